@@ -1,0 +1,10 @@
+//! abprof — is llama-server variant B faster than variant A, by how much, and which kernels are
+//! responsible?
+//!
+//! Floors, top to bottom; each only uses the ones below it:
+//! `cli` → `report` → `summary` → `study` → `trace` → `measure` → `telemetry` → `server` →
+//! `client` → `variant` → `clock`.
+pub mod cli;
+pub mod clock;
+pub mod client;
+pub mod server;
