@@ -1,0 +1,110 @@
+//! A prompt of exactly N chat-template tokens (benchmark-qwen §3.1). The template adds its own
+//! tokens around the user text and re-tokenizes the joins, so the count is found by asking the
+//! server itself: detokenize a prefix, send it with max_tokens=1, read `usage.prompt_tokens`,
+//! correct the prefix by the difference, repeat.
+use super::{ChatRequest, Client, ClientError};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+pub const MAX_ROUNDS: usize = 8;
+/// The first guess leaves this many tokens for the chat template.
+const TEMPLATE_ALLOWANCE: u64 = 30;
+
+#[derive(Debug, Error)]
+pub enum CalibrateError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("the server's response carried no usage: it must support stream_options.include_usage (llama-server 2025-08 or newer)")]
+    NoUsage,
+    #[error("{target} prompt tokens is fewer than the chat template alone uses ({overhead}): ask for more tokens")]
+    TooShort { target: u64, overhead: u64 },
+    #[error("calibration did not reach exactly {target} prompt tokens in {rounds} rounds (counts seen: {seen}): the template re-tokenizes the cut differently each time; try N±1 or another --source")]
+    DidNotConverge { target: u64, rounds: usize, seen: String },
+    #[error("the prompt source text is empty: pass a --source file with text in it")]
+    EmptySource,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Round {
+    pub content_tokens: u64,
+    pub prompt_tokens: u64,
+}
+
+/// The calibrated prompt and how it was found. Saved beside the text as `<file>.calibration.json`
+/// so later runs can verify the count without recalibrating.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Calibration {
+    pub prompt_tokens: u64,
+    pub content_tokens: u64,
+    pub rounds: Vec<Round>,
+    pub system_fingerprint: Option<String>,
+    #[serde(skip)]
+    pub text: String,
+}
+
+pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Calibration, CalibrateError> {
+    if source.trim().is_empty() {
+        return Err(CalibrateError::EmptySource);
+    }
+    let mut ids = client.tokenize(source, false).await?;
+    let need = target as usize + 2 * TEMPLATE_ALLOWANCE as usize;
+    if ids.len() < need {
+        // The seed repeats its source until it is long enough; so does abprof.
+        let reps = need.div_ceil(ids.len().max(1)) + 1;
+        let long = vec![source.trim_end(); reps].join("\n\n");
+        ids = client.tokenize(&long, false).await?;
+    }
+    let mut n = target.saturating_sub(TEMPLATE_ALLOWANCE).max(1);
+    let mut rounds = Vec::new();
+    let mut fingerprint = None;
+    for _ in 0..MAX_ROUNDS {
+        let text = client.detokenize(&ids[..n as usize]).await?;
+        let rec = client.chat_stream(&ChatRequest::benchmark(&text, 1)).await?;
+        fingerprint = fingerprint.or(rec.system_fingerprint.clone());
+        let actual = rec.usage.ok_or(CalibrateError::NoUsage)?.prompt_tokens;
+        rounds.push(Round { content_tokens: n, prompt_tokens: actual });
+        if actual == target {
+            return Ok(Calibration { prompt_tokens: target, content_tokens: n, rounds, system_fingerprint: fingerprint, text });
+        }
+        let overhead = actual.saturating_sub(n);
+        if target <= overhead {
+            return Err(CalibrateError::TooShort { target, overhead });
+        }
+        let next = (n as i64 + target as i64 - actual as i64).clamp(1, ids.len() as i64) as u64;
+        // The correction can oscillate across a join that merges tokens: step by one then.
+        n = if rounds.iter().any(|r| r.content_tokens == next) {
+            if actual > target { n.saturating_sub(1).max(1) } else { n + 1 }
+        } else {
+            next
+        };
+    }
+    Err(CalibrateError::DidNotConverge {
+        target,
+        rounds: rounds.len(),
+        seen: rounds.iter().map(|r| r.prompt_tokens.to_string()).collect::<Vec<_>>().join(", "),
+    })
+}
+
+/// `<prompt file>.calibration.json`
+pub fn sidecar_path(prompt: &Path) -> PathBuf {
+    let mut s = prompt.as_os_str().to_owned();
+    s.push(".calibration.json");
+    PathBuf::from(s)
+}
+
+/// Saves the text (the artefact is text, not token ids: a tokenizer change needs recalibration)
+/// and its sidecar.
+pub fn save(cal: &Calibration, out: &Path) -> std::io::Result<()> {
+    if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(out, &cal.text)?;
+    std::fs::write(sidecar_path(out), serde_json::to_string_pretty(cal).expect("serializable") + "\n")
+}
+
+/// The calibrated count recorded beside a prompt file, if there is one.
+pub fn recorded_prompt_tokens(prompt: &Path) -> Option<u64> {
+    let text = std::fs::read_to_string(sidecar_path(prompt)).ok()?;
+    serde_json::from_str::<Calibration>(&text).ok().map(|c| c.prompt_tokens)
+}

@@ -1,0 +1,317 @@
+//! The one timed request: a streaming `/v1/chat/completions` exactly as the seed's benchmark
+//! sends it, stamped at every non-empty token.
+use super::sse::{SseEvent, SseParser};
+use super::{error_message, Client, ClientError};
+use crate::clock::Stamp;
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamOptions {
+    pub include_usage: bool,
+}
+
+/// The request body. Field names are the wire names.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ChatRequest {
+    pub model: String,
+    pub messages: Vec<Message>,
+    pub max_tokens: u32,
+    pub temperature: f64,
+    pub seed: u64,
+    /// False for cold-KV samples; true only for pure-decode studies that warm the cache first.
+    pub cache_prompt: bool,
+    pub stream: bool,
+    /// Without it newer servers send no usage chunk.
+    pub stream_options: StreamOptions,
+    /// llama-server extension: generate exactly `max_tokens` even past end-of-sequence. Part of
+    /// the workload, so it is recorded with the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ignore_eos: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
+}
+
+impl ChatRequest {
+    /// The seed's static benchmark request: temperature 0, seed 42, no prompt cache, streamed
+    /// with usage.
+    pub fn benchmark(prompt: &str, max_tokens: u32) -> ChatRequest {
+        ChatRequest {
+            model: "abprof".into(),
+            messages: vec![Message { role: "user".into(), content: prompt.into() }],
+            max_tokens,
+            temperature: 0.0,
+            seed: 42,
+            cache_prompt: false,
+            stream: true,
+            stream_options: StreamOptions { include_usage: true },
+            ignore_eos: None,
+            logprobs: None,
+            top_logprobs: None,
+        }
+    }
+
+    pub fn prompt(&self) -> &str {
+        self.messages.last().map_or("", |m| m.content.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub total_tokens: u64,
+    /// `prompt_tokens_details.cached_tokens`: prompt tokens the server reused from its cache.
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TopLogprob {
+    pub id: Option<u32>,
+    pub token: String,
+    pub logprob: f64,
+}
+
+/// One generated token with its top-k alternatives (OpenAI `logprobs.content[]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TokenLogprobs {
+    pub id: Option<u32>,
+    pub token: String,
+    pub logprob: f64,
+    pub top_logprobs: Vec<TopLogprob>,
+}
+
+/// What one streamed request measured. Stamps are taken when the bytes carrying an event are
+/// read from the socket.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+pub struct StreamRecord {
+    pub request_start: Option<Stamp>,
+    /// Response headers received (the server accepted the request).
+    pub response_headers: Option<Stamp>,
+    /// First and last non-empty content or reasoning delta.
+    pub first_token: Option<Stamp>,
+    pub last_token: Option<Stamp>,
+    pub response_end: Option<Stamp>,
+    /// CLOCK_MONOTONIC ns of every non-empty delta, for inter-token latency.
+    pub token_mono_ns: Vec<u64>,
+    pub content: String,
+    pub reasoning: String,
+    pub finish_reason: Option<String>,
+    pub usage: Option<Usage>,
+    /// The server's `timings` object of the last chunk that carried one.
+    pub timings: Option<serde_json::Value>,
+    pub system_fingerprint: Option<String>,
+    pub chunks: usize,
+    pub logprobs: Vec<TokenLogprobs>,
+    /// Every byte of the response, for the evidence folder.
+    #[serde(skip)]
+    pub raw_sse: Vec<u8>,
+    pub saw_done: bool,
+}
+
+impl StreamRecord {
+    /// Non-empty deltas seen.
+    pub fn content_deltas(&self) -> usize {
+        self.token_mono_ns.len()
+    }
+
+    fn on_event(&mut self, ev: &SseEvent, now: Stamp) -> Result<(), String> {
+        if ev.data == "[DONE]" {
+            self.saw_done = true;
+            return Ok(());
+        }
+        let v: serde_json::Value = serde_json::from_str(&ev.data).map_err(|e| format!("unparsable chunk: {e}"))?;
+        if let Some(err) = v.get("error") {
+            return Err(err.get("message").and_then(|m| m.as_str()).unwrap_or(&err.to_string()).to_string());
+        }
+        self.chunks += 1;
+        if let Some(fp) = v.get("system_fingerprint").and_then(|f| f.as_str()) {
+            self.system_fingerprint.get_or_insert_with(|| fp.to_string());
+        }
+        if let Some(choice) = v.pointer("/choices/0") {
+            let delta = &choice["delta"];
+            let mut got = false;
+            for (field, sink) in [("content", &mut self.content), ("reasoning_content", &mut self.reasoning)] {
+                if let Some(s) = delta.get(field).and_then(|c| c.as_str()) {
+                    if !s.is_empty() {
+                        sink.push_str(s);
+                        got = true;
+                    }
+                }
+            }
+            if got {
+                self.first_token.get_or_insert(now);
+                self.last_token = Some(now);
+                self.token_mono_ns.push(now.mono_ns);
+            }
+            if let Some(fr) = choice.get("finish_reason").and_then(|f| f.as_str()) {
+                self.finish_reason = Some(fr.to_string());
+            }
+            if let Some(list) = choice.pointer("/logprobs/content").and_then(|c| c.as_array()) {
+                for t in list {
+                    self.logprobs.push(parse_token_logprobs(t)?);
+                }
+            }
+        }
+        if let Some(u) = v.get("usage").filter(|u| !u.is_null()) {
+            self.usage = Some(Usage {
+                prompt_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
+                completion_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+                total_tokens: u["total_tokens"].as_u64().unwrap_or(0),
+                cached_tokens: u.pointer("/prompt_tokens_details/cached_tokens").and_then(|c| c.as_u64()),
+            });
+        }
+        if let Some(t) = v.get("timings").filter(|t| !t.is_null()) {
+            self.timings = Some(t.clone());
+        }
+        Ok(())
+    }
+}
+
+/// One `logprobs.content[]` entry; a malformed one is an error, not a silent zero.
+pub fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprobs, String> {
+    let lp = |x: &serde_json::Value| x.get("logprob").and_then(|l| l.as_f64());
+    let token = |x: &serde_json::Value| x.get("token").and_then(|s| s.as_str()).map(String::from);
+    let id = |x: &serde_json::Value| x.get("id").and_then(|i| i.as_u64()).map(|i| i as u32);
+    let (Some(logprob), Some(tok)) = (lp(t), token(t)) else {
+        return Err(format!("malformed logprobs entry (no token/logprob): {t}"));
+    };
+    let mut top = Vec::new();
+    for alt in t.get("top_logprobs").and_then(|a| a.as_array()).map(|a| a.as_slice()).unwrap_or(&[]) {
+        let (Some(l), Some(s)) = (lp(alt), token(alt)) else {
+            return Err(format!("malformed top_logprobs entry: {alt}"));
+        };
+        top.push(TopLogprob { id: id(alt), token: s, logprob: l });
+    }
+    Ok(TokenLogprobs { id: id(t), token: tok, logprob, top_logprobs: top })
+}
+
+impl Client {
+    /// Sends one streaming chat request and records it. A stream that breaks returns an error
+    /// that still carries everything received.
+    pub async fn chat_stream(&self, req: &ChatRequest) -> Result<StreamRecord, ClientError> {
+        let url = format!("{}/v1/chat/completions", self.base_url());
+        let mut rec = StreamRecord { request_start: Some(Stamp::now()), ..Default::default() };
+        let resp = self
+            .http
+            .post(&url)
+            .json(req)
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?;
+        rec.response_headers = Some(Stamp::now());
+        let status = resp.status().as_u16();
+        if status != 200 {
+            let body = resp.text().await.unwrap_or_default();
+            return Err(ClientError::Status {
+                endpoint: "/v1/chat/completions".into(),
+                status,
+                message: error_message(&body),
+            });
+        }
+        let mut parser = SseParser::new();
+        let mut events = Vec::with_capacity(4);
+        let mut body = resp.bytes_stream();
+        let mut broke: Option<String> = None;
+        while let Some(piece) = body.next().await {
+            let now = Stamp::now();
+            let bytes = match piece {
+                Ok(b) => b,
+                Err(e) => {
+                    broke = Some(e.to_string());
+                    break;
+                }
+            };
+            rec.raw_sse.extend_from_slice(&bytes);
+            parser.feed(&bytes, &mut events);
+            for ev in events.drain(..) {
+                if let Err(message) = rec.on_event(&ev, now) {
+                    rec.response_end = Some(Stamp::now());
+                    return Err(ClientError::StreamError { message, partial: Box::new(rec) });
+                }
+            }
+        }
+        rec.response_end = Some(Stamp::now());
+        if !rec.saw_done {
+            let detail = broke.unwrap_or_else(|| {
+                if parser.has_partial() { "cut mid-event".into() } else { "no [DONE] event".into() }
+            });
+            return Err(ClientError::TruncatedStream { chunks: rec.chunks, detail, partial: Box::new(rec) });
+        }
+        Ok(rec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replay(sse: &str) -> Result<StreamRecord, String> {
+        let mut rec = StreamRecord::default();
+        let mut p = SseParser::new();
+        let mut evs = vec![];
+        p.feed(sse.as_bytes(), &mut evs);
+        for (i, ev) in evs.iter().enumerate() {
+            rec.on_event(ev, Stamp { mono_ns: i as u64, boot_ns: i as u64 })?;
+        }
+        Ok(rec)
+    }
+
+    #[test]
+    fn request_body_is_the_seeds() {
+        let v = serde_json::to_value(ChatRequest::benchmark("hi", 128)).unwrap();
+        assert_eq!(v["temperature"], 0.0);
+        assert_eq!(v["seed"], 42);
+        assert_eq!(v["cache_prompt"], false);
+        assert_eq!(v["stream"], true);
+        assert_eq!(v["stream_options"]["include_usage"], true);
+        assert!(v.get("ignore_eos").is_none());
+    }
+
+    #[test]
+    fn usage_timings_and_token_stamps_from_a_stream() {
+        let sse = concat!(
+            "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null}}],\"system_fingerprint\":\"b1-0c1e57098\"}\n\n",
+            "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n",
+            "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"\"}}]}\n\n",
+            "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"reasoning_content\":\"lo\"}}]}\n\n",
+            "data: {\"choices\":[{\"finish_reason\":\"length\",\"index\":0,\"delta\":{}}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"completion_tokens\":3,\"prompt_tokens\":10,\"total_tokens\":13,\"prompt_tokens_details\":{\"cached_tokens\":0}},\"timings\":{\"prompt_n\":10,\"predicted_n\":3}}\n\n",
+            "data: [DONE]\n\n"
+        );
+        let r = replay(sse).unwrap();
+        assert!(r.saw_done);
+        assert_eq!(r.content, "Hel");
+        assert_eq!(r.reasoning, "lo");
+        assert_eq!(r.token_mono_ns, vec![1, 3]);
+        assert_eq!(r.first_token.unwrap().mono_ns, 1);
+        assert_eq!(r.last_token.unwrap().mono_ns, 3);
+        assert_eq!(r.finish_reason.as_deref(), Some("length"));
+        let u = r.usage.unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens, u.cached_tokens), (10, 3, Some(0)));
+        assert_eq!(r.timings.unwrap()["predicted_n"], 3);
+        assert_eq!(r.system_fingerprint.as_deref(), Some("b1-0c1e57098"));
+    }
+
+    #[test]
+    fn error_chunks_and_malformed_logprobs_are_errors() {
+        let err = replay("data: {\"error\":{\"code\":500,\"message\":\"boom\"}}\n\n").unwrap_err();
+        assert_eq!(err, "boom");
+        let bad = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"logprobs\":{\"content\":[{\"id\":1,\"token\":\"a\"}]}}]}\n\n";
+        assert!(replay(bad).unwrap_err().contains("malformed logprobs"));
+        let good = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"},\"logprobs\":{\"content\":[{\"id\":1,\"token\":\"a\",\"logprob\":-0.5,\"top_logprobs\":[{\"id\":1,\"token\":\"a\",\"logprob\":-0.5},{\"id\":2,\"token\":\"b\",\"logprob\":-1.5}]}]}}]}\n\n";
+        let r = replay(good).unwrap();
+        assert_eq!(r.logprobs[0].top_logprobs.len(), 2);
+        assert_eq!(r.logprobs[0].top_logprobs[1].logprob, -1.5);
+    }
+}

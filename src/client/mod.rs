@@ -1,0 +1,150 @@
+//! HTTP to one llama-server: `/health`, `/tokenize`, `/detokenize` and the timed streaming chat
+//! request. Loopback only, plain HTTP, no proxy: nothing between abprof and the server may add
+//! latency to the stamps.
+pub mod calibrate;
+mod chat;
+mod sse;
+
+pub use chat::{ChatRequest, StreamRecord, TokenLogprobs, TopLogprob, Usage};
+pub use sse::{SseEvent, SseParser};
+
+use serde::Deserialize;
+use std::time::Duration;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ClientError {
+    #[error("cannot reach the server at {url}: {source} (is it running and healthy?)")]
+    Unreachable { url: String, source: reqwest::Error },
+    #[error("{endpoint} answered HTTP {status}: {message}")]
+    Status { endpoint: String, status: u16, message: String },
+    #[error("{endpoint} answered something that is not the expected JSON: {detail}")]
+    BadBody { endpoint: String, detail: String },
+    #[error("the stream ended before [DONE] after {chunks} chunks ({detail}): the server died or the connection broke mid-request; its raw SSE is kept in the evidence")]
+    TruncatedStream { chunks: usize, detail: String, partial: Box<StreamRecord> },
+    #[error("the server reported an error mid-stream: {message}")]
+    StreamError { message: String, partial: Box<StreamRecord> },
+}
+
+impl ClientError {
+    /// What was received before a stream broke, so nothing already measured is lost.
+    pub fn partial(&self) -> Option<&StreamRecord> {
+        match self {
+            ClientError::TruncatedStream { partial, .. } | ClientError::StreamError { partial, .. } => Some(partial),
+            _ => None,
+        }
+    }
+}
+
+/// A client bound to one server's base URL (`http://127.0.0.1:PORT`).
+#[derive(Clone)]
+pub struct Client {
+    base: String,
+    http: reqwest::Client,
+}
+
+impl Client {
+    pub fn new(base_url: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(Duration::from_secs(5))
+            .tcp_nodelay(true)
+            .build()
+            .expect("a reqwest client without TLS always builds");
+        Client { base: base_url.trim_end_matches('/').to_string(), http }
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    /// True once `/health` answers 200 (503 while the model loads).
+    pub async fn health(&self) -> bool {
+        match self.http.get(self.url("/health")).timeout(Duration::from_secs(2)).send().await {
+            Ok(r) => r.status().is_success(),
+            Err(_) => false,
+        }
+    }
+
+    async fn post_json<T: for<'de> Deserialize<'de>>(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+    ) -> Result<T, ClientError> {
+        let resp = self
+            .http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
+        if status != 200 {
+            return Err(ClientError::Status { endpoint: path.into(), status, message: error_message(&text) });
+        }
+        serde_json::from_str(&text)
+            .map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
+    }
+
+    /// Token ids of `content`; `add_special` false for prompt calibration (the chat template
+    /// adds its own specials).
+    pub async fn tokenize(&self, content: &str, add_special: bool) -> Result<Vec<u32>, ClientError> {
+        #[derive(Deserialize)]
+        struct R {
+            tokens: Vec<u32>,
+        }
+        let body = serde_json::json!({"content": content, "add_special": add_special, "with_pieces": false});
+        Ok(self.post_json::<R>("/tokenize", &body).await?.tokens)
+    }
+
+    pub async fn detokenize(&self, tokens: &[u32]) -> Result<String, ClientError> {
+        #[derive(Deserialize)]
+        struct R {
+            content: String,
+        }
+        let body = serde_json::json!({ "tokens": tokens });
+        Ok(self.post_json::<R>("/detokenize", &body).await?.content)
+    }
+
+    /// `GET` a JSON endpoint such as `/props`.
+    pub async fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {
+        let resp = self
+            .http
+            .get(self.url(path))
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
+        let status = resp.status().as_u16();
+        let text = resp.text().await.map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
+        if status != 200 {
+            return Err(ClientError::Status { endpoint: path.into(), status, message: error_message(&text) });
+        }
+        serde_json::from_str(&text).map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
+    }
+}
+
+/// The `error.message` of a llama-server error body, else the body itself.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(String::from))
+        .unwrap_or_else(|| body.chars().take(300).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn error_message_reads_llama_server_error_bodies() {
+        let body = r#"{"error":{"code":500,"message":"[json.exception.parse_error.101] parse error","type":"server_error"}}"#;
+        assert_eq!(super::error_message(body), "[json.exception.parse_error.101] parse error");
+        assert_eq!(super::error_message("plain"), "plain");
+    }
+}

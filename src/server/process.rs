@@ -1,0 +1,323 @@
+use crate::client::Client;
+use crate::clock::Stamp;
+use nix::errno::Errno;
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::Duration;
+use thiserror::Error;
+
+/// How often `/health` is polled while the model loads. A ready server is noticed at most this
+/// late (plus one loopback round trip); the issue bound is 50 ms.
+pub const HEALTH_POLL: Duration = Duration::from_millis(10);
+
+/// Everything needed to start one server: the exact argv (a tracer wrapper may come first), the
+/// environment overrides, and where its output goes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaunchSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub host: String,
+    pub port: u16,
+    /// Passed as `--log-file`: the log the timing block is parsed from.
+    pub log_file: PathBuf,
+    /// The process's stdout and stderr together.
+    pub console_file: PathBuf,
+}
+
+impl LaunchSpec {
+    /// The full argv: abprof owns host, port and log file, so it appends them last.
+    pub fn argv(&self) -> Vec<String> {
+        let mut v = vec![self.program.display().to_string()];
+        v.extend(self.args.iter().cloned());
+        v.extend([
+            "--host".into(),
+            self.host.clone(),
+            "--port".into(),
+            self.port.to_string(),
+            "--log-file".into(),
+            self.log_file.display().to_string(),
+        ]);
+        v
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}:{}", self.host, self.port)
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ServerError {
+    #[error("server binary {0} does not exist: pass the path of a built llama-server (scripts/testbed prints one as LLAMA_SERVER)")]
+    BinaryMissing(PathBuf),
+    #[error("server binary {0} is not an executable file: pass the llama-server binary itself, with its execute bit set")]
+    NotExecutable(PathBuf),
+    #[error("port {port} on {host} is already in use by another process: stop it or pass another --port")]
+    PortInUse { host: String, port: u16 },
+    #[error("server arguments set {0} themselves, which abprof owns: remove it from the server args")]
+    OwnedArgument(String),
+    #[error("could not start {program}: {source}")]
+    Spawn { program: PathBuf, source: std::io::Error },
+    #[error("could not create {path}: {source}")]
+    Output { path: PathBuf, source: std::io::Error },
+    #[error("llama-server {status} while loading{}: see {log}", .first_error.as_ref().map(|l| format!(": `{l}`")).unwrap_or_default())]
+    DiedDuringLoad { status: String, first_error: Option<String>, log: PathBuf },
+    #[error("llama-server was not healthy after {secs} s: see {log} (raise --health-timeout for a large model)")]
+    HealthTimeout { secs: u64, log: PathBuf },
+    #[error("could not signal the server: {0}")]
+    Signal(Errno),
+}
+
+/// How a stop went.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StopReport {
+    /// SIGTERM to exit, in ms.
+    pub stop_ms: f64,
+    pub exit: String,
+    /// True when the server outlived the timeout and its process group got SIGKILL.
+    pub killed: bool,
+}
+
+/// A server abprof started. Dropping it stops the server, so no error path leaks one.
+pub struct RunningServer {
+    child: Option<Child>,
+    pub spec: LaunchSpec,
+    pub pid: u32,
+    pub started: Stamp,
+}
+
+fn describe(status: &ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (_, Some(s)) => format!("was killed by signal {s}"),
+        _ => "ended".to_string(),
+    }
+}
+
+fn check_binary(path: &Path) -> Result<(), ServerError> {
+    let meta = std::fs::metadata(path).map_err(|_| ServerError::BinaryMissing(path.to_path_buf()))?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(ServerError::NotExecutable(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+fn check_port_free(host: &str, port: u16) -> Result<(), ServerError> {
+    match std::net::TcpListener::bind((host, port)) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            Err(ServerError::PortInUse { host: host.to_string(), port })
+        }
+        // Other bind failures (a host that is not local, say) are the server's to report.
+        Err(_) => Ok(()),
+    }
+}
+
+fn check_owned_args(args: &[String]) -> Result<(), ServerError> {
+    for a in args {
+        let flag = a.split('=').next().unwrap_or(a);
+        if matches!(flag, "--host" | "--port" | "--log-file") {
+            return Err(ServerError::OwnedArgument(flag.to_string()));
+        }
+    }
+    Ok(())
+}
+
+impl RunningServer {
+    /// Spawns the server in a new process group (so a terminal's Ctrl-C reaches abprof, not the
+    /// server, and abprof can stop it in order).
+    pub fn spawn(spec: &LaunchSpec) -> Result<RunningServer, ServerError> {
+        check_binary(&spec.program)?;
+        check_owned_args(&spec.args)?;
+        check_port_free(&spec.host, spec.port)?;
+        for p in [&spec.log_file, &spec.console_file] {
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| ServerError::Output { path: dir.into(), source: e })?;
+            }
+        }
+        // A log left by an earlier run would add its timing blocks to this one's.
+        let _ = std::fs::remove_file(&spec.log_file);
+        let console = File::create(&spec.console_file)
+            .map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
+        let console2 = console
+            .try_clone()
+            .map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
+        let argv = spec.argv();
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(console)
+            .stderr(console2)
+            .process_group(0);
+        let started = Stamp::now();
+        let child = cmd
+            .spawn()
+            .map_err(|e| ServerError::Spawn { program: spec.program.clone(), source: e })?;
+        Ok(RunningServer { pid: child.id(), child: Some(child), spec: spec.clone(), started })
+    }
+
+    fn pgid(&self) -> Pid {
+        // process_group(0) made the child the leader of a group with its own pid.
+        Pid::from_raw(self.pid as i32)
+    }
+
+    /// Has the server exited? Reaps it if so.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
+    }
+
+    fn load_failure(&self, status: &ExitStatus) -> ServerError {
+        let mut text = std::fs::read_to_string(&self.spec.log_file).unwrap_or_default();
+        text.push_str(&std::fs::read_to_string(&self.spec.console_file).unwrap_or_default());
+        ServerError::DiedDuringLoad {
+            status: describe(status),
+            first_error: super::log::first_error_line(&text),
+            log: self.spec.log_file.clone(),
+        }
+    }
+
+    /// Polls `/health` every [`HEALTH_POLL`] until it answers 200, failing fast when the process
+    /// exits. Returns the moment health was first seen.
+    pub async fn wait_healthy(&mut self, client: &Client, timeout: Duration) -> Result<Stamp, ServerError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut tick = tokio::time::interval(HEALTH_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Some(status) = self.exited() {
+                return Err(self.load_failure(&status));
+            }
+            if client.health().await {
+                return Ok(Stamp::now());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ServerError::HealthTimeout {
+                    secs: timeout.as_secs(),
+                    log: self.spec.log_file.clone(),
+                });
+            }
+        }
+    }
+
+    /// One SIGTERM to the server's pid, then wait; SIGKILL to its process group only after
+    /// `timeout`. Afterwards the group must be empty: stragglers of our own group are killed.
+    pub fn stop(&mut self, timeout: Duration) -> Result<StopReport, ServerError> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(StopReport { stop_ms: 0.0, exit: "already stopped".into(), killed: false });
+        };
+        let t0 = Stamp::now();
+        let mut killed = false;
+        let status = match child.try_wait() {
+            Ok(Some(s)) => s,
+            _ => {
+                match kill(self.pgid(), Signal::SIGTERM) {
+                    Ok(()) | Err(Errno::ESRCH) => {}
+                    Err(e) => return Err(ServerError::Signal(e)),
+                }
+                let deadline = std::time::Instant::now() + timeout;
+                loop {
+                    if let Ok(Some(s)) = child.try_wait() {
+                        break s;
+                    }
+                    if std::time::Instant::now() >= deadline {
+                        killed = true;
+                        let _ = killpg(self.pgid(), Signal::SIGKILL);
+                        break child.wait().map_err(|_| ServerError::Signal(Errno::ECHILD))?;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        };
+        // Children the server may have left in its group (none in llama-server today).
+        if killpg(self.pgid(), None).is_ok() {
+            std::thread::sleep(Duration::from_millis(50));
+            if killpg(self.pgid(), None).is_ok() {
+                let _ = killpg(self.pgid(), Signal::SIGKILL);
+            }
+        }
+        Ok(StopReport { stop_ms: t0.ms_until(&Stamp::now()), exit: describe(&status), killed })
+    }
+
+    /// True while any process of the server's group is alive.
+    pub fn group_alive(&self) -> bool {
+        killpg(self.pgid(), None).is_ok()
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if self.child.is_some() {
+            let _ = self.stop(Duration::from_secs(10));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(program: &str, dir: &Path) -> LaunchSpec {
+        LaunchSpec {
+            program: program.into(),
+            args: vec![],
+            env: vec![],
+            host: "127.0.0.1".into(),
+            port: 1,
+            log_file: dir.join("server.log"),
+            console_file: dir.join("console.log"),
+        }
+    }
+
+    #[test]
+    fn refuses_missing_and_non_executable_binaries() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = RunningServer::spawn(&spec("/nonexistent/llama-server", dir.path())).err().unwrap();
+        assert!(matches!(err, ServerError::BinaryMissing(_)), "{err}");
+        let f = dir.path().join("not-exec");
+        std::fs::write(&f, "x").unwrap();
+        let err = RunningServer::spawn(&spec(f.to_str().unwrap(), dir.path())).err().unwrap();
+        assert!(matches!(err, ServerError::NotExecutable(_)), "{err}");
+    }
+
+    #[test]
+    fn refuses_arguments_abprof_owns_and_a_busy_port() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = spec("/bin/true", dir.path());
+        s.args = vec!["--port=9".into()];
+        assert!(matches!(RunningServer::spawn(&s).err().unwrap(), ServerError::OwnedArgument(_)));
+        let held = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let mut s = spec("/bin/true", dir.path());
+        s.port = held.local_addr().unwrap().port();
+        let err = RunningServer::spawn(&s).err().unwrap();
+        assert!(matches!(err, ServerError::PortInUse { .. }), "{err}");
+    }
+
+    #[test]
+    fn stop_sends_one_sigterm_and_reaps_the_group() {
+        let dir = tempfile::tempdir().unwrap();
+        // A stand-in that logs each SIGTERM it receives and exits on the first.
+        let script = dir.path().join("srv.sh");
+        let marks = dir.path().join("terms");
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\ntrap 'echo term >> {}; exit 0' TERM\nwhile :; do sleep 0.01; done\n", marks.display()),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut s = spec(script.to_str().unwrap(), dir.path());
+        s.port = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port();
+        let mut srv = RunningServer::spawn(&s).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+        let report = srv.stop(Duration::from_secs(5)).unwrap();
+        assert!(!report.killed);
+        assert_eq!(std::fs::read_to_string(&marks).unwrap().lines().count(), 1);
+        assert!(!srv.group_alive());
+    }
+}
