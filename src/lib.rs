@@ -8,3 +8,7 @@ pub mod cli;
 pub mod clock;
 pub mod client;
 pub mod server;
+pub mod measure;
+pub mod summary;
+pub mod report;
+pub mod variant;

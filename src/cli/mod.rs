@@ -1,6 +1,11 @@
 //! Argument parsing only: each subcommand hands its parsed arguments to one function below.
 use clap::{Parser, Subcommand};
 
+mod bench;
+mod calibrate;
+mod common;
+mod parse_log;
+
 #[derive(Parser, Debug)]
 #[command(name = "abprof", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")"),
           about = "Is llama-server variant B faster than A, by how much, and which kernels are responsible?")]
@@ -10,7 +15,14 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {}
+pub enum Command {
+    /// One cold sample: start the server, one timed streaming request, stop, parse its log.
+    Bench(bench::BenchArgs),
+    /// Make a prompt of exactly N chat-template tokens.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Parse the one request timing block of a llama-server log.
+    ParseLog(parse_log::ParseLogArgs),
+}
 
 /// Runs the CLI and returns the process exit code. Errors are printed as one line naming the
 /// cause (and, where the error carries one, the fix).
@@ -26,10 +38,27 @@ pub fn main() -> i32 {
 }
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
-    match cli.command {}
+    match cli.command {
+        Command::Bench(a) => bench::run(a),
+        Command::Calibrate(a) => calibrate::run(a),
+        Command::ParseLog(a) => parse_log::run(a),
+    }
 }
 
-/// Joins an error chain into one line: "outer: inner: root".
+/// Joins an error chain into one line: "outer: inner: root". Typed errors often quote their
+/// source already; a cause whose text is already in the line is not repeated.
 pub fn one_line(e: &anyhow::Error) -> String {
-    e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ")
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let text = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ");
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }

@@ -304,6 +304,18 @@ mod tests {
     }
 
     #[test]
+    fn a_real_stream_of_the_test_bed() {
+        // scripts/capture-llama-fixtures: 300 prompt tokens, 32 out, ignore_eos.
+        let r = replay(include_str!("../../tests/fixtures/llama-server/target-300x32.sse")).unwrap();
+        assert!(r.saw_done);
+        let u = r.usage.clone().unwrap();
+        assert_eq!((u.prompt_tokens, u.completion_tokens), (300, 32));
+        assert_eq!(r.finish_reason.as_deref(), Some("length"));
+        assert!(r.content_deltas() > 0 && r.content_deltas() <= 32);
+        assert_eq!(r.timings.as_ref().unwrap()["predicted_n"], 32);
+    }
+
+    #[test]
     fn error_chunks_and_malformed_logprobs_are_errors() {
         let err = replay("data: {\"error\":{\"code\":500,\"message\":\"boom\"}}\n\n").unwrap_err();
         assert_eq!(err, "boom");

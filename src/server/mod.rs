@@ -4,3 +4,8 @@ pub mod log;
 mod process;
 
 pub use process::{LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};
+
+/// A port on `host` that nothing listens on right now (the OS picks it), for an isolated server.
+pub fn free_port(host: &str) -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind((host, 0))?.local_addr()?.port())
+}

@@ -62,7 +62,7 @@ pub enum ServerError {
     PortInUse { host: String, port: u16 },
     #[error("server arguments set {0} themselves, which abprof owns: remove it from the server args")]
     OwnedArgument(String),
-    #[error("could not start {program}: {source}")]
+    #[error("could not start {program}: {source} (is it a llama-server built for this machine?)")]
     Spawn { program: PathBuf, source: std::io::Error },
     #[error("could not create {path}: {source}")]
     Output { path: PathBuf, source: std::io::Error },

@@ -1,0 +1,86 @@
+//! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
+use super::common::{check_model, port_or_free, runtime, split_server_args};
+use crate::client::{calibrate, Client};
+use crate::server::{LaunchSpec, RunningServer};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The varied technical prose shipped with abprof (written for it; see assets/README.md).
+pub const DEFAULT_SOURCE: &str = include_str!("../../assets/prompt-source.md");
+
+#[derive(Args, Debug)]
+pub struct CalibrateArgs {
+    /// llama-server binary to start for calibration (or use --url).
+    #[arg(long, value_name = "BIN", required_unless_present = "url")]
+    pub server_bin: Option<PathBuf>,
+    /// Model for the started server.
+    #[arg(long, value_name = "GGUF", required_unless_present = "url")]
+    pub model: Option<PathBuf>,
+    /// Further server arguments (they change nothing about token counts, but keep them equal to
+    /// the benchmark's to be safe).
+    #[arg(long, default_value = "", allow_hyphen_values = true)]
+    pub server_args: String,
+    /// Calibrate against a server that is already running instead.
+    #[arg(long, conflicts_with_all = ["server_bin", "model"])]
+    pub url: Option<String>,
+    /// Exact prompt tokens wanted (chat template included).
+    #[arg(long, value_name = "N")]
+    pub tokens: u64,
+    /// Where to save the prompt text (a `.calibration.json` is written beside it).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Source text to cut the prompt from (default: abprof's own).
+    #[arg(long, value_name = "FILE")]
+    pub source: Option<PathBuf>,
+    #[arg(long)]
+    pub port: Option<u16>,
+}
+
+pub fn run(a: CalibrateArgs) -> Result<i32> {
+    let source = match &a.source {
+        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read --source {}", p.display()))?,
+        None => DEFAULT_SOURCE.to_string(),
+    };
+    if a.tokens == 0 {
+        bail!("--tokens must be at least 1");
+    }
+    let rt = runtime();
+    let cal = rt.block_on(async {
+        match &a.url {
+            Some(url) => calibrate::calibrate(&Client::new(url), &source, a.tokens).await.map_err(anyhow::Error::from),
+            None => {
+                let model = a.model.clone().expect("clap requires it");
+                check_model(&model)?;
+                let dir = tempfile::tempdir()?;
+                let mut args = vec!["-m".to_string(), model.display().to_string()];
+                args.extend(split_server_args(&a.server_args)?);
+                let spec = LaunchSpec {
+                    program: crate::variant::resolve_binary(a.server_bin.as_ref().expect("clap requires it")).0,
+                    args,
+                    env: vec![],
+                    host: "127.0.0.1".into(),
+                    port: port_or_free(a.port)?,
+                    log_file: dir.path().join("server.log"),
+                    console_file: dir.path().join("console.log"),
+                };
+                let client = Client::new(&spec.base_url());
+                let mut server = RunningServer::spawn(&spec)?;
+                server.wait_healthy(&client, Duration::from_secs(600)).await?;
+                let out = calibrate::calibrate(&client, &source, a.tokens).await;
+                server.stop(Duration::from_secs(30))?;
+                out.map_err(anyhow::Error::from)
+            }
+        }
+    })?;
+    calibrate::save(&cal, &a.out).with_context(|| format!("cannot write {}", a.out.display()))?;
+    eprintln!(
+        "calibrated {} prompt tokens ({} content tokens) in {} round(s): {}",
+        cal.prompt_tokens,
+        cal.content_tokens,
+        cal.rounds.len(),
+        a.out.display()
+    );
+    Ok(0)
+}

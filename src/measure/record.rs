@@ -1,0 +1,137 @@
+//! The typed result of one sample; summaries and reports only ever read these.
+use crate::client::{StreamRecord, Usage};
+use crate::clock::Stamp;
+use crate::server::log::{DraftAcceptance, SpecStatistics, TimingBlock};
+use crate::server::StopReport;
+use serde::{Deserialize, Serialize};
+
+/// The server's own account of the request, from its log's timing block.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerTiming {
+    pub prompt_tokens: u64,
+    pub prefill_ms: f64,
+    pub prefill_tps: f64,
+    pub decode_tokens: u64,
+    pub decode_ms: f64,
+    pub decode_tps: f64,
+    pub decode_tps_n_minus_1: f64,
+    /// The tokens-per-second figure the server printed. Builds since late 2025 print
+    /// (N−1)/eval-seconds ("the first token is free"), older ones N/eval-seconds; abprof
+    /// recomputes both from the interval so versions compare like with like.
+    pub decode_tps_printed: f64,
+    pub decode_ms_per_token: f64,
+    pub total_ms: Option<f64>,
+    pub graphs_reused: Option<u64>,
+    pub spec_statistics: Vec<SpecStatistics>,
+}
+
+impl From<&TimingBlock> for ServerTiming {
+    fn from(b: &TimingBlock) -> Self {
+        ServerTiming {
+            prompt_tokens: b.prompt_tokens,
+            prefill_ms: b.prompt_ms,
+            prefill_tps: b.prefill_tps(),
+            decode_tokens: b.eval_tokens,
+            decode_ms: b.eval_ms,
+            decode_tps: b.decode_tps(),
+            decode_tps_n_minus_1: b.decode_tps_n_minus_1(),
+            decode_tps_printed: b.eval_tps,
+            decode_ms_per_token: b.decode_ms_per_token(),
+            total_ms: b.total_ms,
+            graphs_reused: b.graphs_reused,
+            spec_statistics: b.spec_statistics.clone(),
+        }
+    }
+}
+
+/// What the client saw on the wire (benchmark-qwen §1.3).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamMetrics {
+    /// First non-empty token − request start.
+    pub ttft_ms: Option<f64>,
+    /// Response end − request start.
+    pub http_elapsed_ms: Option<f64>,
+    /// (N−1) / (last token − first token): strict inter-token throughput.
+    pub strict_tps: Option<f64>,
+    /// N / (response end − first token): an external throughput indicator only.
+    pub external_decode_tps: Option<f64>,
+    /// Non-empty content/reasoning deltas received.
+    pub content_deltas: usize,
+    pub itl_p50_ms: Option<f64>,
+    pub itl_p99_ms: Option<f64>,
+    pub itl_max_ms: Option<f64>,
+}
+
+impl StreamMetrics {
+    pub fn from_record(r: &StreamRecord) -> StreamMetrics {
+        let n = r.usage.as_ref().map_or(r.content_deltas() as u64, |u| u.completion_tokens);
+        let ms = |a: &Option<Stamp>, b: &Option<Stamp>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.ms_until(b)),
+            _ => None,
+        };
+        let decode_ms = ms(&r.first_token, &r.last_token);
+        let strict_tps = decode_ms.filter(|d| *d > 0.0 && n >= 2).map(|d| (n - 1) as f64 / (d / 1000.0));
+        let external = ms(&r.first_token, &r.response_end).filter(|d| *d > 0.0).map(|d| n as f64 / (d / 1000.0));
+        let mut gaps: Vec<f64> = r.token_mono_ns.windows(2).map(|w| (w[1] - w[0]) as f64 / 1e6).collect();
+        gaps.sort_by(|a, b| a.total_cmp(b));
+        let pct = |p: f64| (!gaps.is_empty()).then(|| gaps[((gaps.len() - 1) as f64 * p).round() as usize]);
+        StreamMetrics {
+            ttft_ms: ms(&r.request_start, &r.first_token),
+            http_elapsed_ms: ms(&r.request_start, &r.response_end),
+            strict_tps,
+            external_decode_tps: external,
+            content_deltas: r.content_deltas(),
+            itl_p50_ms: pct(0.5),
+            itl_p99_ms: pct(0.99),
+            itl_max_ms: gaps.last().copied(),
+        }
+    }
+}
+
+/// One measured sample: everything a summary needs, nothing it must re-derive from files.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Sample {
+    pub usage: Option<Usage>,
+    pub finish_reason: Option<String>,
+    /// Prompt tokens the prompt was calibrated to, when known.
+    pub expected_prompt_tokens: Option<u64>,
+    /// Output tokens asked for (`max_tokens`).
+    pub max_tokens: u32,
+    pub ignore_eos: bool,
+    pub cache_prompt: bool,
+    pub server: Option<ServerTiming>,
+    pub draft: Option<DraftAcceptance>,
+    pub stream: StreamMetrics,
+    /// Request timing blocks found in the log (exactly one for a valid sample).
+    pub timing_blocks: usize,
+    pub request_start: Option<Stamp>,
+    pub first_token: Option<Stamp>,
+    pub last_token: Option<Stamp>,
+    pub response_end: Option<Stamp>,
+    pub server_started: Stamp,
+    /// Spawn → first healthy `/health`, ms (model load; never part of a timing).
+    pub startup_ms: Option<f64>,
+    pub stop: Option<StopReport>,
+    /// The server's `timings` JSON as sent in the usage chunk.
+    pub timings: Option<serde_json::Value>,
+    pub system_fingerprint: Option<String>,
+    /// Why the sample is incomplete, when it is (the server died, the stream broke…).
+    pub error: Option<String>,
+    /// Everything the idle gate / telemetry layer wants recorded with the sample.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub extra: serde_json::Value,
+}
+
+impl Sample {
+    pub fn prompt_tokens(&self) -> Option<u64> {
+        self.usage.as_ref().map(|u| u.prompt_tokens)
+    }
+
+    pub fn completion_tokens(&self) -> Option<u64> {
+        self.usage.as_ref().map(|u| u.completion_tokens)
+    }
+
+    pub fn decode_tps(&self) -> Option<f64> {
+        self.server.as_ref().map(|s| s.decode_tps)
+    }
+}

@@ -1,0 +1,2 @@
+//! Medians, confidence intervals and verdicts; the seeds' rejection rules.
+pub mod rules;

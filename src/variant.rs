@@ -1,0 +1,311 @@
+//! The variant spec grammar: `label=binary[|kv=TYPE][|env=VAR=VAL]...[|extra=ARGS][|model=PATH][|expect=REGEX]`.
+//! The first variant of a study is the baseline.
+//!
+//! Fields are separated by `|` followed by `key=`; a `|` inside a value that is followed by
+//! something else (a regex alternation such as `expect=FlashHead|flash head`) stays in the value,
+//! and `\|` is always a literal `|`.
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use thiserror::Error;
+
+/// KV cache types llama-server accepts for `-ctk/-ctv`.
+pub const KV_TYPES: &[&str] = &["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Variant {
+    pub label: String,
+    /// The llama-server executable (resolved from an artifact folder when one was named).
+    pub binary: PathBuf,
+    /// The `abprof build` artifact folder the binary came from, if any.
+    pub artifact: Option<PathBuf>,
+    pub kv: Option<String>,
+    /// Environment overrides for this variant only; the baseline has them absent, not "0".
+    pub env: Vec<(String, String)>,
+    pub extra: Vec<String>,
+    pub model: Option<PathBuf>,
+    /// A regex that must appear in each run's server log to prove the feature engaged.
+    pub expect: Option<String>,
+    /// The spec as written.
+    pub spec: String,
+}
+
+#[derive(Debug, Error, PartialEq)]
+pub enum VariantError {
+    #[error("variant spec {0:?} has no '=': write it as label=/path/to/llama-server[|key=value...]")]
+    NoEquals(String),
+    #[error("variant spec {spec:?}: label {label:?} must be letters, digits, '.', '_' or '-' (it names evidence files)")]
+    BadLabel { spec: String, label: String },
+    #[error("variant {label}: unknown key {key:?}; known keys are kv, env, extra, model, expect")]
+    UnknownKey { label: String, key: String },
+    #[error("variant {label}: field {field:?} is not key=value")]
+    BadField { label: String, field: String },
+    #[error("variant {label}: binary {path} does not exist: give the path of a built llama-server or an `abprof build` artifact folder")]
+    MissingBinary { label: String, path: PathBuf },
+    #[error("variant {label}: {path} is not an executable file: give the llama-server binary itself, with its execute bit set")]
+    NotExecutable { label: String, path: PathBuf },
+    #[error("variant {label}: env name {name:?} is not a valid environment variable name (letters, digits, '_', not starting with a digit)")]
+    BadEnvName { label: String, name: String },
+    #[error("variant {label}: env= needs VAR=VAL, got {0:?}", .field)]
+    BadEnv { label: String, field: String },
+    #[error("variant {label}: kv type {kv:?} is not one of {}", KV_TYPES.join(", "))]
+    BadKv { label: String, kv: String },
+    #[error("variant {label}: cannot split extra= {extra:?} like a shell would (unbalanced quotes?)")]
+    BadExtra { label: String, extra: String },
+    #[error("variant {label}: model {path} does not exist")]
+    MissingModel { label: String, path: PathBuf },
+    #[error("variant {label}: expect= is not a valid regex: {error}")]
+    BadExpect { label: String, error: String },
+    #[error("variant label {0:?} is used twice: labels must be unique")]
+    DuplicateLabel(String),
+    #[error("variant {label}: {key}= given twice")]
+    Repeated { label: String, key: String },
+    #[error("no variants given: pass --variant label=/path/to/llama-server at least once")]
+    None,
+}
+
+static FIELD_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_-]*=").unwrap());
+static LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9._-]+$").unwrap());
+static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").unwrap());
+
+/// Splits on `|` that begins a `key=` field; `\|` is a literal bar.
+fn split_fields(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if s[i + 1..].starts_with('|') => {
+                out.last_mut().unwrap().push('|');
+                chars.next();
+            }
+            '|' if FIELD_START.is_match(&s[i + 1..]) => out.push(String::new()),
+            _ => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
+/// The executable a variant names: a binary, or an artifact folder holding `bin/llama-server`
+/// or `llama-server`.
+pub fn resolve_binary(path: &Path) -> (PathBuf, Option<PathBuf>) {
+    if path.is_dir() {
+        for rel in ["bin/llama-server", "llama-server"] {
+            let p = path.join(rel);
+            if p.is_file() {
+                return (p, Some(path.to_path_buf()));
+            }
+        }
+    }
+    (path.to_path_buf(), None)
+}
+
+fn check_executable(label: &str, path: &Path) -> Result<(), VariantError> {
+    let meta = std::fs::metadata(path)
+        .map_err(|_| VariantError::MissingBinary { label: label.into(), path: path.into() })?;
+    if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
+        return Err(VariantError::NotExecutable { label: label.into(), path: path.into() });
+    }
+    Ok(())
+}
+
+impl Variant {
+    pub fn parse(spec: &str) -> Result<Variant, VariantError> {
+        let fields = split_fields(spec);
+        let (label, bin) = fields[0].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;
+        let label = label.trim().to_string();
+        if !LABEL.is_match(&label) {
+            return Err(VariantError::BadLabel { spec: spec.into(), label });
+        }
+        let (binary, artifact) = resolve_binary(Path::new(bin.trim()));
+        let mut v = Variant {
+            label: label.clone(),
+            binary,
+            artifact,
+            kv: None,
+            env: vec![],
+            extra: vec![],
+            model: None,
+            expect: None,
+            spec: spec.into(),
+        };
+        let once = |slot_is_some: bool, key: &str| {
+            if slot_is_some {
+                Err(VariantError::Repeated { label: label.clone(), key: key.into() })
+            } else {
+                Ok(())
+            }
+        };
+        for field in &fields[1..] {
+            let (key, value) = field
+                .split_once('=')
+                .ok_or_else(|| VariantError::BadField { label: label.clone(), field: field.clone() })?;
+            match key {
+                "kv" => {
+                    once(v.kv.is_some(), key)?;
+                    if !KV_TYPES.contains(&value) {
+                        return Err(VariantError::BadKv { label, kv: value.into() });
+                    }
+                    v.kv = Some(value.into());
+                }
+                "env" => {
+                    let (name, val) = value
+                        .split_once('=')
+                        .ok_or_else(|| VariantError::BadEnv { label: label.clone(), field: value.into() })?;
+                    if !ENV_NAME.is_match(name) {
+                        return Err(VariantError::BadEnvName { label, name: name.into() });
+                    }
+                    v.env.push((name.into(), val.into()));
+                }
+                "extra" => {
+                    once(!v.extra.is_empty(), key)?;
+                    v.extra = shlex::split(value)
+                        .ok_or_else(|| VariantError::BadExtra { label: label.clone(), extra: value.into() })?;
+                }
+                "model" => {
+                    once(v.model.is_some(), key)?;
+                    let p = PathBuf::from(value);
+                    if !p.is_file() {
+                        return Err(VariantError::MissingModel { label, path: p });
+                    }
+                    v.model = Some(p);
+                }
+                "expect" => {
+                    once(v.expect.is_some(), key)?;
+                    Regex::new(value).map_err(|e| VariantError::BadExpect {
+                        label: label.clone(),
+                        // The regex crate draws a caret diagram over several lines; keep one.
+                        error: e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
+                    })?;
+                    v.expect = Some(value.into());
+                }
+                other => return Err(VariantError::UnknownKey { label, key: other.into() }),
+            }
+        }
+        check_executable(&v.label, &v.binary)?;
+        Ok(v)
+    }
+
+    /// The server arguments of this variant: model, the study's common args, then the variant's
+    /// own (KV type, extra), so a variant's flag wins over a common one.
+    pub fn server_args(&self, default_model: &Path, common: &[String]) -> Vec<String> {
+        let model = self.model.as_deref().unwrap_or(default_model);
+        let mut a = vec!["-m".to_string(), model.display().to_string()];
+        a.extend(common.iter().cloned());
+        if let Some(kv) = &self.kv {
+            a.extend(["--cache-type-k".into(), kv.clone(), "--cache-type-v".into(), kv.clone()]);
+        }
+        a.extend(self.extra.iter().cloned());
+        a
+    }
+
+    /// The model this variant runs.
+    pub fn model_or<'a>(&'a self, default_model: &'a Path) -> &'a Path {
+        self.model.as_deref().unwrap_or(default_model)
+    }
+}
+
+/// Parses every spec; labels must be unique. The first is the baseline.
+pub fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, VariantError> {
+    if specs.is_empty() {
+        return Err(VariantError::None);
+    }
+    let mut out: Vec<Variant> = Vec::new();
+    for s in specs {
+        let v = Variant::parse(s.as_ref())?;
+        if out.iter().any(|o| o.label == v.label) {
+            return Err(VariantError::DuplicateLabel(v.label));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// Splits a `--server-args "..."` string the way a shell splits words (no shell runs it).
+pub fn split_args(s: &str) -> Option<Vec<String>> {
+    shlex::split(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exe(dir: &Path, name: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn parses_every_field() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = exe(d.path(), "llama-server");
+        let model = d.path().join("m.gguf");
+        std::fs::write(&model, "").unwrap();
+        let spec = format!(
+            "q4={}|kv=q4_0|env=GGML_X=1|env=B=two=2|extra=-fa on --spec-draft-n-max '3'|model={}|expect=FlashHead|tables found",
+            bin.display(),
+            model.display()
+        );
+        let v = Variant::parse(&spec).unwrap();
+        assert_eq!(v.label, "q4");
+        assert_eq!(v.kv.as_deref(), Some("q4_0"));
+        assert_eq!(v.env, vec![("GGML_X".into(), "1".into()), ("B".into(), "two=2".into())]);
+        assert_eq!(v.extra, vec!["-fa", "on", "--spec-draft-n-max", "3"]);
+        assert_eq!(v.expect.as_deref(), Some("FlashHead|tables found"));
+        let args = v.server_args(Path::new("/default.gguf"), &["-c".into(), "4096".into()]);
+        assert_eq!(args[..2], ["-m".to_string(), model.display().to_string()]);
+        assert!(args.windows(2).any(|w| w == ["--cache-type-v", "q4_0"]));
+        assert_eq!(args.last().unwrap(), "3");
+    }
+
+    #[test]
+    fn artifact_folders_resolve_to_their_binary() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("bin")).unwrap();
+        let bin = exe(&d.path().join("bin"), "llama-server");
+        let v = Variant::parse(&format!("a={}", d.path().display())).unwrap();
+        assert_eq!(v.binary, bin);
+        assert_eq!(v.artifact.as_deref(), Some(d.path()));
+    }
+
+    #[test]
+    fn bad_specs_each_name_their_problem() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = exe(d.path(), "srv");
+        let b = bin.display();
+        let cases: Vec<(String, fn(&VariantError) -> bool)> = vec![
+            ("no-equals-here".into(), |e| matches!(e, VariantError::NoEquals(_))),
+            (format!("a={b}|color=red"), |e| matches!(e, VariantError::UnknownKey { .. })),
+            ("a=/no/such/llama-server".into(), |e| matches!(e, VariantError::MissingBinary { .. })),
+            (format!("a={}", d.path().join("x").display()), |e| matches!(e, VariantError::MissingBinary { .. })),
+            (format!("a={b}|env=1BAD=x"), |e| matches!(e, VariantError::BadEnvName { .. })),
+            (format!("a={b}|env=NOVALUE"), |e| matches!(e, VariantError::BadEnv { .. })),
+            (format!("a={b}|extra=-x 'unclosed"), |e| matches!(e, VariantError::BadExtra { .. })),
+            (format!("a={b}|kv=q3_z"), |e| matches!(e, VariantError::BadKv { .. })),
+            (format!("a={b}|expect=(unclosed"), |e| matches!(e, VariantError::BadExpect { .. })),
+            (format!("a b={b}"), |e| matches!(e, VariantError::BadLabel { .. })),
+        ];
+        for (spec, is) in cases {
+            let err = Variant::parse(&spec).unwrap_err();
+            assert!(is(&err), "{spec}: {err}");
+            assert!(!err.to_string().contains('\n'), "{spec}: {err}");
+        }
+        let not_exec = d.path().join("plain");
+        std::fs::write(&not_exec, "").unwrap();
+        assert!(matches!(
+            Variant::parse(&format!("a={}", not_exec.display())).unwrap_err(),
+            VariantError::NotExecutable { .. }
+        ));
+        let dup = parse_variants(&[format!("a={b}"), format!("a={b}|kv=q8_0")]).unwrap_err();
+        assert_eq!(dup, VariantError::DuplicateLabel("a".into()));
+    }
+
+    #[test]
+    fn escaped_bar_is_literal() {
+        assert_eq!(split_fields(r"a=b|expect=x\|kv=y"), vec!["a=b", "expect=x|kv=y"]);
+        assert_eq!(split_fields("a=b|kv=f16|expect=a|b"), vec!["a=b", "kv=f16", "expect=a|b"]);
+    }
+}
