@@ -1,7 +1,8 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
 use super::common::{check_model, port_or_free, runtime, split_server_args};
 use crate::client::{calibrate, Client};
-use crate::server::{LaunchSpec, RunningServer};
+use crate::measure::calibrate::calibrate_on_fresh_server;
+use crate::server::LaunchSpec;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -65,12 +66,7 @@ pub fn run(a: CalibrateArgs) -> Result<i32> {
                     log_file: dir.path().join("server.log"),
                     console_file: dir.path().join("console.log"),
                 };
-                let client = Client::new(&spec.base_url());
-                let mut server = RunningServer::spawn(&spec)?;
-                server.wait_healthy(&client, Duration::from_secs(600)).await?;
-                let out = calibrate::calibrate(&client, &source, a.tokens).await;
-                server.stop(Duration::from_secs(30))?;
-                out.map_err(anyhow::Error::from)
+                calibrate_on_fresh_server(&spec, Duration::from_secs(600), &source, a.tokens).await
             }
         }
     })?;

@@ -1,6 +1,7 @@
 //! ONE sample: start the server cold → health → (idle gate) → one request → stop → parse. Every
 //! artefact lands in the sample's evidence folder as soon as it exists, so a failure at any step
 //! loses nothing that was already measured.
+pub mod calibrate;
 mod record;
 mod run;
 

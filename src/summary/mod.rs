@@ -1,2 +1,3 @@
 //! Medians, confidence intervals and verdicts; the seeds' rejection rules.
 pub mod rules;
+pub mod stats;
