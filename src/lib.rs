@@ -12,3 +12,4 @@ pub mod measure;
 pub mod summary;
 pub mod report;
 pub mod variant;
+pub mod study;
