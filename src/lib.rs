@@ -9,6 +9,7 @@ pub mod clock;
 pub mod client;
 pub mod server;
 pub mod measure;
+pub mod trace;
 pub mod summary;
 pub mod report;
 pub mod variant;

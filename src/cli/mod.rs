@@ -1,9 +1,11 @@
 //! Argument parsing only: each subcommand hands its parsed arguments to one function below.
 use clap::{Parser, Subcommand};
 
+mod attribute;
 mod bench;
 mod calibrate;
 mod common;
+mod compare_traces;
 mod parse_log;
 
 #[derive(Parser, Debug)]
@@ -22,6 +24,10 @@ pub enum Command {
     Calibrate(calibrate::CalibrateArgs),
     /// Parse the one request timing block of a llama-server log.
     ParseLog(parse_log::ParseLogArgs),
+    /// Attribute one kernel trace's decode time to kernel categories, per token.
+    Attribute(attribute::Args),
+    /// Compare variants' kernel traces in measured ms/token: which categories moved.
+    CompareTraces(compare_traces::Args),
 }
 
 /// Runs the CLI and returns the process exit code. Errors are printed as one line naming the
@@ -42,6 +48,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Bench(a) => bench::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::ParseLog(a) => parse_log::run(a),
+        Command::Attribute(a) => attribute::run(a),
+        Command::CompareTraces(a) => compare_traces::run(a),
     }
 }
 

@@ -1,0 +1,46 @@
+//! `abprof attribute TRACE`: one trace's decode kernels by category, per token.
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args as ClapArgs;
+
+use crate::trace::{self, Rules};
+
+#[derive(ClapArgs, Debug)]
+pub struct Args {
+    /// A rocprofv3 rocpd database (.db), a rocprofv3 kernel_trace.csv, an Nsight Systems SQLite
+    /// export (.sqlite), or an `abprof trace` output folder.
+    pub trace: PathBuf,
+    /// Print the attribution as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Category rules (TOML, same layout as assets/kernel-categories.toml) instead of the built-in ones.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Output tokens of the traced request (default: from the folder's trace.json); needed for
+    /// per-token figures and for finding decode in a bare trace file.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub tokens: Option<u32>,
+    /// How many kernels the "top kernels" table lists.
+    #[arg(long, default_value_t = 15, value_name = "N")]
+    pub top: usize,
+}
+
+pub(crate) fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
+    Ok(match path {
+        Some(p) => Rules::load(p)?,
+        None => Rules::builtin(),
+    })
+}
+
+pub fn run(a: Args) -> Result<i32> {
+    let rules = load_rules(a.rules.as_deref())?;
+    let input = trace::resolve_input(&a.trace)?;
+    let attribution = trace::analyze(&input, &rules, a.tokens)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&attribution)?);
+    } else {
+        print!("{}", trace::render::attribution_text(&attribution, a.top));
+    }
+    Ok(0)
+}

@@ -1,0 +1,135 @@
+//! What every trace reader produces: per-kernel call counts and GPU time, split by request phase.
+use std::collections::HashMap;
+
+use super::window::PhaseWindows;
+use super::TraceError;
+
+/// Where in the traced request a kernel ran, judged by its start timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Before the request: model load, warmup.
+    BeforePrefill = 0,
+    Prefill = 1,
+    Decode = 2,
+    /// After the last token: shutdown.
+    AfterDecode = 3,
+}
+
+pub const PHASES: usize = 4;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    pub calls: u64,
+    pub ns: u64,
+}
+
+impl Totals {
+    #[inline]
+    pub fn add(&mut self, start: i64, end: i64) {
+        self.calls += 1;
+        // A record whose end precedes its start is a tracer glitch; it counts as a call of no time.
+        self.ns += end.saturating_sub(start).max(0) as u64;
+    }
+
+    pub fn merge(&mut self, other: Totals) {
+        self.calls += other.calls;
+        self.ns += other.ns;
+    }
+}
+
+/// Totals of one kernel (by its full name as the tracer printed it) in each phase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelTotals {
+    pub name: String,
+    pub phases: [Totals; PHASES],
+}
+
+impl KernelTotals {
+    pub fn phase(&self, p: Phase) -> Totals {
+        self.phases[p as usize]
+    }
+
+    pub fn all(&self) -> Totals {
+        let mut t = Totals::default();
+        for p in self.phases {
+            t.merge(p);
+        }
+        t
+    }
+}
+
+/// All kernels of a trace, one entry per distinct name.
+#[derive(Debug, Clone, Default)]
+pub struct Aggregate {
+    pub kernels: Vec<KernelTotals>,
+}
+
+impl Aggregate {
+    /// Builds the per-name list from per-id totals and an id → name lookup; ids that share a
+    /// name (the same kernel in two code objects) are merged.
+    pub fn from_ids<K: std::hash::Hash + Eq>(
+        by_id: HashMap<K, [Totals; PHASES]>,
+        mut name_of: impl FnMut(&K) -> String,
+    ) -> Aggregate {
+        let mut by_name: HashMap<String, [Totals; PHASES]> = HashMap::new();
+        for (id, phases) in by_id {
+            let entry = by_name.entry(name_of(&id)).or_default();
+            for (acc, t) in entry.iter_mut().zip(phases) {
+                acc.merge(t);
+            }
+        }
+        let mut kernels: Vec<KernelTotals> = by_name
+            .into_iter()
+            .map(|(name, phases)| KernelTotals { name, phases })
+            .collect();
+        kernels.sort_by(|a, b| a.name.cmp(&b.name));
+        Aggregate { kernels }
+    }
+
+    pub fn phase_total(&self, p: Phase) -> Totals {
+        let mut t = Totals::default();
+        for k in &self.kernels {
+            t.merge(k.phase(p));
+        }
+        t
+    }
+
+    pub fn total(&self) -> Totals {
+        let mut t = Totals::default();
+        for k in &self.kernels {
+            t.merge(k.all());
+        }
+        t
+    }
+}
+
+/// Adds one dispatch to a per-id map, in the phase its start falls in.
+#[inline]
+pub fn accumulate<K: std::hash::Hash + Eq>(
+    map: &mut HashMap<K, [Totals; PHASES]>,
+    key: K,
+    start: i64,
+    end: i64,
+    windows: Option<&PhaseWindows>,
+) {
+    let phase = windows.map_or(Phase::Decode, |w| w.classify(start));
+    map.entry(key).or_default()[phase as usize].add(start, end);
+}
+
+/// A kernel trace file, opened. Readers stream their rows; none holds all dispatches in memory
+/// except where noted.
+pub trait KernelSource: Send + Sync {
+    /// One line naming the format and its version, for the report.
+    fn describe(&self) -> String;
+
+    /// Per-kernel totals; with `windows`, each dispatch goes to the phase its start falls in,
+    /// without, every dispatch counts as decode.
+    fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError>;
+
+    /// First start and last end of the kernels launched from CUDA/HIP graphs, if the trace
+    /// records graph node ids and any are set.
+    fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError>;
+
+    /// Calls `f(start, end)` for every dispatch in start order.
+    fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError>;
+}

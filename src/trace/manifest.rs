@@ -1,0 +1,196 @@
+//! `trace.json`: what an `abprof trace` output folder holds besides the trace itself — which
+//! variant was traced, the request's token counts, its prefill and decode windows in
+//! CLOCK_BOOTTIME (the clock rocprofv3 stamps kernels with) and the untraced samples whose
+//! median ms/token scales the trace.
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+use super::window::BootWindow;
+
+pub const MANIFEST_FILE: &str = "trace.json";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{p}: {source}: is this an `abprof trace` output folder?", p = .path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{p}: {source}: the manifest is damaged; re-run `abprof trace`", p = .path.display())]
+    Parse { path: PathBuf, source: serde_json::Error },
+    #[error("{p}: {source}: check the folder is writable", p = .path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// Which tracer wrote the trace file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Tracer {
+    Rocprofv3,
+    Nsys,
+    Other(String),
+}
+
+impl From<String> for Tracer {
+    fn from(s: String) -> Tracer {
+        match s.as_str() {
+            "rocprofv3" => Tracer::Rocprofv3,
+            "nsys" => Tracer::Nsys,
+            _ => Tracer::Other(s),
+        }
+    }
+}
+
+impl From<Tracer> for String {
+    fn from(t: Tracer) -> String {
+        match t {
+            Tracer::Rocprofv3 => "rocprofv3".into(),
+            Tracer::Nsys => "nsys".into(),
+            Tracer::Other(s) => s,
+        }
+    }
+}
+
+/// Untraced runs of the same variant at the same output length: a tracer slows decode, so the
+/// trace gives shares and these give the ms/token the shares are scaled by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UntracedSamples {
+    /// Output length of these runs; must equal the trace's for the scaling to mean anything.
+    pub output_tokens: u32,
+    pub ms_per_token: Vec<f64>,
+    pub median_ms_per_token: f64,
+}
+
+impl UntracedSamples {
+    /// Fills in the median (the mean of the middle two for an even count).
+    pub fn from_samples(output_tokens: u32, ms_per_token: Vec<f64>) -> Option<UntracedSamples> {
+        let mut sorted: Vec<f64> = ms_per_token.iter().copied().filter(|v| v.is_finite()).collect();
+        if sorted.is_empty() {
+            return None;
+        }
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        Some(UntracedSamples {
+            output_tokens,
+            ms_per_token,
+            median_ms_per_token: median,
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceManifest {
+    pub label: String,
+    /// The variant spec as given on the command line (`label=binary|kv=TYPE|env=…`).
+    pub variant: String,
+    pub tracer: Tracer,
+    /// The trace file, relative to the folder holding this manifest.
+    pub trace_file: PathBuf,
+    pub prompt_tokens: u32,
+    pub output_tokens: u32,
+    /// First → last streamed token, CLOCK_BOOTTIME ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decode_window: Option<BootWindow>,
+    /// Request sent → first streamed token, CLOCK_BOOTTIME ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_window: Option<BootWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untraced: Option<UntracedSamples>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl TraceManifest {
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    pub fn load(dir: &Path) -> Result<TraceManifest, ManifestError> {
+        let path = TraceManifest::path_in(dir);
+        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ManifestError::Parse { path, source })
+    }
+
+    /// Writes `<dir>/trace.json` through a temporary file, so a reader never sees half of it.
+    pub fn save(&self, dir: &Path) -> Result<(), ManifestError> {
+        let path = TraceManifest::path_in(dir);
+        let tmp = dir.join(format!(".{MANIFEST_FILE}.tmp"));
+        let mut text = serde_json::to_string_pretty(self).expect("a manifest always serializes");
+        text.push('\n');
+        std::fs::write(&tmp, text)
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(|source| ManifestError::Write { path, source })
+    }
+
+    pub fn trace_path(&self, dir: &Path) -> PathBuf {
+        dir.join(&self.trace_file)
+    }
+
+    /// Decode steps of the traced request: the first token comes out of prefill.
+    pub fn decode_steps(&self) -> u32 {
+        self.output_tokens.saturating_sub(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> TraceManifest {
+        TraceManifest {
+            label: "q8".into(),
+            variant: "q8=/opt/llama/bin/llama-server|kv=q8_0".into(),
+            tracer: Tracer::Rocprofv3,
+            trace_file: "run_results.db".into(),
+            prompt_tokens: 808,
+            output_tokens: 512,
+            decode_window: Some(BootWindow {
+                start_ns: 10,
+                end_ns: 20,
+            }),
+            prefill_window: None,
+            untraced: UntracedSamples::from_samples(512, vec![16.9, 17.02, 16.945]),
+            created_at: "2026-08-02T10:00:00Z".parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn round_trips_through_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = sample();
+        m.save(dir.path()).unwrap();
+        assert_eq!(TraceManifest::load(dir.path()).unwrap(), m);
+        assert_eq!(m.trace_path(dir.path()), dir.path().join("run_results.db"));
+        assert_eq!(m.untraced.as_ref().unwrap().median_ms_per_token, 16.945);
+        let text = std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap();
+        assert!(
+            text.contains("\"tracer\": \"rocprofv3\"") && !text.contains("prefill_window"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn unknown_tracers_are_kept_and_medians_of_even_counts_average() {
+        assert_eq!(Tracer::from("omnitrace".to_string()), Tracer::Other("omnitrace".into()));
+        assert_eq!(
+            UntracedSamples::from_samples(8, vec![1.0, 4.0, 2.0, 3.0])
+                .unwrap()
+                .median_ms_per_token,
+            2.5
+        );
+        assert!(UntracedSamples::from_samples(8, vec![]).is_none());
+    }
+
+    #[test]
+    fn a_missing_manifest_says_what_folder_was_expected() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = TraceManifest::load(dir.path()).unwrap_err();
+        assert!(e.to_string().contains("abprof trace"), "{e}");
+    }
+}

@@ -1,0 +1,96 @@
+//! Kernel traces: read rocprofv3 (rocpd SQLite, kernel_trace CSV) and Nsight Systems (SQLite
+//! export) traces of a llama-server request, keep the decode kernels, sort them into
+//! categories and put them in ms/token, alone (`abprof attribute`) or against other variants
+//! (`abprof compare-traces`).
+//!
+//! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
+//! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
+//! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
+//! [`Rules`]) → [`compare::compare`] / [`render`].
+pub mod attribute;
+pub mod categories;
+pub mod compare;
+pub mod detect;
+mod error;
+pub mod kernels;
+pub mod manifest;
+pub mod names;
+mod nsys;
+pub mod render;
+mod rocpd;
+mod rocprof_csv;
+mod sqlite_scan;
+pub mod window;
+
+use std::path::{Path, PathBuf};
+
+pub use attribute::Attribution;
+pub use categories::Rules;
+pub use error::TraceError;
+pub use manifest::TraceManifest;
+
+/// A trace to read, and its manifest when it came from an `abprof trace` folder.
+#[derive(Debug, Clone)]
+pub struct TraceInput {
+    pub trace_path: PathBuf,
+    pub manifest: Option<TraceManifest>,
+}
+
+/// Accepts a trace file, or an `abprof trace` output folder (its `trace.json` names the file).
+pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
+    let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
+        path: path.into(),
+        source,
+    })?;
+    if !meta.is_dir() {
+        return Ok(TraceInput {
+            trace_path: path.into(),
+            manifest: None,
+        });
+    }
+    if !TraceManifest::path_in(path).exists() {
+        return Err(TraceError::NotTraceFolder {
+            path: path.into(),
+            detail: "a folder without trace.json".into(),
+        });
+    }
+    let manifest = TraceManifest::load(path)?;
+    let trace_path = manifest.trace_path(path);
+    if !trace_path.exists() {
+        return Err(TraceError::NotTraceFolder {
+            path: path.into(),
+            detail: format!(
+                "trace.json names {} which does not exist",
+                manifest.trace_file.display()
+            ),
+        });
+    }
+    Ok(TraceInput {
+        trace_path,
+        manifest: Some(manifest),
+    })
+}
+
+/// Reads a trace and attributes its decode kernels. `tokens` (the request's output token
+/// count) overrides the manifest's.
+pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result<Attribution, TraceError> {
+    let source = detect::open_trace(&input.trace_path)?;
+    let output_tokens = tokens.or(input.manifest.as_ref().map(|m| m.output_tokens));
+    let requested = input.manifest.as_ref().and_then(|m| {
+        m.decode_window
+            .map(|d| window::PhaseWindows::from_manifest(d, m.prefill_window))
+    });
+    let decode_steps = output_tokens.map(|n| n.saturating_sub(1));
+    let (agg, choice) = window::aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
+    if agg.total().calls == 0 {
+        return Err(TraceError::NoKernels {
+            path: input.trace_path.clone(),
+        });
+    }
+    let facts = attribute::TraceFacts {
+        trace: input.trace_path.display().to_string(),
+        format: source.describe(),
+        output_tokens,
+    };
+    Ok(attribute::attribute(&agg, rules, choice, facts))
+}

@@ -1,0 +1,341 @@
+//! Plain-text tables of an attribution and a comparison, for the terminal.
+use std::fmt::Write;
+
+use super::attribute::{Attribution, CategoryLine};
+use super::compare::Comparison;
+
+/// Names longer than this are cut in tables (the JSON output keeps them whole).
+const NAME_WIDTH: usize = 88;
+
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(width - 1).collect();
+        out.push('…');
+        out
+    }
+}
+
+/// Left-aligns the first column and right-aligns the rest (numbers).
+fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    table_aligned(header, rows, &[0])
+}
+
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Left-aligns the columns in `left` and right-aligns the rest.
+fn table_aligned(header: &[String], rows: &[Vec<String>], left: &[usize]) -> String {
+    let cols = header.len();
+    let mut width = vec![0usize; cols];
+    for r in std::iter::once(header).chain(rows.iter().map(|r| r.as_slice())) {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in std::iter::once(header).chain(rows.iter().map(|r| r.as_slice())) {
+        let mut line = String::new();
+        for (i, c) in r.iter().enumerate() {
+            let pad = width[i] - c.chars().count();
+            if i > 0 {
+                line.push_str("  ");
+            }
+            if left.contains(&i) {
+                line.push_str(c);
+                line.push_str(&" ".repeat(pad));
+            } else {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(c);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn signed(x: f64) -> String {
+    format!("{x:+.3}")
+}
+
+fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
+    let header: Vec<String> = if per_token {
+        vec![
+            "category".into(),
+            "calls/token".into(),
+            "ms/token".into(),
+            "share".into(),
+        ]
+    } else {
+        vec!["category".into(), "calls".into(), "ms".into(), "share".into()]
+    };
+    let mut rows: Vec<Vec<String>> = lines
+        .iter()
+        .map(|c| match (c.calls_per_token, c.ms_per_token) {
+            (Some(cpt), Some(mpt)) if per_token => {
+                vec![
+                    c.category.clone(),
+                    format!("{cpt:.1}"),
+                    format!("{mpt:.4}"),
+                    pct(c.share),
+                ]
+            }
+            _ => vec![
+                c.category.clone(),
+                c.calls.to_string(),
+                format!("{:.4}", c.ms),
+                pct(c.share),
+            ],
+        })
+        .collect();
+    let calls: u64 = lines.iter().map(|c| c.calls).sum();
+    let ms: f64 = lines.iter().map(|c| c.ms).sum();
+    let cpt: f64 = lines.iter().filter_map(|c| c.calls_per_token).sum();
+    let mpt: f64 = lines.iter().filter_map(|c| c.ms_per_token).sum();
+    rows.push(if per_token {
+        vec!["total".into(), format!("{cpt:.1}"), format!("{mpt:.4}"), pct(1.0)]
+    } else {
+        vec!["total".into(), calls.to_string(), format!("{ms:.4}"), pct(1.0)]
+    });
+    table(&header, &rows)
+}
+
+pub fn attribution_text(a: &Attribution, top: usize) -> String {
+    let mut s = String::new();
+    let per_token = a.per_token_divisor.is_some();
+    let _ = writeln!(s, "trace    {}", a.trace);
+    let _ = writeln!(s, "format   {}", a.format);
+    let _ = writeln!(s, "rules    {}", a.rules);
+    let _ = writeln!(
+        s,
+        "decode   [{}] {}",
+        serde_json::to_value(a.window.method)
+            .unwrap_or_default()
+            .as_str()
+            .unwrap_or(""),
+        a.window.description
+    );
+    for n in &a.window.notes {
+        let _ = writeln!(s, "         note: {n}");
+    }
+    s.push('\n');
+    match (a.per_token_divisor, a.gpu_ms_per_token) {
+        (Some(d), Some(g)) => {
+            let _ = writeln!(
+                s,
+                "decode: {}, {:.3} ms of GPU kernel time over {} = {:.4} ms/token traced",
+                plural(a.decode.calls, "kernel"),
+                a.decode.ms,
+                plural(d as u64, "token"),
+                g
+            );
+        }
+        _ => {
+            let _ = writeln!(
+                s,
+                "decode: {}, {:.3} ms of GPU kernel time (output token count unknown: pass --tokens N for per-token figures)",
+                plural(a.decode.calls, "kernel"),
+                a.decode.ms
+            );
+        }
+    }
+    s.push_str(&category_table(&a.categories, per_token));
+
+    if a.prefill.calls > 0 {
+        let _ = writeln!(
+            s,
+            "\nprefill: {}, {:.3} ms of GPU kernel time",
+            plural(a.prefill.calls, "kernel"),
+            a.prefill.ms
+        );
+        s.push_str(&category_table(&a.prefill_categories, false));
+    }
+    if a.before_prefill.calls > 0 {
+        let _ = writeln!(
+            s,
+            "\nbefore the request (load, warmup): {}, {:.3} ms (not attributed)",
+            plural(a.before_prefill.calls, "kernel"),
+            a.before_prefill.ms
+        );
+    }
+    if a.after_decode.calls > 0 {
+        let _ = writeln!(
+            s,
+            "after the last token: {}, {:.3} ms (not attributed)",
+            plural(a.after_decode.calls, "kernel"),
+            a.after_decode.ms
+        );
+    }
+
+    let _ = writeln!(s, "\ntop kernels in decode");
+    let header: Vec<String> = vec![
+        "kernel".into(),
+        "calls".into(),
+        if per_token { "ms/token".into() } else { "ms".into() },
+        "share".into(),
+        "category".into(),
+    ];
+    let rows: Vec<Vec<String>> = a
+        .kernels
+        .iter()
+        .take(top)
+        .map(|k| {
+            vec![
+                cut(&k.name, NAME_WIDTH),
+                k.calls.to_string(),
+                format!("{:.4}", k.ms_per_token.unwrap_or(k.ms)),
+                pct(k.share),
+                if k.matched {
+                    k.category.clone()
+                } else {
+                    "(unmatched)".into()
+                },
+            ]
+        })
+        .collect();
+    s.push_str(&table_aligned(&header, &rows, &[0, 4]));
+
+    if a.unmatched.is_empty() {
+        let _ = writeln!(s, "\nevery kernel matched a rule");
+    } else {
+        let _ = writeln!(
+            s,
+            "\nunmatched kernels (all phases, most time first; counted as \"other\" — add rules with --rules):"
+        );
+        let header: Vec<String> = vec!["kernel".into(), "calls".into(), "ms".into()];
+        let rows: Vec<Vec<String>> = a
+            .unmatched
+            .iter()
+            .map(|k| vec![cut(&k.name, NAME_WIDTH), k.calls.to_string(), format!("{:.4}", k.ms)])
+            .collect();
+        s.push_str(&table(&header, &rows));
+    }
+    s
+}
+
+pub fn comparison_text(c: &Comparison) -> String {
+    let mut s = String::new();
+    for (i, v) in c.variants.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "{}{}: measured {:.4} ms/token ({}); traced GPU {}; decode by {}; {}",
+            v.label,
+            if i == 0 { " (baseline)" } else { "" },
+            v.measured_ms_per_token,
+            v.measured_from,
+            v.traced_gpu_ms_per_token
+                .map_or("n/a (token count unknown)".into(), |g| format!("{g:.4} ms/token")),
+            serde_json::to_value(v.window_method)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or(""),
+            v.trace
+        );
+    }
+    s.push_str(
+        "\nms/token per category = share of the variant's traced decode kernel time x its measured ms/token\n\n",
+    );
+    let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
+    for v in &c.variants[1..] {
+        header.push(v.label.clone());
+        header.push(format!("delta {}", v.label));
+        header.push("share of delta".into());
+    }
+    let mut rows: Vec<Vec<String>> = c
+        .categories
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.category.clone(), format!("{:.4}", r.ms_per_token[0])];
+            for i in 1..c.variants.len() {
+                row.push(format!("{:.4}", r.ms_per_token[i]));
+                row.push(signed(r.delta[i]));
+                row.push(r.share_of_delta[i].map_or("-".into(), pct));
+            }
+            row
+        })
+        .collect();
+    let mut total = vec![
+        "measured total".into(),
+        format!("{:.4}", c.variants[0].measured_ms_per_token),
+    ];
+    for (i, v) in c.variants.iter().enumerate().skip(1) {
+        total.push(format!("{:.4}", v.measured_ms_per_token));
+        total.push(signed(c.measured_delta[i]));
+        total.push(if c.measured_delta[i].abs() > 1e-9 {
+            pct(1.0)
+        } else {
+            "-".into()
+        });
+    }
+    rows.push(total);
+    let mut unattributed = vec![
+        "unattributed (measured - traced GPU)".into(),
+        c.variants[0]
+            .unattributed_ms_per_token
+            .map_or("n/a".into(), |u| format!("{u:.4}")),
+    ];
+    for (i, v) in c.variants.iter().enumerate().skip(1) {
+        unattributed.push(v.unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")));
+        unattributed.push(c.unattributed_delta[i].map_or("n/a".into(), signed));
+        unattributed.push(
+            c.unattributed_delta[i]
+                .filter(|_| c.measured_delta[i].abs() > 1e-9)
+                .map_or("-".into(), |d| pct(d / c.measured_delta[i])),
+        );
+    }
+    rows.push(unattributed);
+    s.push_str(&table(&header, &rows));
+    s.push_str(
+        "(unattributed = launch gaps and host work; the scaled categories above already include it in proportion)\n",
+    );
+
+    if !c.moved_kernels.is_empty() {
+        s.push_str("\ntop moved kernels (matched across variants by function name)\n");
+        let mut header: Vec<String> = vec!["kernel".into(), "category".into(), c.variants[0].label.clone()];
+        for v in &c.variants[1..] {
+            header.push(v.label.clone());
+            header.push(format!("delta {}", v.label));
+        }
+        let mut rows = Vec::new();
+        for k in &c.moved_kernels {
+            let mut row = vec![
+                k.kernel.clone(),
+                k.category.clone(),
+                format!("{:.4}", k.ms_per_token[0]),
+            ];
+            for i in 1..c.variants.len() {
+                row.push(format!("{:.4}", k.ms_per_token[i]));
+                row.push(signed(k.delta[i]));
+            }
+            rows.push(row);
+        }
+        s.push_str(&table_aligned(&header, &rows, &[0, 1]));
+        let differing: Vec<_> = c
+            .moved_kernels
+            .iter()
+            .filter(|k| k.names.iter().any(|n| *n != k.names[0]))
+            .collect();
+        if !differing.is_empty() {
+            s.push_str("\ninstantiations that differ between variants (template arguments kept; most time first):\n");
+        }
+        for k in differing {
+            let _ = writeln!(s, "{}", k.kernel);
+            for (v, name) in c.variants.iter().zip(&k.names) {
+                let _ = writeln!(
+                    s,
+                    "  {}: {}",
+                    v.label,
+                    name.as_deref().map_or("(absent)".to_string(), |n| cut(n, NAME_WIDTH))
+                );
+            }
+        }
+    }
+    s
+}

@@ -1,0 +1,265 @@
+//! rocprofv3 kernel trace CSV: `--output-format csv` (`*_kernel_trace.csv`) or `rocpd convert -f
+//! csv` (same columns after a leading `Guid`).
+//!
+//! Columns are found by header name: ROCm 6.1, 6.2 and 6.3+ headers differ in what sits between
+//! `Kernel_Name` and the timestamps, and quoted kernel names contain commas. Rows are not sorted
+//! by time. A file whose last line has no newline was cut short while being written and is
+//! refused rather than read as if complete.
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use super::kernels::{accumulate, Aggregate, KernelSource, Totals, PHASES};
+use super::window::PhaseWindows;
+use super::TraceError;
+
+const NAME_COLUMNS: [&str; 2] = ["Kernel_Name", "KernelName"];
+const START_COLUMNS: [&str; 2] = ["Start_Timestamp", "BeginNs"];
+const END_COLUMNS: [&str; 2] = ["End_Timestamp", "EndNs"];
+
+pub struct CsvTrace {
+    path: PathBuf,
+    flavour: &'static str,
+    name: usize,
+    start: usize,
+    end: usize,
+    fields: usize,
+}
+
+fn find(header: &[String], candidates: &[&str]) -> Option<usize> {
+    header.iter().position(|h| candidates.contains(&h.as_str()))
+}
+
+/// What a CSV that is not a kernel trace is, judged by its header, for the refusal message.
+fn what_else(header: &[String]) -> Option<&'static str> {
+    let has = |c: &str| header.iter().any(|h| h == c);
+    if has("Counter_Name") {
+        Some("a rocprofv3 counter collection CSV (counter values per dispatch, no timestamps)")
+    } else if has("Direction") || has("Source_Agent_Id") {
+        Some("a rocprofv3 memory copy trace")
+    } else if has("Domain") && has("Function") {
+        Some("a rocprofv3 API trace (HIP/HSA calls on the host, not GPU kernels)")
+    } else if has("Calls") && (has("TotalDurationNs") || has("Percentage")) {
+        Some("a rocprofv3 --stats summary (totals only, no per-dispatch timestamps)")
+    } else if has("Node_Id") && has("Agent_Type") {
+        Some("a rocprofv3 agent_info.csv")
+    } else {
+        None
+    }
+}
+
+/// 1-based number of the last line, counting a final line without newline.
+fn line_count(path: &Path) -> std::io::Result<u64> {
+    let mut r = BufReader::new(std::fs::File::open(path)?);
+    let mut n = 0u64;
+    loop {
+        let buf = r.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(n + 1);
+        }
+        n += buf.iter().filter(|&&b| b == b'\n').count() as u64;
+        let len = buf.len();
+        r.consume(len);
+    }
+}
+
+impl CsvTrace {
+    pub fn open(path: &Path, first_line: &str) -> Result<CsvTrace, TraceError> {
+        let header: Vec<String> = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .from_reader(first_line.as_bytes())
+            .records()
+            .next()
+            .and_then(Result::ok)
+            .map(|r| r.iter().map(|f| f.trim().to_string()).collect())
+            .unwrap_or_default();
+        let (Some(name), Some(start), Some(end)) = (
+            find(&header, &NAME_COLUMNS),
+            find(&header, &START_COLUMNS),
+            find(&header, &END_COLUMNS),
+        ) else {
+            if let Some(what) = what_else(&header) {
+                return Err(TraceError::NotKernelTrace {
+                    path: path.into(),
+                    what: what.into(),
+                });
+            }
+            return Err(TraceError::UnknownFormat {
+                path: path.into(),
+                what: format!(
+                    "a CSV without Kernel_Name, Start_Timestamp and End_Timestamp columns (header: {:.80})",
+                    first_line
+                ),
+            });
+        };
+        let io = |source| TraceError::Io {
+            path: path.into(),
+            source,
+        };
+        let mut f = std::fs::File::open(path).map_err(io)?;
+        f.seek(SeekFrom::End(-1)).map_err(io)?;
+        let mut last = [0u8; 1];
+        f.read_exact(&mut last).map_err(io)?;
+        if last[0] != b'\n' {
+            return Err(TraceError::TruncatedCsv {
+                path: path.into(),
+                line: line_count(path).map_err(io)?,
+            });
+        }
+        let has = |c: &str| header.iter().any(|h| h == c);
+        let flavour = if has("Guid") {
+            "rocprofv3 kernel trace CSV written by `rocpd convert`"
+        } else if has("Kind") {
+            "rocprofv3 kernel_trace.csv"
+        } else {
+            "rocprof kernel trace CSV"
+        };
+        Ok(CsvTrace {
+            path: path.into(),
+            flavour,
+            name,
+            start,
+            end,
+            fields: header.len(),
+        })
+    }
+
+    /// Streams the data rows as (name, start, end), checking each row's shape.
+    fn for_each_row(&self, mut f: impl FnMut(&[u8], i64, i64)) -> Result<(), TraceError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_path(&self.path)
+            .map_err(|e| TraceError::MalformedCsv {
+                path: self.path.clone(),
+                line: 1,
+                detail: e.to_string(),
+            })?;
+        let mut rec = csv::ByteRecord::new();
+        loop {
+            let more = reader
+                .read_byte_record(&mut rec)
+                .map_err(|e| TraceError::MalformedCsv {
+                    path: self.path.clone(),
+                    line: e.position().map_or(0, |p| p.line()),
+                    detail: e.to_string(),
+                })?;
+            if !more {
+                return Ok(());
+            }
+            let line = rec.position().map_or(0, |p| p.line());
+            if rec.len() != self.fields {
+                return Err(TraceError::MalformedCsv {
+                    path: self.path.clone(),
+                    line,
+                    detail: format!("{} fields where the header has {}", rec.len(), self.fields),
+                });
+            }
+            let int = |i: usize, column: &str| -> Result<i64, TraceError> {
+                let raw = &rec[i];
+                std::str::from_utf8(raw)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok())
+                    .ok_or_else(|| TraceError::MalformedCsv {
+                        path: self.path.clone(),
+                        line,
+                        detail: format!("{column} `{}` is not an integer", String::from_utf8_lossy(raw)),
+                    })
+            };
+            let (start, end) = (int(self.start, "Start_Timestamp")?, int(self.end, "End_Timestamp")?);
+            f(&rec[self.name], start, end);
+        }
+    }
+}
+
+impl KernelSource for CsvTrace {
+    fn describe(&self) -> String {
+        self.flavour.to_string()
+    }
+
+    fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError> {
+        let mut by_name: HashMap<Vec<u8>, [Totals; PHASES]> = HashMap::new();
+        self.for_each_row(|name, start, end| {
+            // Look up by slice first so a known name costs no allocation.
+            if let Some(acc) = by_name.get_mut(name) {
+                let phase = windows.map_or(super::kernels::Phase::Decode, |w| w.classify(start));
+                acc[phase as usize].add(start, end);
+            } else {
+                accumulate(&mut by_name, name.to_vec(), start, end, windows);
+            }
+        })?;
+        Ok(Aggregate::from_ids(by_name, |n| {
+            String::from_utf8_lossy(n).into_owned()
+        }))
+    }
+
+    fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError> {
+        Ok(None)
+    }
+
+    /// Rows are not in time order, so this one collects `(start, end)` pairs (16 bytes per
+    /// dispatch) and sorts them; only the step-gap heuristic calls it.
+    fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError> {
+        let mut spans = Vec::new();
+        self.for_each_row(|_, s, e| spans.push((s, e)))?;
+        spans.sort_unstable();
+        spans.into_iter().for_each(|(s, e)| f(s, e));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::kernels::Phase;
+    use std::io::Write;
+
+    fn write(text: &str) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    }
+
+    fn decode(t: &CsvTrace) -> Vec<(String, u64, u64)> {
+        let agg = t.aggregate(None).unwrap();
+        agg.kernels
+            .iter()
+            .map(|k| (k.name.clone(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns))
+            .collect()
+    }
+
+    #[test]
+    fn rocm_6_2_header_and_rocpd_convert_header_read_by_name() {
+        let v62 = "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"Private_Segment_Size\",\"Group_Segment_Size\",\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n\
+            \"KERNEL_DISPATCH\",1,1,77,2,9,\"void rope_neox<true, false, float, float>(float const*, float*)\",2,2000,2600,0,0,256,1,1,4096,1,1\n\
+            \"KERNEL_DISPATCH\",1,1,77,1,9,\"void rope_neox<true, false, float, float>(float const*, float*)\",1,1000,1500,0,0,256,1,1,4096,1,1\n";
+        let f = write(v62);
+        let first = v62.lines().next().unwrap();
+        let t = CsvTrace::open(f.path(), first).unwrap();
+        assert_eq!(t.describe(), "rocprofv3 kernel_trace.csv");
+        assert_eq!(
+            decode(&t),
+            vec![(
+                "void rope_neox<true, false, float, float>(float const*, float*)".into(),
+                2,
+                1100
+            )]
+        );
+
+        let conv = "\"Guid\",\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n\
+            \"0000ddb5-8903-7903-b269-cd8d3745bb8a\",\"KERNEL_DISPATCH\",\"GPU 0\",1,1,137,1,3,\"mul_mat_vec_q\",1,500,800,0,0,8,0,16,64,1,1,1024,1,1\n";
+        let f = write(conv);
+        let t = CsvTrace::open(f.path(), conv.lines().next().unwrap()).unwrap();
+        assert!(t.describe().contains("rocpd convert"));
+        assert_eq!(decode(&t), vec![("mul_mat_vec_q".into(), 1, 300)]);
+    }
+
+    #[test]
+    fn a_bad_timestamp_names_its_line() {
+        let text = "\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n\"a\",1,2\n\"b\",x3,4\n";
+        let f = write(text);
+        let t = CsvTrace::open(f.path(), text.lines().next().unwrap()).unwrap();
+        let e = t.aggregate(None).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("`x3` is not an integer"), "{e}");
+    }
+}

@@ -1,0 +1,212 @@
+//! Fast aggregation of a kernel table shared by the rocpd and nsys readers.
+//!
+//! A trace of a long decode run holds millions of dispatches. SQLite's own `GROUP BY` sorts
+//! them; here the table's rowid range is split into one chunk per core, each scanned by its own
+//! thread with its own read-only connection, and aggregated into an integer-keyed map in the
+//! thread. Only the per-key totals ever sit in memory.
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+
+use super::detect::open_read_only;
+use super::kernels::{accumulate, Phase, Totals, PHASES};
+use super::window::PhaseWindows;
+use super::TraceError;
+
+/// Below this many rows one thread is faster than starting more.
+const MIN_ROWS_PER_THREAD: i64 = 50_000;
+
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Where the rows are: `key`, `start`, `end` columns of `table` (quoted identifiers).
+pub(crate) struct KernelTable {
+    pub table: String,
+    pub key: String,
+    pub start: String,
+    pub end: String,
+    /// A real table (rowid ranges work) rather than a view.
+    pub is_table: bool,
+}
+
+pub(crate) type ByKey = HashMap<i64, [Totals; PHASES]>;
+
+fn worker_count() -> i64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(32) as i64
+}
+
+pub(crate) fn aggregate_by_key(
+    path: &Path,
+    t: &KernelTable,
+    windows: Option<&PhaseWindows>,
+) -> Result<ByKey, TraceError> {
+    let sql_err = |e| TraceError::sqlite(path, e);
+    let select = format!("SELECT {}, {}, {} FROM {}", t.key, t.start, t.end, t.table);
+    if !t.is_table {
+        let conn = open_read_only(path)?;
+        return scan(&conn, &select, None, windows).map_err(sql_err);
+    }
+    let conn = open_read_only(path)?;
+    // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge,
+    // but scans the whole table for both in one statement.
+    let edge = |f: &str| -> Result<Option<i64>, TraceError> {
+        conn.query_row(&format!("SELECT {f}(rowid) FROM {}", t.table), [], |r| r.get(0))
+            .map_err(sql_err)
+    };
+    let (lo, hi) = (edge("min")?, edge("max")?);
+    let (Some(lo), Some(hi)) = (lo, hi) else {
+        return Ok(ByKey::new());
+    };
+    let span = hi - lo + 1;
+    let workers = worker_count().min((span / MIN_ROWS_PER_THREAD).max(1));
+    let ranged = format!("{select} WHERE rowid BETWEEN ?1 AND ?2");
+    if workers == 1 {
+        return scan(&conn, &ranged, Some((lo, hi)), windows).map_err(sql_err);
+    }
+    drop(conn);
+    let chunk = (span + workers - 1) / workers;
+    let results: Vec<Result<ByKey, TraceError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|i| {
+                let a = lo + i * chunk;
+                let b = (a + chunk - 1).min(hi);
+                let ranged = &ranged;
+                s.spawn(move || {
+                    let conn = open_read_only(path)?;
+                    scan(&conn, ranged, Some((a, b)), windows).map_err(|e| TraceError::sqlite(path, e))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a scan thread does not panic"))
+            .collect()
+    });
+    let mut merged = ByKey::new();
+    for r in results {
+        for (key, phases) in r? {
+            let acc = merged.entry(key).or_default();
+            for (a, p) in acc.iter_mut().zip(phases) {
+                a.merge(p);
+            }
+        }
+    }
+    Ok(merged)
+}
+
+/// Per-key totals of one scan: small non-negative keys (rocpd kernel ids, nsys string ids are
+/// dense and small) index a vector, which is cheaper per row than hashing; others go to a map.
+struct KeyTotals {
+    dense: Vec<[Totals; PHASES]>,
+    sparse: ByKey,
+}
+
+const DENSE_KEYS: i64 = 1 << 16;
+
+impl KeyTotals {
+    #[inline]
+    fn add(&mut self, key: i64, start: i64, end: i64, windows: Option<&PhaseWindows>) {
+        if (0..DENSE_KEYS).contains(&key) {
+            let i = key as usize;
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, Default::default());
+            }
+            let phase = windows.map_or(Phase::Decode, |w| w.classify(start));
+            self.dense[i][phase as usize].add(start, end);
+        } else {
+            accumulate(&mut self.sparse, key, start, end, windows);
+        }
+    }
+
+    fn into_map(self) -> ByKey {
+        let mut map = self.sparse;
+        for (i, phases) in self.dense.into_iter().enumerate() {
+            if phases.iter().any(|t| t.calls > 0) {
+                map.insert(i as i64, phases);
+            }
+        }
+        map
+    }
+}
+
+fn scan(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    range: Option<(i64, i64)>,
+    windows: Option<&PhaseWindows>,
+) -> rusqlite::Result<ByKey> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = match range {
+        Some((a, b)) => stmt.query([a, b])?,
+        None => stmt.query([])?,
+    };
+    let mut totals = KeyTotals {
+        dense: Vec::new(),
+        sparse: ByKey::new(),
+    };
+    while let Some(row) = rows.next()? {
+        // Rows with a NULL key or timestamp are not dispatches anyone could attribute.
+        let (ValueRef::Integer(key), ValueRef::Integer(start), ValueRef::Integer(end)) =
+            (row.get_ref_unwrap(0), row.get_ref_unwrap(1), row.get_ref_unwrap(2))
+        else {
+            continue;
+        };
+        totals.add(key, start, end, windows);
+    }
+    Ok(totals.into_map())
+}
+
+/// `(min(start), max(end))` of the rows matching `condition`, or `None` when none does.
+pub(crate) fn span_where(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<(i64, i64)>, TraceError> {
+    let conn = open_read_only(path)?;
+    let sql = format!(
+        "SELECT min({}), max({}) FROM {} WHERE {condition}",
+        t.start, t.end, t.table
+    );
+    let (a, b): (Option<i64>, Option<i64>) = conn
+        .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .map_err(|e| TraceError::sqlite(path, e))?;
+    Ok(a.zip(b))
+}
+
+/// Streams `(start, end)` of every row of `tables` in start order (SQLite sorts, spilling to
+/// temporary files rather than holding the rows).
+pub(crate) fn for_each_by_start(
+    path: &Path,
+    tables: &[&KernelTable],
+    f: &mut dyn FnMut(i64, i64),
+) -> Result<(), TraceError> {
+    let conn = open_read_only(path)?;
+    let union = tables
+        .iter()
+        .map(|t| format!("SELECT {} AS s, {} AS e FROM {}", t.start, t.end, t.table))
+        .collect::<Vec<_>>()
+        .join(" UNION ALL ");
+    let sql_err = |e| TraceError::sqlite(path, e);
+    let mut stmt = conn.prepare(&format!("{union} ORDER BY s")).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        if let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) {
+            f(s, e);
+        }
+    }
+    Ok(())
+}
+
+/// Column names of a table or view.
+pub(crate) fn columns(path: &Path, conn: &rusqlite::Connection, table: &str) -> Result<Vec<String>, TraceError> {
+    let mut stmt = conn
+        .prepare(&format!("SELECT name FROM pragma_table_info({})", quote_literal(table)))
+        .map_err(|e| TraceError::sqlite(path, e))?;
+    let cols = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TraceError::sqlite(path, e))?;
+    Ok(cols)
+}
+
+fn quote_literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}

@@ -1,0 +1,372 @@
+//! `abprof attribute` and `abprof compare-traces` on the fixtures in traces/: the generated rocpd
+//! databases (known totals in traces/*.expected.json, written by scripts/make_rocpd_fixture.py),
+//! the real rocprofv3 CSVs and the real Nsight Systems export.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn traces() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("traces")
+}
+
+fn abprof(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("abprof")
+        .unwrap()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .assert()
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = abprof(args).success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out)))
+}
+
+fn stderr_of_failure(args: &[&str]) -> String {
+    let out = abprof(args).failure().code(1).get_output().stderr.clone();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(text.trim_end().lines().count(), 1, "one line expected: {text}");
+    text
+}
+
+fn expected(name: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(traces().join(name)).unwrap()).unwrap()
+}
+
+/// {category: (calls, ns)} from an attribution's category lines.
+fn categories(lines: &Value) -> BTreeMap<String, (u64, u64)> {
+    lines
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["category"].as_str().unwrap().to_string(),
+                (c["calls"].as_u64().unwrap(), c["ns"].as_u64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// {category: (calls, ns)} from the generator's expected phase.
+fn expected_categories(phase: &Value) -> BTreeMap<String, (u64, u64)> {
+    phase["categories"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                (v["calls"].as_u64().unwrap(), v["total_ns"].as_u64().unwrap()),
+            )
+        })
+        .collect()
+}
+
+fn phase_totals(phase: &Value) -> (u64, u64) {
+    expected_categories(phase)
+        .values()
+        .fold((0, 0), |(c, n), (c2, n2)| (c + c2, n + n2))
+}
+
+fn check_rocpd_fixture(folder: &str, expected_file: &str) {
+    let want = expected(expected_file);
+    let got = json(&["attribute", &format!("traces/{folder}"), "--json"]);
+    assert_eq!(got["window"]["method"], "manifest-window");
+    assert_eq!(got["per_token_divisor"], want["decode_steps"]);
+    assert_eq!(got["window"]["decode_start_ns"], want["decode_window"]["start_ns"]);
+
+    let phases = &want["phases"];
+    assert_eq!(
+        categories(&got["categories"]),
+        expected_categories(&phases["decode"]),
+        "decode categories"
+    );
+    assert_eq!(
+        categories(&got["prefill_categories"]),
+        expected_categories(&phases["prefill"]),
+        "prefill categories"
+    );
+    for (key, phase) in [
+        ("before_prefill", "before_prefill"),
+        ("after_decode", "after_decode"),
+        ("decode", "decode"),
+    ] {
+        let (calls, ns) = phase_totals(&phases[phase]);
+        assert_eq!(
+            (got[key]["calls"].as_u64().unwrap(), got[key]["ns"].as_u64().unwrap()),
+            (calls, ns),
+            "{key}"
+        );
+    }
+
+    // Per kernel (by instantiation: the report drops parameter lists).
+    let mut want_kernels: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for (name, v) in phases["decode"]["kernels"].as_object().unwrap() {
+        let e = want_kernels
+            .entry(abprof::trace::names::instantiation(name))
+            .or_default();
+        e.0 += v["calls"].as_u64().unwrap();
+        e.1 += v["total_ns"].as_u64().unwrap();
+    }
+    let got_kernels: BTreeMap<String, (u64, u64)> = got["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap().to_string(),
+                (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(got_kernels, want_kernels);
+
+    let decode_ns = phase_totals(&phases["decode"]).1 as f64;
+    let steps = want["decode_steps"].as_f64().unwrap();
+    assert!((got["gpu_ms_per_token"].as_f64().unwrap() - decode_ns / steps / 1e6).abs() < 1e-12);
+    // The synthetic sampler kernel is deliberately unknown to the rules.
+    let unmatched: Vec<&str> = got["unmatched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(unmatched, ["greedy_sampler_fused<256>"]);
+}
+
+#[test]
+fn generated_rocpd_fixtures_match_their_known_totals_exactly() {
+    check_rocpd_fixture("rocpd-kv-f16", "rocpd-kv-f16.expected.json");
+    check_rocpd_fixture("rocpd-kv-q8_0", "rocpd-kv-q8_0.expected.json");
+}
+
+#[test]
+fn bare_rocpd_file_finds_decode_by_step_gaps() {
+    let want = expected("rocpd-kv-f16.expected.json");
+    let got = json(&["attribute", "traces/rocpd-kv-f16/trace.db", "--tokens", "9", "--json"]);
+    assert_eq!(got["window"]["method"], "step-gaps");
+    assert_eq!(
+        categories(&got["categories"]),
+        expected_categories(&want["phases"]["decode"])
+    );
+    // Without a manifest the request boundary is unknown: warmup and prefill are one bucket.
+    let (c1, n1) = phase_totals(&want["phases"]["prefill"]);
+    let (c2, n2) = phase_totals(&want["phases"]["before_prefill"]);
+    assert_eq!(
+        (
+            got["prefill"]["calls"].as_u64().unwrap(),
+            got["prefill"]["ns"].as_u64().unwrap()
+        ),
+        (c1 + c2, n1 + n2)
+    );
+}
+
+#[test]
+fn real_nsys_export_has_five_saxpy_kernels() {
+    let got = json(&["attribute", "traces/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "--json"]);
+    assert!(
+        got["format"].as_str().unwrap().contains("export schema 2.9.1"),
+        "{}",
+        got["format"]
+    );
+    assert_eq!(got["window"]["method"], "whole-trace");
+    let kernels = got["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 1);
+    assert_eq!(kernels[0]["name"], "saxpy");
+    assert_eq!(kernels[0]["calls"], 5);
+    // end - start of the five rows, summed
+    assert_eq!(
+        kernels[0]["ns"],
+        17_704_808u64 + 17_733_416 + 17_700_808 + 17_720_488 + 17_713_960
+    );
+    assert_eq!(got["unmatched"][0]["name"], "saxpy");
+}
+
+#[test]
+fn real_rocprofv3_csv_has_nine_dispatches_with_their_durations() {
+    let got = json(&["attribute", "traces/kernel_trace.csv", "--json"]);
+    assert_eq!(got["format"], "rocprofv3 kernel_trace.csv");
+    assert_eq!(got["decode"]["calls"], 9);
+    let by_name: BTreeMap<String, (u64, u64)> = got["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap().to_string(),
+                (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    let want: BTreeMap<String, (u64, u64)> = [
+        ("addition_kernel<float>", (3, 12_800 + 11_400 + 9_840)),
+        ("divide_kernel", (2, 11_200 + 12_440)),
+        ("multiply_kernel", (2, 11_160 + 9_920)),
+        ("subtract_kernel", (2, 8_240 + 9_160)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(by_name, want);
+}
+
+#[test]
+fn rocprofv3_csv_with_truncated_kernel_names_is_read() {
+    // rocprofv3 -T (--truncate-kernels) output: complete rows, names without templates or parameters
+    let got = json(&["attribute", "traces/kernel_trace_truncated.csv", "--json"]);
+    assert_eq!(got["decode"]["calls"], 4);
+    assert_eq!(got["decode"]["ns"], 11_640u64 + 13_080 + 11_440 + 8_680);
+}
+
+#[test]
+fn damaged_and_foreign_files_are_refused_in_one_line() {
+    let cases = [
+        ("traces/kernel_trace_cut.csv", "ends in the middle of line 6"),
+        ("traces/corrupt.db", "corrupt or truncated"),
+        ("traces/legacy.rpd", "legacy rocmProfileData (RPD) database"),
+        ("traces/memory_copy_trace.csv", "memory copy trace, not a kernel trace"),
+        ("traces/rocpd-to-csv.csv", "API trace"),
+        ("traces/kernel_names.csv", "counter collection CSV"),
+        ("traces/README.md", "not a CSV header"),
+        ("traces", "not an `abprof trace` output folder"),
+        ("traces/does-not-exist.db", "No such file"),
+    ];
+    for (path, want) in cases {
+        let err = stderr_of_failure(&["attribute", path]);
+        assert!(
+            err.starts_with("abprof: error: ") && err.contains(want),
+            "{path}: {err}"
+        );
+    }
+}
+
+#[test]
+fn compare_traces_scales_to_measured_and_names_the_moved_kernels() {
+    let got = json(&[
+        "compare-traces",
+        "--variant",
+        "f16=traces/rocpd-kv-f16",
+        "--variant",
+        "q8=traces/rocpd-kv-q8_0",
+        "--json",
+    ]);
+    let f16 = expected("rocpd-kv-f16.expected.json");
+    let q8 = expected("rocpd-kv-q8_0.expected.json");
+    let measured = [
+        f16["measured_ms_per_token"].as_f64().unwrap(),
+        q8["measured_ms_per_token"].as_f64().unwrap(),
+    ];
+    assert_eq!(
+        got["variants"][1]["measured_ms_per_token"].as_f64().unwrap(),
+        measured[1]
+    );
+
+    let rows = got["categories"].as_array().unwrap();
+    for i in 0..2 {
+        let sum: f64 = rows.iter().map(|r| r["ms_per_token"][i].as_f64().unwrap()).sum();
+        assert!((sum - measured[i]).abs() < 1e-9, "variant {i}: categories sum to {sum}");
+    }
+    let share_sum: f64 = rows.iter().map(|r| r["share_of_delta"][1].as_f64().unwrap()).sum();
+    assert!((share_sum - 1.0).abs() < 1e-9);
+
+    // q8_0 KV: flash attention moved most, from its known traced shares.
+    let fa = rows.iter().find(|r| r["category"] == "flash attention").unwrap();
+    let share = |e: &Value| {
+        let d = &e["phases"]["decode"]["categories"];
+        let total: u64 = d
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v["total_ns"].as_u64().unwrap())
+            .sum();
+        d["flash attention"]["total_ns"].as_u64().unwrap() as f64 / total as f64
+    };
+    let want_delta = share(&q8) * measured[1] - share(&f16) * measured[0];
+    assert!((fa["delta"][1].as_f64().unwrap() - want_delta).abs() < 1e-12);
+    assert_eq!(got["moved_kernels"][0]["kernel"], "flash_attn_ext_vec");
+    assert_eq!(
+        got["moved_kernels"][0]["names"][1],
+        "flash_attn_ext_vec<128, 1, (ggml_type)8, (ggml_type)8, false>"
+    );
+
+    let unattributed = got["variants"][0]["unattributed_ms_per_token"].as_f64().unwrap();
+    let traced = got["variants"][0]["traced_gpu_ms_per_token"].as_f64().unwrap();
+    assert!((unattributed - (measured[0] - traced)).abs() < 1e-12);
+
+    let text = abprof(&[
+        "compare-traces",
+        "--variant",
+        "f16=traces/rocpd-kv-f16",
+        "--variant",
+        "q8=traces/rocpd-kv-q8_0",
+    ])
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("unattributed (measured - traced GPU)") && text.contains("flash attention"),
+        "{text}"
+    );
+}
+
+#[test]
+fn compare_traces_refuses_a_benchmark_of_another_output_length() {
+    let err = stderr_of_failure(&[
+        "compare-traces",
+        "--variant",
+        "f16=traces/rocpd-kv-f16",
+        "--variant",
+        "q8=traces/rocpd-kv-q8_0-bench1024",
+    ]);
+    assert!(
+        err.contains("a 9-token trace scaled by a 1024-token TPS is simply wrong"),
+        "{err}"
+    );
+    let err = stderr_of_failure(&[
+        "compare-traces",
+        "--variant",
+        "a=traces/kernel_trace.csv",
+        "--variant",
+        "b=traces/kernel_trace.csv:1.5",
+    ]);
+    assert!(err.contains("variant a: no ms/token"), "{err}");
+    let err = stderr_of_failure(&["compare-traces", "--variant", "a=traces/rocpd-kv-f16"]);
+    assert!(err.contains("at least two --variant"), "{err}");
+    let err = stderr_of_failure(&["compare-traces", "--variant", "nonsense", "--variant", "b=x"]);
+    assert!(err.contains("expected LABEL=TRACE[:MS_PER_TOK]"), "{err}");
+}
+
+#[test]
+fn custom_rules_file_replaces_the_builtin_categories() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.toml");
+    std::fs::write(
+        &rules,
+        "[[rule]]\ncategory = \"blas-ish\"\nregex = '^(addition|multiply)_kernel$'\n",
+    )
+    .unwrap();
+    let got = json(&[
+        "attribute",
+        "traces/kernel_trace.csv",
+        "--rules",
+        rules.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        categories(&got["categories"])["blas-ish"],
+        (5, 12_800 + 11_400 + 9_840 + 11_160 + 9_920)
+    );
+    std::fs::write(&rules, "[[rule]]\ncategory = \"x\"\nregex = '('\n").unwrap();
+    let err = stderr_of_failure(&[
+        "attribute",
+        "traces/kernel_trace.csv",
+        "--rules",
+        rules.to_str().unwrap(),
+    ]);
+    assert!(err.contains("rule 1 (x): invalid regex"), "{err}");
+}
