@@ -13,4 +13,5 @@ pub mod trace;
 pub mod summary;
 pub mod report;
 pub mod variant;
+pub mod telemetry;
 pub mod study;

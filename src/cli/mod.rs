@@ -5,6 +5,7 @@ mod attribute;
 mod bench;
 mod calibrate;
 mod common;
+mod monitor;
 mod compare_traces;
 mod parse_log;
 
@@ -28,6 +29,8 @@ pub enum Command {
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
     CompareTraces(compare_traces::Args),
+    /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
+    Monitor(monitor::Args),
 }
 
 /// Runs the CLI and returns the process exit code. Errors are printed as one line naming the
@@ -48,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Bench(a) => bench::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::ParseLog(a) => parse_log::run(a),
+        Command::Monitor(args) => monitor::run(args),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
     }

@@ -1,0 +1,65 @@
+//! Everything that can go wrong opening or reading a telemetry source, as named conditions the
+//! caller can match on ("no AMD device" is a fact about the host, not a failure of abprof).
+use std::path::PathBuf;
+
+use super::gpu_metrics::GpuMetricsError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TelemetryError {
+    #[error("{library} could not be loaded (tried {tried}): {detail}; install the vendor driver/library, or pick another --telemetry backend")]
+    LibraryMissing { library: &'static str, tried: String, detail: String },
+
+    #[error("{library} has no symbol {symbol}, which abprof needs (library too old?)")]
+    SymbolMissing { library: &'static str, symbol: &'static str },
+
+    #[error("{call} failed with {name} ({code})")]
+    InitFailed { call: &'static str, code: u32, name: String },
+
+    #[error("no AMD GPU found by ROCm SMI ({detail}); on a host without amdgpu use --telemetry nvml, cpu or none")]
+    NoAmdDevice { detail: String },
+
+    #[error("no NVIDIA GPU found by NVML ({detail}); on a host without the NVIDIA driver use --telemetry amdgpu-sysfs, rocm-smi, cpu or none")]
+    NoNvidiaDevice { detail: String },
+
+    #[error(
+        "no amdgpu card with gpu_busy_percent under {root}/class/drm; point --sysfs-root at a sysfs tree that has one"
+    )]
+    NoAmdgpuCard { root: PathBuf },
+
+    #[error("device index {index} is out of range: {backend} sees {count} device(s); pass --device 0..{count}")]
+    NoSuchDevice { backend: &'static str, index: u32, count: u32 },
+
+    #[error("{call} failed with {name} ({code})")]
+    Call { call: &'static str, code: u32, name: String },
+
+    #[error("reading {}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+
+    #[error("{}: cannot parse {what} from {text:?}", path.display())]
+    Parse { path: PathBuf, what: &'static str, text: String },
+
+    #[error("{}: {source}", path.display())]
+    GpuMetrics { path: PathBuf, source: GpuMetricsError },
+
+    #[error("process {pid} not found (/proc/{pid}/stat is gone); it exited, or pass the server's pid")]
+    NoSuchProcess { pid: i32 },
+
+    #[error("--telemetry cpu needs the pid of the process to watch (--pid)")]
+    CpuNeedsPid,
+}
+
+/// An error and its sources on one line; libloading's Display says only "dlopen failed" and
+/// keeps the loader's reason (which file, which symbol) in `source()`.
+pub(crate) fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut line = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !line.contains(&text) {
+            line += ": ";
+            line += &text;
+        }
+        cause = c.source();
+    }
+    line
+}

@@ -1,0 +1,58 @@
+//! GPU (or, on GPU-less hosts, process CPU) telemetry: one `TelemetrySource` trait whose `read()`
+//! returns a `Reading` of optional values, a backend per vendor interface, and a sampler thread
+//! that reads a source on absolute deadlines and says how often each value really changes.
+//!
+//! Units are fixed per field (W, J, °C, MHz, bytes, %) whatever the backend, so the study and the
+//! reports never convert. A field a backend cannot provide stays `None`: absent, never zero.
+mod error;
+mod reading;
+
+pub mod amdgpu_sysfs;
+pub mod csv;
+pub mod gpu_metrics;
+pub mod idle;
+pub mod nvml;
+pub mod phases;
+pub mod proc_cpu;
+pub mod rocm_smi;
+pub mod sampler;
+pub mod select;
+mod sysfs_file;
+pub mod task_cpu;
+
+pub use error::TelemetryError;
+pub use reading::{Field, Reading};
+pub use select::{open, OpenOptions, Opened, SourceKind};
+
+use serde::{Deserialize, Serialize};
+
+/// Anything abprof can poll for a `Reading`. Implementations are opened once (library loaded,
+/// files opened) and then read many times; `read` must not allocate, because the sampler calls
+/// it up to a few thousand times a second.
+pub trait TelemetrySource: Send {
+    /// Which backend this is (`nvml`, `amdgpu-sysfs`, …).
+    fn kind(&self) -> SourceKind;
+
+    /// One line naming the device and what this source can and cannot read, for logs and
+    /// evidence folders.
+    fn describe(&self) -> String;
+
+    /// One reading of everything this source provides.
+    fn read(&mut self) -> Result<Reading, TelemetryError>;
+
+    /// Power samples the driver buffered since the previous call (NVML keeps ~2.4 s of 20 ms
+    /// samples). Sources without such a buffer add nothing.
+    fn drain_driver_power(&mut self, _out: &mut Vec<DriverPowerSample>) -> Result<(), TelemetryError> {
+        Ok(())
+    }
+}
+
+/// One power value that the driver sampled by itself, at its own rate, on its own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DriverPowerSample {
+    /// The driver's timestamp converted to CLOCK_MONOTONIC ns (see `nvml.rs` for how).
+    pub mono_ns: u64,
+    /// The driver's own timestamp, as it gave it (NVML: µs on the CPU's wall clock).
+    pub driver_us: u64,
+    pub power_w: f64,
+}

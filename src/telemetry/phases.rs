@@ -1,0 +1,317 @@
+//! Splits one request's telemetry series into prefill (request start → first token) and decode
+//! (first token → last token), with power, busy, temperature, clock spread, energy and J/token
+//! per phase.
+//!
+//! Energy comes from the device's energy counter when it brackets the phase closely and only
+//! ever rises; otherwise from the time integral (trapezoids) of power — the driver's own 20 ms
+//! power samples where there are any in the phase, else the sampled power. `energy_from` says
+//! which, because a counter difference and an integral of a filtered power value are not the
+//! same measurement.
+use serde::{Deserialize, Serialize};
+
+use super::sampler::{Sample, Series};
+use super::DriverPowerSample;
+use crate::clock::Stamp;
+
+/// The request's timeline, as the client observed it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RequestMarks {
+    pub start: Stamp,
+    pub first_token: Stamp,
+    pub last_token: Stamp,
+    pub prompt_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Prefill,
+    Decode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnergyFrom {
+    /// Difference of the device energy counter across the phase.
+    Counter,
+    /// Integral of the driver's own buffered power samples (NVML, 20 ms).
+    DriverPowerIntegral,
+    /// Integral of the sampled power (instant where the source has it, else averaged).
+    PowerIntegral,
+    /// No energy counter and no power in the series.
+    Unavailable,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PowerFrom {
+    DriverSamples,
+    Instant,
+    Averaged,
+    Unavailable,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    pub phase: Phase,
+    pub duration_s: f64,
+    /// Telemetry samples inside the phase.
+    pub samples: usize,
+    /// Time-weighted mean (energy ÷ duration when energy comes from power).
+    pub mean_power_w: Option<f64>,
+    pub median_power_w: Option<f64>,
+    pub power_from: PowerFrom,
+    pub mean_busy_pct: Option<f64>,
+    pub mean_cpu_pct: Option<f64>,
+    pub peak_temp_c: Option<f64>,
+    pub gfx_clock_min_mhz: Option<f64>,
+    pub gfx_clock_median_mhz: Option<f64>,
+    pub gfx_clock_max_mhz: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub energy_from: EnergyFrom,
+    /// Prompt tokens for prefill, output tokens for decode.
+    pub tokens: u64,
+    pub j_per_token: Option<f64>,
+}
+
+/// Prefill and decode statistics of one request.
+pub fn split(samples: &[Sample], driver_power: &[DriverPowerSample], marks: &RequestMarks) -> [PhaseStats; 2] {
+    [
+        phase_stats(
+            Phase::Prefill,
+            samples,
+            driver_power,
+            marks.start.mono_ns,
+            marks.first_token.mono_ns,
+            marks.prompt_tokens,
+        ),
+        phase_stats(
+            Phase::Decode,
+            samples,
+            driver_power,
+            marks.first_token.mono_ns,
+            marks.last_token.mono_ns,
+            marks.output_tokens,
+        ),
+    ]
+}
+
+/// `split` over a sampler's series (its samples and the driver's power samples).
+pub fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {
+    split(&series.samples, &series.driver_power, marks)
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Sorts `v` and returns its median.
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+}
+
+/// Value at `t` from time-sorted points: linear between neighbours, held beyond the ends.
+fn value_at(points: &[(u64, f64)], t: u64) -> Option<f64> {
+    let i = points.partition_point(|p| p.0 < t);
+    match (i.checked_sub(1).map(|j| points[j]), points.get(i)) {
+        (Some(a), Some(b)) if b.0 > a.0 => Some(a.1 + (b.1 - a.1) * (t - a.0) as f64 / (b.0 - a.0) as f64),
+        (_, Some(b)) => Some(b.1),
+        (Some(a), None) => Some(a.1),
+        (None, None) => None,
+    }
+}
+
+/// ∫ power dt over [t0, t1] in J, by trapezoids through the points inside and the interpolated
+/// values at both ends.
+fn integral_j(points: &[(u64, f64)], t0: u64, t1: u64) -> Option<f64> {
+    let mut path = vec![(t0, value_at(points, t0)?)];
+    path.extend(points.iter().copied().filter(|p| p.0 > t0 && p.0 < t1));
+    path.push((t1, value_at(points, t1)?));
+    Some(path.windows(2).map(|w| (w[1].0 - w[0].0) as f64 / 1e9 * (w[0].1 + w[1].1) / 2.0).sum())
+}
+
+/// Energy from the counter, if a reading lies within `tol` of each end and the counter never
+/// falls in between; the difference is scaled from the readings' span to the phase's.
+fn counter_energy_j(samples: &[Sample], t0: u64, t1: u64) -> Option<f64> {
+    let tol = ((t1 - t0) / 20).max(10_000_000);
+    let with_energy: Vec<(u64, f64)> =
+        samples.iter().filter_map(|s| s.reading.energy_j.map(|e| (s.at.mono_ns, e))).collect();
+    let nearest =
+        |t: u64| with_energy.iter().copied().filter(|p| p.0.abs_diff(t) <= tol).min_by_key(|p| p.0.abs_diff(t));
+    let (a, b) = (nearest(t0)?, nearest(t1)?);
+    if b.0 <= a.0 {
+        return None;
+    }
+    let span: Vec<f64> = with_energy.iter().filter(|p| p.0 >= a.0 && p.0 <= b.0).map(|p| p.1).collect();
+    if span.windows(2).any(|w| w[1] < w[0]) || b.1 <= a.1 {
+        // A wrap, a reset, or a counter that did not move while the GPU drew power.
+        return None;
+    }
+    Some((b.1 - a.1) * (t1 - t0) as f64 / (b.0 - a.0) as f64)
+}
+
+fn phase_stats(
+    phase: Phase,
+    samples: &[Sample],
+    driver: &[DriverPowerSample],
+    t0: u64,
+    t1: u64,
+    tokens: u64,
+) -> PhaseStats {
+    let t1 = t1.max(t0);
+    let duration_s = (t1 - t0) as f64 / 1e9;
+    let inside: Vec<&Sample> = samples.iter().filter(|s| s.at.mono_ns >= t0 && s.at.mono_ns <= t1).collect();
+    let collect = |f: fn(&Sample) -> Option<f64>| -> Vec<f64> { inside.iter().filter_map(|s| f(s)).collect() };
+
+    let mut driver_points: Vec<(u64, f64)> = driver.iter().map(|d| (d.mono_ns, d.power_w)).collect();
+    driver_points.sort_by_key(|p| p.0);
+    let driver_inside = driver_points.iter().filter(|p| p.0 >= t0 && p.0 <= t1).count();
+    let series_points = |f: fn(&Sample) -> Option<f64>| -> Vec<(u64, f64)> {
+        samples.iter().filter_map(|s| f(s).map(|v| (s.at.mono_ns, v))).collect()
+    };
+    let instant = series_points(|s| s.reading.power_w);
+    let averaged = series_points(|s| s.reading.power_avg_w);
+    let (points, power_from) = if driver_inside >= 2 {
+        (driver_points, PowerFrom::DriverSamples)
+    } else if !instant.is_empty() {
+        (instant, PowerFrom::Instant)
+    } else if !averaged.is_empty() {
+        (averaged, PowerFrom::Averaged)
+    } else {
+        (Vec::new(), PowerFrom::Unavailable)
+    };
+    let mut power_inside: Vec<f64> = points.iter().filter(|p| p.0 >= t0 && p.0 <= t1).map(|p| p.1).collect();
+    let power_integral = if duration_s > 0.0 { integral_j(&points, t0, t1) } else { None };
+
+    let (energy_j, energy_from) = match (counter_energy_j(samples, t0, t1), power_integral) {
+        (Some(e), _) => (Some(e), EnergyFrom::Counter),
+        (None, Some(e)) if power_from == PowerFrom::DriverSamples => (Some(e), EnergyFrom::DriverPowerIntegral),
+        (None, Some(e)) => (Some(e), EnergyFrom::PowerIntegral),
+        (None, None) => (None, EnergyFrom::Unavailable),
+    };
+    let mut clocks = collect(|s| s.reading.gfx_clock_mhz);
+
+    PhaseStats {
+        phase,
+        duration_s,
+        samples: inside.len(),
+        mean_power_w: power_integral.filter(|_| duration_s > 0.0).map(|e| e / duration_s),
+        median_power_w: median(&mut power_inside),
+        power_from,
+        mean_busy_pct: mean(&collect(|s| s.reading.busy_pct)),
+        mean_cpu_pct: mean(&collect(|s| s.reading.cpu_pct)),
+        peak_temp_c: collect(|s| s.reading.hottest_c()).into_iter().reduce(f64::max),
+        gfx_clock_min_mhz: clocks.iter().copied().reduce(f64::min),
+        gfx_clock_max_mhz: clocks.iter().copied().reduce(f64::max),
+        gfx_clock_median_mhz: median(&mut clocks),
+        energy_j,
+        energy_from,
+        tokens,
+        j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::Reading;
+
+    const MS: u64 = 1_000_000;
+
+    fn at(ms: u64) -> Stamp {
+        Stamp { mono_ns: ms * MS, boot_ns: ms * MS }
+    }
+
+    fn sample(ms: u64, r: Reading) -> Sample {
+        Sample { at: at(ms), late_ns: 0, reading: r }
+    }
+
+    fn marks() -> RequestMarks {
+        RequestMarks {
+            start: at(1000),
+            first_token: at(2000),
+            last_token: at(4000),
+            prompt_tokens: 500,
+            output_tokens: 100,
+        }
+    }
+
+    /// 100 W before the first token, 300 W after, read every 100 ms from t = 0 to 5 s.
+    fn square_wave(energy: bool) -> Vec<Sample> {
+        let mut joules = 0.0;
+        (0..=50)
+            .map(|i| {
+                let ms = i * 100;
+                let w = if ms < 2000 { 100.0 } else { 300.0 };
+                let r = Reading {
+                    power_w: Some(w),
+                    busy_pct: Some(if ms < 1000 { 0.0 } else { 90.0 }),
+                    gfx_clock_mhz: Some(if ms < 3000 { 1800.0 } else { 1500.0 }),
+                    temp_gpu_c: Some(50.0 + ms as f64 / 100.0),
+                    energy_j: energy.then_some(joules),
+                    ..Default::default()
+                };
+                joules += w * 0.1;
+                sample(ms, r)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn integrates_power_per_phase_without_a_counter() {
+        let [prefill, decode] = split(&square_wave(false), &[], &marks());
+        assert_eq!(prefill.energy_from, EnergyFrom::PowerIntegral);
+        assert_eq!(prefill.power_from, PowerFrom::Instant);
+        // 0.9 s at 100 W, then the trapezoid of the 100→300 W step read at 1.9 s and 2.0 s: 20 J.
+        assert!((prefill.energy_j.unwrap() - 110.0).abs() < 1e-9, "{prefill:?}");
+        assert!((decode.energy_j.unwrap() - 600.0).abs() < 1e-9, "{decode:?}");
+        assert!((prefill.j_per_token.unwrap() - 0.22).abs() < 1e-9);
+        assert!((prefill.mean_power_w.unwrap() - 110.0).abs() < 1e-9);
+        assert!((decode.j_per_token.unwrap() - 6.0).abs() < 1e-9);
+        assert_eq!(decode.median_power_w, Some(300.0));
+        assert_eq!((decode.gfx_clock_min_mhz, decode.gfx_clock_max_mhz), (Some(1500.0), Some(1800.0)));
+        assert_eq!(decode.peak_temp_c, Some(90.0));
+        assert_eq!(prefill.samples, 11);
+        assert!((prefill.mean_busy_pct.unwrap() - 90.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn prefers_a_monotonic_counter_and_rejects_a_falling_one() {
+        let mut series = square_wave(true);
+        let [prefill, decode] = split(&series, &[], &marks());
+        // The counter integrates by holding each value (100 J), not by trapezoids (110 J).
+        assert_eq!(prefill.energy_from, EnergyFrom::Counter);
+        assert!((prefill.energy_j.unwrap() - 100.0).abs() < 1e-6, "{prefill:?}");
+        assert!((decode.energy_j.unwrap() - 600.0).abs() < 1e-6, "{decode:?}");
+        series[30].reading.energy_j = Some(0.0);
+        let [_, decode] = split(&series, &[], &marks());
+        assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+    }
+
+    #[test]
+    fn uses_driver_samples_when_they_cover_the_phase() {
+        let driver: Vec<DriverPowerSample> = (0..250)
+            .map(|i| DriverPowerSample { mono_ns: i * 20 * MS, driver_us: i * 20_000, power_w: 250.0 })
+            .collect();
+        let [_, decode] = split(&square_wave(false), &driver, &marks());
+        assert_eq!(decode.energy_from, EnergyFrom::DriverPowerIntegral);
+        assert!((decode.energy_j.unwrap() - 500.0).abs() < 1e-9);
+        assert_eq!(decode.mean_power_w, Some(250.0));
+    }
+
+    #[test]
+    fn a_series_without_power_says_so() {
+        let series: Vec<Sample> =
+            (0..50).map(|i| sample(i * 100, Reading { cpu_pct: Some(3.0), ..Default::default() })).collect();
+        let [prefill, _] = split(&series, &[], &marks());
+        assert_eq!((prefill.energy_j, prefill.energy_from), (None, EnergyFrom::Unavailable));
+        assert_eq!(prefill.mean_cpu_pct, Some(3.0));
+        assert_eq!(prefill.j_per_token, None);
+    }
+}

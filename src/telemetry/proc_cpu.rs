@@ -1,0 +1,137 @@
+//! CPU use of one process from `/proc/<pid>/stat`: the `cpu` backend on GPU-less hosts (the idle
+//! gate then waits for "server CPU below X%"), and an add-on to any GPU backend.
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::sysfs_file::SysfsFile;
+use super::{Reading, SourceKind, TelemetryError, TelemetrySource};
+use crate::clock::mono_ns;
+
+/// USER_HZ, the unit of utime/stime: fixed at 100 by the Linux ABI on x86-64 and arm64.
+const TICKS_PER_S: f64 = 100.0;
+
+/// utime+stime move in 10 ms ticks, so a rate over a few ms would read 0% or 1000%. The value is
+/// recomputed once this much time has passed and held in between; the sampler's change tracking
+/// then shows this window as the field's real update interval.
+pub const CPU_WINDOW: Duration = Duration::from_millis(200);
+
+pub struct ProcessCpu {
+    pid: i32,
+    stat: SysfsFile,
+    window_start: Option<(u64, u64)>,
+    last_pct: Option<f64>,
+}
+
+/// utime + stime (ticks) from a `/proc/<pid>/stat` line. The command name may hold spaces and
+/// parentheses, so fields are counted from the last ')'.
+fn parse_cpu_ticks(stat: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(stat).ok()?;
+    let rest = &text[text.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    // After ')': state(3) ppid(4) … utime is field 14, stime 15 (proc(5)); index from field 3.
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(utime + stime)
+}
+
+impl ProcessCpu {
+    pub fn open(pid: i32) -> Result<ProcessCpu, TelemetryError> {
+        let path = PathBuf::from(format!("/proc/{pid}/stat"));
+        let stat = SysfsFile::open_readable(&path).map_err(|_| TelemetryError::NoSuchProcess { pid })?;
+        Ok(ProcessCpu { pid, stat, window_start: None, last_pct: None })
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// % of one core over the latest complete window; `None` until the first window closes.
+    pub fn read_pct(&mut self) -> Result<Option<f64>, TelemetryError> {
+        let mut buf = [0u8; 1024];
+        let n = self.stat.read_into(&mut buf).map_err(|_| TelemetryError::NoSuchProcess { pid: self.pid })?;
+        let ticks = parse_cpu_ticks(&buf[..n]).ok_or_else(|| self.stat.parse_error("utime/stime", &buf[..n]))?;
+        let now = mono_ns();
+        match self.window_start {
+            None => self.window_start = Some((now, ticks)),
+            Some((t0, ticks0)) if now - t0 >= CPU_WINDOW.as_nanos() as u64 => {
+                let cpu_s = (ticks - ticks0) as f64 / TICKS_PER_S;
+                self.last_pct = Some(100.0 * cpu_s / ((now - t0) as f64 / 1e9));
+                self.window_start = Some((now, ticks));
+            }
+            Some(_) => {}
+        }
+        Ok(self.last_pct)
+    }
+}
+
+impl TelemetrySource for ProcessCpu {
+    fn kind(&self) -> SourceKind {
+        SourceKind::Cpu
+    }
+
+    fn describe(&self) -> String {
+        format!("CPU use of process {} from /proc/{}/stat ({} ms windows)", self.pid, self.pid, CPU_WINDOW.as_millis())
+    }
+
+    fn read(&mut self) -> Result<Reading, TelemetryError> {
+        Ok(Reading { cpu_pct: self.read_pct()?, ..Reading::default() })
+    }
+}
+
+/// Any source plus the CPU use of one process (the server), so the idle gate can check both.
+pub struct WithProcessCpu {
+    pub inner: Box<dyn TelemetrySource>,
+    pub cpu: ProcessCpu,
+}
+
+impl TelemetrySource for WithProcessCpu {
+    fn kind(&self) -> SourceKind {
+        self.inner.kind()
+    }
+
+    fn describe(&self) -> String {
+        format!("{}; plus {}", self.inner.describe(), self.cpu.describe())
+    }
+
+    fn read(&mut self) -> Result<Reading, TelemetryError> {
+        let mut r = self.inner.read()?;
+        r.cpu_pct = self.cpu.read_pct()?;
+        Ok(r)
+    }
+
+    fn drain_driver_power(&mut self, out: &mut Vec<super::DriverPowerSample>) -> Result<(), TelemetryError> {
+        self.inner.drain_driver_power(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ticks_past_a_tricky_command_name() {
+        let line = b"1234 (my (odd) srv) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 8 0 100 0 0\n";
+        assert_eq!(parse_cpu_ticks(line), Some(300));
+        assert_eq!(parse_cpu_ticks(b"garbage"), None);
+    }
+
+    #[test]
+    fn measures_a_busy_thread_of_this_process() {
+        let mut cpu = ProcessCpu::open(std::process::id() as i32).unwrap();
+        assert_eq!(cpu.read_pct().unwrap(), None);
+        let until = std::time::Instant::now() + CPU_WINDOW + Duration::from_millis(50);
+        let mut spins = 0u64;
+        while std::time::Instant::now() < until {
+            spins = std::hint::black_box(spins + 1);
+        }
+        let pct = cpu.read_pct().unwrap().expect("a full window has passed");
+        // One spinning thread ≈ 100% of a core; other test threads may add some.
+        assert!(pct > 30.0, "{pct}");
+    }
+
+    #[test]
+    fn a_missing_process_is_named() {
+        let e = ProcessCpu::open(i32::MAX).err().unwrap();
+        assert!(matches!(e, TelemetryError::NoSuchProcess { .. }), "{e}");
+    }
+}

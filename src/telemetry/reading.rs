@@ -1,0 +1,145 @@
+//! The one record every backend fills: a fixed set of optional values in fixed units.
+use serde::{Deserialize, Serialize};
+
+// One list of fields drives the struct, the `Field` enum, names, units and CSV columns, so adding
+// a field cannot leave one of them behind.
+macro_rules! reading_fields {
+    ($( $(#[doc = $doc:literal])* $variant:ident $name:ident $unit:literal ),* $(,)?) => {
+        /// One reading of a telemetry source. `None` = this source does not provide the value (or
+        /// the device reported it as unsupported); it is never a stand-in for zero.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+        pub struct Reading {
+            $( $(#[doc = $doc])*
+               #[serde(default, skip_serializing_if = "Option::is_none")]
+               pub $name: Option<f64>, )*
+        }
+
+        /// Names one value of a `Reading`, for per-field statistics and table columns.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum Field { $( $variant, )* }
+
+        impl Field {
+            pub const ALL: &'static [Field] = &[ $( Field::$variant, )* ];
+
+            /// The field's name in JSON, CSV and reports.
+            pub fn name(self) -> &'static str {
+                match self { $( Field::$variant => stringify!($name), )* }
+            }
+
+            pub fn unit(self) -> &'static str {
+                match self { $( Field::$variant => $unit, )* }
+            }
+        }
+
+        impl Reading {
+            pub fn get(&self, field: Field) -> Option<f64> {
+                match field { $( Field::$variant => self.$name, )* }
+            }
+
+            pub fn set(&mut self, field: Field, value: Option<f64>) {
+                match field { $( Field::$variant => self.$name = value, )* }
+            }
+        }
+    };
+}
+
+reading_fields! {
+    /// GPU busy: NVML utilization.gpu, amdgpu `gpu_busy_percent`, ROCm SMI busy percent.
+    BusyPct busy_pct "%",
+    /// Memory-controller busy (NVML utilization.memory, amdgpu `mem_busy_percent`).
+    MemBusyPct mem_busy_pct "%",
+    /// Power now: NVML instant field 186, hwmon `power1_input`, ROCm SMI current socket power.
+    /// Phases use this one.
+    PowerW power_w "W",
+    /// Power averaged by the device: NVML `GetPowerUsage` (1 s on Ampere+), hwmon
+    /// `power1_average`, gpu_metrics average_socket_power. A cross-check, too smooth for phases.
+    PowerAvgW power_avg_w "W",
+    /// GPU-only power on APUs, where socket power includes the CPU (gpu_metrics v2/v3
+    /// average_gfx_power).
+    GfxPowerW gfx_power_w "W",
+    /// Energy counter (NVML total energy, gpu_metrics energy_accumulator × 2⁻¹⁶ J, ROCm SMI
+    /// energy count × resolution). Only differences are meaningful; the origin is arbitrary.
+    EnergyJ energy_j "J",
+    /// The main GPU temperature: NVML GPU die, amdgpu edge (hwmon temp1), APU gfx.
+    TempGpuC temp_gpu_c "°C",
+    /// Junction/hotspot temperature (amdgpu temp2 "junction").
+    TempHotspotC temp_hotspot_c "°C",
+    /// Memory (VRAM/HBM) temperature (amdgpu temp3 "mem").
+    TempMemC temp_mem_c "°C",
+    /// Graphics/SM clock now.
+    GfxClockMhz gfx_clock_mhz "MHz",
+    /// Memory clock now.
+    MemClockMhz mem_clock_mhz "MHz",
+    VramUsedBytes vram_used_bytes "B",
+    /// GTT (system memory mapped for the GPU); what an APU's model mostly lives in.
+    GttUsedBytes gtt_used_bytes "B",
+    /// CPU use of one process, in % of one core, since the previous read.
+    CpuPct cpu_pct "%",
+    /// The driver's own timestamp of the values (gpu_metrics system_clock_counter,
+    /// CLOCK_BOOTTIME ns). Its change interval is the true refresh rate of the metrics table.
+    GpuStampNs gpu_stamp_ns "ns",
+    /// gpu_metrics average_gfx_activity exactly as the blob holds it (v2_4/v3_0: centi-% per the
+    /// SMU headers; kept raw so a run on real hardware can settle the unit).
+    MetricsGfxActivityRaw metrics_gfx_activity_raw "raw",
+    /// gpu_metrics temperature_gfx (v2/v3) or temperature_edge (v1) exactly as the blob holds it.
+    MetricsTempRaw metrics_temp_raw "raw",
+}
+
+impl Reading {
+    /// Every field this reading holds, in `Field::ALL` order.
+    pub fn present(&self) -> impl Iterator<Item = (Field, f64)> + '_ {
+        Field::ALL.iter().filter_map(move |f| self.get(*f).map(|v| (*f, v)))
+    }
+
+    /// Fills each field that is `None` here from `other`.
+    pub fn fill_missing_from(&mut self, other: &Reading) {
+        for &f in Field::ALL {
+            if self.get(f).is_none() {
+                self.set(f, other.get(f));
+            }
+        }
+    }
+
+    /// The hottest temperature present (GPU, hotspot or memory).
+    pub fn hottest_c(&self) -> Option<f64> {
+        [self.temp_gpu_c, self.temp_hotspot_c, self.temp_mem_c].into_iter().flatten().reduce(f64::max)
+    }
+
+    /// Instant power if the source has it, else its averaged power.
+    pub fn best_power_w(&self) -> Option<f64> {
+        self.power_w.or(self.power_avg_w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_set_and_names_cover_every_field() {
+        let mut r = Reading::default();
+        for (i, &f) in Field::ALL.iter().enumerate() {
+            r.set(f, Some(i as f64));
+        }
+        for (i, &f) in Field::ALL.iter().enumerate() {
+            assert_eq!(r.get(f), Some(i as f64), "{}", f.name());
+        }
+        let json = serde_json::to_value(r).unwrap();
+        assert_eq!(json.as_object().unwrap().len(), Field::ALL.len());
+        assert_eq!(serde_json::to_string(&Reading::default()).unwrap(), "{}");
+    }
+
+    #[test]
+    fn hottest_and_best_power() {
+        let r = Reading {
+            temp_gpu_c: Some(60.0),
+            temp_hotspot_c: Some(75.0),
+            power_avg_w: Some(9.0),
+            ..Default::default()
+        };
+        assert_eq!(r.hottest_c(), Some(75.0));
+        assert_eq!(r.best_power_w(), Some(9.0));
+        assert_eq!(Reading::default().hottest_c(), None);
+    }
+}

@@ -1,0 +1,107 @@
+//! A process's CPU use at millisecond resolution, for the idle gate on GPU-less hosts.
+//!
+//! `/proc/<pid>/stat` counts in 10 ms ticks, so a gate built on it needs windows of ~200 ms and ten
+//! of them take two seconds per sample. `/proc/<pid>/task/<tid>/schedstat` counts nanoseconds on
+//! the CPU per thread: summed over the server's threads, a 5 ms window already tells idle from busy.
+use std::path::PathBuf;
+
+pub struct TaskCpu {
+    task_dir: PathBuf,
+    last: Option<(u64, u64)>,
+}
+
+impl TaskCpu {
+    pub fn new(pid: u32) -> TaskCpu {
+        TaskCpu { task_dir: PathBuf::from(format!("/proc/{pid}/task")), last: None }
+    }
+
+    /// Nanoseconds on the CPU of all the process's threads, or None if it is gone.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        let mut total = 0u64;
+        for entry in std::fs::read_dir(&self.task_dir).ok()?.flatten() {
+            let text = std::fs::read_to_string(entry.path().join("schedstat")).unwrap_or_default();
+            total += text.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+        Some(total)
+    }
+
+    /// % of one core since the previous call (None on the first call or once the process is gone).
+    pub fn pct_since_last(&mut self) -> Option<f64> {
+        let now = crate::clock::mono_ns();
+        let cpu = self.cpu_ns()?;
+        let prev = self.last.replace((now, cpu));
+        let (t0, c0) = prev?;
+        let dt = now.saturating_sub(t0).max(1);
+        Some(100.0 * cpu.saturating_sub(c0) as f64 / dt as f64)
+    }
+}
+
+/// Busy CPU time of the whole host, from the first line of `/proc/stat` (user, nice, system, irq,
+/// softirq, steal; idle and iowait excluded), in ns.
+pub fn host_busy_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().next()?;
+    let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    if f.len() < 8 {
+        return None;
+    }
+    // USER_HZ is 100 on every Linux ABI abprof runs on: one tick is 10 ms.
+    Some((f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) * 10_000_000)
+}
+
+/// CPU used on this host by processes other than the server and abprof itself between two
+/// snapshots: the load a "nothing else was running" claim must rule out.
+#[derive(Debug, Clone, Copy)]
+pub struct ForeignLoad {
+    mono_ns: u64,
+    host_ns: u64,
+    server_ns: u64,
+    self_ns: u64,
+}
+
+impl ForeignLoad {
+    pub fn snapshot(server: &TaskCpu, me: &TaskCpu) -> Option<ForeignLoad> {
+        Some(ForeignLoad {
+            mono_ns: crate::clock::mono_ns(),
+            host_ns: host_busy_ns()?,
+            server_ns: server.cpu_ns().unwrap_or(0),
+            self_ns: me.cpu_ns().unwrap_or(0),
+        })
+    }
+
+    /// (% of one core used by others, % used by the server) from `self` to `later`.
+    pub fn since(&self, later: &ForeignLoad) -> (f64, f64) {
+        let wall = later.mono_ns.saturating_sub(self.mono_ns).max(1) as f64;
+        let host = later.host_ns.saturating_sub(self.host_ns) as f64;
+        let server = later.server_ns.saturating_sub(self.server_ns) as f64;
+        let me = later.self_ns.saturating_sub(self.self_ns) as f64;
+        (100.0 * (host - server - me).max(0.0) / wall, 100.0 * server / wall)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sees_its_own_busy_loop() {
+        let mut t = TaskCpu::new(std::process::id());
+        assert!(t.pct_since_last().is_none());
+        let start = std::time::Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < std::time::Duration::from_millis(30) {
+            x = x.wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        assert!(t.pct_since_last().unwrap() > 50.0);
+        assert!(TaskCpu::new(u32::MAX).cpu_ns().is_none());
+    }
+
+    #[test]
+    fn host_busy_time_moves_forward() {
+        let a = host_busy_ns().unwrap();
+        let t = std::time::Instant::now();
+        while t.elapsed() < std::time::Duration::from_millis(30) {}
+        assert!(host_busy_ns().unwrap() >= a);
+    }
+}
