@@ -15,3 +15,4 @@ pub mod report;
 pub mod variant;
 pub mod telemetry;
 pub mod study;
+pub mod schedule;

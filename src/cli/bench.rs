@@ -65,6 +65,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         expected_prompt_tokens: expected,
         health_timeout: a.server.health_timeout(),
         stop_timeout: Duration::from_secs(60),
+        kill_on_stop_timeout: true,
         warm_prompt_cache: false,
     };
     let files = SampleFiles::new(&evidence);

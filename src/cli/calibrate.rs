@@ -1,5 +1,6 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
 use super::common::{check_model, port_or_free, runtime, split_server_args};
+use crate::client::calibrate::DEFAULT_SOURCE;
 use crate::client::{calibrate, Client};
 use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::server::LaunchSpec;
@@ -8,8 +9,6 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The varied technical prose shipped with abprof (written for it; see assets/README.md).
-pub const DEFAULT_SOURCE: &str = include_str!("../../assets/prompt-source.md");
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {

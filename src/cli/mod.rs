@@ -2,12 +2,15 @@
 use clap::{Parser, Subcommand};
 
 mod attribute;
+mod ab;
 mod bench;
 mod calibrate;
 mod common;
 mod monitor;
 mod compare_traces;
 mod parse_log;
+mod summarize;
+mod trace;
 
 #[derive(Parser, Debug)]
 #[command(name = "abprof", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")"),
@@ -19,12 +22,18 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// The A/B study: cold interleaved samples of every variant, isolation, evidence, verdict.
+    Ab(ab::AbArgs),
     /// One cold sample: start the server, one timed streaming request, stop, parse its log.
     Bench(bench::BenchArgs),
     /// Make a prompt of exactly N chat-template tokens.
     Calibrate(calibrate::CalibrateArgs),
     /// Parse the one request timing block of a llama-server log.
     ParseLog(parse_log::ParseLogArgs),
+    /// Summarize a study's evidence folder: medians, % change, confidence, rejections.
+    Summarize(summarize::SummarizeArgs),
+    /// Kernel-trace variants (rocprofv3 / Nsight Systems) with trace-matched untraced samples.
+    Trace(trace::TraceArgs),
     /// Attribute one kernel trace's decode time to kernel categories, per token.
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
@@ -48,9 +57,12 @@ pub fn main() -> i32 {
 
 fn run(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
+        Command::Ab(a) => ab::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Calibrate(a) => calibrate::run(a),
         Command::ParseLog(a) => parse_log::run(a),
+        Command::Summarize(a) => summarize::run(a),
+        Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub const MAX_ROUNDS: usize = 8;
+/// The varied technical prose prompts are cut from (written for abprof; assets/README.md).
+pub const DEFAULT_SOURCE: &str = include_str!("../../assets/prompt-source.md");
 /// The first guess leaves this many tokens for the chat template.
 const TEMPLATE_ALLOWANCE: u64 = 30;
 

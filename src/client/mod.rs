@@ -45,7 +45,11 @@ pub struct Client {
 
 impl Client {
     pub fn new(base_url: &str) -> Client {
+        // No pooled keep-alive connections: llama-server (cpp-httplib) closes a connection after a
+        // few requests, and a pooled one closed under the client fails the next request with
+        // "connection closed before message completed". A loopback connect costs ~50 µs.
         let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
             .no_proxy()
             .connect_timeout(Duration::from_secs(5))
             .tcp_nodelay(true)

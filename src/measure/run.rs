@@ -14,6 +14,9 @@ pub struct SampleSpec {
     pub expected_prompt_tokens: Option<u64>,
     pub health_timeout: Duration,
     pub stop_timeout: Duration,
+    /// SIGKILL the process group if it outlives `stop_timeout`; false for a tracer, whose output
+    /// a kill would destroy.
+    pub kill_on_stop_timeout: bool,
     /// Pure-decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
     /// the timed one decodes with the full-length KV in place and no prefill.
     pub warm_prompt_cache: bool,
@@ -195,7 +198,7 @@ pub async fn run_sample(
 
     observer.phase(SamplePhase::Stopping);
     let exited_early = server.exited();
-    match server.stop(spec.stop_timeout) {
+    match server.stop_with(spec.stop_timeout, spec.kill_on_stop_timeout) {
         Ok(report) => sample.stop = Some(report),
         Err(e) => {
             sample.error.get_or_insert(format!("stopping the server: {e}"));

@@ -72,6 +72,8 @@ pub enum ServerError {
     HealthTimeout { secs: u64, log: PathBuf },
     #[error("could not signal the server: {0}")]
     Signal(Errno),
+    #[error("{program} (pid {pid}) is still running {secs} s after its SIGTERM, probably still writing its trace: abprof left it alone; wait for it to exit, then read its output")]
+    StillFinalizing { program: PathBuf, pid: u32, secs: u64 },
 }
 
 /// How a stop went.
@@ -209,6 +211,12 @@ impl RunningServer {
     /// One SIGTERM to the server's pid, then wait; SIGKILL to its process group only after
     /// `timeout`. Afterwards the group must be empty: stragglers of our own group are killed.
     pub fn stop(&mut self, timeout: Duration) -> Result<StopReport, ServerError> {
+        self.stop_with(timeout, true)
+    }
+
+    /// Like [`stop`](Self::stop); with `kill_on_timeout` false a process still running after
+    /// `timeout` is left alone (a tracer writing its output must not be killed) and reported.
+    pub fn stop_with(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError> {
         let Some(mut child) = self.child.take() else {
             return Ok(StopReport { stop_ms: 0.0, exit: "already stopped".into(), killed: false });
         };
@@ -227,11 +235,19 @@ impl RunningServer {
                         break s;
                     }
                     if std::time::Instant::now() >= deadline {
+                        if !kill_on_timeout {
+                            // Dropping a Child neither signals nor waits: the process runs on.
+                            return Err(ServerError::StillFinalizing {
+                                program: self.spec.program.clone(),
+                                pid: self.pid,
+                                secs: timeout.as_secs(),
+                            });
+                        }
                         killed = true;
                         let _ = killpg(self.pgid(), Signal::SIGKILL);
                         break child.wait().map_err(|_| ServerError::Signal(Errno::ECHILD))?;
                     }
-                    std::thread::sleep(Duration::from_millis(5));
+                    std::thread::sleep(Duration::from_millis(1));
                 }
             }
         };

@@ -1,3 +1,10 @@
 //! The A/B driver: a study file, the interleaved order, isolation hooks on every exit path, and
 //! an evidence folder written after every sample.
-pub mod schedule;
+pub mod evidence;
+pub mod facts;
+pub mod file;
+pub mod isolation;
+mod observer;
+mod run;
+
+pub use run::{run_study, Outcome, StudyRun};

@@ -1,3 +1,283 @@
-//! Medians, confidence intervals and verdicts; the seeds' rejection rules.
+//! Medians, confidence intervals and verdicts; the seeds' rejection rules. A `Summary` is built
+//! from an evidence folder alone, so it can be rebuilt at any time, also from an interrupted study.
 pub mod rules;
 pub mod stats;
+
+use crate::client::calibrate::recorded_prompt_tokens;
+use crate::measure::Sample;
+use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
+use crate::study::file::StudyFile;
+use crate::study::isolation::IsolationRecord;
+use rules::{sample_rejections, Expectations, Rejection};
+use serde::{Deserialize, Serialize};
+use stats::{bootstrap_change_ci, median, mean, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+
+/// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
+/// change (ab-qwen-profiling §4).
+pub const ACCEPTANCE_MATERIAL: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Metric {
+    ServerDecodeTps,
+    ServerPrefillTps,
+    StrictStreamedTps,
+    TtftMs,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 4] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Metric::ServerDecodeTps => "server decode TPS (tok/s)",
+            Metric::ServerPrefillTps => "server prefill TPS (tok/s)",
+            Metric::StrictStreamedTps => "strict streamed TPS (tok/s)",
+            Metric::TtftMs => "TTFT (ms)",
+        }
+    }
+
+    pub fn higher_is_better(self) -> bool {
+        !matches!(self, Metric::TtftMs)
+    }
+
+    pub fn of(self, s: &Sample) -> Option<f64> {
+        let v = match self {
+            Metric::ServerDecodeTps => s.server.as_ref().map(|t| t.decode_tps),
+            Metric::ServerPrefillTps => s.server.as_ref().map(|t| t.prefill_tps),
+            Metric::StrictStreamedTps => s.stream.strict_tps,
+            Metric::TtftMs => s.stream.ttft_ms,
+        };
+        v.filter(|x| x.is_finite())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MetricSummary {
+    pub metric: Metric,
+    pub runs: Vec<f64>,
+    pub mean: Option<f64>,
+    pub median: Option<f64>,
+    /// `100*(median/baseline median - 1)`; None for the baseline.
+    pub change_pct: Option<f64>,
+    pub ci: Option<ChangeCi>,
+    pub verdict: Option<Verdict>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct VariantSummary {
+    pub label: String,
+    pub spec: String,
+    pub planned: usize,
+    pub accepted: usize,
+    pub metrics: Vec<MetricSummary>,
+    /// 1000 / median server decode TPS, the figure a trace comparison scales by.
+    pub ms_per_token: Option<f64>,
+    pub decode_tps_n_minus_1_median: Option<f64>,
+    pub acceptance: Vec<f64>,
+    pub acceptance_median: Option<f64>,
+    pub output_tokens: Vec<u64>,
+    pub prompt_tokens: Vec<u64>,
+    pub idle_gate_ms_median: Option<f64>,
+    /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
+    pub caveats: Vec<String>,
+}
+
+impl VariantSummary {
+    pub fn metric(&self, m: Metric) -> Option<&MetricSummary> {
+        self.metrics.iter().find(|x| x.metric == m)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RejectedSample {
+    pub index: usize,
+    pub label: String,
+    pub dir: String,
+    pub reasons: Vec<Rejection>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub root: String,
+    pub name: Option<String>,
+    pub tokens: u32,
+    pub samples_per_variant: u32,
+    pub pure_decode: bool,
+    pub expected_prompt_tokens: Option<u64>,
+    pub variants: Vec<VariantSummary>,
+    pub rejected: Vec<RejectedSample>,
+    /// Planned slots with no sample on disk yet (an interrupted study: `abprof ab --resume`).
+    pub missing: usize,
+    pub order: Vec<OrderEntry>,
+    pub isolation_restored: Option<bool>,
+    pub dead_time_ms_median: Option<f64>,
+    pub dead_time_ms_max: Option<f64>,
+    pub trace_lines: Vec<String>,
+    /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
+    pub exactness: Option<serde_json::Value>,
+}
+
+fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
+    (median(&v), v.iter().cloned().reduce(f64::max))
+}
+
+/// Builds the summary of the study in `ev`.
+pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
+    let file = StudyFile::load(&ev.study_toml())?;
+    let plan: Plan = read_json(&ev.path("plan.json"))?;
+    let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();
+    let restored = iso.as_ref().and_then(|i| i.restored);
+    let expected = recorded_prompt_tokens(&ev.prompt()).or(file.prompt_tokens);
+    let exp = Expectations {
+        prompt_tokens: expected,
+        locked_length: true,
+        timing_blocks: if file.pure_decode { 2 } else { 1 },
+    };
+    let found = ev.samples(&plan);
+    let mut rejected = Vec::new();
+    // Accepted samples per variant, as indices into `found`.
+    let mut accepted: Vec<Vec<usize>> = vec![Vec::new(); plan.labels.len()];
+    let mut missing = 0;
+    let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
+    for (fi, f) in found.iter().enumerate() {
+        for (dir, s) in &f.earlier_attempts {
+            let why = s.as_ref().and_then(|s| s.error.clone()).unwrap_or_else(|| "interrupted before its record was written".into());
+            rejected.push(RejectedSample {
+                index: f.slot.index,
+                label: f.label.clone(),
+                dir: rel(dir),
+                reasons: vec![Rejection { rule: "superseded-attempt".into(), reason: why }],
+            });
+        }
+        let Some(s) = &f.sample else {
+            missing += 1;
+            continue;
+        };
+        let mut reasons = sample_rejections(s, &exp);
+        if s.extra.pointer("/expect/matched") == Some(&serde_json::Value::Bool(false)) {
+            let re = s.extra.pointer("/expect/regex").and_then(|r| r.as_str()).unwrap_or("");
+            reasons.push(Rejection { rule: "expect".into(), reason: format!("expect= regex {re:?} not in the server log: the feature did not engage") });
+        }
+        if let Some(foreign) = s.extra.pointer("/telemetry/host_cpu/foreign_pct").and_then(|v| v.as_f64()) {
+            if foreign > file.idle.foreign_cpu_max_pct {
+                reasons.push(Rejection {
+                    rule: "other-workload".into(),
+                    reason: format!(
+                        "other processes used {foreign:.0}% of a core during the request (limit {:.0}%): another workload was running",
+                        file.idle.foreign_cpu_max_pct
+                    ),
+                });
+            }
+        }
+        if restored == Some(false) {
+            reasons.push(Rejection { rule: "isolation-restored".into(), reason: "the restore/verify hooks failed: isolation claims do not hold".into() });
+        }
+        if reasons.is_empty() {
+            accepted[f.slot.variant].push(fi);
+        } else {
+            rejected.push(RejectedSample { index: f.slot.index, label: f.label.clone(), dir: rel(&f.dir), reasons });
+        }
+    }
+
+    // Prompt lengths must agree across variants even when no calibrated count is known.
+    let sample_of = |fi: usize| found[fi].sample.as_ref().expect("accepted samples exist");
+    if expected.is_none() {
+        let base_prompt = accepted[0].first().and_then(|&fi| sample_of(fi).prompt_tokens());
+        for list in accepted.iter_mut().skip(1) {
+            list.retain(|&fi| {
+                let got = sample_of(fi).prompt_tokens();
+                if got == base_prompt {
+                    return true;
+                }
+                rejected.push(RejectedSample {
+                    index: found[fi].slot.index,
+                    label: found[fi].label.clone(),
+                    dir: rel(&found[fi].dir),
+                    reasons: vec![Rejection {
+                        rule: "prompt-tokens-differ".into(),
+                        reason: format!("prompt tokens {got:?} differ from the baseline's {base_prompt:?}"),
+                    }],
+                });
+                false
+            });
+        }
+    }
+    rejected.sort_by_key(|r| (r.index, r.dir.clone()));
+
+    let values = |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
+    let mut variants = Vec::new();
+    for (vi, label) in plan.labels.iter().enumerate() {
+        let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
+        let mut metrics = Vec::new();
+        for m in Metric::ALL {
+            let runs = values(vi, m);
+            let (change_pct, ci, verdict) = if vi == 0 {
+                (None, None, None)
+            } else {
+                let base = values(0, m);
+                let change = median(&base).zip(median(&runs)).map(|(b, c)| pct_change(b, c));
+                let ci = bootstrap_change_ci(&base, &runs, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+                (change, ci, Some(Verdict::from_ci(ci.as_ref(), m.higher_is_better())))
+            };
+            metrics.push(MetricSummary { metric: m, mean: mean(&runs), median: median(&runs), runs, change_pct, ci, verdict });
+        }
+        let decode_med = median(&values(vi, Metric::ServerDecodeTps));
+        let acceptance: Vec<f64> = samples.iter().filter_map(|s| s.draft.as_ref().map(|d| d.rate)).collect();
+        let gate: Vec<f64> = samples.iter().filter_map(|s| s.extra.pointer("/idle_gate/waited_ms").and_then(|v| v.as_f64())).collect();
+        variants.push(VariantSummary {
+            label: label.clone(),
+            spec: file.variants.get(vi).cloned().unwrap_or_default(),
+            planned: plan.slots.iter().filter(|s| s.variant == vi).count(),
+            accepted: samples.len(),
+            metrics,
+            ms_per_token: decode_med.map(|t| 1000.0 / t),
+            decode_tps_n_minus_1_median: median(&samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>()),
+            acceptance_median: median(&acceptance),
+            acceptance,
+            output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
+            prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
+            idle_gate_ms_median: median(&gate),
+            caveats: Vec::new(),
+        });
+    }
+    if let Some(base_acc) = variants[0].acceptance_median {
+        for v in variants.iter_mut().skip(1) {
+            if let Some(acc) = v.acceptance_median {
+                if (acc - base_acc).abs() > ACCEPTANCE_MATERIAL {
+                    v.caveats.push(format!(
+                        "draft acceptance differs materially ({base_acc:.3} → {acc:.3}): its decode TPS is not proof of a kernel change"
+                    ));
+                }
+            }
+        }
+    }
+
+    let order = ev.order();
+    let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
+    let trace_lines = variants
+        .iter()
+        .filter_map(|v| {
+            let dir = ev.root.join("traces").join(&v.label);
+            let shown = if dir.join("trace.json").is_file() { dir.display().to_string() } else { "<trace_dir>".into() };
+            v.ms_per_token.map(|m| format!("--variant {}={shown}:{m:.3}", v.label))
+        })
+        .collect();
+    Ok(Summary {
+        root: ev.root.display().to_string(),
+        name: file.name.clone(),
+        tokens: file.tokens,
+        samples_per_variant: file.samples,
+        pure_decode: file.pure_decode,
+        expected_prompt_tokens: expected,
+        variants,
+        rejected,
+        missing,
+        order,
+        isolation_restored: restored,
+        dead_time_ms_median: dead_med,
+        dead_time_ms_max: dead_max,
+        trace_lines,
+        exactness: read_json(&ev.path("exactness.json")).ok(),
+    })
+}

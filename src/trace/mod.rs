@@ -8,6 +8,7 @@
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`] / [`render`].
 pub mod attribute;
+pub mod capture;
 pub mod categories;
 pub mod compare;
 pub mod detect;

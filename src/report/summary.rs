@@ -1,0 +1,112 @@
+//! A study summary as the seeds report it: every run, mean, median, % change vs the baseline with
+//! its confidence interval and verdict, then the context that makes the numbers comparable.
+use crate::summary::{Metric, Summary};
+use std::fmt::Write;
+
+fn f(v: Option<f64>, d: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
+}
+
+fn digits(m: Metric) -> usize {
+    match m {
+        Metric::ServerPrefillTps => 1,
+        _ => 2,
+    }
+}
+
+pub fn render_text(s: &Summary) -> String {
+    let mut o = String::new();
+    let base = &s.variants[0].label;
+    let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
+    let _ = writeln!(
+        o,
+        "abprof study {}{} · {} output tokens{} · {} samples per variant · prompt {}",
+        s.root,
+        s.name.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+        s.tokens,
+        if s.pure_decode { " (pure decode: prompt cache warmed)" } else { " (cold KV)" },
+        s.samples_per_variant,
+        s.expected_prompt_tokens.map_or("uncalibrated".into(), |n| format!("{n} tokens (calibrated)")),
+    );
+    let _ = writeln!(o, "run order: {}", if order.is_empty() { "—".into() } else { order.join(" ") });
+    let w = s.variants.iter().map(|v| v.label.len()).max().unwrap_or(7).max(7);
+    for m in Metric::ALL {
+        let _ = writeln!(o, "\n{}", m.title());
+        let runs_w = s.variants.iter().map(|v| v.metric(m).map_or(0, |x| x.runs.len())).max().unwrap_or(3).max(3) * 9;
+        let _ = writeln!(o, "  {:w$}  {:runs_w$}  {:>9}  {:>9}  {:>8}  {:>19}  verdict", "variant", "runs", "mean", "median", format!("vs {base}"), "95% CI");
+        for v in &s.variants {
+            let Some(ms) = v.metric(m) else { continue };
+            let d = digits(m);
+            let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
+            let change = ms.change_pct.map_or("—".into(), |c| format!("{c:+.2}%"));
+            let ci = ms.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
+            let verdict = ms.verdict.map_or("baseline", |v| v.word());
+            let _ = writeln!(o, "  {:w$}  {runs:runs_w$}  {:>9}  {:>9}  {change:>8}  {ci:>19}  {verdict}", v.label, f(ms.mean, d), f(ms.median, d));
+        }
+    }
+    let _ = writeln!(o, "\nper variant");
+    let _ = writeln!(o, "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  accepted", "variant", "ms/token", "(N−1) TPS", "accept", "output tokens", "prompt tok", "idle gate");
+    for v in &s.variants {
+        let outs = summarize_counts(&v.output_tokens);
+        let prompts = summarize_counts(&v.prompt_tokens);
+        let _ = writeln!(
+            o,
+            "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  {}/{}",
+            v.label,
+            f(v.ms_per_token, 3),
+            f(v.decode_tps_n_minus_1_median, 2),
+            v.acceptance_median.map_or("—".into(), |a| format!("{:.2}%", a * 100.0)),
+            outs,
+            prompts,
+            v.idle_gate_ms_median.map_or("—".into(), |g| format!("{g:.0} ms")),
+            v.accepted,
+            v.planned
+        );
+        for c in &v.caveats {
+            let _ = writeln!(o, "  ! {}: {c}", v.label);
+        }
+    }
+    if !s.rejected.is_empty() {
+        let _ = writeln!(o, "\nrejected samples (not in the statistics above)");
+        for r in &s.rejected {
+            let why = r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)).collect::<Vec<_>>().join("; ");
+            let _ = writeln!(o, "  #{} {} ({}): {why}", r.index + 1, r.label, r.dir);
+        }
+    }
+    if s.missing > 0 {
+        let _ = writeln!(o, "\n{} planned samples not taken yet: `abprof ab --resume {}` finishes the study", s.missing, s.root);
+    }
+    let _ = writeln!(
+        o,
+        "\nisolation: {}",
+        match s.isolation_restored {
+            Some(true) => "restore and verify hooks succeeded",
+            Some(false) => "RESTORE OR VERIFY FAILED: every sample is rejected",
+            None => "no hooks recorded",
+        }
+    );
+    if let (Some(med), Some(max)) = (s.dead_time_ms_median, s.dead_time_ms_max) {
+        let _ = writeln!(o, "driver dead time per sample (all but start-up and the request): median {med:.1} ms, max {max:.1} ms");
+    }
+    if let Some(x) = &s.exactness {
+        let verdict = x.get("verdict").map(|v| v.to_string()).unwrap_or_default();
+        let _ = writeln!(o, "exactness: {}", verdict.trim_matches('"'));
+    }
+    if !s.trace_lines.is_empty() {
+        let note = if s.tokens == 512 { "" } else { " (only valid for a trace of the same output length: use --workload trace-matched)" };
+        let _ = writeln!(o, "\nfor compare-traces{note}:");
+        for l in &s.trace_lines {
+            let _ = writeln!(o, "  {l}");
+        }
+    }
+    o
+}
+
+/// "128×3" when all equal, else the list.
+fn summarize_counts(v: &[u64]) -> String {
+    match v.first() {
+        None => "—".into(),
+        Some(first) if v.iter().all(|x| x == first) => format!("{first}×{}", v.len()),
+        _ => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
+    }
+}

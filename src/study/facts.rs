@@ -1,0 +1,163 @@
+//! What a study records about where and with what it ran: host facts, and per variant the exact
+//! binary (real path, sha256, `--version`), model (path, sha256) and argv. A resumed study checks
+//! that the binaries and models are still the same bytes.
+use crate::variant::Variant;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostFacts {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu: String,
+    pub cores: usize,
+    pub memory_kib: Option<u64>,
+    pub abprof: String,
+    pub started_at: String,
+    #[serde(default)]
+    pub telemetry: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FileFacts {
+    pub path: PathBuf,
+    pub real_path: PathBuf,
+    pub size: u64,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VariantFacts {
+    pub label: String,
+    pub spec: String,
+    pub binary: FileFacts,
+    /// What `binary --version` printed.
+    pub version: String,
+    /// The artifact's VERSION.txt, when the spec named an `abprof build` folder.
+    pub artifact_version: Option<String>,
+    pub model: FileFacts,
+    /// Server arguments as launched (abprof appends --host, --port and --log-file).
+    pub server_args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub expect: Option<String>,
+}
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("ABPROF_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/abprof")))
+        .unwrap_or_else(|| std::env::temp_dir().join("abprof-cache"))
+        .join("sha256")
+}
+
+/// sha256 of a file, remembered per (real path, size, mtime) so a 15 GiB model is hashed once.
+pub fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
+    let real = std::fs::canonicalize(path)?;
+    let meta = std::fs::metadata(&real)?;
+    let key = hex::encode(Sha256::digest(format!("{}\0{}\0{}", real.display(), meta.size(), meta.mtime_nsec() as i128 + meta.mtime() as i128 * 1_000_000_000)));
+    let cached = cache_dir().join(&key);
+    let sha256 = match std::fs::read_to_string(&cached) {
+        Ok(s) if s.trim().len() == 64 => s.trim().to_string(),
+        _ => {
+            let mut f = std::fs::File::open(&real)?;
+            let mut h = Sha256::new();
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n]);
+            }
+            let s = hex::encode(h.finalize());
+            if std::fs::create_dir_all(cache_dir()).is_ok() {
+                let _ = std::fs::write(&cached, &s);
+            }
+            s
+        }
+    };
+    Ok(FileFacts { path: path.into(), real_path: real, size: meta.size(), sha256 })
+}
+
+/// `binary --version`, stdout and stderr together, with a timeout.
+pub fn binary_version(binary: &Path) -> String {
+    let out = std::process::Command::new("timeout")
+        .arg("10")
+        .arg(binary)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .output();
+    match out {
+        Ok(o) => {
+            let mut s = String::from_utf8_lossy(&o.stdout).to_string();
+            s.push_str(&String::from_utf8_lossy(&o.stderr));
+            s.trim().to_string()
+        }
+        Err(e) => format!("could not run --version: {e}"),
+    }
+}
+
+fn first_line_of(path: &str, prefix: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok()?.lines().find(|l| l.starts_with(prefix)).map(|l| {
+        l.split_once(':').map_or(l, |(_, v)| v).trim().to_string()
+    })
+}
+
+pub fn host_facts(telemetry: Option<String>) -> HostFacts {
+    let uname = nix::sys::utsname::uname().ok();
+    HostFacts {
+        hostname: nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default(),
+        kernel: uname
+            .map(|u| format!("{} {} {}", u.sysname().to_string_lossy(), u.release().to_string_lossy(), u.machine().to_string_lossy()))
+            .unwrap_or_default(),
+        cpu: first_line_of("/proc/cpuinfo", "model name").unwrap_or_default(),
+        cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        memory_kib: first_line_of("/proc/meminfo", "MemTotal").and_then(|v| v.trim_end_matches(" kB").trim().parse().ok()),
+        abprof: concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")").into(),
+        started_at: chrono::Local::now().to_rfc3339(),
+        telemetry,
+    }
+}
+
+pub fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> std::io::Result<VariantFacts> {
+    let artifact_version = v.artifact.as_ref().and_then(|a| std::fs::read_to_string(a.join("VERSION.txt")).ok());
+    Ok(VariantFacts {
+        label: v.label.clone(),
+        spec: v.spec.clone(),
+        binary: file_sha256(&v.binary)?,
+        version: binary_version(&v.binary),
+        artifact_version,
+        model: file_sha256(v.model_or(default_model))?,
+        server_args: v.server_args(default_model, common),
+        env: v.env.clone(),
+        expect: v.expect.clone(),
+    })
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_is_right_and_cached_per_mtime() {
+        let d = tempfile::tempdir().unwrap();
+        std::env::set_var("ABPROF_CACHE", d.path().join("cache"));
+        let f = d.path().join("x");
+        std::fs::write(&f, "abc").unwrap();
+        let a = file_sha256(&f).unwrap();
+        assert_eq!(a.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(file_sha256(&f).unwrap(), a);
+        assert_eq!(std::fs::read_dir(d.path().join("cache/sha256")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn host_facts_are_filled() {
+        let h = host_facts(None);
+        assert!(h.cores >= 1 && !h.kernel.is_empty() && h.abprof.contains('('));
+    }
+}

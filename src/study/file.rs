@@ -1,0 +1,275 @@
+//! The study file: everything that defines an A/B study, in TOML. `abprof ab` flags build one,
+//! `abprof ab --study FILE` reads one, and every study writes the one it ran into its evidence
+//! folder, so any study can be re-run exactly.
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Output lengths of the seeds' workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Workload {
+    /// 128 tokens: a fast go/no-go; a loser here is dead, a winner not yet proven.
+    Screening,
+    /// 1024 tokens: the acceptance gate.
+    Sustained,
+    /// 512 tokens: pairs with a kernel trace of the same length.
+    TraceMatched,
+}
+
+impl Workload {
+    pub fn tokens(self) -> u32 {
+        match self {
+            Workload::Screening => 128,
+            Workload::Sustained => 1024,
+            Workload::TraceMatched => 512,
+        }
+    }
+}
+
+/// A command abprof runs without a shell: an argv array, or a string split like a shell splits
+/// words (`"systemctl stop qwen-mtp.service"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum HookCommand {
+    Argv(Vec<String>),
+    Line(String),
+}
+
+impl HookCommand {
+    pub fn argv(&self) -> Option<Vec<String>> {
+        match self {
+            HookCommand::Argv(v) => (!v.is_empty()).then(|| v.clone()),
+            HookCommand::Line(s) => shlex::split(s).filter(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// Isolation: what to run before every sample (stop other GPU services, set a power profile),
+/// after the study on every exit path (restore), and to verify the restore.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Isolation {
+    #[serde(default)]
+    pub before: Vec<HookCommand>,
+    #[serde(default)]
+    pub after: Vec<HookCommand>,
+    #[serde(default)]
+    pub verify: Vec<HookCommand>,
+    /// Seconds one hook may run before abprof kills it (its own child).
+    #[serde(default = "default_hook_timeout")]
+    pub timeout_s: u64,
+}
+
+fn default_hook_timeout() -> u64 {
+    120
+}
+
+/// The idle gate: N consecutive idle telemetry samples before each request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdleGate {
+    #[serde(default = "default_consecutive")]
+    pub consecutive: u32,
+    /// GPU busy % at or below which a sample counts as idle.
+    #[serde(default = "default_busy")]
+    pub busy_max_pct: f64,
+    /// GPU power at or below which a sample counts as idle (unset: power is not gated).
+    #[serde(default)]
+    pub power_max_w: Option<f64>,
+    /// On GPU-less hosts: the server's CPU use at or below which a sample counts as idle.
+    #[serde(default = "default_cpu")]
+    pub cpu_max_pct: f64,
+    /// A sample is rejected when processes other than the server and abprof used more than this
+    /// (% of one core) during its request: "nothing else was running" must hold.
+    #[serde(default = "default_foreign")]
+    pub foreign_cpu_max_pct: f64,
+    /// Milliseconds between gate samples.
+    #[serde(default = "default_interval")]
+    pub interval_ms: u64,
+    /// Give up (and reject the sample) after this many seconds.
+    #[serde(default = "default_gate_timeout")]
+    pub timeout_s: u64,
+}
+
+fn default_consecutive() -> u32 {
+    10
+}
+fn default_busy() -> f64 {
+    5.0
+}
+fn default_cpu() -> f64 {
+    5.0
+}
+fn default_foreign() -> f64 {
+    50.0
+}
+fn default_interval() -> u64 {
+    2
+}
+fn default_gate_timeout() -> u64 {
+    120
+}
+
+impl Default for IdleGate {
+    fn default() -> Self {
+        IdleGate {
+            consecutive: default_consecutive(),
+            busy_max_pct: default_busy(),
+            power_max_w: None,
+            cpu_max_pct: default_cpu(),
+            foreign_cpu_max_pct: default_foreign(),
+            interval_ms: default_interval(),
+            timeout_s: default_gate_timeout(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StudyFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The model every variant runs unless its spec says `model=`.
+    pub model: PathBuf,
+    /// Server arguments common to every variant, split like a shell would.
+    #[serde(default)]
+    pub server_args: String,
+    /// Output tokens per request (`max_tokens`).
+    pub tokens: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
+    /// Cold samples per variant.
+    pub samples: u32,
+    /// Variant specs; the first is the baseline.
+    pub variants: Vec<String>,
+    /// A calibrated prompt file…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<PathBuf>,
+    /// …and/or its exact token count (with no prompt file: calibrate once on the baseline).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Send llama-server's `ignore_eos` so every request decodes exactly `tokens`.
+    #[serde(default)]
+    pub ignore_eos: bool,
+    /// Warm the prompt cache first, then time decode with the full-length KV in place.
+    #[serde(default)]
+    pub pure_decode: bool,
+    /// Fixed loopback port (default: a free one picked once for the whole study).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Shuffle within each balanced block with this seed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
+    #[serde(default = "default_health_timeout")]
+    pub health_timeout_s: u64,
+    /// `auto`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
+    #[serde(default = "default_telemetry")]
+    pub telemetry: String,
+    /// Telemetry sampling rate during each request.
+    #[serde(default = "default_hz")]
+    pub telemetry_hz: u32,
+    #[serde(default)]
+    pub idle: IdleGate,
+    #[serde(default)]
+    pub isolation: Isolation,
+}
+
+fn default_health_timeout() -> u64 {
+    600
+}
+fn default_telemetry() -> String {
+    "auto".into()
+}
+fn default_hz() -> u32 {
+    100
+}
+
+#[derive(Debug, Error)]
+pub enum StudyFileError {
+    #[error("cannot read study file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("study file {path} is not valid: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("study needs {0}")]
+    Missing(&'static str),
+    #[error("hook {0:?} cannot be split like a shell would (unbalanced quotes?) or is empty")]
+    BadHook(String),
+}
+
+impl StudyFile {
+    pub fn load(path: &Path) -> Result<StudyFile, StudyFileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| StudyFileError::Read { path: path.into(), source: e })?;
+        let f: StudyFile = toml::from_str(&text).map_err(|e| StudyFileError::Parse {
+            path: path.into(),
+            message: e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
+        })?;
+        f.check()?;
+        Ok(f)
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a study file always serializes")
+    }
+
+    pub fn check(&self) -> Result<(), StudyFileError> {
+        if self.variants.is_empty() {
+            return Err(StudyFileError::Missing("at least one variant"));
+        }
+        if self.samples == 0 {
+            return Err(StudyFileError::Missing("samples >= 1"));
+        }
+        if self.tokens < 2 {
+            return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
+        }
+        if self.prompt.is_none() && self.prompt_tokens.is_none() {
+            return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
+        }
+        let iso = &self.isolation;
+        for h in iso.before.iter().chain(&iso.after).chain(&iso.verify) {
+            if h.argv().is_none() {
+                return Err(StudyFileError::BadHook(format!("{h:?}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_reads_hooks_both_ways() {
+        let text = r#"
+model = "/m.gguf"
+server_args = "-c 4096 -t 2"
+tokens = 128
+samples = 3
+variants = ["A=/bin/a", "B=/bin/b|kv=q8_0"]
+prompt_tokens = 2000
+[isolation]
+before = [["systemctl", "stop", "gemma.service"], "powerprofilesctl set performance"]
+after = ["systemctl start gemma.service"]
+verify = [["curl", "-sf", "http://127.0.0.1:8002/health"]]
+[idle]
+consecutive = 10
+busy_max_pct = 0
+power_max_w = 15.0
+"#;
+        let f: StudyFile = toml::from_str(text).unwrap();
+        f.check().unwrap();
+        assert_eq!(f.isolation.before[1].argv().unwrap(), vec!["powerprofilesctl", "set", "performance"]);
+        assert_eq!(f.idle.power_max_w, Some(15.0));
+        assert_eq!(f.telemetry, "auto");
+        let again: StudyFile = toml::from_str(&f.to_toml()).unwrap();
+        assert_eq!(again, f);
+    }
+
+    #[test]
+    fn unknown_keys_and_missing_prompt_are_errors() {
+        assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
+        let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
+        assert!(matches!(f.check(), Err(StudyFileError::Missing(_))));
+    }
+}

@@ -1,0 +1,254 @@
+//! `abprof ab` and `abprof summarize` on the real llama-server test bed.
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// A/B studies measure speed: never two at once on this machine.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn variant(label: &str, extra: &str) -> String {
+    let mut s = format!("{label}={}", testbed().server.display());
+    if !extra.is_empty() {
+        s.push_str(&format!("|extra={extra}"));
+    }
+    s
+}
+
+fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "ab".into(),
+        "--root".into(),
+        root.display().to_string(),
+        "--model".into(),
+        testbed().target.display().to_string(),
+        "--server-args".into(),
+        "-c 4096 -np 1".into(),
+        "--prompt".into(),
+        calibrated_prompt(300).display().to_string(),
+        "--tokens".into(),
+        tokens.to_string(),
+        "--samples".into(),
+        samples.to_string(),
+        "--ignore-eos".into(),
+        "--json".into(),
+    ];
+    for v in variants {
+        a.push("--variant".into());
+        a.push(v.clone());
+    }
+    a
+}
+
+fn summary(out: &std::process::Output) -> serde_json::Value {
+    assert!(out.status.success(), "abprof failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn metric<'a>(s: &'a serde_json::Value, variant: usize, name: &str) -> &'a serde_json::Value {
+    s["variants"][variant]["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == name).unwrap()
+}
+
+#[test]
+fn two_variants_three_samples_interleaved_with_exact_counts() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("ab");
+    let vs = [variant("t2", "-t 2"), variant("t2b", "-t 2 --no-warmup")];
+    let s = summary(&abprof().args(ab_args(&root, 64, 3, &vs)).output().unwrap());
+    let order: Vec<&str> = s["order"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
+    assert_eq!(order, ["t2", "t2b", "t2b", "t2", "t2", "t2b"]);
+    assert_eq!(s["rejected"].as_array().unwrap().len(), 0, "{:#}", s["rejected"]);
+    for v in s["variants"].as_array().unwrap() {
+        assert_eq!(v["accepted"], 3);
+        assert_eq!(v["prompt_tokens"], serde_json::json!([300, 300, 300]));
+        assert_eq!(v["output_tokens"], serde_json::json!([64, 64, 64]));
+    }
+    assert_eq!(s["expected_prompt_tokens"], 300);
+    // Every per-sample record agrees and the evidence is complete.
+    for f in ["study.toml", "host.json", "variants.json", "plan.json", "order.jsonl", "prompt.txt", "summary.json", "isolation.json"] {
+        assert!(root.join(f).is_file(), "{f} missing");
+    }
+    let facts = read_json(&root.join("variants.json"));
+    assert_eq!(facts[0]["binary"]["sha256"].as_str().unwrap().len(), 64);
+    assert!(facts[0]["version"].as_str().unwrap().contains("0c1e57098"));
+    assert!(facts[1]["server_args"].as_array().unwrap().iter().any(|a| a == "--no-warmup"));
+    for i in 1..=6 {
+        let dir = std::fs::read_dir(root.join("samples")).unwrap().flatten().find(|e| e.file_name().to_string_lossy().starts_with(&format!("{i:03}-"))).unwrap().path();
+        let rec = read_json(&dir.join("sample.json"));
+        assert_eq!(rec["usage"]["prompt_tokens"], 300);
+        assert_eq!(rec["usage"]["completion_tokens"], 64);
+        assert!(dir.join("response.sse").is_file() && dir.join("server.log").is_file());
+    }
+    // The study file in the evidence re-runs the study exactly.
+    let again = d.path().join("again");
+    let out = abprof().args(["ab", "--study"]).arg(root.join("study.toml")).arg("--root").arg(&again).arg("--json").output().unwrap();
+    let s2 = summary(&out);
+    assert_eq!(s2["variants"][1]["accepted"], 3);
+    assert_eq!(std::fs::read_to_string(again.join("study.toml")).unwrap(), std::fs::read_to_string(root.join("study.toml")).unwrap());
+    // summarize rebuilds the same numbers from disk.
+    let out = abprof().arg("summarize").arg(&root).arg("--json").output().unwrap();
+    let s3 = summary(&out);
+    assert_eq!(s3["variants"][0]["metrics"], s["variants"][0]["metrics"]);
+    let text = abprof().arg("summarize").arg(&root).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("server decode TPS") && text.contains("--variant t2=<trace_dir>:"), "{text}");
+}
+
+#[test]
+fn aa_finds_no_clear_difference() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let mut args = ab_args(&d.path().join("aa"), 64, 3, &[variant("base", "-t 2")]);
+    args.push("--aa".into());
+    let s = summary(&abprof().args(args).output().unwrap());
+    assert_eq!(s["variants"][1]["label"], "base-again");
+    let m = metric(&s, 1, "server-decode-tps");
+    assert_eq!(m["verdict"], "no-clear-difference", "{m:#}");
+    let ci = &m["ci"];
+    assert!(ci["lo_pct"].as_f64().unwrap() <= 0.0 && ci["hi_pct"].as_f64().unwrap() >= 0.0);
+    assert_eq!(ci["resamples"], 10000);
+}
+
+#[test]
+fn a_large_effect_gets_the_right_verdict() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    // Speculative decoding with the random draft costs more than it saves (the draft's output
+    // matrix dominates): decode is far slower, far beyond the noise.
+    let draft = format!("-t 2 -md {} --spec-type draft-simple --spec-draft-n-max 4", testbed().draft.display());
+    let s = summary(&abprof().args(ab_args(&d.path().join("big"), 64, 3, &[variant("plain", "-t 2"), variant("drafted", &draft)])).output().unwrap());
+    let m = metric(&s, 1, "server-decode-tps");
+    assert_eq!(m["verdict"], "slower", "{m:#}");
+    assert!(m["ci"]["hi_pct"].as_f64().unwrap() < 0.0);
+    assert!(s["variants"][1]["acceptance_median"].as_f64().unwrap() > 0.0);
+}
+
+/// Study with hooks that leave marker files, in a background process.
+fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
+    let mut args = ab_args(root, tokens, samples, vs);
+    let sh = |cmd: String| format!("sh -c '{cmd}'");
+    args.extend([
+        "--before".into(),
+        sh(format!("echo before >> {}", markers.join("before").display())),
+        "--after".into(),
+        sh(format!("echo after >> {}", markers.join("after").display())),
+        "--verify".into(),
+        sh(format!("echo verify >> {}", markers.join("verify").display())),
+    ]);
+    Command::new(assert_cmd::cargo::cargo_bin("abprof")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// The llama-server child of `parent`, once sample `index` (1-based) is mid-request.
+fn server_mid_request(parent: u32, root: &Path, index: usize) -> u32 {
+    let t0 = Instant::now();
+    loop {
+        assert!(t0.elapsed() < Duration::from_secs(120), "sample {index} never reached its request");
+        let log = std::fs::read_dir(root.join("samples"))
+            .ok()
+            .and_then(|d| d.flatten().find(|e| e.file_name().to_string_lossy().starts_with(&format!("{index:03}-"))))
+            .and_then(|e| std::fs::read_to_string(e.path().join("server.log")).ok())
+            .unwrap_or_default();
+        if log.contains("launch_slot_") && !log.contains("print_timing") {
+            for p in std::fs::read_dir("/proc").unwrap().flatten() {
+                let Ok(pid) = p.file_name().to_string_lossy().parse::<u32>() else { continue };
+                let stat = std::fs::read_to_string(p.path().join("stat")).unwrap_or_default();
+                let after = stat.rsplit(')').next().unwrap_or("");
+                let ppid: u32 = after.split_whitespace().nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+                if ppid == parent && stat.contains("(llama-server)") {
+                    return pid;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn lines(p: &Path) -> usize {
+    std::fs::read_to_string(p).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+fn resume(root: &Path) -> serde_json::Value {
+    summary(&abprof().args(["ab", "--resume"]).arg(root).arg("--json").output().unwrap())
+}
+
+#[test]
+fn a_server_killed_mid_request_is_rejected_restored_and_resumable() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let (root, markers) = (d.path().join("kill"), d.path().to_path_buf());
+    // One thread and many tokens: a request long enough to be hit.
+    let vs = [variant("a", "-t 1"), variant("b", "-t 1 --no-warmup")];
+    let child = spawn_study(&root, &markers, 1500, 2, &vs);
+    let victim = server_mid_request(child.id(), &root, 2);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let s = summary(&out);
+    assert_eq!(lines(&markers.join("after")), 1, "restore ran once");
+    assert_eq!(lines(&markers.join("verify")), 1);
+    let rejected = s["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 1, "{rejected:#?}");
+    assert_eq!(rejected[0]["index"], 1);
+    assert_eq!(rejected[0]["reasons"][0]["rule"], "incomplete");
+    // The others are on disk and summarized; resume re-measures the broken one.
+    assert_eq!(s["variants"][0]["accepted"].as_u64().unwrap() + s["variants"][1]["accepted"].as_u64().unwrap(), 3);
+    let s = resume(&root);
+    assert_eq!(s["variants"][1]["accepted"], 2);
+    assert_eq!(s["missing"], 0);
+    assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "superseded-attempt");
+    assert_eq!(lines(&markers.join("after")), 2, "a resumed study restores again");
+}
+
+#[test]
+fn sigint_mid_study_restores_keeps_samples_and_resumes() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let (root, markers) = (d.path().join("int"), d.path().to_path_buf());
+    let vs = [variant("a", "-t 1"), variant("b", "-t 1 --no-warmup")];
+    let child = spawn_study(&root, &markers, 1500, 2, &vs);
+    let server = server_mid_request(child.id(), &root, 3);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resume"));
+    assert_eq!(lines(&markers.join("after")), 1);
+    assert_eq!(lines(&markers.join("verify")), 1);
+    assert!(!Path::new(&format!("/proc/{server}")).exists(), "the server in flight was stopped");
+    let done: Vec<PathBuf> = std::fs::read_dir(root.join("samples")).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("sample.json").is_file()).collect();
+    assert_eq!(done.len(), 2, "two finished samples stay on disk");
+    let s = summary(&abprof().arg("summarize").arg(&root).arg("--json").output().unwrap());
+    assert_eq!(s["missing"], 2);
+    let s = resume(&root);
+    assert_eq!(s["missing"], 0);
+    assert_eq!(s["variants"][0]["accepted"], 2);
+    assert_eq!(s["variants"][1]["accepted"], 2);
+}
+
+#[test]
+fn bad_specs_give_one_clear_line_each() {
+    let d = tempfile::tempdir().unwrap();
+    let srv = testbed().server.display().to_string();
+    let cases = [
+        ("no-equals".to_string(), "has no '='"),
+        (format!("a={srv}|colour=red"), "unknown key \"colour\""),
+        ("a=/no/such/llama-server".to_string(), "does not exist"),
+        (format!("a={srv}|env=1X=2"), "not a valid environment variable name"),
+        (format!("a={srv}|extra=-t 'unclosed"), "cannot split extra="),
+    ];
+    for (i, (spec, needle)) in cases.iter().enumerate() {
+        let out = abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, &[spec.clone()])).output().unwrap();
+        assert!(!out.status.success());
+        let err = stderr_lines(&out);
+        assert_eq!(err.len(), 1, "{err:?}");
+        assert!(err[0].contains(needle), "{spec}: {}", err[0]);
+    }
+    let dup = [variant("a", ""), variant("a", "-t 1")];
+    let out = abprof().args(ab_args(&d.path().join("dup"), 8, 1, &dup)).output().unwrap();
+    assert!(stderr_lines(&out)[0].contains("used twice"));
+}
