@@ -16,3 +16,4 @@ pub mod variant;
 pub mod telemetry;
 pub mod study;
 pub mod schedule;
+pub mod artifact;

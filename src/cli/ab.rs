@@ -72,6 +72,12 @@ pub struct AbArgs {
     pub verify: Vec<String>,
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub health_timeout: u64,
+    /// GPU telemetry for the idle gate and per-phase power: auto, rocm-smi, amdgpu-sysfs, nvml, none.
+    #[arg(long, default_value = "auto", value_name = "KIND")]
+    pub telemetry: String,
+    /// Telemetry samples per second during each request.
+    #[arg(long, default_value_t = 100, value_name = "HZ")]
+    pub telemetry_hz: u32,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -126,8 +132,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
             port: a.port,
             order_seed: a.order_seed,
             health_timeout_s: a.health_timeout,
-            telemetry: "auto".into(),
-            telemetry_hz: 100,
+            telemetry: a.telemetry.clone(),
+            telemetry_hz: a.telemetry_hz,
             idle: IdleGate { consecutive: a.idle_samples, ..IdleGate::default() },
             isolation: Isolation { before: line(&a.before), after: line(&a.after), verify: line(&a.verify), timeout_s: 120 },
         },

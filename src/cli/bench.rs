@@ -60,6 +60,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             port: port_or_free(a.server.port)?,
             log_file: evidence.join("server.log"),
             console_file: evidence.join("server.console.log"),
+            signal_descendant: None,
         },
         request,
         expected_prompt_tokens: expected,

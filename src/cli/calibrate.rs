@@ -64,6 +64,7 @@ pub fn run(a: CalibrateArgs) -> Result<i32> {
                     port: port_or_free(a.port)?,
                     log_file: dir.path().join("server.log"),
                     console_file: dir.path().join("console.log"),
+                    signal_descendant: None,
                 };
                 calibrate_on_fresh_server(&spec, Duration::from_secs(600), &source, a.tokens).await
             }

@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 mod attribute;
 mod ab;
 mod bench;
+mod build;
 mod calibrate;
 mod common;
 mod monitor;
@@ -34,6 +35,8 @@ pub enum Command {
     Summarize(summarize::SummarizeArgs),
     /// Kernel-trace variants (rocprofv3 / Nsight Systems) with trace-matched untraced samples.
     Trace(trace::TraceArgs),
+    /// Build an immutable llama-server artifact from a commit (+ one patch) in a detached worktree, never touching the source tree.
+    Build(build::BuildArgs),
     /// Attribute one kernel trace's decode time to kernel categories, per token.
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
@@ -64,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Summarize(a) => summarize::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
+        Command::Build(a) => build::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
     }

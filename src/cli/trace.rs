@@ -112,6 +112,7 @@ pub fn run(a: TraceArgs) -> Result<i32> {
                 port,
                 log_file: dir.join("server.log"),
                 console_file: dir.join("server.console.log"),
+                signal_descendant: None,
             };
             let cal = rt.block_on(calibrate_on_fresh_server(&launch, Duration::from_secs(a.health_timeout), DEFAULT_SOURCE, n))?;
             save_prompt(&cal, &a.root.join("prompt.txt"))?;

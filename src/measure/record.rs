@@ -109,6 +109,9 @@ pub struct Sample {
     pub last_token: Option<Stamp>,
     pub response_end: Option<Stamp>,
     pub server_started: Stamp,
+    /// The pid abprof spawned (the server, or the tracer that became or runs it).
+    #[serde(default)]
+    pub server_pid: u32,
     /// Spawn → first healthy `/health`, ms (model load; never part of a timing).
     pub startup_ms: Option<f64>,
     pub stop: Option<StopReport>,

@@ -143,6 +143,7 @@ pub async fn run_sample(
         last_token: None,
         response_end: None,
         server_started: server.started,
+        server_pid: server.pid,
         startup_ms: Some(server.started.ms_until(&healthy)),
         stop: None,
         timings: None,

@@ -66,6 +66,38 @@ pub fn render_text(s: &Summary) -> String {
             let _ = writeln!(o, "  ! {}: {c}", v.label);
         }
     }
+    if s.variants.iter().any(|v| v.decode.is_some()) {
+        let _ = writeln!(o, "\nper phase (medians over accepted samples; telemetry: {})", s.telemetry.as_deref().unwrap_or("—"));
+        let _ = writeln!(
+            o,
+            "  {:w$}  {:7}  {:>8}  {:>7}  {:>10}  {:>7}  {:>17}  {:>10}  energy from",
+            "variant", "phase", "power W", "busy %", "server CPU%", "peak °C", "gfx MHz min/med/max", "J/token"
+        );
+        for v in &s.variants {
+            for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
+                let Some(p) = p else { continue };
+                let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
+                    (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
+                    _ => "—".into(),
+                };
+                let _ = writeln!(
+                    o,
+                    "  {:w$}  {name:7}  {:>8}  {:>7}  {:>10}  {:>7}  {clocks:>17}  {:>10}  {}",
+                    v.label,
+                    f(p.mean_power_w, 1),
+                    f(p.mean_busy_pct, 1),
+                    f(p.mean_cpu_pct, 1),
+                    f(p.peak_temp_c, 1),
+                    f(p.j_per_token, 4),
+                    p.energy_from.as_deref().unwrap_or("—")
+                );
+            }
+            if !v.throttled.is_empty() {
+                let list = v.throttled.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(" ");
+                let _ = writeln!(o, "  ! {}: throttled (decode gfx clock > 10% below the study median): {list}", v.label);
+            }
+        }
+    }
     if !s.rejected.is_empty() {
         let _ = writeln!(o, "\nrejected samples (not in the statistics above)");
         for r in &s.rejected {
@@ -91,6 +123,10 @@ pub fn render_text(s: &Summary) -> String {
     if let Some(x) = &s.exactness {
         let verdict = x.get("verdict").map(|v| v.to_string()).unwrap_or_default();
         let _ = writeln!(o, "exactness: {}", verdict.trim_matches('"'));
+    }
+    if let Some(t) = &s.traces_text {
+        let _ = writeln!(o, "\nkernel attribution (traces/):");
+        o.push_str(t);
     }
     if !s.trace_lines.is_empty() {
         let note = if s.tokens == 512 { "" } else { " (only valid for a trace of the same output length: use --workload trace-matched)" };

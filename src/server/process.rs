@@ -29,6 +29,11 @@ pub struct LaunchSpec {
     pub log_file: PathBuf,
     /// The process's stdout and stderr together.
     pub console_file: PathBuf,
+    /// When `program` is a launcher that keeps the server as a child (Nsight Systems), the
+    /// server's process name: the one SIGTERM then goes to that descendant, so the server exits
+    /// cleanly and the launcher finishes its own work before exiting.
+    #[serde(default)]
+    pub signal_descendant: Option<String>,
 }
 
 impl LaunchSpec {
@@ -170,6 +175,28 @@ impl RunningServer {
         Pid::from_raw(self.pid as i32)
     }
 
+    /// The pid of a live descendant of the spawned process named `name` (its `comm`).
+    fn descendant_named(&self, name: &str) -> Option<i32> {
+        let comm: String = name.chars().take(15).collect();
+        let mut family = vec![self.pid as i32];
+        // A few passes over /proc reach grandchildren whatever the pid order.
+        for _ in 0..4 {
+            for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+                let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+                let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+                let ppid: i32 = stat[close + 1..].split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+                if family.contains(&ppid) && !family.contains(&pid) {
+                    if stat[open + 1..close] == comm {
+                        return Some(pid);
+                    }
+                    family.push(pid);
+                }
+            }
+        }
+        None
+    }
+
     /// Has the server exited? Reaps it if so.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
@@ -225,7 +252,13 @@ impl RunningServer {
         let status = match child.try_wait() {
             Ok(Some(s)) => s,
             _ => {
-                match kill(self.pgid(), Signal::SIGTERM) {
+                let target = self
+                    .spec
+                    .signal_descendant
+                    .as_deref()
+                    .and_then(|name| self.descendant_named(name))
+                    .map_or(self.pgid(), Pid::from_raw);
+                match kill(target, Signal::SIGTERM) {
                     Ok(()) | Err(Errno::ESRCH) => {}
                     Err(e) => return Err(ServerError::Signal(e)),
                 }
@@ -288,6 +321,7 @@ mod tests {
             port: 1,
             log_file: dir.join("server.log"),
             console_file: dir.join("console.log"),
+            signal_descendant: None,
         }
     }
 

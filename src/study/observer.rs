@@ -1,8 +1,15 @@
-//! What the study plugs into each sample: the idle gate before the request, progress display.
+//! What the study plugs into each sample: the idle gate before the request, a telemetry sampler
+//! from the gate to the end of the request (its series saved beside the sample and split into
+//! prefill and decode), the host's foreign CPU load, and the progress display.
 use super::file::IdleGate;
 use crate::client::StreamRecord;
 use crate::measure::{SampleObserver, SamplePhase};
-use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu};
+use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
+use crate::telemetry::phases::{split_series, RequestMarks};
+use crate::telemetry::sampler::{Sampler, SamplerConfig};
+use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu, TaskCpuSource};
+use crate::telemetry::{SourceKind, TelemetrySource};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// Shows the phase somewhere (a progress bar, or nowhere).
@@ -10,18 +17,31 @@ pub trait PhaseSink {
     fn phase(&self, label: &str, phase: SamplePhase);
 }
 
+/// The study's telemetry source, lent to one sample at a time. `None` inside: GPU-less host (the
+/// server's CPU is sampled instead).
+pub struct TelemetrySlot {
+    pub gpu: Option<Box<dyn TelemetrySource>>,
+    pub hz: f64,
+}
+
 pub struct StudyObserver<'a> {
-    pub label: String,
-    pub gate: IdleGate,
-    pub sink: &'a dyn PhaseSink,
+    label: String,
+    gate: IdleGate,
+    sink: &'a dyn PhaseSink,
+    telemetry: &'a mut TelemetrySlot,
+    sample_dir: PathBuf,
     /// How long the gate waited, for the sample's timeline.
     pub gate_ms: f64,
+    sampler: Option<(Sampler, bool)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
 }
 
+/// GPU sources refresh every 100–200 ms: gate samples closer than this would repeat one value.
+const GPU_GATE_SPACING: Duration = Duration::from_millis(100);
+
 impl<'a> StudyObserver<'a> {
-    pub fn new(label: &str, gate: &IdleGate, sink: &'a dyn PhaseSink) -> Self {
-        StudyObserver { label: label.into(), gate: gate.clone(), sink, gate_ms: 0.0, load: None }
+    pub fn new(label: &str, gate: &IdleGate, sink: &'a dyn PhaseSink, telemetry: &'a mut TelemetrySlot, sample_dir: PathBuf) -> Self {
+        StudyObserver { label: label.into(), gate: gate.clone(), sink, telemetry, sample_dir, gate_ms: 0.0, sampler: None, load: None }
     }
 
     /// GPU-less host: the server's own CPU use must stay at or below `cpu_max_pct` for
@@ -61,6 +81,84 @@ impl<'a> StudyObserver<'a> {
             "waited_ms": self.gate_ms,
         }))
     }
+
+    /// GPU host: `consecutive` readings at least [`GPU_GATE_SPACING`] apart with busy and power
+    /// at or below the study's bounds, read from the sampler that then keeps running.
+    fn gpu_gate(&mut self, source: Box<dyn TelemetrySource>) -> Result<serde_json::Value, String> {
+        let describe = source.describe();
+        let (tx, rx) = std::sync::mpsc::sync_channel(4096);
+        let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
+        config.tap = Some(tx);
+        let sampler = Sampler::start(source, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))?;
+        self.sampler = Some((sampler, true));
+        let t0 = crate::clock::mono_ns();
+        let thresholds = IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None };
+        let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, Duration::from_secs(self.gate.timeout_s), t0);
+        let mut last_seen = 0u64;
+        loop {
+            let s = rx.recv_timeout(Duration::from_secs(5)).map_err(|_| "the telemetry sampler stopped delivering readings".to_string())?;
+            if s.at.mono_ns < last_seen + GPU_GATE_SPACING.as_nanos() as u64 {
+                continue;
+            }
+            last_seen = s.at.mono_ns;
+            match gate.observe(&s) {
+                GateState::Waiting => {}
+                GateState::Idle { waited } => {
+                    self.gate_ms = waited.as_secs_f64() * 1e3;
+                    return Ok(serde_json::json!({
+                        "source": describe,
+                        "consecutive": self.gate.consecutive,
+                        "spacing_ms": GPU_GATE_SPACING.as_millis(),
+                        "threshold_busy_pct": self.gate.busy_max_pct,
+                        "threshold_power_w": self.gate.power_max_w,
+                        "waited_ms": self.gate_ms,
+                    }));
+                }
+                GateState::TimedOut { last, .. } => {
+                    return Err(format!(
+                        "the GPU never went idle for {} readings in {} s (last: {last:?}): another GPU workload is running",
+                        self.gate.consecutive, self.gate.timeout_s
+                    ))
+                }
+            }
+        }
+    }
+
+    fn finish_telemetry(&mut self, record: &StreamRecord) -> serde_json::Value {
+        let Some((sampler, gpu)) = self.sampler.take() else { return serde_json::Value::Null };
+        let finished = sampler.stop();
+        let series = finished.series;
+        if gpu {
+            self.telemetry.gpu = Some(finished.source);
+        }
+        let csv_path = self.sample_dir.join("telemetry.csv");
+        if let Ok(f) = std::fs::File::create(&csv_path) {
+            let mut w = std::io::BufWriter::new(f);
+            let _ = crate::telemetry::csv::write_header(&mut w);
+            for s in &series.samples {
+                let _ = crate::telemetry::csv::write_row(&mut w, s);
+            }
+        }
+        let marks = match (record.request_start, record.first_token, record.last_token, &record.usage) {
+            (Some(start), Some(first_token), Some(last_token), Some(u)) => Some(RequestMarks {
+                start,
+                first_token,
+                last_token,
+                prompt_tokens: u.prompt_tokens,
+                output_tokens: u.completion_tokens,
+            }),
+            _ => None,
+        };
+        let phases = marks.map(|m| split_series(&series, &m));
+        serde_json::json!({
+            "source": series.stats.source,
+            "achieved_hz": series.stats.achieved_hz,
+            "samples": series.samples.len(),
+            "fields": series.stats.fields,
+            "phases": phases,
+            "csv": "telemetry.csv",
+        })
+    }
 }
 
 impl SampleObserver for StudyObserver<'_> {
@@ -69,20 +167,62 @@ impl SampleObserver for StudyObserver<'_> {
     }
 
     fn before_request(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
-        let gate = self.server_cpu_gate(server_pid)?;
+        let gate = match self.telemetry.gpu.take() {
+            Some(source) => self.gpu_gate(source),
+            None => {
+                let g = self.server_cpu_gate(server_pid)?;
+                let sampler = Sampler::start(Box::new(TaskCpuSource::new(server_pid)), SamplerConfig::new(self.telemetry.hz, 1 << 20))
+                    .map_err(|e| format!("cannot start the telemetry sampler: {e}"))?;
+                self.sampler = Some((sampler, false));
+                Ok(g)
+            }
+        }?;
         let (server, me) = (TaskCpu::new(server_pid), TaskCpu::new(std::process::id()));
         self.load = ForeignLoad::snapshot(&server, &me).map(|l| (server, me, l));
         Ok(gate)
     }
 
-    fn after_request(&mut self, _record: &StreamRecord) -> serde_json::Value {
-        let Some((server, me, start)) = self.load.take() else { return serde_json::Value::Null };
-        let Some(end) = ForeignLoad::snapshot(&server, &me) else { return serde_json::Value::Null };
-        let (foreign, server_pct) = start.since(&end);
-        serde_json::json!({ "host_cpu": {
-            "foreign_pct": foreign,
-            "server_pct": server_pct,
-            "source": "/proc/stat minus the server's and abprof's schedstat",
-        }})
+    fn after_request(&mut self, record: &StreamRecord) -> serde_json::Value {
+        let mut out = self.finish_telemetry(record);
+        if let Some((server, me, start)) = self.load.take() {
+            if let Some(end) = ForeignLoad::snapshot(&server, &me) {
+                let (foreign, server_pct) = start.since(&end);
+                if !out.is_object() {
+                    out = serde_json::json!({});
+                }
+                out["host_cpu"] = serde_json::json!({
+                    "foreign_pct": foreign,
+                    "server_pct": server_pct,
+                    "source": "/proc/stat minus the server's and abprof's schedstat",
+                });
+            }
+        }
+        out
     }
+}
+
+impl Drop for StudyObserver<'_> {
+    /// A sample cut short (an error, a signal) must still hand the GPU source back.
+    fn drop(&mut self) {
+        if let Some((sampler, gpu)) = self.sampler.take() {
+            let finished = sampler.stop();
+            if gpu {
+                self.telemetry.gpu = Some(finished.source);
+            }
+        }
+    }
+}
+
+/// Opens the study's telemetry source: a GPU backend, or none (GPU-less host, or `none`).
+pub fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
+    let kind: SourceKind = kind.parse().map_err(|e| format!("telemetry {kind:?}: {e}"))?;
+    if matches!(kind, SourceKind::None | SourceKind::Cpu) {
+        return Ok((None, "server CPU only (telemetry none/cpu)".into()));
+    }
+    let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() }).map_err(|e| e.to_string())?;
+    if matches!(opened.source.kind(), SourceKind::None | SourceKind::Cpu) {
+        return Ok((None, format!("GPU-less host: server CPU via schedstat ({})", opened.why)));
+    }
+    let desc = format!("{} ({})", opened.source.describe(), opened.why);
+    Ok((Some(opened.source), desc))
 }

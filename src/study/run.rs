@@ -5,7 +5,7 @@ use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, Timelin
 use super::facts::{host_facts, variant_facts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
-use super::observer::{PhaseSink, StudyObserver};
+use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use crate::schedule::{interleaved, Slot};
 use crate::client::calibrate::{recorded_prompt_tokens, save as save_prompt, sidecar_path, DEFAULT_SOURCE};
 use crate::client::ChatRequest;
@@ -81,7 +81,7 @@ fn prepare(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
     Ok((variants, common))
 }
 
-fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &[String], resume: bool) -> Result<()> {
+fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &[String], resume: bool, telemetry: &str) -> Result<()> {
     let mut facts = Vec::new();
     for v in variants {
         facts.push(variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?);
@@ -101,7 +101,7 @@ fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &
         }
     } else {
         write_json(&path, &facts)?;
-        write_json(&ev.path("host.json"), &host_facts(Some("server CPU (GPU-less idle gate)".into())))?;
+        write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
     }
     Ok(())
 }
@@ -131,6 +131,7 @@ async fn prompt_for(ev: &Evidence, file: &StudyFile, base: &Variant, common: &[S
         port,
         log_file: dir.join("server.log"),
         console_file: dir.join("server.console.log"),
+        signal_descendant: None,
     };
     let cal = calibrate_on_fresh_server(&launch, Duration::from_secs(file.health_timeout_s), DEFAULT_SOURCE, n)
         .await
@@ -165,7 +166,9 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         write_json(&ev.path("plan.json"), &plan)?;
         plan
     };
-    record_facts(&ev, file, &variants, &common, resume)?;
+    let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry).map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
+    record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
+    let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz as f64 };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev, &file.isolation));
@@ -188,7 +191,8 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         Some(p) => p,
         None => free_port("127.0.0.1")?,
     };
-    let result = rt.block_on(drive(file, &ev, &plan, Prepared { variants, common, prompt: String::new(), expected_prompt_tokens: None }, &hooks, port, &signal, stop_rx));
+    let prepared = Prepared { variants, common, prompt: String::new(), expected_prompt_tokens: None };
+    let result = rt.block_on(drive(file, &ev, &plan, prepared, &hooks, &mut telemetry, port, &signal, stop_rx));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match signal.load(Ordering::SeqCst) {
@@ -204,6 +208,7 @@ async fn drive(
     plan: &Plan,
     mut p: Prepared,
     hooks: &Hooks,
+    telemetry: &mut TelemetrySlot,
     port: u16,
     signal: &AtomicI32,
     mut stop_rx: tokio::sync::watch::Receiver<bool>,
@@ -257,6 +262,7 @@ async fn drive(
                 port,
                 log_file: files.server_log(),
                 console_file: files.console_log(),
+                signal_descendant: None,
             },
             request,
             expected_prompt_tokens: p.expected_prompt_tokens,
@@ -265,7 +271,7 @@ async fn drive(
             kill_on_stop_timeout: true,
             warm_prompt_cache: file.pure_decode,
         };
-        let mut observer = StudyObserver::new(&v.label, &file.idle, &progress);
+        let mut observer = StudyObserver::new(&v.label, &file.idle, &progress, telemetry, dir.clone());
         let outcome = tokio::select! {
             r = run_sample(&spec, &files, &mut observer) => Some(r),
             _ = stop_rx.changed() => None,
@@ -280,6 +286,7 @@ async fn drive(
             status: "ok".into(),
             timeline: Timeline { hooks_ms, idle_gate_ms: observer.gate_ms, ..Timeline::default() },
         };
+        drop(observer);
         match outcome {
             None => {
                 entry.status = "interrupted".into();

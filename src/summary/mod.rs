@@ -1,5 +1,6 @@
 //! Medians, confidence intervals and verdicts; the seeds' rejection rules. A `Summary` is built
 //! from an evidence folder alone, so it can be rebuilt at any time, also from an interrupted study.
+pub mod phases;
 pub mod rules;
 pub mod stats;
 
@@ -79,6 +80,11 @@ pub struct VariantSummary {
     pub output_tokens: Vec<u64>,
     pub prompt_tokens: Vec<u64>,
     pub idle_gate_ms_median: Option<f64>,
+    /// Telemetry per phase (GPU, or the server's CPU on GPU-less hosts).
+    pub prefill: Option<phases::PhaseFigures>,
+    pub decode: Option<phases::PhaseFigures>,
+    /// Accepted samples (1-based study index) whose GPU clock sagged > 10% during decode.
+    pub throttled: Vec<usize>,
     /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
     pub caveats: Vec<String>,
 }
@@ -111,9 +117,15 @@ pub struct Summary {
     pub missing: usize,
     pub order: Vec<OrderEntry>,
     pub isolation_restored: Option<bool>,
+    /// The telemetry source the study sampled (host.json).
+    pub telemetry: Option<String>,
     pub dead_time_ms_median: Option<f64>,
     pub dead_time_ms_max: Option<f64>,
     pub trace_lines: Vec<String>,
+    /// Kernel attribution beside the medians when the study has `traces/<label>/` folders
+    /// (`abprof trace --root DIR/traces`): the comparison as JSON and as text, or why not.
+    pub traces: Option<serde_json::Value>,
+    pub traces_text: Option<String>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
     pub exactness: Option<serde_json::Value>,
 }
@@ -205,10 +217,19 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     }
     rejected.sort_by_key(|r| (r.index, r.dir.clone()));
 
+    // The study's median decode gfx clock, against which each sample's sag is judged.
+    let study_clock = median(
+        &accepted
+            .iter()
+            .flatten()
+            .filter_map(|&fi| phases::sample_phases(sample_of(fi)).and_then(|p| p[1].gfx_clock_median_mhz))
+            .collect::<Vec<_>>(),
+    );
     let values = |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
+        let sample_phases: Vec<_> = samples.iter().filter_map(|s| phases::sample_phases(s)).collect();
         let mut metrics = Vec::new();
         for m in Metric::ALL {
             let runs = values(vi, m);
@@ -238,6 +259,13 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
             idle_gate_ms_median: median(&gate),
+            prefill: phases::figures(&sample_phases.iter().map(|p| &p[0]).collect::<Vec<_>>()),
+            decode: phases::figures(&sample_phases.iter().map(|p| &p[1]).collect::<Vec<_>>()),
+            throttled: accepted[vi]
+                .iter()
+                .filter(|&&fi| phases::sample_phases(sample_of(fi)).is_some_and(|p| phases::throttled(&p[1], study_clock)))
+                .map(|&fi| found[fi].slot.index + 1)
+                .collect(),
             caveats: Vec::new(),
         });
     }
@@ -263,6 +291,7 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             v.ms_per_token.map(|m| format!("--variant {}={shown}:{m:.3}", v.label))
         })
         .collect();
+    let (traces, traces_text) = trace_comparison(ev, &variants, file.tokens);
     Ok(Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
@@ -275,9 +304,42 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         missing,
         order,
         isolation_restored: restored,
+        telemetry: read_json::<crate::study::facts::HostFacts>(&ev.path("host.json")).ok().and_then(|h| h.telemetry),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         trace_lines,
+        traces,
+        traces_text,
         exactness: read_json(&ev.path("exactness.json")).ok(),
     })
+}
+
+/// Compares the study's traces, scaled by this study's median ms/token when the study ran at the
+/// traces' output length (else by the traces' own untraced samples, and says so).
+fn trace_comparison(ev: &Evidence, variants: &[VariantSummary], tokens: u32) -> (Option<serde_json::Value>, Option<String>) {
+    use crate::trace::compare::{compare, load_variant, VariantSpec};
+    let dir = ev.root.join("traces");
+    let traced: Vec<&VariantSummary> = variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect();
+    if traced.len() < 2 {
+        return (None, None);
+    }
+    let rules = crate::trace::Rules::builtin();
+    let mut inputs = Vec::new();
+    let mut note = String::new();
+    for v in traced {
+        let folder = dir.join(&v.label);
+        let manifest_tokens = crate::trace::TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
+        let ms = if manifest_tokens == Some(tokens) { v.ms_per_token } else { None };
+        if ms.is_none() {
+            note = format!("(scaled by each trace's own untraced samples: this study ran {tokens} tokens, the traces {manifest_tokens:?})\n");
+        }
+        match load_variant(&VariantSpec { label: v.label.clone(), trace: folder, ms_per_token: ms }, &rules, None) {
+            Ok(i) => inputs.push(i),
+            Err(e) => return (None, Some(format!("traces not compared: {e}\n"))),
+        }
+    }
+    match compare(&inputs, 10) {
+        Ok(c) => (serde_json::to_value(&c).ok(), Some(note + &crate::trace::render::comparison_text(&c))),
+        Err(e) => (None, Some(format!("traces not compared: {e}\n"))),
+    }
 }

@@ -36,6 +36,47 @@ impl TaskCpu {
     }
 }
 
+/// The server's CPU use as a telemetry source (GPU-less hosts): % of one core over windows of at
+/// least [`TASK_CPU_WINDOW`], precise because schedstat counts nanoseconds.
+pub struct TaskCpuSource {
+    cpu: TaskCpu,
+    window_start: Option<(u64, u64)>,
+    last_pct: Option<f64>,
+}
+
+pub const TASK_CPU_WINDOW: std::time::Duration = std::time::Duration::from_millis(10);
+
+impl TaskCpuSource {
+    pub fn new(pid: u32) -> TaskCpuSource {
+        TaskCpuSource { cpu: TaskCpu::new(pid), window_start: None, last_pct: None }
+    }
+}
+
+impl super::TelemetrySource for TaskCpuSource {
+    fn kind(&self) -> super::SourceKind {
+        super::SourceKind::Cpu
+    }
+
+    fn describe(&self) -> String {
+        format!("server CPU from {}/*/schedstat ({} ms windows)", self.cpu.task_dir.display(), TASK_CPU_WINDOW.as_millis())
+    }
+
+    fn read(&mut self) -> Result<super::Reading, super::TelemetryError> {
+        let now = crate::clock::mono_ns();
+        if let Some(cpu) = self.cpu.cpu_ns() {
+            match self.window_start {
+                Some((t0, c0)) if now - t0 >= TASK_CPU_WINDOW.as_nanos() as u64 => {
+                    self.last_pct = Some(100.0 * cpu.saturating_sub(c0) as f64 / (now - t0) as f64);
+                    self.window_start = Some((now, cpu));
+                }
+                Some(_) => {}
+                None => self.window_start = Some((now, cpu)),
+            }
+        }
+        Ok(super::Reading { cpu_pct: self.last_pct, ..Default::default() })
+    }
+}
+
 /// Busy CPU time of the whole host, from the first line of `/proc/stat` (user, nice, system, irq,
 /// softirq, steal; idle and iowait excluded), in ns.
 pub fn host_busy_ns() -> Option<u64> {

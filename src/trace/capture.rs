@@ -162,6 +162,11 @@ fn request(spec: &CaptureSpec) -> ChatRequest {
 }
 
 fn sample_spec(spec: &CaptureSpec, v: &Variant, program: PathBuf, prefix: Vec<String>, files: &SampleFiles, traced: bool) -> SampleSpec {
+    // nsys keeps the server as its child and writes its report once the child has exited: the
+    // one SIGTERM goes to the server. rocprofv3 execs the server, so its pid is the server's.
+    let signal_descendant = (traced && matches!(spec.tracer, TracerCommand::Nsys { .. }))
+        .then(|| v.binary.file_name().map(|n| n.to_string_lossy().to_string()))
+        .flatten();
     let mut args = prefix;
     if traced {
         args.push(v.binary.display().to_string());
@@ -176,6 +181,7 @@ fn sample_spec(spec: &CaptureSpec, v: &Variant, program: PathBuf, prefix: Vec<St
             port: spec.port,
             log_file: files.server_log(),
             console_file: files.console_log(),
+            signal_descendant,
         },
         request: request(spec),
         expected_prompt_tokens: spec.prompt_tokens,

@@ -1,0 +1,68 @@
+//! Per-phase telemetry across a variant's samples: prefill (request → first token) and decode
+//! (first → last token) power, busy, temperature, clocks and energy per token, and the samples
+//! whose GPU clock sagged during decode ("throttled").
+use crate::measure::Sample;
+use crate::telemetry::phases::PhaseStats;
+use serde::{Deserialize, Serialize};
+
+use super::stats::median;
+
+/// A decode whose lowest gfx clock fell more than this below the study's median is throttled.
+pub const THROTTLE_DROP: f64 = 0.10;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PhaseFigures {
+    pub samples: usize,
+    pub mean_power_w: Option<f64>,
+    pub mean_busy_pct: Option<f64>,
+    pub mean_cpu_pct: Option<f64>,
+    pub peak_temp_c: Option<f64>,
+    pub gfx_clock_min_mhz: Option<f64>,
+    pub gfx_clock_median_mhz: Option<f64>,
+    pub gfx_clock_max_mhz: Option<f64>,
+    pub energy_j: Option<f64>,
+    pub j_per_token: Option<f64>,
+    /// Where the energy came from (the energy counter, or the integral of power).
+    pub energy_from: Option<String>,
+}
+
+/// The [prefill, decode] phase stats a sample's telemetry recorded.
+pub fn sample_phases(s: &Sample) -> Option<[PhaseStats; 2]> {
+    serde_json::from_value(s.extra.pointer("/telemetry/phases")?.clone()).ok()
+}
+
+fn med(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    median(&v.flatten().filter(|x| x.is_finite()).collect::<Vec<_>>())
+}
+
+/// Medians over samples (peak temperature: the highest; clock min/max: the extremes).
+pub fn figures(phases: &[&PhaseStats]) -> Option<PhaseFigures> {
+    if phases.is_empty() {
+        return None;
+    }
+    let it = || phases.iter();
+    let ext = |f: fn(&PhaseStats) -> Option<f64>, max: bool| {
+        it().filter_map(|p| f(p)).reduce(|a, b| if max { a.max(b) } else { a.min(b) })
+    };
+    Some(PhaseFigures {
+        samples: phases.len(),
+        mean_power_w: med(it().map(|p| p.mean_power_w)),
+        mean_busy_pct: med(it().map(|p| p.mean_busy_pct)),
+        mean_cpu_pct: med(it().map(|p| p.mean_cpu_pct)),
+        peak_temp_c: ext(|p| p.peak_temp_c, true),
+        gfx_clock_min_mhz: ext(|p| p.gfx_clock_min_mhz, false),
+        gfx_clock_median_mhz: med(it().map(|p| p.gfx_clock_median_mhz)),
+        gfx_clock_max_mhz: ext(|p| p.gfx_clock_max_mhz, true),
+        energy_j: med(it().map(|p| p.energy_j)),
+        j_per_token: med(it().map(|p| p.j_per_token)),
+        energy_from: phases.first().map(|p| format!("{:?}", p.energy_from)),
+    })
+}
+
+/// True when this decode's lowest gfx clock is more than [`THROTTLE_DROP`] below `study_median`.
+pub fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> bool {
+    match (decode.gfx_clock_min_mhz, study_median_mhz) {
+        (Some(min), Some(m)) => min < (1.0 - THROTTLE_DROP) * m,
+        _ => false,
+    }
+}

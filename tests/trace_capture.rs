@@ -1,0 +1,95 @@
+//! `abprof trace` choreography with a stand-in tracer that execs the real llama-server: exactly
+//! one SIGTERM, the wait, the output found and validated, the process group gone afterwards, and
+//! the trace paired with untraced samples at the same output length.
+mod common;
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+
+/// Writes a (real rocprofv3) trace file into its output folder, logs where like rocprofv3 does,
+/// then becomes the server.
+fn stand_in_tracer(dir: &std::path::Path) -> std::path::PathBuf {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
+    let script = dir.join("stand-in-tracer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nout=\"$1\"; shift\ncp '{}' \"$out/stand_in_kernel_trace.csv\"\necho \"E20261129 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2\nexec \"$@\"\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let tracer = stand_in_tracer(d.path());
+    let root = d.path().join("tr");
+    let out = abprof()
+        .args(["trace", "--root"])
+        .arg(&root)
+        .arg("--variant")
+        .arg(format!("base={}", tb.server.display()))
+        .args(["--tokens", "32", "--untraced", "2", "--ignore-eos", "--server-args", COMMON, "--model"])
+        .arg(&tb.target)
+        .arg("--prompt")
+        .arg(calibrated_prompt(300))
+        .arg("--tracer-cmd")
+        .arg(format!("{} {{out}}", tracer.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let folder = root.join("base");
+    let m = read_json(&folder.join("trace.json"));
+    assert_eq!(m["trace_file"], "tracer-out/stand_in_kernel_trace.csv");
+    assert_eq!(m["output_tokens"], 32);
+    assert_eq!(m["prompt_tokens"], 300);
+    let w = &m["decode_window"];
+    assert!(w["end_ns"].as_u64().unwrap() > w["start_ns"].as_u64().unwrap(), "decode window in CLOCK_BOOTTIME");
+    assert_eq!(m["untraced"]["output_tokens"], 32);
+    assert_eq!(m["untraced"]["ms_per_token"].as_array().unwrap().len(), 2);
+
+    // One SIGTERM: llama-server says so on a second one and then exits with status 1.
+    let traced = read_json(&folder.join("traced/sample.json"));
+    assert_eq!(traced["stop"]["exit"], "exited with status 0");
+    assert_eq!(traced["stop"]["killed"], false);
+    let log = std::fs::read_to_string(folder.join("traced/server.log")).unwrap();
+    assert!(log.contains("cleaning up before exit"), "a graceful shutdown");
+    assert!(!log.contains("second interrupt"));
+    // The pid abprof spawned was the server itself (exec), and nothing of its group is left.
+    let pid = traced["server_pid"].as_i64().unwrap() as i32;
+    assert!(nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_err(), "process group {pid} still alive");
+
+    // attribute reads the folder (manifest + trace).
+    let a = abprof().arg("attribute").arg(&folder).arg("--json").output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+}
+
+#[test]
+fn a_tracer_that_writes_nothing_is_a_clear_error() {
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let lazy = d.path().join("lazy-tracer");
+    std::fs::write(&lazy, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
+    std::fs::set_permissions(&lazy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = abprof()
+        .args(["trace", "--root"])
+        .arg(d.path().join("tr"))
+        .arg("--variant")
+        .arg(format!("base={}", tb.server.display()))
+        .args(["--tokens", "8", "--untraced", "1", "--ignore-eos", "--server-args", COMMON, "--model"])
+        .arg(&tb.target)
+        .arg("--prompt")
+        .arg(calibrated_prompt(300))
+        .arg("--tracer-cmd")
+        .arg(format!("{} {{out}}", lazy.display()))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr_lines(&out);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("wrote no trace"), "{}", err[0]);
+}
