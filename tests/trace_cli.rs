@@ -309,7 +309,7 @@ fn compare_traces_scales_to_measured_and_names_the_moved_kernels() {
     .clone();
     let text = String::from_utf8(text).unwrap();
     assert!(
-        text.contains("unattributed (measured - traced GPU)") && text.contains("flash attention"),
+        text.contains("unattributed (measured - GPU busy)") && text.contains("flash attention"),
         "{text}"
     );
 }

@@ -21,6 +21,10 @@ pub struct Args {
     /// per-token figures and for finding decode in a bare trace file.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub tokens: Option<u32>,
+    /// Also compute the decode window's GPU busy time (union of kernel intervals; one more,
+    /// sorted pass over the trace).
+    #[arg(long)]
+    pub busy: bool,
     /// How many kernels the "top kernels" table lists.
     #[arg(long, default_value_t = 15, value_name = "N")]
     pub top: usize,
@@ -36,7 +40,7 @@ pub(crate) fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
 pub fn run(a: Args) -> Result<i32> {
     let rules = load_rules(a.rules.as_deref())?;
     let input = trace::resolve_input(&a.trace)?;
-    let attribution = trace::analyze(&input, &rules, a.tokens)?;
+    let attribution = trace::analyze_with(&input, &rules, a.tokens, a.busy)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&attribution)?);
     } else {

@@ -64,8 +64,11 @@ pub struct Attribution {
     /// from prefill), or all output tokens when the whole trace is counted.
     pub per_token_divisor: Option<u32>,
     pub decode: PhaseLine,
-    /// Traced GPU kernel time per token in decode.
+    /// Traced GPU kernel time per token in decode (the sum of kernel durations).
     pub gpu_ms_per_token: Option<f64>,
+    /// GPU busy time per token in decode (union of kernel intervals), when computed: below the
+    /// sum when kernels overlap.
+    pub gpu_busy_ms_per_token: Option<f64>,
     /// Decode categories, most time first; categories with no kernel are left out.
     pub categories: Vec<CategoryLine>,
     /// Decode kernels, most time first.
@@ -194,6 +197,7 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
         per_token_divisor: divisor,
         decode: decode.into(),
         gpu_ms_per_token: per_token(ns_to_ms(decode.ns)),
+        gpu_busy_ms_per_token: None,
         categories: category_lines(Phase::Decode),
         kernels: kernel_lines(Some(Phase::Decode), false),
         prefill: agg.phase_total(Phase::Prefill).into(),

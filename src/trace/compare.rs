@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::attribute::Attribution;
 use super::categories::Rules;
 use super::window::WindowMethod;
-use super::{analyze, resolve_input, TraceError};
+use super::{resolve_input, TraceError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CompareError {
@@ -126,7 +126,7 @@ pub fn load_variant(spec: &VariantSpec, rules: &Rules, tokens: Option<u32>) -> R
         }
         (None, None) => return Err(CompareError::NoMeasurement { label }),
     };
-    let attribution = analyze(&input, rules, tokens).map_err(wrap)?;
+    let attribution = crate::trace::analyze_with(&input, rules, tokens, true).map_err(wrap)?;
     Ok(VariantInput {
         label: spec.label.clone(),
         attribution,
@@ -144,6 +144,8 @@ pub struct VariantColumn {
     pub measured_ms_per_token: f64,
     pub measured_from: String,
     pub traced_gpu_ms_per_token: Option<f64>,
+    /// Union of the decode kernels' intervals per token (kernels may overlap).
+    pub gpu_busy_ms_per_token: Option<f64>,
     /// Measured − traced GPU time per token: launch gaps and host work.
     pub unattributed_ms_per_token: Option<f64>,
 }
@@ -215,7 +217,12 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             measured_ms_per_token: v.measured_ms_per_token,
             measured_from: v.measured_from.clone(),
             traced_gpu_ms_per_token: v.attribution.gpu_ms_per_token,
-            unattributed_ms_per_token: v.attribution.gpu_ms_per_token.map(|g| v.measured_ms_per_token - g),
+            gpu_busy_ms_per_token: v.attribution.gpu_busy_ms_per_token,
+            unattributed_ms_per_token: v
+                .attribution
+                .gpu_busy_ms_per_token
+                .or(v.attribution.gpu_ms_per_token)
+                .map(|g| v.measured_ms_per_token - g),
         })
         .collect();
     let measured: Vec<f64> = variants.iter().map(|v| v.measured_ms_per_token).collect();

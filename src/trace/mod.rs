@@ -75,6 +75,14 @@ pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
 /// Reads a trace and attributes its decode kernels. `tokens` (the request's output token
 /// count) overrides the manifest's.
 pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result<Attribution, TraceError> {
+    analyze_with(input, rules, tokens, false)
+}
+
+/// Like [`analyze`]; with `busy` also the decode window's GPU busy time (the union of kernel
+/// intervals), which needs one more pass over the trace in start order. Kernels of one stream
+/// overlap on Hopper (graph branches, programmatic dependent launch), so summed kernel time can
+/// exceed wall time; "measured − busy" is the honest unattributed remainder.
+pub fn analyze_with(input: &TraceInput, rules: &Rules, tokens: Option<u32>, busy: bool) -> Result<Attribution, TraceError> {
     let source = detect::open_trace(&input.trace_path)?;
     let output_tokens = tokens.or(input.manifest.as_ref().map(|m| m.output_tokens));
     let requested = input.manifest.as_ref().and_then(|m| {
@@ -93,5 +101,11 @@ pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result
         format: source.describe(),
         output_tokens,
     };
-    Ok(attribute::attribute(&agg, rules, choice, facts))
+    let (lo, hi) = (choice.decode_start_ns, choice.decode_end_ns);
+    let mut a = attribute::attribute(&agg, rules, choice, facts);
+    if busy {
+        let busy_ns = window::busy_ns(source.as_ref(), lo, hi)?;
+        a.gpu_busy_ms_per_token = a.per_token_divisor.filter(|d| *d > 0).map(|d| busy_ns as f64 / 1e6 / d as f64);
+    }
+    Ok(a)
 }

@@ -113,7 +113,7 @@ impl KernelSource for NsysTrace {
         if !self.has_graph_node {
             return Ok(None);
         }
-        sqlite_scan::span_where(
+        sqlite_scan::last_burst_where(
             &self.path,
             &self.kernels,
             "graphNodeId IS NOT NULL AND graphNodeId != 0",

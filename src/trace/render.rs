@@ -130,11 +130,12 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
         (Some(d), Some(g)) => {
             let _ = writeln!(
                 s,
-                "decode: {}, {:.3} ms of GPU kernel time over {} = {:.4} ms/token traced",
+                "decode: {}, {:.3} ms of GPU kernel time over {} = {:.4} ms/token traced{}",
                 plural(a.decode.calls, "kernel"),
                 a.decode.ms,
                 plural(d as u64, "token"),
-                g
+                g,
+                a.gpu_busy_ms_per_token.map_or(String::new(), |b| format!(" (GPU busy {b:.4} ms/token: kernels overlap)"))
             );
         }
         _ => {
@@ -220,23 +221,49 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
     s
 }
 
+/// Kernel sum over busy time above which the report warns that kernels overlap.
+const OVERLAP_WARN: f64 = 1.15;
+
 pub fn comparison_text(c: &Comparison) -> String {
     let mut s = String::new();
     for (i, v) in c.variants.iter().enumerate() {
         let _ = writeln!(
             s,
-            "{}{}: measured {:.4} ms/token ({}); traced GPU {}; decode by {}; {}",
+            "{}{}: measured {:.4} ms/token ({}); traced GPU {}{}; decode by {}; {}",
             v.label,
             if i == 0 { " (baseline)" } else { "" },
             v.measured_ms_per_token,
             v.measured_from,
             v.traced_gpu_ms_per_token
-                .map_or("n/a (token count unknown)".into(), |g| format!("{g:.4} ms/token")),
+                .map_or("n/a (token count unknown)".into(), |g| format!("{g:.4} ms/token (kernel sum)")),
+            v.gpu_busy_ms_per_token.map_or(String::new(), |b| {
+                let overlap = v.traced_gpu_ms_per_token.is_some_and(|sum| sum > b * 1.001);
+                format!(", GPU busy {b:.4} ms/token{}", if overlap { " (union: kernels overlap)" } else { "" })
+            }),
             serde_json::to_value(v.window_method)
                 .unwrap_or_default()
                 .as_str()
                 .unwrap_or(""),
             v.trace
+        );
+    }
+    // Overlapping kernels (graph branches, programmatic dependent launch) make summed kernel
+    // time exceed busy time; shares of the sum then over-weigh whatever runs beside others.
+    let overlaps: Vec<String> = c
+        .variants
+        .iter()
+        .filter_map(|v| match (v.traced_gpu_ms_per_token, v.gpu_busy_ms_per_token) {
+            (Some(sum), Some(busy)) if busy > 0.0 && sum / busy > OVERLAP_WARN => Some(format!("{} {:.2}x", v.label, sum / busy)),
+            _ => None,
+        })
+        .collect();
+    if !overlaps.is_empty() {
+        let _ = writeln!(
+            s,
+            "warning: decode kernels overlap in time (kernel sum / GPU busy: {}): category shares weigh each kernel by its \
+             full duration, so kernels that run beside others count more than the time they cost alone; check the \
+             moved kernels' raw times with `abprof attribute --busy`",
+            overlaps.join(", ")
         );
     }
     s.push_str(
@@ -276,7 +303,7 @@ pub fn comparison_text(c: &Comparison) -> String {
     }
     rows.push(total);
     let mut unattributed = vec![
-        "unattributed (measured - traced GPU)".into(),
+        "unattributed (measured - GPU busy)".into(),
         c.variants[0]
             .unattributed_ms_per_token
             .map_or("n/a".into(), |u| format!("{u:.4}")),

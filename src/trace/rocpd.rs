@@ -178,8 +178,12 @@ impl KernelSource for RocpdTrace {
     fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError> {
         let mut span: Option<(i64, i64)> = None;
         for set in self.sets.iter().filter(|s| s.has_graph_node) {
-            if let Some((a, b)) = sqlite_scan::span_where(&self.path, &set.dispatch, "graph_node_id != 0")? {
-                span = Some(span.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+            // Several processes or agents: the latest burst is the request's decode.
+            if let Some((a, b)) = sqlite_scan::last_burst_where(&self.path, &set.dispatch, "graph_node_id != 0")? {
+                span = Some(match span {
+                    Some((x, y)) if x > a => (x, y),
+                    _ => (a, b),
+                });
             }
         }
         Ok(span)

@@ -158,17 +158,27 @@ fn scan(
     Ok(totals.into_map())
 }
 
-/// `(min(start), max(end))` of the rows matching `condition`, or `None` when none does.
-pub(crate) fn span_where(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<(i64, i64)>, TraceError> {
+/// Graph launches further apart than this belong to different bursts: llama-server replays a
+/// warmup decode graph at load, seconds before the request's decode steps.
+pub(crate) const GRAPH_BURST_GAP_NS: i64 = 100_000_000;
+
+/// `(start, end)` of the last burst of rows matching `condition` (rows in start order, a new burst
+/// after an idle gap > [`GRAPH_BURST_GAP_NS`]), or `None` when no row matches.
+pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<(i64, i64)>, TraceError> {
     let conn = open_read_only(path)?;
-    let sql = format!(
-        "SELECT min({}), max({}) FROM {} WHERE {condition}",
-        t.start, t.end, t.table
-    );
-    let (a, b): (Option<i64>, Option<i64>) = conn
-        .query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?)))
-        .map_err(|e| TraceError::sqlite(path, e))?;
-    Ok(a.zip(b))
+    let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {}", t.start, t.end, t.table, t.start);
+    let sql_err = |e| TraceError::sqlite(path, e);
+    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut burst: Option<(i64, i64)> = None;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else { continue };
+        burst = match burst {
+            Some((b0, b1)) if s <= b1 + GRAPH_BURST_GAP_NS => Some((b0, b1.max(e))),
+            _ => Some((s, e)),
+        };
+    }
+    Ok(burst)
 }
 
 /// Streams `(start, end)` of every row of `tables` in start order (SQLite sorts, spilling to

@@ -128,9 +128,9 @@ pub fn aggregate_with_best_window(
         let choice = WindowChoice {
             method: WindowMethod::CudaGraph,
             description:
-                "decode = from the first to the last kernel launched from a CUDA/HIP graph (llama.cpp replays \
-                          decode steps as graphs, prefill runs eagerly); the eager decode steps before graph warmup \
-                          count as prefill"
+                "decode = the last burst of kernels launched from a CUDA/HIP graph (llama.cpp replays decode \
+                          steps as graphs while prefill runs eagerly; the warmup graph at load is a separate, earlier \
+                          burst); eager decode steps before the graphs warm up count as prefill"
                     .into(),
             decode_start_ns: Some(start),
             decode_end_ns: Some(end),
@@ -375,4 +375,29 @@ mod tests {
         assert_eq!(agg.phase_total(Phase::Decode).calls, 2 + 5 + 12);
         assert!(choice.notes.iter().any(|n| n.contains("--tokens")));
     }
+}
+
+/// GPU busy time of the kernels starting in [lo, hi] (the whole trace when unbounded): the length
+/// of the union of their intervals, streamed in start order.
+pub fn busy_ns(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<u64, TraceError> {
+    let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
+    let mut total: u64 = 0;
+    let mut cur: Option<(i64, i64)> = None;
+    source.for_each_by_start(&mut |s, e| {
+        if s < lo || s > hi {
+            return;
+        }
+        cur = match cur {
+            Some((a, b)) if s <= b => Some((a, b.max(e))),
+            Some((a, b)) => {
+                total += (b - a).max(0) as u64;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    })?;
+    if let Some((a, b)) = cur {
+        total += (b - a).max(0) as u64;
+    }
+    Ok(total)
 }
