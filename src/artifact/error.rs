@@ -1,0 +1,28 @@
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum ArtifactError {
+    #[error("{0} is not a git repository: pass --repo the llama.cpp source tree to build from")]
+    NotARepo(PathBuf),
+    #[error("commit {commit:?} is not in {repo}: check the sha, or fetch it into that repository first")]
+    UnknownCommit { repo: PathBuf, commit: String },
+    #[error("cannot read patch {path}: {source}")]
+    PatchUnreadable { path: PathBuf, source: std::io::Error },
+    #[error("patch {path} does not apply to {commit}: {detail} (make it with `git diff {commit}` against that commit)")]
+    PatchDoesNotApply { path: PathBuf, commit: String, detail: String },
+    #[error("artifact name {0:?} must be letters, digits, '.', '_' or '-' (it names a folder)")]
+    BadName(String),
+    #[error("artifact {0} already exists and artifacts are immutable: pick another --name (or delete it deliberately)")]
+    Exists(PathBuf),
+    #[error("could not run {program}: {source} (is it installed? scripts/system-deps installs cmake and ninja)")]
+    Tool { program: String, source: std::io::Error },
+    #[error("git {action} failed: {detail}")]
+    Git { action: String, detail: String },
+    #[error("cmake {step} failed ({status}): {last_line} — full log: {log}")]
+    Cmake { step: &'static str, status: String, last_line: String, log: PathBuf },
+    #[error("the build produced no llama-server executable under {0}: is `llama-server` a target of this tree?")]
+    NoBinary(PathBuf),
+    #[error("could not write {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+}

@@ -1,0 +1,77 @@
+//! The few git operations a safe build needs. The source repository's checkout, index, stash
+//! and branches are never touched: the build happens in a detached worktree of its own, removed
+//! afterwards (benchmark-qwen §4.2, ab-qwen-profiling §3).
+use super::error::ArtifactError;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn git(dir: &Path, args: &[&str]) -> Result<Output, ArtifactError> {
+    Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .map_err(|e| ArtifactError::Tool { program: "git".into(), source: e })
+}
+
+fn first_line(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("").to_string()
+}
+
+fn check(out: Output, action: &str) -> Result<Output, ArtifactError> {
+    if out.status.success() {
+        Ok(out)
+    } else {
+        Err(ArtifactError::Git { action: action.into(), detail: first_line(&out.stderr) })
+    }
+}
+
+/// The full sha of `commit` in `repo`.
+pub fn resolve_commit(repo: &Path, commit: &str) -> Result<String, ArtifactError> {
+    if !git(repo, &["rev-parse", "--git-dir"])?.status.success() {
+        return Err(ArtifactError::NotARepo(repo.to_path_buf()));
+    }
+    let out = git(repo, &["rev-parse", "--verify", "--quiet", &format!("{commit}^{{commit}}")])?;
+    if !out.status.success() {
+        return Err(ArtifactError::UnknownCommit { repo: repo.to_path_buf(), commit: commit.into() });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A detached worktree of one commit; removed (and pruned from the repository's list) when
+/// dropped, on every path out of a build.
+pub struct DetachedWorktree {
+    repo: PathBuf,
+    pub path: PathBuf,
+}
+
+impl DetachedWorktree {
+    pub fn add(repo: &Path, path: &Path, commit: &str) -> Result<DetachedWorktree, ArtifactError> {
+        let p = path.to_string_lossy();
+        check(git(repo, &["worktree", "add", "--quiet", "--detach", &p, commit])?, "worktree add")?;
+        Ok(DetachedWorktree { repo: repo.to_path_buf(), path: path.to_path_buf() })
+    }
+
+    /// `git apply` of one patch file, checked first so a failure leaves the tree as it was.
+    pub fn apply(&self, patch: &Path, patch_name: &Path, commit: &str) -> Result<(), ArtifactError> {
+        let p = patch.to_string_lossy();
+        let dry = git(&self.path, &["apply", "--check", &p])?;
+        if !dry.status.success() {
+            return Err(ArtifactError::PatchDoesNotApply {
+                path: patch_name.to_path_buf(),
+                commit: commit.chars().take(12).collect(),
+                detail: first_line(&dry.stderr),
+            });
+        }
+        check(git(&self.path, &["apply", &p])?, "apply")?;
+        Ok(())
+    }
+}
+
+impl Drop for DetachedWorktree {
+    fn drop(&mut self) {
+        let p = self.path.to_string_lossy().to_string();
+        let _ = git(&self.repo, &["worktree", "remove", "--force", &p]);
+        let _ = git(&self.repo, &["worktree", "prune"]);
+    }
+}

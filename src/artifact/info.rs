@@ -1,0 +1,67 @@
+//! What an artifact records about itself: `build-info.json` for tools and `VERSION.txt` for
+//! people (benchmark-qwen §4.1: base commit + patch hash + build configuration + binary hash).
+use serde::{Deserialize, Serialize};
+use std::fmt::Write;
+use std::path::PathBuf;
+
+pub const BINARY_PATH: &str = "bin/llama-server";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PatchInfo {
+    /// Where the patch was read from; a copy is kept in the artifact as `source.patch`.
+    pub source: PathBuf,
+    pub sha256: String,
+    pub bytes: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    pub name: String,
+    pub repo: PathBuf,
+    pub base_commit: String,
+    pub patch: Option<PatchInfo>,
+    /// The full `cmake` configure arguments.
+    pub configure_args: Vec<String>,
+    /// The build type, generator, compilers and every -D variable, as the cache holds them.
+    pub cache_options: Vec<(String, String)>,
+    /// `LANG: PATH — version` per compiler.
+    pub compilers: Vec<String>,
+    pub cmake_version: Option<String>,
+    pub binary: String,
+    pub binary_sha256: String,
+    pub built_at: String,
+    pub build_seconds: f64,
+    pub abprof_version: String,
+}
+
+impl BuildInfo {
+    pub fn version_txt(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "name: {}", self.name);
+        let _ = writeln!(o, "base_commit: {}", self.base_commit);
+        let _ = writeln!(o, "repo: {}", self.repo.display());
+        match &self.patch {
+            Some(p) => {
+                let _ = writeln!(o, "patch: {} ({} bytes, kept as source.patch)", p.source.display(), p.bytes);
+                let _ = writeln!(o, "patch_sha256: {}", p.sha256);
+            }
+            None => {
+                let _ = writeln!(o, "patch: none");
+            }
+        }
+        let _ = writeln!(o, "binary: {}", self.binary);
+        let _ = writeln!(o, "binary_sha256: {}", self.binary_sha256);
+        let _ = writeln!(o, "cmake: {}", self.cmake_version.as_deref().unwrap_or("unknown"));
+        let _ = writeln!(o, "configure: cmake {}", self.configure_args.join(" "));
+        for (k, v) in &self.cache_options {
+            let _ = writeln!(o, "cache: {k}={v}");
+        }
+        for c in &self.compilers {
+            let _ = writeln!(o, "compiler {c}");
+        }
+        let _ = writeln!(o, "built_at: {}", self.built_at);
+        let _ = writeln!(o, "build_seconds: {:.1}", self.build_seconds);
+        let _ = writeln!(o, "built_by: abprof {}", self.abprof_version);
+        o
+    }
+}
