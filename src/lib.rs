@@ -15,5 +15,7 @@ pub mod report;
 pub mod variant;
 pub mod telemetry;
 pub mod study;
+pub mod exactness;
+pub mod pi;
 pub mod schedule;
 pub mod artifact;

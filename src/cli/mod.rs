@@ -7,9 +7,11 @@ mod bench;
 mod build;
 mod calibrate;
 mod common;
+mod exactness;
 mod monitor;
 mod compare_traces;
 mod parse_log;
+mod pi;
 mod summarize;
 mod trace;
 
@@ -35,6 +37,10 @@ pub enum Command {
     Summarize(summarize::SummarizeArgs),
     /// Kernel-trace variants (rocprofv3 / Nsight Systems) with trace-matched untraced samples.
     Trace(trace::TraceArgs),
+    /// Exactness gate: same deterministic request to two variants; exact, equal tokens or diverged at k, plus top-k cosine.
+    Exactness(exactness::ExactnessArgs),
+    /// The real Pi coding agent against each variant: cold server per sample, whole-process wall time, one request, no tools, the answer's Python run.
+    Pi(pi::PiArgs),
     /// Build an immutable llama-server artifact from a commit (+ one patch) in a detached worktree, never touching the source tree.
     Build(build::BuildArgs),
     /// Attribute one kernel trace's decode time to kernel categories, per token.
@@ -67,6 +73,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Summarize(a) => summarize::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
+        Command::Exactness(a) => exactness::run(a),
+        Command::Pi(a) => pi::run(a),
         Command::Build(a) => build::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),

@@ -121,8 +121,9 @@ pub fn render_text(s: &Summary) -> String {
         let _ = writeln!(o, "driver dead time per sample (all but start-up and the request): median {med:.1} ms, max {max:.1} ms");
     }
     if let Some(x) = &s.exactness {
-        let verdict = x.get("verdict").map(|v| v.to_string()).unwrap_or_default();
-        let _ = writeln!(o, "exactness: {}", verdict.trim_matches('"'));
+        let headline = x.get("headline").and_then(|v| v.as_str()).unwrap_or("(no headline)");
+        let gate = x.get("gate").and_then(|v| v.as_str()).unwrap_or("?");
+        let _ = writeln!(o, "exactness (exactness.json): {headline} — gate {gate}");
     }
     if let Some(t) = &s.traces_text {
         let _ = writeln!(o, "\nkernel attribution (traces/):");

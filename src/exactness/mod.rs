@@ -1,0 +1,26 @@
+//! The exactness gate (benchmark-qwen §4.5): before a candidate's speed matters, does it compute
+//! the same thing? Baseline and candidate each answer the same deterministic request on a cold
+//! server (temperature 0, seed 42, no prompt cache, the same calibrated prompt) with every
+//! generated token's id and top-5 logprobs; the verdict is **exact**, **equal tokens** (with the
+//! largest logprob change) or **diverged at token k** (with both continuations), plus the seeds'
+//! cosine ≥ 0.99 fallback on the top-k logprob vectors. Stored as `exactness.json` in the
+//! evidence folder.
+//!
+//! The logprobs come from the ordinary streamed chat request: the test bed's llama-server sends
+//! each token's `logprobs.content[]` entry (id, logprob, five alternatives with ids) in the same
+//! chunk as the token (tests/fixtures/exactness/), so no second, non-streamed request is needed.
+mod compare;
+mod cosine;
+mod error;
+mod render;
+mod report;
+mod run;
+mod tokens;
+
+pub use compare::{compare, Comparison, Continuation, Divergence, ShownToken, Verdict, CONTEXT_TOKENS};
+pub use cosine::{position_cosine, CosineSummary, COSINE_THRESHOLD, FILL_RULE};
+pub use error::{ExactnessError, LogprobsError};
+pub use render::render_text;
+pub use report::{ExactnessReport, Gate, RequestReport, SideReport, REPORT_FILE, SCHEMA_VERSION};
+pub use run::{run_exactness, ExactnessPlan, ExactnessSide, TOP_K};
+pub use tokens::{captured_tokens, Alternative, CapturedToken};

@@ -1,0 +1,66 @@
+//! An exactness report as a person reads it in a terminal.
+use super::compare::{ShownToken, Verdict};
+use super::report::{ExactnessReport, Gate};
+use std::fmt::Write;
+
+fn tokens(t: &[ShownToken]) -> String {
+    t.iter().map(|s| format!("{:?}", s.text)).collect::<Vec<_>>().join(" ")
+}
+
+fn opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".into(), |x| format!("{x:.6}"))
+}
+
+pub fn render_text(r: &ExactnessReport) -> String {
+    let mut o = String::new();
+    let side = |s: &super::report::SideReport| {
+        format!(
+            "{} ({} prompt + {} generated tokens, finish {})",
+            s.label,
+            s.prompt_tokens.map_or("?".into(), |n| n.to_string()),
+            s.completion_tokens.map_or("?".into(), |n| n.to_string()),
+            s.finish_reason.as_deref().unwrap_or("—")
+        )
+    };
+    let _ = writeln!(o, "baseline           {}", side(&r.baseline));
+    let _ = writeln!(o, "candidate          {}", side(&r.candidate));
+    let _ = writeln!(o, "verdict            {}", r.headline);
+    if let Verdict::Diverged(d) = &r.verdict {
+        let _ = writeln!(o, "  shared before    {}", tokens(&d.shared_before));
+        for (label, c) in [(&r.baseline.label, &d.baseline), (&r.candidate.label, &d.candidate)] {
+            let ended = c.ended.as_ref().map(|f| format!(" [ended: {f}]")).unwrap_or_default();
+            let _ = writeln!(o, "  {label:<16} {}{ended}", tokens(&c.tokens));
+            let top: Vec<String> = c.top_at.iter().map(|a| format!("{:?} {:.4}", a.text, a.logprob)).collect();
+            if !top.is_empty() {
+                let _ = writeln!(o, "  {:<16} top-{} at {}: {}", "", top.len(), d.at, top.join(", "));
+            }
+        }
+    }
+    let _ = writeln!(
+        o,
+        "max |Δlogprob|     {}{}  ({} of {} compared positions have different top-k sets)",
+        opt(r.max_abs_logprob_delta),
+        r.max_delta_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+        r.topk_set_differences,
+        r.compared_positions
+    );
+    let c = &r.cosine;
+    let _ = writeln!(
+        o,
+        "cosine (top-k)     overall {}  min {}{}  {} of {} positions below {}: {}",
+        opt(c.overall),
+        opt(c.min),
+        c.min_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+        c.below_threshold.len(),
+        c.per_position.len(),
+        c.threshold,
+        if c.pass { "pass" } else { "FAIL" }
+    );
+    let gate = match r.gate {
+        Gate::Exact => "exact: passes the exactness gate",
+        Gate::CosinePass => "not exact; passes the cosine ≥ 0.99 fallback gate",
+        Gate::Fail => "FAILS the correctness gate (not exact, cosine below 0.99)",
+    };
+    let _ = writeln!(o, "gate               {gate}");
+    o
+}

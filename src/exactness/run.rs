@@ -1,0 +1,174 @@
+//! Both sides, one after the other, each on a cold server of its own: the same deterministic
+//! request, every generated token and its top-k captured, then compared.
+use super::compare::compare;
+use super::error::{ExactnessError, LogprobsError};
+use super::report::{ExactnessReport, RequestReport, SideReport};
+use super::tokens::{captured_tokens, CapturedToken};
+use crate::client::{ChatRequest, StreamRecord, TokenLogprobs};
+use crate::measure::{run_sample, Sample, SampleFiles, SampleObserver, SampleSpec};
+use crate::server::LaunchSpec;
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Top-k alternatives asked for at every position (the seeds' top-5).
+pub const TOP_K: u32 = 5;
+
+/// One variant, ready to launch.
+#[derive(Debug, Clone)]
+pub struct ExactnessSide {
+    pub label: String,
+    /// The `--variant` spec as written, for the report.
+    pub spec: String,
+    pub launch: LaunchSpec,
+}
+
+/// What both sides are asked, and where the evidence goes.
+#[derive(Debug, Clone)]
+pub struct ExactnessPlan {
+    pub prompt: String,
+    pub prompt_file: Option<PathBuf>,
+    pub expected_prompt_tokens: Option<u64>,
+    pub max_tokens: u32,
+    pub ignore_eos: bool,
+    pub health_timeout: Duration,
+    /// The evidence folder; `exactness.json` goes here, each side's files under `exactness/LABEL/`.
+    pub root: PathBuf,
+}
+
+impl ExactnessPlan {
+    /// temperature 0, seed 42, no prompt cache (benchmark-qwen §4.5), plus top-k logprobs.
+    pub fn request(&self) -> ChatRequest {
+        let mut r = ChatRequest::benchmark(&self.prompt, self.max_tokens);
+        r.logprobs = Some(true);
+        r.top_logprobs = Some(TOP_K);
+        r.ignore_eos = self.ignore_eos.then_some(true);
+        r
+    }
+
+    pub fn side_dir(&self, label: &str) -> PathBuf {
+        self.root.join("exactness").join(label)
+    }
+}
+
+/// Keeps the streamed logprobs, which the sample record itself does not carry.
+#[derive(Default)]
+struct LogprobsTap {
+    logprobs: Vec<TokenLogprobs>,
+}
+
+impl SampleObserver for LogprobsTap {
+    fn after_request(&mut self, record: &StreamRecord) -> serde_json::Value {
+        self.logprobs = record.logprobs.clone();
+        serde_json::Value::Null
+    }
+}
+
+struct Captured {
+    sample: Sample,
+    tokens: Vec<CapturedToken>,
+    dir: PathBuf,
+}
+
+fn sha256_file(path: &Path) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = Sha256::new();
+    std::io::copy(&mut f, &mut h).ok()?;
+    Some(hex::encode(h.finalize()))
+}
+
+fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ExactnessError> {
+    std::fs::write(path, serde_json::to_string_pretty(value).expect("serializable") + "\n")
+        .map_err(|e| ExactnessError::Write { path: path.into(), source: e })
+}
+
+async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured, ExactnessError> {
+    let dir = plan.side_dir(&side.label);
+    let spec = SampleSpec {
+        launch: side.launch.clone(),
+        request: plan.request(),
+        expected_prompt_tokens: plan.expected_prompt_tokens,
+        health_timeout: plan.health_timeout,
+        stop_timeout: Duration::from_secs(60),
+        kill_on_stop_timeout: true,
+        warm_prompt_cache: false,
+    };
+    let mut tap = LogprobsTap::default();
+    let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap)
+        .await
+        .map_err(|e| ExactnessError::Start { label: side.label.clone(), source: e })?;
+    if let Some(message) = &sample.error {
+        // The client rejects a malformed logprobs entry mid-stream; say so rather than blame the server.
+        if let Some(i) = message.find("malformed ") {
+            return Err(ExactnessError::Request {
+                label: side.label.clone(),
+                message: format!("malformed or missing logprobs: {}", &message[i..]),
+                dir,
+            });
+        }
+        return Err(ExactnessError::Request { label: side.label.clone(), message: message.clone(), dir });
+    }
+    let tokens = captured_tokens(&tap.logprobs, sample.completion_tokens(), sample.finish_reason.as_deref(), TOP_K as usize)
+        .map_err(|e: LogprobsError| ExactnessError::Logprobs { label: side.label.clone(), dir: dir.clone(), source: e })?;
+    write_json(&dir.join("tokens.json"), &tokens)?;
+    if let (Some(got), Some(want)) = (sample.prompt_tokens(), plan.expected_prompt_tokens) {
+        if got != want {
+            return Err(ExactnessError::PromptLength { label: side.label.clone(), got, want });
+        }
+    }
+    Ok(Captured { sample, tokens, dir })
+}
+
+fn side_report(side: &ExactnessSide, c: &Captured) -> SideReport {
+    SideReport {
+        label: side.label.clone(),
+        spec: side.spec.clone(),
+        binary: side.launch.program.clone(),
+        binary_sha256: sha256_file(&side.launch.program),
+        argv: side.launch.argv(),
+        env: side.launch.env.clone(),
+        prompt_tokens: c.sample.prompt_tokens(),
+        completion_tokens: c.sample.completion_tokens(),
+        finish_reason: c.sample.finish_reason.clone(),
+        system_fingerprint: c.sample.system_fingerprint.clone(),
+        evidence: c.dir.clone(),
+    }
+}
+
+/// Runs baseline then candidate, compares them and writes `ROOT/exactness.json`.
+pub async fn run_exactness(
+    baseline: &ExactnessSide,
+    candidate: &ExactnessSide,
+    plan: &ExactnessPlan,
+) -> Result<ExactnessReport, ExactnessError> {
+    let a = capture(baseline, plan).await?;
+    let b = capture(candidate, plan).await?;
+    if let (Some(pa), Some(pb)) = (a.sample.prompt_tokens(), b.sample.prompt_tokens()) {
+        if pa != pb {
+            return Err(ExactnessError::PromptMismatch {
+                a_label: baseline.label.clone(),
+                a: pa,
+                b_label: candidate.label.clone(),
+                b: pb,
+            });
+        }
+    }
+    let comparison = compare(&a.tokens, &b.tokens, a.sample.finish_reason.as_deref(), b.sample.finish_reason.as_deref());
+    let req = plan.request();
+    let request = RequestReport {
+        prompt_file: plan.prompt_file.clone(),
+        prompt_sha256: hex::encode(Sha256::digest(plan.prompt.as_bytes())),
+        prompt_tokens: plan.expected_prompt_tokens.or(a.sample.prompt_tokens()),
+        max_tokens: req.max_tokens,
+        temperature: req.temperature,
+        seed: req.seed,
+        cache_prompt: req.cache_prompt,
+        ignore_eos: plan.ignore_eos,
+        top_logprobs: TOP_K,
+    };
+    let report = ExactnessReport::new(side_report(baseline, &a), side_report(candidate, &b), request, comparison);
+    report
+        .save(&plan.root)
+        .map_err(|e| ExactnessError::Write { path: ExactnessReport::path_in(&plan.root), source: e })?;
+    Ok(report)
+}

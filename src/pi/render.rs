@@ -1,0 +1,60 @@
+//! A Pi study as a person reads it.
+use super::sample::PiSample;
+use super::study::PiReport;
+use std::fmt::Write;
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
+}
+
+/// One line per sample, as it finishes.
+pub fn sample_line(s: &PiSample) -> String {
+    let t = s.server.as_ref();
+    format!(
+        "#{:<3} {:<12} pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
+        s.index + 1,
+        s.label,
+        num(Some(s.pi_wall_ms), 1),
+        num(t.map(|t| t.prefill_ms), 1),
+        num(t.map(|t| t.prefill_tps), 1),
+        num(t.map(|t| t.decode_ms), 1),
+        num(t.map(|t| t.decode_tps), 2),
+        s.output_tokens().map_or("—".into(), |n| n.to_string()),
+        num(s.draft.as_ref().map(|d| d.rate), 4),
+        if s.valid { "valid".to_string() } else { format!("FAILED: {}", s.failures.join("; ")) }
+    )
+}
+
+pub fn render_text(r: &PiReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "pi {} ({}), mode {}, maxTokens {}", r.pi_version.as_deref().unwrap_or("?"), r.pi_bin.display(), r.mode, r.max_tokens);
+    let _ = writeln!(o, "order: {}", r.order.join(" "));
+    for s in &r.samples {
+        let _ = writeln!(o, "{}", sample_line(s));
+    }
+    let _ = writeln!(o, "medians over valid samples:");
+    let _ = writeln!(
+        o,
+        "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}",
+        "variant", "valid", "pi wall ms", "prefill ms", "prefill t/s", "decode ms", "decode t/s", "out", "accept"
+    );
+    for v in &r.variants {
+        let _ = writeln!(
+            o,
+            "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}",
+            v.label,
+            format!("{}/{}", v.valid, v.samples),
+            num(v.median_pi_wall_ms, 1),
+            num(v.median_prefill_ms, 1),
+            num(v.median_prefill_tps, 1),
+            num(v.median_decode_ms, 1),
+            num(v.median_decode_tps, 2),
+            num(v.median_output_tokens, 0),
+            num(v.median_acceptance, 4)
+        );
+    }
+    for w in &r.warnings {
+        let _ = writeln!(o, "warning: {w}");
+    }
+    o
+}

@@ -1,0 +1,139 @@
+//! `abprof exactness` against the real llama-server of the test bed, with the real SmolLM2-135M
+//! (its logits mean something, unlike the random target's).
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// A 300-token prompt calibrated for SmolLM2 (its tokenizer is not the random target's).
+fn smollm2_prompt() -> PathBuf {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _g = LOCK.lock().unwrap();
+    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+    let path = dir.path().join("smollm2-300.txt");
+    if !path.exists() {
+        let tb = testbed();
+        abprof()
+            .args(["calibrate", "--server-bin"])
+            .arg(&tb.server)
+            .arg("--model")
+            .arg(&tb.smollm2)
+            .args(["--server-args", COMMON, "--tokens", "300", "--out"])
+            .arg(&path)
+            .assert()
+            .success();
+    }
+    path
+}
+
+fn exactness(a: &str, b: &str, root: &Path, prompt: &Path) -> std::process::Output {
+    let tb = testbed();
+    abprof()
+        .arg("exactness")
+        .args(["--variant", a, "--variant", b, "--model"])
+        .arg(&tb.smollm2)
+        .args(["--server-args", COMMON, "--tokens", "32", "--ignore-eos", "--prompt"])
+        .arg(prompt)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
+fn server() -> String {
+    testbed().server.display().to_string()
+}
+
+#[test]
+fn a_variant_against_itself_is_exact() {
+    let root = tempfile::tempdir().unwrap();
+    let s = server();
+    let out = exactness(&format!("a={s}"), &format!("b={s}"), root.path(), &smollm2_prompt());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("verdict            exact"), "{text}");
+    let r = read_json(&root.path().join("exactness.json"));
+    assert_eq!(r["verdict"]["kind"], "exact");
+    assert_eq!(r["gate"], "exact");
+    assert_eq!(r["compared_positions"], 32);
+    assert_eq!(r["cosine"]["overall"], 1.0);
+    assert_eq!(r["request"]["temperature"], 0.0);
+    assert_eq!(r["request"]["seed"], 42);
+    assert_eq!(r["request"]["cache_prompt"], false);
+    assert_eq!(r["request"]["top_logprobs"], 5);
+    for side in ["a", "b"] {
+        let dir = root.path().join("exactness").join(side);
+        let tokens = read_json(&dir.join("tokens.json"));
+        assert_eq!(tokens.as_array().unwrap().len(), 32);
+        assert_eq!(tokens[0]["top"].as_array().unwrap().len(), 5);
+        assert_eq!(read_json(&dir.join("sample.json"))["timing_blocks"], 1);
+        let req = read_json(&dir.join("request.json"));
+        assert_eq!((req["logprobs"].as_bool(), req["top_logprobs"].as_u64()), (Some(true), Some(5)));
+    }
+}
+
+/// f16 against q8_0 KV (quantized V needs flash attention on this build, so both get `-fa on`):
+/// on the test bed the near-tie at some position flips, and the report must say where and show
+/// both continuations; whatever happens, it must not claim exactness.
+#[test]
+fn kv_f16_against_q8_0_gets_an_honest_verdict() {
+    let root = tempfile::tempdir().unwrap();
+    let s = server();
+    let out = exactness(
+        &format!("f16={s}|extra=-fa on"),
+        &format!("q8={s}|kv=q8_0|extra=-fa on"),
+        root.path(),
+        &smollm2_prompt(),
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let r = read_json(&root.path().join("exactness.json"));
+    assert_ne!(r["verdict"]["kind"], "exact", "{text}");
+    let want_code = match r["gate"].as_str().unwrap() {
+        "cosine_pass" => 3,
+        "fail" => 4,
+        g => panic!("gate {g} for a non-exact verdict"),
+    };
+    assert_eq!(out.status.code(), Some(want_code), "{text}");
+    let v = &r["verdict"];
+    match v["kind"].as_str().unwrap() {
+        "diverged" => {
+            let at = v["at"].as_u64().unwrap();
+            assert!(text.contains(&format!("diverged at token {at}")), "{text}");
+            let first = |side: &str| v[side]["tokens"][0]["id"].as_u64().unwrap();
+            assert_ne!(first("baseline"), first("candidate"), "the shown continuations start at the divergence");
+            assert_eq!(v["baseline"]["tokens"][0]["index"], at);
+            assert_eq!(v["baseline"]["top_at"].as_array().unwrap().len(), 5);
+            assert_eq!(r["compared_positions"], at + 1);
+            // Both continuations are printed, each under its label.
+            assert!(text.lines().any(|l| l.trim_start().starts_with("f16 ")), "{text}");
+            assert!(text.lines().any(|l| l.trim_start().starts_with("q8 ")), "{text}");
+        }
+        "equal_tokens" => assert!(v["max_abs_delta"].as_f64().unwrap() > 0.0, "{text}"),
+        k => panic!("verdict {k}"),
+    }
+    let per_position = r["cosine"]["per_position"].as_array().unwrap();
+    assert_eq!(per_position.len() as u64, r["compared_positions"].as_u64().unwrap());
+    assert!(r["cosine"]["fill"].as_str().unwrap().contains("k-th"));
+}
+
+#[test]
+fn bad_inputs_give_one_clear_line() {
+    let s = server();
+    let root = tempfile::tempdir().unwrap();
+    let one_error = |out: std::process::Output, needle: &str| {
+        assert_eq!(out.status.code(), Some(1));
+        let errors: Vec<_> = stderr_lines(&out).into_iter().filter(|l| l.starts_with("abprof: error:")).collect();
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains(needle), "{:?} lacks {needle:?}", errors[0]);
+    };
+    let one = abprof().args(["exactness", "--variant", &format!("a={s}"), "--model"]).arg(&testbed().smollm2).output().unwrap();
+    one_error(one, "exactly two variants");
+    let no_model = abprof()
+        .args(["exactness", "--variant", &format!("a={s}"), "--variant", &format!("b={s}")])
+        .arg("--root")
+        .arg(root.path())
+        .output()
+        .unwrap();
+    one_error(no_model, "has no model: pass --model");
+}

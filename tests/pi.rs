@@ -1,0 +1,152 @@
+//! `abprof pi` with the real Pi coding agent against the real llama-server of the test bed, and
+//! the answer checks on real Pi transcripts recorded for the purpose (tests/fixtures/pi/).
+mod common;
+use abprof::pi::{judge_answer, parse_transcript, CodeOutcome, CodeRun};
+use common::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pi").join(name)).unwrap()
+}
+
+/// `~/.pi` as it is now: abprof must leave the user's own Pi configuration alone.
+fn users_pi_dir() -> Vec<(PathBuf, std::time::SystemTime)> {
+    let Some(home) = std::env::var_os("HOME") else { return vec![] };
+    let dir = Path::new(&home).join(".pi");
+    let mut seen = vec![];
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        if let Ok(meta) = std::fs::metadata(&d) {
+            seen.push((d.clone(), meta.modified().unwrap()));
+        }
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            stack.push(e.path());
+        }
+    }
+    seen.sort();
+    seen
+}
+
+#[test]
+fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let before = users_pi_dir();
+    let s = tb.server.display();
+    let out = abprof()
+        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "1", "--model"])
+        .arg(&tb.smollm2)
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "24", "--timeout", "300", "--json", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    assert!(r["pi_version"].as_str().unwrap().contains("0.73"), "{}", r["pi_version"]);
+    assert_eq!(r["mode"], "decode");
+    assert!(r["prompt"].as_str().unwrap().contains("stable merge sort"));
+    assert_eq!(r["order"], serde_json::json!(["a", "b"]));
+    let samples = r["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    for smp in samples {
+        // Pi ran to the end, its JSONL was parsed, and the server saw exactly its one request.
+        assert_eq!(smp["pi_exit"], serde_json::json!({"exited": 0}), "{smp}");
+        assert_eq!(smp["assistant_messages"], 1, "{smp}");
+        assert_eq!(smp["timing_blocks"], 1, "{smp}");
+        assert_eq!(smp["tool_calls"], serde_json::json!([]));
+        let decoded = smp["server"]["decode_tokens"].as_u64().unwrap();
+        assert!(decoded > 0 && decoded <= 24, "{smp}");
+        assert_eq!(smp["pi_output_tokens"].as_u64(), Some(decoded), "pi's and the server's counts agree");
+        assert_eq!(smp["pi_input_tokens"], smp["server"]["prompt_tokens"]);
+        assert!(smp["pi_wall_ms"].as_f64().unwrap() > smp["server"]["decode_ms"].as_f64().unwrap());
+        // 24 tokens of SmolLM2 are no working merge sort: the sample must fail on its code.
+        assert_eq!(smp["valid"], false, "{smp}");
+        let why = smp["failures"].to_string();
+        assert!(why.contains("extracted Python") || why.contains("no ```python block"), "{why}");
+        let dir = PathBuf::from(smp["evidence"].as_str().unwrap());
+        for f in ["pi.jsonl", "pi.stderr", "server.log", "pi-models.json", "pi-settings.json", "pi-sample.json"] {
+            assert!(dir.join(f).is_file(), "{f} missing in {}", dir.display());
+        }
+        let models = read_json(&dir.join("pi-models.json"));
+        let base = models["providers"]["abprof"]["baseUrl"].as_str().unwrap().to_string();
+        let argv: Vec<String> = serde_json::from_value(smp["server_argv"].clone()).unwrap();
+        let port = &argv[argv.iter().position(|a| a == "--port").unwrap() + 1];
+        assert_eq!(base, format!("http://127.0.0.1:{port}/v1"), "pi talked to this sample's server");
+        assert_eq!(models["providers"]["abprof"]["models"][0]["maxTokens"], 24);
+        assert_eq!(read_json(&dir.join("pi-settings.json"))["compaction"]["enabled"], false);
+    }
+    assert_eq!(r["variants"][0]["valid"], 0);
+    assert!(r["variants"][0]["median_pi_wall_ms"].is_null(), "no medians from failed samples");
+    assert_eq!(out.status.code(), Some(3), "a failed sample is exit 3: {stderr}");
+    assert_eq!(read_json(&root.path().join("pi.json"))["samples"].as_array().unwrap().len(), 2);
+    assert_eq!(users_pi_dir(), before, "~/.pi was touched");
+}
+
+fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {
+    Some(CodeRun { python: Path::new("python3"), timeout: Duration::from_secs(30), evidence })
+}
+
+#[test]
+fn a_recorded_decode_run_is_parsed_and_its_cut_off_code_fails() {
+    // The merge-sort prompt through the real pi, maxTokens 24: the answer stops mid-function.
+    let t = parse_transcript(&fixture("decode-merge-sort-24.jsonl")).unwrap();
+    assert_eq!(t.assistant_messages, 1);
+    assert_eq!(t.stop_reason.as_deref(), Some("length"));
+    assert_eq!(t.output_tokens, Some(24));
+    assert!(t.tool_calls.is_empty());
+    assert!(t.text.contains("```python\ndef merge_sort(arr):"), "{}", t.text);
+    let ev = tempfile::tempdir().unwrap();
+    let v = judge_answer(&fixture("decode-merge-sort-24.jsonl"), code_run(ev.path()));
+    let code = v.code.unwrap();
+    assert!(code.unterminated && !code.passed());
+    assert_eq!(v.failures.len(), 1, "{:?}", v.failures);
+    assert!(v.failures[0].contains("IndentationError"), "{:?}", v.failures);
+}
+
+#[test]
+fn a_recorded_valid_answer_passes_and_the_same_answer_broken_fails() {
+    let jsonl = fixture("square-valid.jsonl");
+    let ev = tempfile::tempdir().unwrap();
+    let ok = judge_answer(&jsonl, code_run(ev.path()));
+    assert!(ok.failures.is_empty(), "{:?}", ok.failures);
+    assert_eq!(ok.transcript.unwrap().stop_reason.as_deref(), Some("stop"));
+    assert_eq!(ok.code.unwrap().blocks, 1);
+    assert_eq!(std::fs::read_to_string(ev.path().join("answer.out")).unwrap(), "64\n");
+
+    // The same transcript with its program deliberately broken: a call left unclosed.
+    let broken = jsonl.replace("print(square_4x4(4))", "print(square_4x4(4)");
+    assert_ne!(broken, jsonl);
+    let bad = judge_answer(&broken, code_run(ev.path()));
+    assert!(matches!(bad.code.unwrap().outcome, CodeOutcome::Failed { .. }));
+    assert_eq!(bad.failures.len(), 1);
+    assert!(bad.failures[0].contains("SyntaxError"), "{:?}", bad.failures);
+
+    // And with a failing test in place of the print: it runs, and fails.
+    let wrong = jsonl.replace("print(square_4x4(4))", "assert square_4x4(4) == 16");
+    let bad = judge_answer(&wrong, code_run(ev.path()));
+    assert!(bad.failures.iter().any(|f| f.contains("AssertionError")), "{:?}", bad.failures);
+
+    // A tool call in the answer fails the sample even when its code is fine.
+    let tool = jsonl.replacen(
+        r#""content":[{"type":"text""#,
+        r#""content":[{"type":"toolCall","id":"call-1","name":"bash","arguments":{"command":"ls"}},{"type":"text""#,
+        usize::MAX,
+    );
+    let bad = judge_answer(&tool, code_run(ev.path()));
+    assert!(bad.failures.iter().any(|f| f.contains("called tools (bash)")), "{:?}", bad.failures);
+}
+
+#[test]
+fn a_missing_pi_is_one_clear_line() {
+    let tb = testbed();
+    let out = abprof()
+        .args(["pi", "--variant", &format!("a={}", tb.server.display()), "--pi-bin", "/no/such/pi", "--model"])
+        .arg(&tb.smollm2)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let errors: Vec<_> = stderr_lines(&out).into_iter().filter(|l| l.starts_with("abprof: error:")).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("npm install -g @mariozechner/pi-coding-agent@0.73.1"), "{}", errors[0]);
+}
