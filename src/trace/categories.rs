@@ -229,7 +229,8 @@ mod tests {
         let rules = Rules::builtin();
         assert_eq!(rules.categorize("saxpy(double *, double *)"), None);
         assert_eq!(rules.categories().last().map(String::as_str), Some(OTHER));
-        assert_eq!(rules.categories().len(), 15);
+        assert_eq!(rules.categories().len(), 16);
+        assert_eq!(rules.categorize("fwht_cuda").as_deref(), Some("KV rotation (Hadamard)"));
     }
 
     #[test]

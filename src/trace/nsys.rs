@@ -174,6 +174,38 @@ mod tests {
         assert_eq!(agg.phase_total(Phase::Prefill).ns, 4000);
     }
 
+    /// As seen on the H200: llama-server replays a warmup decode graph at load, seconds before the
+    /// request's eager prefill and its graph-replayed decode steps. Only the last burst is decode.
+    #[test]
+    fn the_warmup_graph_at_load_is_not_decode() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("warmup.sqlite");
+        let conn = Connection::open(&path).unwrap();
+        let s = 1_000_000_000i64; // ns
+        conn.execute_batch(&format!(
+            "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+             CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO StringIds VALUES (1, 'mul_mat_vec_f'), (2, 'mul_mat_f_ids');
+             CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, \"end\" INTEGER NOT NULL,
+                 demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL, graphNodeId INTEGER);
+             INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+                 ({w}, {w} + 1000, 1, 1, 7), ({w} + 2000, {w} + 3000, 1, 1, 8),
+                 ({p}, {p} + 500000, 2, 2, NULL),
+                 ({d}, {d} + 1000, 1, 1, 7), ({d} + 2000, {d} + 3000, 1, 1, 8), ({d} + 4000, {d} + 5000, 1, 1, 7);",
+            w = 4 * s,
+            p = 7 * s,
+            d = 7 * s + 600_000
+        ))
+        .unwrap();
+        drop(conn);
+        let src = open_trace(&path).unwrap();
+        let (agg, choice) = aggregate_with_best_window(src.as_ref(), None, Some(3)).unwrap();
+        assert_eq!(choice.method, WindowMethod::CudaGraph);
+        assert_eq!(choice.decode_start_ns, Some(7 * s + 600_000));
+        assert_eq!(agg.phase_total(Phase::Decode).calls, 3);
+        assert_eq!(agg.phase_total(Phase::Decode).ns, 3000);
+    }
+
     #[test]
     fn export_without_kernel_table_is_named() {
         let dir = tempfile::tempdir().unwrap();
