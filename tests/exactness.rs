@@ -3,28 +3,10 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 /// A 300-token prompt calibrated for SmolLM2 (its tokenizer is not the random target's).
 fn smollm2_prompt() -> PathBuf {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _g = LOCK.lock().unwrap();
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-    let path = dir.path().join("smollm2-300.txt");
-    if !path.exists() {
-        let tb = testbed();
-        abprof()
-            .args(["calibrate", "--server-bin"])
-            .arg(&tb.server)
-            .arg("--model")
-            .arg(&tb.smollm2)
-            .args(["--server-args", COMMON, "--tokens", "300", "--out"])
-            .arg(&path)
-            .assert()
-            .success();
-    }
-    path
+    calibrated_prompt_for(&testbed().smollm2, "smollm2", 300)
 }
 
 fn exactness(a: &str, b: &str, root: &Path, prompt: &Path) -> std::process::Output {

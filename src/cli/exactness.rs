@@ -55,17 +55,9 @@ fn model_of<'a>(v: &'a Variant, default: Option<&'a Path>) -> Result<&'a Path> {
 }
 
 fn launch(v: &Variant, model: &Path, common: &[String], dir: &Path) -> Result<LaunchSpec> {
-    Ok(LaunchSpec {
-        program: v.binary.clone(),
-        args: v.server_args(model, common),
-        env: v.env.clone(),
-        host: "127.0.0.1".into(),
-        // A port of its own per server: the previous one's socket may linger.
-        port: free_port("127.0.0.1").context("no free loopback port")?,
-        log_file: dir.join("server.log"),
-        console_file: dir.join("server.console.log"),
-        signal_descendant: None,
-    })
+    // A port of its own per server: the previous one's socket may linger.
+    let port = free_port("127.0.0.1").context("no free loopback port")?;
+    Ok(LaunchSpec::for_variant(v, model, common, port, dir))
 }
 
 pub fn run(a: ExactnessArgs) -> Result<i32> {

@@ -86,17 +86,8 @@ pub fn run(a: PiArgs) -> Result<i32> {
         pi_variants.push(PiVariant {
             label: v.label.clone(),
             spec: v.spec.clone(),
-            launch: LaunchSpec {
-                program: v.binary.clone(),
-                args: v.server_args(model, &common),
-                env: v.env.clone(),
-                host: "127.0.0.1".into(),
-                // Each sample picks its own free port and log paths.
-                port: 0,
-                log_file: root.join("server.log"),
-                console_file: root.join("server.console.log"),
-                signal_descendant: None,
-            },
+            // Each sample picks its own free port and log paths.
+            launch: LaunchSpec::for_variant(v, model, &common, 0, &root),
         });
     }
     let study = PiStudy {

@@ -103,17 +103,7 @@ pub fn run(a: TraceArgs) -> Result<i32> {
         (Some(p), _) => (read_prompt(p)?, recorded_prompt_tokens(p)),
         (None, Some(n)) => {
             let base = &variants[0];
-            let dir = a.root.join("calibration");
-            let launch = LaunchSpec {
-                program: base.binary.clone(),
-                args: base.server_args(&a.model, &common),
-                env: base.env.clone(),
-                host: "127.0.0.1".into(),
-                port,
-                log_file: dir.join("server.log"),
-                console_file: dir.join("server.console.log"),
-                signal_descendant: None,
-            };
+            let launch = LaunchSpec::for_variant(base, &a.model, &common, port, &a.root.join("calibration"));
             let cal = rt.block_on(calibrate_on_fresh_server(&launch, Duration::from_secs(a.health_timeout), DEFAULT_SOURCE, n))?;
             save_prompt(&cal, &a.root.join("prompt.txt"))?;
             (cal.text, Some(n))

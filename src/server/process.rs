@@ -37,6 +37,20 @@ pub struct LaunchSpec {
 }
 
 impl LaunchSpec {
+    /// A variant's own server on loopback `port`, its log and console output in `dir`.
+    pub fn for_variant(v: &crate::variant::Variant, default_model: &Path, common: &[String], port: u16, dir: &Path) -> LaunchSpec {
+        LaunchSpec {
+            program: v.binary.clone(),
+            args: v.server_args(default_model, common),
+            env: v.env.clone(),
+            host: "127.0.0.1".into(),
+            port,
+            log_file: dir.join("server.log"),
+            console_file: dir.join("server.console.log"),
+            signal_descendant: None,
+        }
+    }
+
     /// The full argv: abprof owns host, port and log file, so it appends them last.
     pub fn argv(&self) -> Vec<String> {
         let mut v = vec![self.program.display().to_string()];

@@ -221,7 +221,8 @@ pub fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, 
     }
     let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() }).map_err(|e| e.to_string())?;
     if matches!(opened.source.kind(), SourceKind::None | SourceKind::Cpu) {
-        return Ok((None, format!("GPU-less host: server CPU via schedstat ({})", opened.why)));
+        // The full reason (each backend passed over and why) is long; `abprof monitor` prints it.
+        return Ok((None, "GPU-less host (no NVML, amdgpu or ROCm SMI device): server CPU via schedstat".into()));
     }
     let desc = format!("{} ({})", opened.source.describe(), opened.why);
     Ok((Some(opened.source), desc))

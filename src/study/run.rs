@@ -122,17 +122,7 @@ async fn prompt_for(ev: &Evidence, file: &StudyFile, base: &Variant, common: &[S
         return Ok((text, file.prompt_tokens.or_else(|| recorded_prompt_tokens(src))));
     }
     let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
-    let dir = ev.path("calibration");
-    let launch = LaunchSpec {
-        program: base.binary.clone(),
-        args: base.server_args(&file.model, common),
-        env: base.env.clone(),
-        host: "127.0.0.1".into(),
-        port,
-        log_file: dir.join("server.log"),
-        console_file: dir.join("server.console.log"),
-        signal_descendant: None,
-    };
+    let launch = LaunchSpec::for_variant(base, &file.model, common, port, &ev.path("calibration"));
     let cal = calibrate_on_fresh_server(&launch, Duration::from_secs(file.health_timeout_s), DEFAULT_SOURCE, n)
         .await
         .with_context(|| format!("calibrating a {n}-token prompt on the baseline {}", base.label))?;
@@ -254,16 +244,7 @@ async fn drive(
         request.ignore_eos = file.ignore_eos.then_some(true);
         request.cache_prompt = file.pure_decode;
         let spec = SampleSpec {
-            launch: LaunchSpec {
-                program: v.binary.clone(),
-                args: v.server_args(&file.model, &p.common),
-                env: v.env.clone(),
-                host: "127.0.0.1".into(),
-                port,
-                log_file: files.server_log(),
-                console_file: files.console_log(),
-                signal_descendant: None,
-            },
+            launch: LaunchSpec::for_variant(v, &file.model, &p.common, port, &files.dir),
             request,
             expected_prompt_tokens: p.expected_prompt_tokens,
             health_timeout: Duration::from_secs(file.health_timeout_s),

@@ -122,6 +122,12 @@ pub fn open(o: &OpenOptions) -> Result<Opened, TelemetryError> {
         let mut passed = Vec::new();
         let mut chosen = None;
         for kind in [SourceKind::Nvml, SourceKind::AmdgpuSysfs, SourceKind::RocmSmi] {
+            // Without a DRM class folder there is no amdgpu device; rsmi_init would only print
+            // its own "Failed to open drm root directory" to stderr before failing.
+            if kind == SourceKind::RocmSmi && !o.sysfs_root.join("class/drm").is_dir() {
+                passed.push(format!("{kind}: no {} (no GPU driver loaded)", o.sysfs_root.join("class/drm").display()));
+                continue;
+            }
             match open_one(kind, o) {
                 Ok(s) => {
                     chosen = Some((s, kind));

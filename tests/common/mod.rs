@@ -47,18 +47,22 @@ pub const COMMON: &str = "-c 4096 -t 2 -np 1";
 
 /// A prompt calibrated to `tokens` for the random target, made once per test binary.
 pub fn calibrated_prompt(tokens: u64) -> PathBuf {
+    calibrated_prompt_for(&testbed().target, "target", tokens)
+}
+
+/// A prompt calibrated to `tokens` for `model` (tokenizers differ), made once per test binary.
+pub fn calibrated_prompt_for(model: &Path, tag: &str, tokens: u64) -> PathBuf {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _g = LOCK.lock().unwrap();
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-    let path = dir.path().join(format!("prompt-{tokens}.txt"));
+    let path = dir.path().join(format!("prompt-{tag}-{tokens}.txt"));
     if !path.exists() {
-        let tb = testbed();
         abprof()
             .args(["calibrate", "--server-bin"])
-            .arg(&tb.server)
+            .arg(&testbed().server)
             .arg("--model")
-            .arg(&tb.target)
+            .arg(model)
             .args(["--server-args", COMMON, "--tokens", &tokens.to_string(), "--out"])
             .arg(&path)
             .assert()
