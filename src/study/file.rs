@@ -267,6 +267,16 @@ power_max_w = 15.0
     }
 
     #[test]
+    fn the_shipped_example_study_parses() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/examples/qwen-mtp-strix-halo.toml");
+        let f = StudyFile::load(&path).unwrap();
+        assert_eq!((f.tokens, f.samples, f.workload), (1024, 3, Some(Workload::Sustained)));
+        assert_eq!(f.isolation.before.len(), 2);
+        assert_eq!(f.isolation.verify[2].argv().unwrap()[0], "sh");
+        assert!(f.variants[1].contains("kv=q4_0"));
+    }
+
+    #[test]
     fn unknown_keys_and_missing_prompt_are_errors() {
         assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
         let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
