@@ -3,9 +3,10 @@
 //!
 //! Floors, top to bottom; each only uses the ones below it:
 //! `cli` → `report` → `summary` → `study` → `trace` → `measure` → `telemetry` → `server` →
-//! `client` → `variant` → `clock`.
+//! `client` → `variant` → `clock`, `stats`.
 pub mod cli;
 pub mod clock;
+pub mod stats;
 pub mod client;
 pub mod server;
 pub mod measure;

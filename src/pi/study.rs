@@ -55,20 +55,10 @@ pub struct PiReport {
     pub warnings: Vec<String>,
 }
 
-pub fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.retain(|x| x.is_finite());
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
 fn summarize(v: &PiVariant, samples: &[PiSample]) -> PiVariantSummary {
     let mine: Vec<&PiSample> = samples.iter().filter(|s| s.label == v.label).collect();
     let valid: Vec<&PiSample> = mine.iter().copied().filter(|s| s.valid).collect();
-    let of = |f: &dyn Fn(&PiSample) -> Option<f64>| median(valid.iter().filter_map(|s| f(s)).collect());
+    let of = |f: &dyn Fn(&PiSample) -> Option<f64>| crate::stats::median(&valid.iter().filter_map(|s| f(s)).collect::<Vec<_>>());
     let mut prompt_tokens: Vec<u64> = mine.iter().filter_map(|s| s.server.as_ref().map(|t| t.prompt_tokens)).collect();
     prompt_tokens.sort_unstable();
     prompt_tokens.dedup();
@@ -168,14 +158,4 @@ pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) 
         save(&report, &study.root)?;
     }
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn median_of_odd_even_and_empty() {
-        assert_eq!(super::median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(super::median(vec![4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(super::median(vec![f64::NAN]), None);
-    }
 }

@@ -17,24 +17,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_RESAMPLES: usize = 10_000;
 pub const DEFAULT_SEED: u64 = 42;
 
-pub fn mean(xs: &[f64]) -> Option<f64> {
-    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
-}
-
-pub fn median(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
-pub fn stdev(xs: &[f64]) -> Option<f64> {
-    let m = mean(xs)?;
-    (xs.len() > 1).then(|| (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt())
-}
+pub use crate::stats::{mean, median, stdev};
 
 /// `100 * (candidate / baseline - 1)`, the seeds' relative change.
 pub fn pct_change(base: f64, cand: f64) -> f64 {

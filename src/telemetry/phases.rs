@@ -7,6 +7,7 @@
 //! power samples where there are any in the phase, else the sampled power. `energy_from` says
 //! which, because a counter difference and an integral of a filtered power value are not the
 //! same measurement.
+use crate::stats::{mean, median};
 use serde::{Deserialize, Serialize};
 
 use super::sampler::{Sample, Series};
@@ -102,20 +103,6 @@ pub fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {
     split(&series.samples, &series.driver_power, marks)
 }
 
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-/// Sorts `v` and returns its median.
-fn median(v: &mut [f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-}
-
 /// Value at `t` from time-sorted points: linear between neighbours, held beyond the ends.
 fn value_at(points: &[(u64, f64)], t: u64) -> Option<f64> {
     let i = points.partition_point(|p| p.0 < t);
@@ -186,7 +173,7 @@ fn phase_stats(
     } else {
         (Vec::new(), PowerFrom::Unavailable)
     };
-    let mut power_inside: Vec<f64> = points.iter().filter(|p| p.0 >= t0 && p.0 <= t1).map(|p| p.1).collect();
+    let power_inside: Vec<f64> = points.iter().filter(|p| p.0 >= t0 && p.0 <= t1).map(|p| p.1).collect();
     let power_integral = if duration_s > 0.0 { integral_j(&points, t0, t1) } else { None };
 
     let (energy_j, energy_from) = match (counter_energy_j(samples, t0, t1), power_integral) {
@@ -195,21 +182,21 @@ fn phase_stats(
         (None, Some(e)) => (Some(e), EnergyFrom::PowerIntegral),
         (None, None) => (None, EnergyFrom::Unavailable),
     };
-    let mut clocks = collect(|s| s.reading.gfx_clock_mhz);
+    let clocks = collect(|s| s.reading.gfx_clock_mhz);
 
     PhaseStats {
         phase,
         duration_s,
         samples: inside.len(),
         mean_power_w: power_integral.filter(|_| duration_s > 0.0).map(|e| e / duration_s),
-        median_power_w: median(&mut power_inside),
+        median_power_w: median(&power_inside),
         power_from,
         mean_busy_pct: mean(&collect(|s| s.reading.busy_pct)),
         mean_cpu_pct: mean(&collect(|s| s.reading.cpu_pct)),
         peak_temp_c: collect(|s| s.reading.hottest_c()).into_iter().reduce(f64::max),
         gfx_clock_min_mhz: clocks.iter().copied().reduce(f64::min),
         gfx_clock_max_mhz: clocks.iter().copied().reduce(f64::max),
-        gfx_clock_median_mhz: median(&mut clocks),
+        gfx_clock_median_mhz: median(&clocks),
         energy_j,
         energy_from,
         tokens,

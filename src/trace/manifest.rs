@@ -63,21 +63,11 @@ pub struct UntracedSamples {
 impl UntracedSamples {
     /// Fills in the median (the mean of the middle two for an even count).
     pub fn from_samples(output_tokens: u32, ms_per_token: Vec<f64>) -> Option<UntracedSamples> {
-        let mut sorted: Vec<f64> = ms_per_token.iter().copied().filter(|v| v.is_finite()).collect();
-        if sorted.is_empty() {
-            return None;
-        }
-        sorted.sort_by(f64::total_cmp);
-        let n = sorted.len();
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-        };
+        let median_ms_per_token = crate::stats::median(&ms_per_token)?;
         Some(UntracedSamples {
             output_tokens,
             ms_per_token,
-            median_ms_per_token: median,
+            median_ms_per_token,
         })
     }
 }
