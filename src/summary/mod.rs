@@ -9,7 +9,7 @@ use crate::measure::Sample;
 use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
 use crate::study::file::StudyFile;
 use crate::study::isolation::IsolationRecord;
-use rules::{sample_rejections, Expectations, Rejection};
+use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
 use stats::{bootstrap_change_ci, median, mean, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 
@@ -145,6 +145,8 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         prompt_tokens: expected,
         locked_length: true,
         timing_blocks: if file.pure_decode { 2 } else { 1 },
+        foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
+        isolation_restored: restored,
     };
     let found = ev.samples(&plan);
     let mut rejected = Vec::new();
@@ -166,25 +168,7 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             missing += 1;
             continue;
         };
-        let mut reasons = sample_rejections(s, &exp);
-        if s.extra.pointer("/expect/matched") == Some(&serde_json::Value::Bool(false)) {
-            let re = s.extra.pointer("/expect/regex").and_then(|r| r.as_str()).unwrap_or("");
-            reasons.push(Rejection { rule: "expect".into(), reason: format!("expect= regex {re:?} not in the server log: the feature did not engage") });
-        }
-        if let Some(foreign) = s.extra.pointer("/telemetry/host_cpu/foreign_pct").and_then(|v| v.as_f64()) {
-            if foreign > file.idle.foreign_cpu_max_pct {
-                reasons.push(Rejection {
-                    rule: "other-workload".into(),
-                    reason: format!(
-                        "other processes used {foreign:.0}% of a core during the request (limit {:.0}%): another workload was running",
-                        file.idle.foreign_cpu_max_pct
-                    ),
-                });
-            }
-        }
-        if restored == Some(false) {
-            reasons.push(Rejection { rule: "isolation-restored".into(), reason: "the restore/verify hooks failed: isolation claims do not hold".into() });
-        }
+        let reasons = sample_rejections(s, &exp);
         if reasons.is_empty() {
             accepted[f.slot.variant].push(fi);
         } else {
@@ -197,39 +181,38 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     if expected.is_none() {
         let base_prompt = accepted[0].first().and_then(|&fi| sample_of(fi).prompt_tokens());
         for list in accepted.iter_mut().skip(1) {
-            list.retain(|&fi| {
-                let got = sample_of(fi).prompt_tokens();
-                if got == base_prompt {
-                    return true;
+            list.retain(|&fi| match prompt_tokens_differ(sample_of(fi).prompt_tokens(), base_prompt) {
+                None => true,
+                Some(why) => {
+                    rejected.push(RejectedSample {
+                        index: found[fi].slot.index,
+                        label: found[fi].label.clone(),
+                        dir: rel(&found[fi].dir),
+                        reasons: vec![why],
+                    });
+                    false
                 }
-                rejected.push(RejectedSample {
-                    index: found[fi].slot.index,
-                    label: found[fi].label.clone(),
-                    dir: rel(&found[fi].dir),
-                    reasons: vec![Rejection {
-                        rule: "prompt-tokens-differ".into(),
-                        reason: format!("prompt tokens {got:?} differ from the baseline's {base_prompt:?}"),
-                    }],
-                });
-                false
             });
         }
     }
     rejected.sort_by_key(|r| (r.index, r.dir.clone()));
 
+    // Each sample's telemetry phases, parsed once from its JSON.
+    let phases_of: Vec<Option<[crate::telemetry::phases::PhaseStats; 2]>> =
+        found.iter().map(|f| f.sample.as_ref().and_then(phases::sample_phases)).collect();
     // The study's median decode gfx clock, against which each sample's sag is judged.
     let study_clock = median(
         &accepted
             .iter()
             .flatten()
-            .filter_map(|&fi| phases::sample_phases(sample_of(fi)).and_then(|p| p[1].gfx_clock_median_mhz))
+            .filter_map(|&fi| phases_of[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
             .collect::<Vec<_>>(),
     );
     let values = |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
-        let sample_phases: Vec<_> = samples.iter().filter_map(|s| phases::sample_phases(s)).collect();
+        let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
         let mut metrics = Vec::new();
         for m in Metric::ALL {
             let runs = values(vi, m);
@@ -263,7 +246,7 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             decode: phases::figures(&sample_phases.iter().map(|p| &p[1]).collect::<Vec<_>>()),
             throttled: accepted[vi]
                 .iter()
-                .filter(|&&fi| phases::sample_phases(sample_of(fi)).is_some_and(|p| phases::throttled(&p[1], study_clock)))
+                .filter(|&&fi| phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock)))
                 .map(|&fi| found[fi].slot.index + 1)
                 .collect(),
             caveats: Vec::new(),

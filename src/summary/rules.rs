@@ -12,6 +12,10 @@ pub struct Expectations {
     pub locked_length: bool,
     /// Timing blocks the log must hold (2 when the prompt cache was warmed first).
     pub timing_blocks: usize,
+    /// Other processes may use at most this much CPU (% of a core) during the request.
+    pub foreign_cpu_max_pct: Option<f64>,
+    /// The study's restore/verify hooks' outcome (None: no record).
+    pub isolation_restored: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -24,8 +28,8 @@ fn reject(rule: &str, reason: String) -> Rejection {
     Rejection { rule: rule.into(), reason }
 }
 
-/// Per-sample rules. Study-level rules (prompt tokens differ across variants, acceptance differs
-/// materially, isolation not restored) live with the study summary.
+/// Per-sample rules. The cross-variant ones are [`prompt_tokens_differ`] and, as a comparison
+/// caveat rather than a rejection, acceptance differing materially (the study summary).
 pub fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
     let mut out = Vec::new();
     if let Some(e) = &s.error {
@@ -62,5 +66,85 @@ pub fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
         ));
     }
+    if s.extra.pointer("/expect/matched") == Some(&serde_json::Value::Bool(false)) {
+        let re = s.extra.pointer("/expect/regex").and_then(|r| r.as_str()).unwrap_or("");
+        out.push(reject("expect", format!("expect= regex {re:?} not in the server log: the feature did not engage")));
+    }
+    let foreign = s.extra.pointer("/telemetry/host_cpu/foreign_pct").and_then(|v| v.as_f64());
+    if let (Some(foreign), Some(max)) = (foreign, exp.foreign_cpu_max_pct) {
+        if foreign > max {
+            out.push(reject(
+                "other-workload",
+                format!("other processes used {foreign:.0}% of a core during the request (limit {max:.0}%): another workload was running"),
+            ));
+        }
+    }
+    if exp.isolation_restored == Some(false) {
+        out.push(reject("isolation-restored", "the restore/verify hooks failed: isolation claims do not hold".into()));
+    }
     out
+}
+
+/// Without a calibrated count, every variant's prompt must still match the baseline's.
+pub fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<Rejection> {
+    (got != baseline).then(|| {
+        reject("prompt-tokens-differ", format!("prompt tokens {got:?} differ from the baseline's {baseline:?}"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::{Sample, StreamMetrics};
+
+    fn sample(extra: serde_json::Value) -> Sample {
+        let t = crate::clock::Stamp { mono_ns: 0, boot_ns: 0 };
+        Sample {
+            usage: Some(crate::client::Usage { prompt_tokens: 300, completion_tokens: 64, total_tokens: 364, cached_tokens: None }),
+            finish_reason: Some("length".into()),
+            expected_prompt_tokens: Some(300),
+            max_tokens: 64,
+            ignore_eos: true,
+            cache_prompt: false,
+            server: None,
+            draft: None,
+            stream: StreamMetrics::from_record(&Default::default()),
+            timing_blocks: 1,
+            request_start: None,
+            first_token: None,
+            last_token: None,
+            response_end: None,
+            server_started: t,
+            server_pid: 0,
+            startup_ms: None,
+            stop: None,
+            timings: None,
+            system_fingerprint: None,
+            error: None,
+            extra,
+        }
+    }
+
+    fn rules_of(s: &Sample, exp: &Expectations) -> Vec<String> {
+        sample_rejections(s, exp).into_iter().map(|r| r.rule).collect()
+    }
+
+    #[test]
+    fn a_clean_locked_sample_passes_and_each_rule_names_itself() {
+        let exp = Expectations { prompt_tokens: Some(300), locked_length: true, timing_blocks: 1, foreign_cpu_max_pct: Some(50.0), isolation_restored: Some(true) };
+        assert!(rules_of(&sample(serde_json::json!({})), &exp).is_empty());
+        let busy = sample(serde_json::json!({"telemetry": {"host_cpu": {"foreign_pct": 96.0}}}));
+        assert_eq!(rules_of(&busy, &exp), ["other-workload"]);
+        let unengaged = sample(serde_json::json!({"expect": {"regex": "FlashHead", "matched": false}}));
+        assert_eq!(rules_of(&unengaged, &exp), ["expect"]);
+        let mut short = sample(serde_json::json!({}));
+        short.usage.as_mut().unwrap().prompt_tokens = 299;
+        short.finish_reason = Some("stop".into());
+        short.timing_blocks = 2;
+        assert_eq!(rules_of(&short, &exp), ["one-request-per-log", "calibrated-prompt-tokens", "locked-length"]);
+        let unrestored = Expectations { isolation_restored: Some(false), ..exp.clone() };
+        assert_eq!(rules_of(&sample(serde_json::json!({})), &unrestored), ["isolation-restored"]);
+        assert!(prompt_tokens_differ(Some(300), Some(300)).is_none());
+        assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
+    }
 }
