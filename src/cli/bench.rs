@@ -68,6 +68,7 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         stop_timeout: Duration::from_secs(60),
         kill_on_stop_timeout: true,
         warm_prompt_cache: false,
+        expect: None,
     };
     let files = SampleFiles::new(&evidence);
     let sample = runtime().block_on(run_sample(&spec, &files, &mut NoObserver))?;

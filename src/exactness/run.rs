@@ -92,6 +92,7 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
         stop_timeout: Duration::from_secs(60),
         kill_on_stop_timeout: true,
         warm_prompt_cache: false,
+        expect: None,
     };
     let mut tap = LogprobsTap::default();
     let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap)

@@ -20,6 +20,9 @@ pub struct SampleSpec {
     /// Pure-decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
     /// the timed one decodes with the full-length KV in place and no prefill.
     pub warm_prompt_cache: bool,
+    /// A regex that must appear in the server log to prove a feature engaged (a variant's
+    /// `expect=`); the outcome is recorded in `Sample::extra["expect"]`.
+    pub expect: Option<regex::Regex>,
 }
 
 /// Where one sample's evidence goes.
@@ -210,6 +213,9 @@ pub async fn run_sample(
     }
 
     let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
+    if let Some(re) = &spec.expect {
+        sample.extra["expect"] = serde_json::json!({ "regex": re.as_str(), "matched": re.is_match(&log) });
+    }
     let expected_blocks = if spec.warm_prompt_cache { 2 } else { 1 };
     match timing_blocks(&log) {
         Ok(blocks) => {

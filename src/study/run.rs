@@ -10,7 +10,7 @@ use crate::schedule::{interleaved, Slot};
 use crate::client::calibrate::{recorded_prompt_tokens, save as save_prompt, sidecar_path, DEFAULT_SOURCE};
 use crate::client::ChatRequest;
 use crate::measure::calibrate::calibrate_on_fresh_server;
-use crate::measure::{run_sample, save_record, Sample, SampleFiles, SamplePhase, SampleSpec};
+use crate::measure::{run_sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
@@ -130,16 +130,6 @@ async fn prompt_for(ev: &Evidence, file: &StudyFile, base: &Variant, common: &[S
     Ok((cal.text, Some(n)))
 }
 
-fn expect_check(v: &Variant, files: &SampleFiles, sample: &mut Sample) -> Result<()> {
-    if let Some(re) = &v.expect {
-        let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
-        let matched = regex::Regex::new(re)?.is_match(&log);
-        sample.extra["expect"] = serde_json::json!({ "regex": re, "matched": matched });
-        save_record(files, sample)?;
-    }
-    Ok(())
-}
-
 /// Runs (or resumes) the study in `root`.
 pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun> {
     let (variants, common) = prepare(file)?;
@@ -251,6 +241,7 @@ async fn drive(
             stop_timeout: Duration::from_secs(60),
             kill_on_stop_timeout: true,
             warm_prompt_cache: file.pure_decode,
+            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
         };
         let mut observer = StudyObserver::new(&v.label, &file.idle, &progress, telemetry, dir.clone());
         let outcome = tokio::select! {
@@ -281,8 +272,7 @@ async fn drive(
                 ev.append_order(&entry)?;
                 return Err(anyhow!(e).context(format!("sample {} ({})", slot.index + 1, v.label)));
             }
-            Some(Ok(mut sample)) => {
-                expect_check(v, &files, &mut sample)?;
+            Some(Ok(sample)) => {
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);
                 t.request_ms = match (sample.request_start, sample.response_end) {

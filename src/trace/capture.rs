@@ -189,6 +189,7 @@ fn sample_spec(spec: &CaptureSpec, v: &Variant, program: PathBuf, prefix: Vec<St
         stop_timeout: if traced { spec.finalize_timeout } else { Duration::from_secs(60) },
         kill_on_stop_timeout: !traced,
         warm_prompt_cache: false,
+        expect: None,
     }
 }
 
