@@ -84,7 +84,8 @@ pub struct IdleGate {
     /// (% of one core) during its request: "nothing else was running" must hold.
     #[serde(default = "default_foreign")]
     pub foreign_cpu_max_pct: f64,
-    /// Milliseconds between gate samples.
+    /// Milliseconds between gate samples on GPU-less hosts (the server's CPU window). GPU readings
+    /// are taken at least 100 ms apart, the rate NVML and the SMU refresh at.
     #[serde(default = "default_interval")]
     pub interval_ms: u64,
     /// Give up (and reject the sample) after this many seconds.

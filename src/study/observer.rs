@@ -10,7 +10,7 @@ use crate::telemetry::sampler::{Sampler, SamplerConfig};
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::{SourceKind, TelemetrySource};
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Shows the phase somewhere (a progress bar, or nowhere).
 pub trait PhaseSink {
@@ -44,60 +44,47 @@ impl<'a> StudyObserver<'a> {
         StudyObserver { label: label.into(), gate: gate.clone(), sink, telemetry, sample_dir, gate_ms: 0.0, sampler: None, load: None }
     }
 
-    /// GPU-less host: the server's own CPU use must stay at or below `cpu_max_pct` for
-    /// `consecutive` windows in a row.
-    fn server_cpu_gate(&mut self, pid: u32) -> Result<serde_json::Value, String> {
-        let t0 = Instant::now();
-        let mut cpu = TaskCpu::new(pid);
-        cpu.pct_since_last();
-        let (need, interval) = (self.gate.consecutive as usize, Duration::from_millis(self.gate.interval_ms.max(1)));
-        let timeout = Duration::from_secs(self.gate.timeout_s);
-        let (mut run, mut samples, mut last) = (0usize, 0usize, 0.0f64);
-        let mut next = Instant::now() + interval;
-        while run < need {
-            if t0.elapsed() > timeout {
-                return Err(format!(
-                    "the server's CPU use never stayed at or below {}% for {need} samples in {} s (last {last:.1}%): another job on this host, or raise idle.cpu_max_pct",
-                    self.gate.cpu_max_pct, self.gate.timeout_s
-                ));
-            }
-            std::thread::sleep(next.saturating_duration_since(Instant::now()));
-            next += interval;
-            let Some(pct) = cpu.pct_since_last() else {
-                return Err("the server exited while the idle gate was waiting".into());
+    /// Starts the sampler the request will be measured with (the study's GPU source, or the
+    /// server's CPU on a GPU-less host) and waits on its readings until `consecutive` of them, at
+    /// least `spacing` apart, are idle: GPU busy and power at or below their bounds, or the
+    /// server's CPU at or below `cpu_max_pct`. The sampler then runs on through the request.
+    fn gate(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
+        let (source, gpu, spacing, thresholds, hz): (Box<dyn TelemetrySource>, bool, Duration, IdleThresholds, f64) =
+            match self.telemetry.gpu.take() {
+                Some(gpu) => (
+                    gpu,
+                    true,
+                    GPU_GATE_SPACING,
+                    IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None },
+                    self.telemetry.hz,
+                ),
+                None => {
+                    // schedstat counts ns, so a window as short as the gate's spacing is exact.
+                    let spacing = Duration::from_millis(self.gate.interval_ms.max(1));
+                    let hz = self.telemetry.hz.max(1.0 / spacing.as_secs_f64());
+                    (
+                        Box::new(TaskCpuSource::new(server_pid, spacing)),
+                        false,
+                        spacing,
+                        IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) },
+                        hz,
+                    )
+                }
             };
-            samples += 1;
-            last = pct;
-            run = if pct <= self.gate.cpu_max_pct { run + 1 } else { 0 };
-        }
-        self.gate_ms = t0.elapsed().as_secs_f64() * 1e3;
-        Ok(serde_json::json!({
-            "source": "server CPU (/proc/<pid>/task/*/schedstat)",
-            "consecutive": need,
-            "interval_ms": self.gate.interval_ms,
-            "threshold_cpu_pct": self.gate.cpu_max_pct,
-            "samples": samples,
-            "last_cpu_pct": last,
-            "waited_ms": self.gate_ms,
-        }))
-    }
-
-    /// GPU host: `consecutive` readings at least [`GPU_GATE_SPACING`] apart with busy and power
-    /// at or below the study's bounds, read from the sampler that then keeps running.
-    fn gpu_gate(&mut self, source: Box<dyn TelemetrySource>) -> Result<serde_json::Value, String> {
         let describe = source.describe();
         let (tx, rx) = std::sync::mpsc::sync_channel(4096);
-        let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
+        let mut config = SamplerConfig::new(hz, 1 << 20);
         config.tap = Some(tx);
         let sampler = Sampler::start(source, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))?;
-        self.sampler = Some((sampler, true));
+        self.sampler = Some((sampler, gpu));
         let t0 = crate::clock::mono_ns();
-        let thresholds = IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None };
         let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, Duration::from_secs(self.gate.timeout_s), t0);
+        // Readings closer than `spacing` would repeat one refresh of the source.
+        let min_gap = spacing.as_nanos() as u64 * 9 / 10;
         let mut last_seen = 0u64;
         loop {
             let s = rx.recv_timeout(Duration::from_secs(5)).map_err(|_| "the telemetry sampler stopped delivering readings".to_string())?;
-            if s.at.mono_ns < last_seen + GPU_GATE_SPACING.as_nanos() as u64 {
+            if s.at.mono_ns < last_seen + min_gap {
                 continue;
             }
             last_seen = s.at.mono_ns;
@@ -108,17 +95,19 @@ impl<'a> StudyObserver<'a> {
                     return Ok(serde_json::json!({
                         "source": describe,
                         "consecutive": self.gate.consecutive,
-                        "spacing_ms": GPU_GATE_SPACING.as_millis(),
-                        "threshold_busy_pct": self.gate.busy_max_pct,
-                        "threshold_power_w": self.gate.power_max_w,
+                        "spacing_ms": spacing.as_secs_f64() * 1e3,
+                        "threshold_busy_pct": thresholds.max_busy_pct,
+                        "threshold_power_w": thresholds.max_power_w,
+                        "threshold_cpu_pct": thresholds.max_cpu_pct,
                         "waited_ms": self.gate_ms,
                     }));
                 }
                 GateState::TimedOut { last, .. } => {
+                    let what = if gpu { "the GPU" } else { "the server's CPU" };
                     return Err(format!(
-                        "the GPU never went idle for {} readings in {} s (last: {last:?}): another GPU workload is running",
+                        "{what} never went idle for {} readings in {} s (last: {last:?}): another workload is running, or raise the idle thresholds",
                         self.gate.consecutive, self.gate.timeout_s
-                    ))
+                    ));
                 }
             }
         }
@@ -167,16 +156,7 @@ impl SampleObserver for StudyObserver<'_> {
     }
 
     fn before_request(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
-        let gate = match self.telemetry.gpu.take() {
-            Some(source) => self.gpu_gate(source),
-            None => {
-                let g = self.server_cpu_gate(server_pid)?;
-                let sampler = Sampler::start(Box::new(TaskCpuSource::new(server_pid)), SamplerConfig::new(self.telemetry.hz, 1 << 20))
-                    .map_err(|e| format!("cannot start the telemetry sampler: {e}"))?;
-                self.sampler = Some((sampler, false));
-                Ok(g)
-            }
-        }?;
+        let gate = self.gate(server_pid)?;
         let (server, me) = (TaskCpu::new(server_pid), TaskCpu::new(std::process::id()));
         self.load = ForeignLoad::snapshot(&server, &me).map(|l| (server, me, l));
         Ok(gate)

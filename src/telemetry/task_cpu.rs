@@ -7,12 +7,11 @@ use std::path::PathBuf;
 
 pub struct TaskCpu {
     task_dir: PathBuf,
-    last: Option<(u64, u64)>,
 }
 
 impl TaskCpu {
     pub fn new(pid: u32) -> TaskCpu {
-        TaskCpu { task_dir: PathBuf::from(format!("/proc/{pid}/task")), last: None }
+        TaskCpu { task_dir: PathBuf::from(format!("/proc/{pid}/task")) }
     }
 
     /// Nanoseconds on the CPU of all the process's threads, or None if it is gone.
@@ -25,30 +24,21 @@ impl TaskCpu {
         Some(total)
     }
 
-    /// % of one core since the previous call (None on the first call or once the process is gone).
-    pub fn pct_since_last(&mut self) -> Option<f64> {
-        let now = crate::clock::mono_ns();
-        let cpu = self.cpu_ns()?;
-        let prev = self.last.replace((now, cpu));
-        let (t0, c0) = prev?;
-        let dt = now.saturating_sub(t0).max(1);
-        Some(100.0 * cpu.saturating_sub(c0) as f64 / dt as f64)
-    }
 }
 
 /// The server's CPU use as a telemetry source (GPU-less hosts): % of one core over windows of at
-/// least [`TASK_CPU_WINDOW`], precise because schedstat counts nanoseconds.
+/// least `window`, precise because schedstat counts nanoseconds (a 2 ms window already tells
+/// idle from busy). Read it no faster than the window, or readings repeat one value.
 pub struct TaskCpuSource {
     cpu: TaskCpu,
+    window: std::time::Duration,
     window_start: Option<(u64, u64)>,
     last_pct: Option<f64>,
 }
 
-pub const TASK_CPU_WINDOW: std::time::Duration = std::time::Duration::from_millis(10);
-
 impl TaskCpuSource {
-    pub fn new(pid: u32) -> TaskCpuSource {
-        TaskCpuSource { cpu: TaskCpu::new(pid), window_start: None, last_pct: None }
+    pub fn new(pid: u32, window: std::time::Duration) -> TaskCpuSource {
+        TaskCpuSource { cpu: TaskCpu::new(pid), window, window_start: None, last_pct: None }
     }
 }
 
@@ -58,14 +48,14 @@ impl super::TelemetrySource for TaskCpuSource {
     }
 
     fn describe(&self) -> String {
-        format!("server CPU from {}/*/schedstat ({} ms windows)", self.cpu.task_dir.display(), TASK_CPU_WINDOW.as_millis())
+        format!("server CPU from {}/*/schedstat ({} ms windows)", self.cpu.task_dir.display(), self.window.as_millis())
     }
 
     fn read(&mut self) -> Result<super::Reading, super::TelemetryError> {
         let now = crate::clock::mono_ns();
         if let Some(cpu) = self.cpu.cpu_ns() {
             match self.window_start {
-                Some((t0, c0)) if now - t0 >= TASK_CPU_WINDOW.as_nanos() as u64 => {
+                Some((t0, c0)) if now - t0 >= self.window.as_nanos() as u64 => {
                     self.last_pct = Some(100.0 * cpu.saturating_sub(c0) as f64 / (now - t0) as f64);
                     self.window_start = Some((now, cpu));
                 }
@@ -126,15 +116,16 @@ mod tests {
 
     #[test]
     fn sees_its_own_busy_loop() {
-        let mut t = TaskCpu::new(std::process::id());
-        assert!(t.pct_since_last().is_none());
+        use crate::telemetry::TelemetrySource;
+        let mut t = TaskCpuSource::new(std::process::id(), std::time::Duration::from_millis(10));
+        assert!(t.read().unwrap().cpu_pct.is_none(), "no window has closed yet");
         let start = std::time::Instant::now();
         let mut x = 0u64;
         while start.elapsed() < std::time::Duration::from_millis(30) {
             x = x.wrapping_add(1);
         }
         std::hint::black_box(x);
-        assert!(t.pct_since_last().unwrap() > 50.0);
+        assert!(t.read().unwrap().cpu_pct.unwrap() > 50.0);
         assert!(TaskCpu::new(u32::MAX).cpu_ns().is_none());
     }
 
