@@ -14,13 +14,8 @@ pub struct Args {
     /// Print the attribution as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Category rules (TOML, same layout as assets/kernel-categories.toml) instead of the built-in ones.
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
-    /// Output tokens of the traced request (default: from the folder's trace.json); needed for
-    /// per-token figures and for finding decode in a bare trace file.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub tokens: Option<u32>,
+    #[command(flatten)]
+    pub reading: TraceReading,
     /// Also compute the decode window's GPU busy time (union of kernel intervals; one more,
     /// sorted pass over the trace).
     #[arg(long)]
@@ -30,7 +25,25 @@ pub struct Args {
     pub top: usize,
 }
 
-pub(crate) fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
+/// How a trace is read, shared by `attribute` and `compare-traces`.
+#[derive(ClapArgs, Debug)]
+pub struct TraceReading {
+    /// Category rules (TOML, same layout as assets/kernel-categories.toml) instead of the built-in ones.
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Output tokens of the traced request (default: from the folder's trace.json); needed for
+    /// per-token figures and for finding decode in a bare trace file.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub tokens: Option<u32>,
+}
+
+impl TraceReading {
+    pub fn rules(&self) -> Result<Rules> {
+        load_rules(self.rules.as_deref())
+    }
+}
+
+fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
     Ok(match path {
         Some(p) => Rules::load(p)?,
         None => Rules::builtin(),
@@ -38,9 +51,9 @@ pub(crate) fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let rules = load_rules(a.rules.as_deref())?;
+    let rules = a.reading.rules()?;
     let input = trace::resolve_input(&a.trace)?;
-    let attribution = trace::analyze_with(&input, &rules, a.tokens, a.busy)?;
+    let attribution = trace::analyze_with(&input, &rules, a.reading.tokens, a.busy)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&attribution)?);
     } else {

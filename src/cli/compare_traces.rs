@@ -1,6 +1,5 @@
 //! `abprof compare-traces --variant LABEL=TRACE[:MS_PER_TOK] ...`: which kernel categories
 //! moved between variants, in measured ms/token.
-use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
@@ -18,19 +17,15 @@ pub struct Args {
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Category rules (TOML) instead of the built-in ones.
-    #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
-    /// Output tokens of the traced requests, for traces without a trace.json.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub tokens: Option<u32>,
+    #[command(flatten)]
+    pub reading: super::attribute::TraceReading,
     /// How many moved kernels to list.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
 }
 
 pub fn run(a: Args) -> Result<i32> {
-    let rules = super::attribute::load_rules(a.rules.as_deref())?;
+    let rules = a.reading.rules()?;
     let specs = a
         .variants
         .iter()
@@ -38,7 +33,7 @@ pub fn run(a: Args) -> Result<i32> {
         .collect::<Result<Vec<_>, _>>()?;
     let inputs = specs
         .iter()
-        .map(|s| compare::load_variant(s, &rules, a.tokens))
+        .map(|s| compare::load_variant(s, &rules, a.reading.tokens))
         .collect::<Result<Vec<_>, _>>()?;
     let comparison = compare::compare(&inputs, a.top)?;
     if a.json {
