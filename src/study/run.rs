@@ -59,12 +59,6 @@ fn now() -> String {
     chrono::Local::now().to_rfc3339()
 }
 
-struct Prepared {
-    variants: Vec<Variant>,
-    common: Vec<String>,
-    prompt: String,
-    expected_prompt_tokens: Option<u64>,
-}
 
 /// Parses and checks everything before any server starts.
 fn prepare(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
@@ -171,8 +165,7 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         Some(p) => p,
         None => free_port("127.0.0.1")?,
     };
-    let prepared = Prepared { variants, common, prompt: String::new(), expected_prompt_tokens: None };
-    let result = rt.block_on(drive(file, &ev, &plan, prepared, &hooks, &mut telemetry, port, &signal, stop_rx));
+    let result = rt.block_on(drive(file, &ev, &plan, (&variants, &common), &hooks, &mut telemetry, port, &signal, stop_rx));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match signal.load(Ordering::SeqCst) {
@@ -186,7 +179,7 @@ async fn drive(
     file: &StudyFile,
     ev: &Evidence,
     plan: &Plan,
-    mut p: Prepared,
+    (variants, common): (&[Variant], &[String]),
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
     port: u16,
@@ -207,9 +200,7 @@ async fn drive(
     if interrupted() {
         return Ok(0);
     }
-    let (prompt, expected) = prompt_for(ev, file, &p.variants[0], &p.common, port).await?;
-    p.prompt = prompt;
-    p.expected_prompt_tokens = expected;
+    let (prompt, expected_prompt_tokens) = prompt_for(ev, file, &variants[0], common, port).await?;
 
     let progress = Progress::new(plan.slots.len() as u64);
     progress.bar.set_position((plan.slots.len() - todo.len()) as u64);
@@ -218,7 +209,7 @@ async fn drive(
         if interrupted() {
             break;
         }
-        let v = &p.variants[slot.variant];
+        let v = &variants[slot.variant];
         let t0 = Instant::now();
         let started_at = now();
         if i > 0 {
@@ -230,13 +221,13 @@ async fn drive(
             ev.set_aside(&dir)?;
         }
         let files = SampleFiles::new(&dir);
-        let mut request = ChatRequest::benchmark(&p.prompt, file.tokens);
+        let mut request = ChatRequest::benchmark(&prompt, file.tokens);
         request.ignore_eos = file.ignore_eos.then_some(true);
         request.cache_prompt = file.pure_decode;
         let spec = SampleSpec {
-            launch: LaunchSpec::for_variant(v, &file.model, &p.common, port, &files.dir),
+            launch: LaunchSpec::for_variant(v, &file.model, common, port, &files.dir),
             request,
-            expected_prompt_tokens: p.expected_prompt_tokens,
+            expected_prompt_tokens,
             health_timeout: Duration::from_secs(file.health_timeout_s),
             stop_timeout: Duration::from_secs(60),
             kill_on_stop_timeout: true,
