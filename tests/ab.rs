@@ -242,7 +242,7 @@ fn bad_specs_give_one_clear_line_each() {
         (format!("a={srv}|extra=-t 'unclosed"), "cannot split extra="),
     ];
     for (i, (spec, needle)) in cases.iter().enumerate() {
-        let out = abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, &[spec.clone()])).output().unwrap();
+        let out = abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, std::slice::from_ref(spec))).output().unwrap();
         assert!(!out.status.success());
         let err = stderr_lines(&out);
         assert_eq!(err.len(), 1, "{err:?}");

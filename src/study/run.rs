@@ -15,7 +15,6 @@ use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -58,7 +57,6 @@ impl PhaseSink for Progress {
 fn now() -> String {
     chrono::Local::now().to_rfc3339()
 }
-
 
 /// Parses and checks everything before any server starts.
 fn prepare(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
@@ -147,17 +145,15 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev, &file.isolation));
     let restore = hooks.restore_guard();
-    let signal = Arc::new(AtomicI32::new(0));
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // The signal number that interrupted the study (0: none), watched by the sample loop.
+    let (signal_tx, signal) = tokio::sync::watch::channel(0i32);
     {
-        let signal = signal.clone();
         let _guard = rt.enter();
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         rt.spawn(async move {
             let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
-            signal.store(n, Ordering::SeqCst);
-            let _ = stop_tx.send(true);
+            let _ = signal_tx.send(n);
         });
     }
 
@@ -165,10 +161,10 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         Some(p) => p,
         None => free_port("127.0.0.1")?,
     };
-    let result = rt.block_on(drive(file, &ev, &plan, (&variants, &common), &hooks, &mut telemetry, port, &signal, stop_rx));
+    let result = rt.block_on(drive(file, &ev, &plan, (&variants, &common), &hooks, &mut telemetry, port, signal.clone()));
     let restored = restore.finish();
     let taken = result?;
-    let outcome = match signal.load(Ordering::SeqCst) {
+    let outcome = match *signal.borrow() {
         0 => Outcome::Completed,
         n => Outcome::Interrupted(n),
     };
@@ -183,10 +179,9 @@ async fn drive(
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
     port: u16,
-    signal: &AtomicI32,
-    mut stop_rx: tokio::sync::watch::Receiver<bool>,
+    mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
-    let interrupted = || signal.load(Ordering::SeqCst) != 0;
+    let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
     let todo: Vec<Slot> = ev
         .samples(plan)
         .into_iter()
@@ -197,7 +192,7 @@ async fn drive(
         return Ok(0);
     }
     hooks.before().map_err(|e| anyhow!(e))?;
-    if interrupted() {
+    if interrupted(&signal) {
         return Ok(0);
     }
     let (prompt, expected_prompt_tokens) = prompt_for(ev, file, &variants[0], common, port).await?;
@@ -206,7 +201,7 @@ async fn drive(
     progress.bar.set_position((plan.slots.len() - todo.len()) as u64);
     let mut taken = 0;
     for (i, slot) in todo.iter().enumerate() {
-        if interrupted() {
+        if interrupted(&signal) {
             break;
         }
         let v = &variants[slot.variant];
@@ -237,7 +232,7 @@ async fn drive(
         let mut observer = StudyObserver::new(&v.label, &file.idle, &progress, telemetry, dir.clone());
         let outcome = tokio::select! {
             r = run_sample(&spec, &files, &mut observer) => Some(r),
-            _ = stop_rx.changed() => None,
+            _ = signal.changed() => None,
         };
         let mut entry = OrderEntry {
             index: slot.index,

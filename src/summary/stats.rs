@@ -60,7 +60,7 @@ impl ChangeCi {
 /// The `confidence` interval of `100*(median(cand)/median(base) - 1)` by the smoothed bootstrap.
 /// Needs at least 2 positive values a side (one value has no spread to resample).
 pub fn bootstrap_change_ci(base: &[f64], cand: &[f64], resamples: usize, seed: u64, confidence: f64) -> Option<ChangeCi> {
-    if base.len() < 2 || cand.len() < 2 || resamples == 0 || base.iter().chain(cand).any(|x| !(*x > 0.0)) {
+    if base.len() < 2 || cand.len() < 2 || resamples == 0 || base.iter().chain(cand).any(|x| !x.is_finite() || *x <= 0.0) {
         return None;
     }
     let (base, cand): (Vec<f64>, Vec<f64>) = (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());

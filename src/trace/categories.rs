@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(rules.categorize("saxpy(double *, double *)"), None);
         assert_eq!(rules.categories().last().map(String::as_str), Some(OTHER));
         assert_eq!(rules.categories().len(), 16);
-        assert_eq!(rules.categorize("fwht_cuda").as_deref(), Some("KV rotation (Hadamard)"));
+        assert_eq!(rules.categorize("fwht_cuda"), Some("KV rotation (Hadamard)"));
     }
 
     #[test]

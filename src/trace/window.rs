@@ -273,6 +273,31 @@ pub fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Opti
     Ok(counters.iter().find_map(|c| c.found))
 }
 
+/// GPU busy time of the kernels starting in [lo, hi] (the whole trace when unbounded): the length
+/// of the union of their intervals, streamed in start order.
+pub fn busy_ns(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<u64, TraceError> {
+    let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
+    let mut total: u64 = 0;
+    let mut cur: Option<(i64, i64)> = None;
+    source.for_each_by_start(&mut |s, e| {
+        if s < lo || s > hi {
+            return;
+        }
+        cur = match cur {
+            Some((a, b)) if s <= b => Some((a, b.max(e))),
+            Some((a, b)) => {
+                total += (b - a).max(0) as u64;
+                Some((s, e))
+            }
+            None => Some((s, e)),
+        };
+    })?;
+    if let Some((a, b)) = cur {
+        total += (b - a).max(0) as u64;
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,27 +402,3 @@ mod tests {
     }
 }
 
-/// GPU busy time of the kernels starting in [lo, hi] (the whole trace when unbounded): the length
-/// of the union of their intervals, streamed in start order.
-pub fn busy_ns(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<u64, TraceError> {
-    let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
-    let mut total: u64 = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    source.for_each_by_start(&mut |s, e| {
-        if s < lo || s > hi {
-            return;
-        }
-        cur = match cur {
-            Some((a, b)) if s <= b => Some((a, b.max(e))),
-            Some((a, b)) => {
-                total += (b - a).max(0) as u64;
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    })?;
-    if let Some((a, b)) = cur {
-        total += (b - a).max(0) as u64;
-    }
-    Ok(total)
-}
