@@ -110,7 +110,7 @@ fn aa_finds_no_clear_difference() {
     let s = summary(&abprof().args(args).output().unwrap());
     assert_eq!(s["variants"][1]["label"], "base-again");
     let m = metric(&s, 1, "server-decode-tps");
-    assert_eq!(m["verdict"], "no-clear-difference", "{m:#}");
+    assert_eq!(m["verdict"], "no-clear-difference", "{m:#}\nbaseline: {:#}", metric(&s, 0, "server-decode-tps")["runs"]);
     let ci = &m["ci"];
     assert!(ci["lo_pct"].as_f64().unwrap() <= 0.0 && ci["hi_pct"].as_f64().unwrap() >= 0.0);
     assert_eq!(ci["resamples"], 10000);
@@ -226,8 +226,8 @@ fn sigint_mid_study_restores_keeps_samples_and_resumes() {
     assert_eq!(s["missing"], 2);
     let s = resume(&root);
     assert_eq!(s["missing"], 0);
-    assert_eq!(s["variants"][0]["accepted"], 2);
-    assert_eq!(s["variants"][1]["accepted"], 2);
+    assert_eq!(s["variants"][0]["accepted"], 2, "{:#}", s["rejected"]);
+    assert_eq!(s["variants"][1]["accepted"], 2, "{:#}", s["rejected"]);
 }
 
 #[test]

@@ -80,7 +80,10 @@ pub trait SampleObserver {
     fn before_request(&mut self, _server_pid: u32) -> Result<serde_json::Value, String> {
         Ok(serde_json::Value::Null)
     }
-    /// After the request; stored in `Sample::extra["telemetry"]`.
+    /// The moment the request's response has ended, before the server is stopped: cheap work
+    /// only (mark the end of measurement); the server's shutdown is not part of the request.
+    fn request_finished(&mut self) {}
+    /// After the request and the server's stop; stored in `Sample::extra["telemetry"]`.
     fn after_request(&mut self, _record: &StreamRecord) -> serde_json::Value {
         serde_json::Value::Null
     }
@@ -186,8 +189,8 @@ pub async fn run_sample(
     } else {
         None
     };
+    observer.request_finished();
     if let Some(r) = &record {
-        sample.extra["telemetry"] = observer.after_request(r);
         write(&files.sse(), &r.raw_sse)?;
         sample.usage = r.usage.clone();
         sample.finish_reason = r.finish_reason.clone();
@@ -210,6 +213,10 @@ pub async fn run_sample(
     }
     if let (Some(status), None) = (exited_early, &sample.error) {
         sample.error = Some(format!("the server ended during the request ({status})"));
+    }
+    // Telemetry work (collecting the sampler, splitting phases) happens while nothing waits on it.
+    if let Some(r) = &record {
+        sample.extra["telemetry"] = observer.after_request(r);
     }
 
     let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();

@@ -34,81 +34,106 @@ pub struct StudyObserver<'a> {
     pub gate_ms: f64,
     sampler: Option<(Sampler, bool)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
+    /// Foreign load over the request, measured when it finished.
+    host_cpu: Option<(f64, f64)>,
 }
 
 /// GPU sources refresh every 100–200 ms: gate samples closer than this would repeat one value.
 const GPU_GATE_SPACING: Duration = Duration::from_millis(100);
 
+/// The server's CPU series during the request: 10 ms windows at the study's sampling rate.
+const REQUEST_CPU_WINDOW: Duration = Duration::from_millis(10);
+
 impl<'a> StudyObserver<'a> {
     pub fn new(label: &str, gate: &IdleGate, sink: &'a dyn PhaseSink, telemetry: &'a mut TelemetrySlot, sample_dir: PathBuf) -> Self {
-        StudyObserver { label: label.into(), gate: gate.clone(), sink, telemetry, sample_dir, gate_ms: 0.0, sampler: None, load: None }
+        StudyObserver { label: label.into(), gate: gate.clone(), sink, telemetry, sample_dir, gate_ms: 0.0, sampler: None, load: None, host_cpu: None }
     }
 
-    /// Starts the sampler the request will be measured with (the study's GPU source, or the
-    /// server's CPU on a GPU-less host) and waits on its readings until `consecutive` of them, at
-    /// least `spacing` apart, are idle: GPU busy and power at or below their bounds, or the
-    /// server's CPU at or below `cpu_max_pct`. The sampler then runs on through the request.
+    /// Waits until `consecutive` readings, at least `spacing` apart, are idle (GPU busy and power
+    /// at or below their bounds, or the server's CPU at or below `cpu_max_pct`), then leaves the
+    /// request's sampler running. On a GPU host the gate reads the sampler's own tap; on a
+    /// GPU-less host it reads the server's schedstat every `interval_ms` itself and starts the
+    /// request's sampler (at the study's rate, 10 ms windows) only once the gate has passed, so
+    /// the gate's fast reads never run beside the measured request.
     fn gate(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
-        let (source, gpu, spacing, thresholds, hz): (Box<dyn TelemetrySource>, bool, Duration, IdleThresholds, f64) =
-            match self.telemetry.gpu.take() {
-                Some(gpu) => (
-                    gpu,
-                    true,
-                    GPU_GATE_SPACING,
-                    IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None },
-                    self.telemetry.hz,
-                ),
-                None => {
-                    // schedstat counts ns, so a window as short as the gate's spacing is exact.
-                    let spacing = Duration::from_millis(self.gate.interval_ms.max(1));
-                    let hz = self.telemetry.hz.max(1.0 / spacing.as_secs_f64());
-                    (
-                        Box::new(TaskCpuSource::new(server_pid, spacing)),
-                        false,
-                        spacing,
-                        IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) },
-                        hz,
-                    )
-                }
-            };
-        let describe = source.describe();
-        let (tx, rx) = std::sync::mpsc::sync_channel(4096);
-        let mut config = SamplerConfig::new(hz, 1 << 20);
-        config.tap = Some(tx);
-        let sampler = Sampler::start(source, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))?;
-        self.sampler = Some((sampler, gpu));
         let t0 = crate::clock::mono_ns();
-        let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, Duration::from_secs(self.gate.timeout_s), t0);
-        // Readings closer than `spacing` would repeat one refresh of the source.
-        let min_gap = spacing.as_nanos() as u64 * 9 / 10;
-        let mut last_seen = 0u64;
-        loop {
-            let s = rx.recv_timeout(Duration::from_secs(5)).map_err(|_| "the telemetry sampler stopped delivering readings".to_string())?;
-            if s.at.mono_ns < last_seen + min_gap {
-                continue;
+        let timeout = Duration::from_secs(self.gate.timeout_s);
+        let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
+            Some(source) => {
+                let thresholds =
+                    IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None };
+                let describe = source.describe();
+                let (tx, rx) = std::sync::mpsc::sync_channel(4096);
+                let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
+                config.tap = Some(tx);
+                self.sampler = Some((self.start(source, config)?, true));
+                let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
+                // Readings closer than the refresh interval would repeat one value.
+                let min_gap = GPU_GATE_SPACING.as_nanos() as u64 * 9 / 10;
+                let mut last_seen = 0u64;
+                let waited = loop {
+                    let s = rx
+                        .recv_timeout(Duration::from_secs(5))
+                        .map_err(|_| "the telemetry sampler stopped delivering readings".to_string())?;
+                    if s.at.mono_ns < last_seen + min_gap {
+                        continue;
+                    }
+                    last_seen = s.at.mono_ns;
+                    if let Some(done) = self.judge(&mut gate, &s, true)? {
+                        break done;
+                    }
+                };
+                (describe, GPU_GATE_SPACING, thresholds, waited)
             }
-            last_seen = s.at.mono_ns;
-            match gate.observe(&s) {
-                GateState::Waiting => {}
-                GateState::Idle { waited } => {
-                    self.gate_ms = waited.as_secs_f64() * 1e3;
-                    return Ok(serde_json::json!({
-                        "source": describe,
-                        "consecutive": self.gate.consecutive,
-                        "spacing_ms": spacing.as_secs_f64() * 1e3,
-                        "threshold_busy_pct": thresholds.max_busy_pct,
-                        "threshold_power_w": thresholds.max_power_w,
-                        "threshold_cpu_pct": thresholds.max_cpu_pct,
-                        "waited_ms": self.gate_ms,
-                    }));
-                }
-                GateState::TimedOut { last, .. } => {
-                    let what = if gpu { "the GPU" } else { "the server's CPU" };
-                    return Err(format!(
-                        "{what} never went idle for {} readings in {} s (last: {last:?}): another workload is running, or raise the idle thresholds",
-                        self.gate.consecutive, self.gate.timeout_s
-                    ));
-                }
+            None => {
+                // schedstat counts ns, so a window as short as the gate's spacing is exact.
+                let spacing = Duration::from_millis(self.gate.interval_ms.max(1));
+                let thresholds = IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) };
+                let mut source = TaskCpuSource::new(server_pid, spacing);
+                let describe = source.describe();
+                let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
+                let mut next = std::time::Instant::now();
+                let waited = loop {
+                    let reading = source.read().map_err(|e| e.to_string())?;
+                    let s = crate::telemetry::sampler::Sample { at: crate::clock::Stamp::now(), late_ns: 0, reading };
+                    if let Some(done) = self.judge(&mut gate, &s, false)? {
+                        break done;
+                    }
+                    next += spacing;
+                    std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+                };
+                let series = TaskCpuSource::new(server_pid, REQUEST_CPU_WINDOW);
+                self.sampler = Some((self.start(Box::new(series), SamplerConfig::new(self.telemetry.hz, 1 << 20))?, false));
+                (describe, spacing, thresholds, waited)
+            }
+        };
+        self.gate_ms = waited.as_secs_f64() * 1e3;
+        Ok(serde_json::json!({
+            "source": describe,
+            "consecutive": self.gate.consecutive,
+            "spacing_ms": spacing.as_secs_f64() * 1e3,
+            "threshold_busy_pct": thresholds.max_busy_pct,
+            "threshold_power_w": thresholds.max_power_w,
+            "threshold_cpu_pct": thresholds.max_cpu_pct,
+            "waited_ms": self.gate_ms,
+        }))
+    }
+
+    fn start(&self, source: Box<dyn TelemetrySource>, config: SamplerConfig) -> Result<Sampler, String> {
+        Sampler::start(source, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))
+    }
+
+    /// One reading through the gate: `Some(waited)` once idle long enough, an error on timeout.
+    fn judge(&self, gate: &mut Gate, s: &crate::telemetry::sampler::Sample, gpu: bool) -> Result<Option<Duration>, String> {
+        match gate.observe(s) {
+            GateState::Waiting => Ok(None),
+            GateState::Idle { waited } => Ok(Some(waited)),
+            GateState::TimedOut { last, .. } => {
+                let what = if gpu { "the GPU" } else { "the server's CPU" };
+                Err(format!(
+                    "{what} never went idle for {} readings in {} s (last: {last:?}): another workload is running, or raise the idle thresholds",
+                    self.gate.consecutive, self.gate.timeout_s
+                ))
             }
         }
     }
@@ -162,20 +187,26 @@ impl SampleObserver for StudyObserver<'_> {
         Ok(gate)
     }
 
+    fn request_finished(&mut self) {
+        if let Some((sampler, _)) = &self.sampler {
+            sampler.request_stop();
+        }
+        if let Some((server, me, start)) = self.load.take() {
+            self.host_cpu = ForeignLoad::snapshot(&server, &me).map(|end| start.since(&end));
+        }
+    }
+
     fn after_request(&mut self, record: &StreamRecord) -> serde_json::Value {
         let mut out = self.finish_telemetry(record);
-        if let Some((server, me, start)) = self.load.take() {
-            if let Some(end) = ForeignLoad::snapshot(&server, &me) {
-                let (foreign, server_pct) = start.since(&end);
-                if !out.is_object() {
-                    out = serde_json::json!({});
-                }
-                out["host_cpu"] = serde_json::json!({
-                    "foreign_pct": foreign,
-                    "server_pct": server_pct,
-                    "source": "/proc/stat minus the server's and abprof's schedstat",
-                });
+        if let Some((foreign, server_pct)) = self.host_cpu.take() {
+            if !out.is_object() {
+                out = serde_json::json!({});
             }
+            out["host_cpu"] = serde_json::json!({
+                "foreign_pct": foreign,
+                "server_pct": server_pct,
+                "source": "/proc/stat minus the server's and abprof's schedstat",
+            });
         }
         out
     }

@@ -158,6 +158,12 @@ impl Sampler {
 
     /// Stops after the read in progress (at most one period, or 50 ms at low rates) and returns
     /// the series.
+    /// Asks the thread to stop after its current sleep without waiting for it, so a caller can do
+    /// other work (stop a server) before collecting the series with [`stop`](Self::stop).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
     pub fn stop(self) -> Finished {
         self.stop.store(true, Ordering::Release);
         self.handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
