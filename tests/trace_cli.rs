@@ -370,3 +370,78 @@ fn custom_rules_file_replaces_the_builtin_categories() {
     ]);
     assert!(err.contains("rule 1 (x): invalid regex"), "{err}");
 }
+
+/// The H200 traces (four decode steps each, cut from real Nsight Systems exports; see
+/// traces/README.md): llama.cpp launches its CUDA kernels with programmatic dependent launch, so
+/// the next kernel starts early and waits. Summed durations count the wait; exclusive time does not.
+#[test]
+fn programmatic_dependent_launch_waits_are_not_counted_as_kernel_time() {
+    let got = json(&[
+        "attribute",
+        "traces/nsys-h200-kv-q8_0-4steps.sqlite",
+        "--tokens",
+        "5",
+        "--busy",
+        "--json",
+    ]);
+    assert_eq!(got["window"]["method"], "cuda-graph");
+    assert_eq!(got["decode"]["calls"], 2324);
+    let ratio = got["overlap_ratio"].as_f64().unwrap();
+    assert!(ratio > 1.9 && ratio < 2.0, "kernel sum / busy = {ratio}");
+    let busy = got["gpu_busy_ms_per_token"].as_f64().unwrap();
+    let cats = got["categories"].as_array().unwrap();
+    let exclusive_sum: f64 = cats.iter().map(|c| c["exclusive_ms_per_token"].as_f64().unwrap()).sum();
+    assert!((exclusive_sum - busy).abs() < 1e-9, "{exclusive_sum} vs busy {busy}");
+
+    let kernel = |base: &str| {
+        got["kernels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["base_name"] == base)
+            .unwrap_or_else(|| panic!("{base} not in the trace"))
+            .clone()
+    };
+    let times = |k: &Value| (k["ms_per_token"].as_f64().unwrap(), k["exclusive_ms_per_token"].as_f64().unwrap());
+    // The Hadamard rotation is launched while flash attention's split-K kernel still runs.
+    let (s, o) = times(&kernel("fwht_cuda"));
+    assert!(s > 1.5 && o < 0.1 * s, "fwht_cuda: sum {s} ms/token, exclusive {o}");
+    let (s, o) = times(&kernel("flash_attn_ext_vec"));
+    assert!(o > 0.99 * s, "flash_attn_ext_vec runs first and owns its time: sum {s}, exclusive {o}");
+    assert_eq!(got["kernels"][0]["base_name"], "flash_attn_ext_vec", "top kernels sort by exclusive time");
+}
+
+#[test]
+fn compare_traces_blames_flash_attention_not_the_waiting_rotation() {
+    let got = json(&[
+        "compare-traces",
+        "--variant",
+        "f16=traces/nsys-h200-kv-f16-4steps.sqlite:3.2797",
+        "--variant",
+        "q8_0=traces/nsys-h200-kv-q8_0-4steps.sqlite:4.8444",
+        "--tokens",
+        "5",
+        "--json",
+    ]);
+    assert_eq!(got["share_basis"], "exclusive");
+    let row = |cat: &str| {
+        got["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["category"] == cat)
+            .unwrap()["share_of_delta"][1]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(row("flash attention") > 0.8, "flash attention: {}", row("flash attention"));
+    assert!(row("KV rotation (Hadamard)") < 0.15, "rotation: {}", row("KV rotation (Hadamard)"));
+    assert_eq!(got["moved_kernels"][0]["kernel"], "flash_attn_ext_vec");
+    let sum: f64 = got["categories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ms_per_token"][1].as_f64().unwrap())
+        .sum();
+    assert!((sum - 4.8444).abs() < 1e-9, "categories sum to the measured ms/token: {sum}");
+}

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::categories::{Rules, OTHER};
 use super::kernels::{Aggregate, Phase, Totals};
 use super::names;
+use super::overlap::OverlapSplit;
 use super::window::{WindowChoice, WindowMethod};
 
 #[derive(Debug, Clone, Serialize)]
@@ -19,6 +20,11 @@ pub struct CategoryLine {
     pub ms_per_token: Option<f64>,
     /// Of the phase's traced kernel time, 0..1.
     pub share: f64,
+    /// Decode only, when busy time was computed: the time these kernels own once overlaps are
+    /// resolved (see [`super::overlap`]); the categories' exclusive times sum to GPU busy.
+    pub exclusive_ms_per_token: Option<f64>,
+    /// Of the decode window's GPU busy time, 0..1.
+    pub exclusive_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -34,6 +40,8 @@ pub struct KernelLine {
     pub ms: f64,
     pub ms_per_token: Option<f64>,
     pub share: f64,
+    pub exclusive_ms_per_token: Option<f64>,
+    pub exclusive_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -69,6 +77,8 @@ pub struct Attribution {
     /// GPU busy time per token in decode (union of kernel intervals), when computed: below the
     /// sum when kernels overlap.
     pub gpu_busy_ms_per_token: Option<f64>,
+    /// Summed kernel time over busy time in decode: above 1 when kernels overlap.
+    pub overlap_ratio: Option<f64>,
     /// Decode categories, most time first; categories with no kernel are left out.
     pub categories: Vec<CategoryLine>,
     /// Decode kernels, most time first.
@@ -101,7 +111,14 @@ pub struct TraceFacts {
     pub output_tokens: Option<u32>,
 }
 
-pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: TraceFacts) -> Attribution {
+/// `overlap`, when given, is the decode window's busy time and exclusive split.
+pub fn attribute(
+    agg: &Aggregate,
+    rules: &Rules,
+    window: WindowChoice,
+    facts: TraceFacts,
+    overlap: Option<&OverlapSplit>,
+) -> Attribution {
     let divisor = facts
         .output_tokens
         .map(|n| {
@@ -113,17 +130,29 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
         })
         .filter(|&n| n > 0);
     let per_token = |x: f64| divisor.map(|d| x / d as f64);
+    let exclusive_ns = |name: &str| overlap.map(|o| o.exclusive_ns.get(name).copied().unwrap_or(0.0));
+    let busy_ns = overlap.map(|o| o.busy_ns);
+    let exclusive_figures = |ns: Option<f64>| -> (Option<f64>, Option<f64>) {
+        match (ns, busy_ns) {
+            (Some(ns), Some(busy)) => (per_token(ns / 1e6), Some(if busy == 0 { 0.0 } else { ns / busy as f64 })),
+            _ => (None, None),
+        }
+    };
 
     // Categorize each distinct name once.
     let categorized: Vec<(Option<&str>, &super::kernels::KernelTotals)> =
         agg.kernels.iter().map(|k| (rules.categorize(&k.name), k)).collect();
 
     let category_lines = |phase: Phase| -> Vec<CategoryLine> {
-        let mut by_cat: HashMap<&str, Totals> = HashMap::new();
+        let mut by_cat: HashMap<&str, (Totals, Option<f64>)> = HashMap::new();
         for (cat, k) in &categorized {
             let t = k.phase(phase);
             if t.calls > 0 {
-                by_cat.entry(cat.unwrap_or(OTHER)).or_default().merge(t);
+                let e = by_cat.entry(cat.unwrap_or(OTHER)).or_insert((Totals::default(), None));
+                e.0.merge(t);
+                if phase == Phase::Decode {
+                    e.1 = exclusive_ns(&k.name).map(|x| x + e.1.unwrap_or(0.0));
+                }
             }
         }
         let total = agg.phase_total(phase).ns;
@@ -131,22 +160,37 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
             .categories()
             .iter()
             .filter_map(|c| by_cat.get(c.as_str()).map(|t| (c, *t)))
-            .map(|(c, t)| CategoryLine {
-                category: c.clone(),
-                calls: t.calls,
-                ns: t.ns,
-                ms: ns_to_ms(t.ns),
-                calls_per_token: per_token(t.calls as f64),
-                ms_per_token: per_token(ns_to_ms(t.ns)),
-                share: share(t.ns, total),
+            .map(|(c, (t, excl))| {
+                let (exclusive_ms_per_token, exclusive_share) = exclusive_figures(excl);
+                CategoryLine {
+                    category: c.clone(),
+                    calls: t.calls,
+                    ns: t.ns,
+                    ms: ns_to_ms(t.ns),
+                    calls_per_token: per_token(t.calls as f64),
+                    ms_per_token: per_token(ns_to_ms(t.ns)),
+                    share: share(t.ns, total),
+                    exclusive_ms_per_token,
+                    exclusive_share,
+                }
             })
             .collect();
-        lines.sort_by(|a, b| b.ms.total_cmp(&a.ms));
+        // Where kernels overlap, what a category owns says more than its summed durations.
+        lines.sort_by(|a, b| {
+            let key = |c: &CategoryLine| c.exclusive_ms_per_token.unwrap_or(c.ms);
+            key(b).total_cmp(&key(a))
+        });
         lines
     };
 
     let kernel_lines = |phase: Option<Phase>, only_unmatched: bool| -> Vec<KernelLine> {
-        let mut by_inst: HashMap<String, (Option<&str>, Totals, &str)> = HashMap::new();
+        struct Instantiation<'a> {
+            category: Option<&'a str>,
+            base: &'a str,
+            totals: Totals,
+            exclusive_ns: Option<f64>,
+        }
+        let mut by_inst: HashMap<String, Instantiation> = HashMap::new();
         for (cat, k) in &categorized {
             if only_unmatched && cat.is_some() {
                 continue;
@@ -155,11 +199,16 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
             if t.calls == 0 {
                 continue;
             }
-            by_inst
-                .entry(names::instantiation(&k.name))
-                .or_insert((*cat, Totals::default(), names::base_name(&k.name)))
-                .1
-                .merge(t);
+            let e = by_inst.entry(names::instantiation(&k.name)).or_insert(Instantiation {
+                category: *cat,
+                base: names::base_name(&k.name),
+                totals: Totals::default(),
+                exclusive_ns: None,
+            });
+            e.totals.merge(t);
+            if phase == Some(Phase::Decode) {
+                e.exclusive_ns = exclusive_ns(&k.name).map(|x| x + e.exclusive_ns.unwrap_or(0.0));
+            }
         }
         let total = match phase {
             Some(p) => agg.phase_total(p).ns,
@@ -167,23 +216,32 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
         };
         let mut lines: Vec<KernelLine> = by_inst
             .into_iter()
-            .map(|(name, (cat, t, base))| KernelLine {
-                base_name: base.to_string(),
-                category: cat.unwrap_or(OTHER).to_string(),
-                matched: cat.is_some(),
-                calls: t.calls,
-                ns: t.ns,
-                ms: ns_to_ms(t.ns),
-                ms_per_token: if phase == Some(Phase::Decode) {
-                    per_token(ns_to_ms(t.ns))
-                } else {
-                    None
-                },
-                share: share(t.ns, total),
-                name,
+            .map(|(name, i)| {
+                let (exclusive_ms_per_token, exclusive_share) = exclusive_figures(i.exclusive_ns);
+                let t = i.totals;
+                KernelLine {
+                    base_name: i.base.to_string(),
+                    category: i.category.unwrap_or(OTHER).to_string(),
+                    matched: i.category.is_some(),
+                    calls: t.calls,
+                    ns: t.ns,
+                    ms: ns_to_ms(t.ns),
+                    ms_per_token: if phase == Some(Phase::Decode) {
+                        per_token(ns_to_ms(t.ns))
+                    } else {
+                        None
+                    },
+                    share: share(t.ns, total),
+                    exclusive_ms_per_token,
+                    exclusive_share,
+                    name,
+                }
             })
             .collect();
-        lines.sort_by(|a, b| b.ms.total_cmp(&a.ms).then_with(|| a.name.cmp(&b.name)));
+        lines.sort_by(|a, b| {
+            let key = |k: &KernelLine| k.exclusive_ms_per_token.unwrap_or(k.ms);
+            key(b).total_cmp(&key(a)).then_with(|| a.name.cmp(&b.name))
+        });
         lines
     };
 
@@ -197,7 +255,8 @@ pub fn attribute(agg: &Aggregate, rules: &Rules, window: WindowChoice, facts: Tr
         per_token_divisor: divisor,
         decode: decode.into(),
         gpu_ms_per_token: per_token(ns_to_ms(decode.ns)),
-        gpu_busy_ms_per_token: None,
+        gpu_busy_ms_per_token: busy_ns.and_then(|b| per_token(ns_to_ms(b))),
+        overlap_ratio: busy_ns.filter(|b| *b > 0).map(|b| decode.ns as f64 / b as f64),
         categories: category_lines(Phase::Decode),
         kernels: kernel_lines(Some(Phase::Decode), false),
         prefill: agg.phase_total(Phase::Prefill).into(),

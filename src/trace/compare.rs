@@ -1,7 +1,8 @@
 //! Several variants' traces side by side, in measured ms/token.
 //!
 //! A tracer slows decode, so a trace's absolute times are not the variant's speed. Each
-//! category's share of the traced decode kernel time is scaled by the variant's measured
+//! category's share of the trace's decode time (of GPU busy time with overlaps resolved, see
+//! [`super::overlap`]; of summed kernel time when busy time is missing) is scaled by the variant's measured
 //! (untraced) ms/token, so the categories sum to what was measured and their deltas sum to the
 //! measured delta. That scaling is only sound when the measurement ran at the trace's output
 //! length (per-token cost grows with context), which is checked wherever a manifest tells.
@@ -153,7 +154,8 @@ pub struct VariantColumn {
 #[derive(Debug, Clone, Serialize)]
 pub struct CategoryRow {
     pub category: String,
-    /// Scaled: share of traced decode kernel time × measured ms/token, per variant.
+    /// Scaled: the category's share of the trace's decode time (see [`ShareBasis`]) × measured
+    /// ms/token, per variant.
     pub ms_per_token: Vec<f64>,
     /// Against the baseline (the first variant); 0 for the baseline itself.
     pub delta: Vec<f64>,
@@ -173,8 +175,19 @@ pub struct MovedKernel {
     pub delta: Vec<f64>,
 }
 
+/// What a category's share of a trace is a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShareBasis {
+    /// Of GPU busy time, overlaps resolved ([`super::overlap`]).
+    Exclusive,
+    /// Of summed kernel durations (busy time was not computed for every variant).
+    KernelSum,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
+    pub share_basis: ShareBasis,
     pub variants: Vec<VariantColumn>,
     pub categories: Vec<CategoryRow>,
     /// Measured ms/token minus the baseline's, per variant.
@@ -241,6 +254,19 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             .collect()
     };
 
+    let basis = if variants
+        .iter()
+        .all(|v| v.attribution.categories.iter().all(|c| c.exclusive_share.is_some()))
+    {
+        ShareBasis::Exclusive
+    } else {
+        ShareBasis::KernelSum
+    };
+    let share = |s: f64, exclusive: Option<f64>| match basis {
+        ShareBasis::Exclusive => exclusive.unwrap_or(0.0),
+        ShareBasis::KernelSum => s,
+    };
+
     // Categories: every one seen in any variant, in order of their largest scaled time.
     let mut order: Vec<String> = Vec::new();
     for v in variants {
@@ -255,7 +281,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             .categories
             .iter()
             .find(|c| c.category == cat)
-            .map_or(0.0, |c| c.share * v.measured_ms_per_token)
+            .map_or(0.0, |c| share(c.share, c.exclusive_share) * v.measured_ms_per_token)
     };
     let mut categories: Vec<CategoryRow> = order
         .iter()
@@ -281,7 +307,8 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
     };
 
     Ok(Comparison {
-        moved_kernels: moved_kernels(variants, top),
+        moved_kernels: moved_kernels(variants, top, basis),
+        share_basis: basis,
         variants: columns,
         categories,
         measured_delta,
@@ -291,7 +318,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
 
 /// Kernels matched across variants by function name (instantiations merged), ordered by the
 /// largest change against the baseline.
-fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
+fn moved_kernels(variants: &[VariantInput], top: usize, basis: ShareBasis) -> Vec<MovedKernel> {
     struct Entry {
         category: String,
         share: Vec<f64>,
@@ -312,7 +339,10 @@ fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
                     names: vec![None; n],
                 }
             });
-            e.share[i] += k.share;
+            e.share[i] += match basis {
+                ShareBasis::Exclusive => k.exclusive_share.unwrap_or(0.0),
+                ShareBasis::KernelSum => k.share,
+            };
             match &mut e.names[i] {
                 Some((_, count)) => *count += 1,
                 slot @ None => *slot = Some((k.name.clone(), 1)),

@@ -16,6 +16,7 @@ mod error;
 pub mod kernels;
 pub mod manifest;
 pub mod names;
+pub mod overlap;
 mod nsys;
 pub mod render;
 mod rocpd;
@@ -79,9 +80,10 @@ pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result
 }
 
 /// Like [`analyze`]; with `busy` also the decode window's GPU busy time (the union of kernel
-/// intervals), which needs one more pass over the trace in start order. Kernels of one stream
-/// overlap on Hopper (graph branches, programmatic dependent launch), so summed kernel time can
-/// exceed wall time; "measured − busy" is the honest unattributed remainder.
+/// intervals) and each kernel's exclusive part of it ([`overlap`]), which needs one more pass
+/// over the trace in start order. Summed kernel time exceeds wall time when kernels overlap
+/// (programmatic dependent launch on Hopper, several streams); "measured − busy" is the honest
+/// unattributed remainder.
 pub fn analyze_with(input: &TraceInput, rules: &Rules, tokens: Option<u32>, busy: bool) -> Result<Attribution, TraceError> {
     let source = detect::open_trace(&input.trace_path)?;
     let output_tokens = tokens.or(input.manifest.as_ref().map(|m| m.output_tokens));
@@ -101,11 +103,10 @@ pub fn analyze_with(input: &TraceInput, rules: &Rules, tokens: Option<u32>, busy
         format: source.describe(),
         output_tokens,
     };
-    let (lo, hi) = (choice.decode_start_ns, choice.decode_end_ns);
-    let mut a = attribute::attribute(&agg, rules, choice, facts);
-    if busy {
-        let busy_ns = window::busy_ns(source.as_ref(), lo, hi)?;
-        a.gpu_busy_ms_per_token = a.per_token_divisor.filter(|d| *d > 0).map(|d| busy_ns as f64 / 1e6 / d as f64);
-    }
-    Ok(a)
+    let overlap = if busy {
+        Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?)
+    } else {
+        None
+    };
+    Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::kernels::{Aggregate, KernelSource};
+use super::kernels::{Aggregate, Dispatch, KernelKey, KernelSource};
 use super::sqlite_scan::{self, KernelTable};
 use super::window::PhaseWindows;
 use super::TraceError;
@@ -72,12 +72,33 @@ impl NsysTrace {
                 key: name_col.into(),
                 start: "start".into(),
                 end: "\"end\"".into(),
+                lane: sqlite_scan::lane_expr(&cols, &["deviceId"], &["streamId"]),
                 is_table: true,
             },
             has_graph_node: has("graphNodeId"),
             schema_version: metadata(conn, names, "EXPORT_SCHEMA_VERSION"),
             product_version: metadata(conn, names, "EXPORT_PRODUCT_VERSION"),
         })
+    }
+}
+
+impl NsysTrace {
+    /// Kernel names are ids into `StringIds`.
+    fn string_ids(&self, ids: &[i64]) -> Result<HashMap<i64, String>, TraceError> {
+        let conn = super::detect::open_read_only(&self.path)?;
+        let mut stmt = conn
+            .prepare("SELECT value FROM StringIds WHERE id = ?1")
+            .map_err(|e| TraceError::sqlite(&self.path, e))?;
+        let mut names: HashMap<i64, String> = HashMap::with_capacity(ids.len());
+        for id in ids {
+            let name: Option<String> = match stmt.query_row([id], |r| r.get(0)) {
+                Ok(v) => v,
+                Err(rusqlite::Error::QueryReturnedNoRows) => None,
+                Err(e) => return Err(TraceError::sqlite(&self.path, e)),
+            };
+            names.insert(*id, name.unwrap_or_else(|| format!("<StringIds {id} missing>")));
+        }
+        Ok(names)
     }
 }
 
@@ -93,19 +114,8 @@ impl KernelSource for NsysTrace {
 
     fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError> {
         let totals = sqlite_scan::aggregate_by_key(&self.path, &self.kernels, windows)?;
-        let conn = super::detect::open_read_only(&self.path)?;
-        let mut stmt = conn
-            .prepare("SELECT value FROM StringIds WHERE id = ?1")
-            .map_err(|e| TraceError::sqlite(&self.path, e))?;
-        let mut names: HashMap<i64, String> = HashMap::with_capacity(totals.len());
-        for id in totals.keys() {
-            let name: Option<String> = match stmt.query_row([id], |r| r.get(0)) {
-                Ok(v) => v,
-                Err(rusqlite::Error::QueryReturnedNoRows) => None,
-                Err(e) => return Err(TraceError::sqlite(&self.path, e)),
-            };
-            names.insert(*id, name.unwrap_or_else(|| format!("<StringIds {id} missing>")));
-        }
+        let ids: Vec<i64> = totals.keys().copied().collect();
+        let mut names = self.string_ids(&ids)?;
         Ok(Aggregate::from_ids(totals, |id| names.remove(id).unwrap_or_default()))
     }
 
@@ -120,8 +130,17 @@ impl KernelSource for NsysTrace {
         )
     }
 
-    fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError> {
+    fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError> {
         sqlite_scan::for_each_by_start(&self.path, &[&self.kernels], f)
+    }
+
+    fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
+        let ids: Vec<i64> = keys.iter().map(|k| k.id).collect();
+        let names = self.string_ids(&ids)?;
+        Ok(keys
+            .iter()
+            .filter_map(|k| names.get(&k.id).map(|n| (*k, n.clone())))
+            .collect())
     }
 }
 

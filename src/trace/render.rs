@@ -2,7 +2,7 @@
 use std::fmt::Write;
 
 use super::attribute::{Attribution, CategoryLine};
-use super::compare::Comparison;
+use super::compare::{Comparison, ShareBasis};
 
 /// Names longer than this are cut in tables (the JSON output keeps them whole).
 const NAME_WIDTH: usize = 88;
@@ -66,7 +66,9 @@ fn signed(x: f64) -> String {
 }
 
 fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
-    let header: Vec<String> = if per_token {
+    // Exclusive columns appear when busy time was computed and figures are per token.
+    let exclusive = per_token && lines.iter().any(|c| c.exclusive_ms_per_token.is_some());
+    let mut header: Vec<String> = if per_token {
         vec![
             "category".into(),
             "calls/token".into(),
@@ -76,34 +78,57 @@ fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
     } else {
         vec!["category".into(), "calls".into(), "ms".into(), "share".into()]
     };
+    if exclusive {
+        header.push("exclusive ms/token".into());
+        header.push("of busy".into());
+    }
+    let exclusive_cells = |c: &CategoryLine| -> Vec<String> {
+        if !exclusive {
+            return Vec::new();
+        }
+        vec![
+            c.exclusive_ms_per_token.map_or("-".into(), |x| format!("{x:.4}")),
+            c.exclusive_share.map_or("-".into(), pct),
+        ]
+    };
     let mut rows: Vec<Vec<String>> = lines
         .iter()
-        .map(|c| match (c.calls_per_token, c.ms_per_token) {
-            (Some(cpt), Some(mpt)) if per_token => {
-                vec![
+        .map(|c| {
+            let mut row = match (c.calls_per_token, c.ms_per_token) {
+                (Some(cpt), Some(mpt)) if per_token => {
+                    vec![
+                        c.category.clone(),
+                        format!("{cpt:.1}"),
+                        format!("{mpt:.4}"),
+                        pct(c.share),
+                    ]
+                }
+                _ => vec![
                     c.category.clone(),
-                    format!("{cpt:.1}"),
-                    format!("{mpt:.4}"),
+                    c.calls.to_string(),
+                    format!("{:.4}", c.ms),
                     pct(c.share),
-                ]
-            }
-            _ => vec![
-                c.category.clone(),
-                c.calls.to_string(),
-                format!("{:.4}", c.ms),
-                pct(c.share),
-            ],
+                ],
+            };
+            row.extend(exclusive_cells(c));
+            row
         })
         .collect();
     let calls: u64 = lines.iter().map(|c| c.calls).sum();
     let ms: f64 = lines.iter().map(|c| c.ms).sum();
     let cpt: f64 = lines.iter().filter_map(|c| c.calls_per_token).sum();
     let mpt: f64 = lines.iter().filter_map(|c| c.ms_per_token).sum();
-    rows.push(if per_token {
+    let mut total = if per_token {
         vec!["total".into(), format!("{cpt:.1}"), format!("{mpt:.4}"), pct(1.0)]
     } else {
         vec!["total".into(), calls.to_string(), format!("{ms:.4}"), pct(1.0)]
-    });
+    };
+    if exclusive {
+        let busy: f64 = lines.iter().filter_map(|c| c.exclusive_ms_per_token).sum();
+        total.push(format!("{busy:.4}"));
+        total.push(pct(1.0));
+    }
+    rows.push(total);
     table(&header, &rows)
 }
 
@@ -135,8 +160,16 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
                 a.decode.ms,
                 plural(d as u64, "token"),
                 g,
-                a.gpu_busy_ms_per_token.map_or(String::new(), |b| format!(" (GPU busy {b:.4} ms/token: kernels overlap)"))
+                a.gpu_busy_ms_per_token.map_or(String::new(), |b| format!(", GPU busy {b:.4} ms/token"))
             );
+            if let Some(r) = a.overlap_ratio.filter(|r| *r > 1.001) {
+                let _ = writeln!(
+                    s,
+                    "kernels overlap ({r:.2}x): \"exclusive\" gives each instant to the kernel that started first in its stream \
+                     (a kernel launched early by programmatic dependent launch waits for its predecessor) and splits it \
+                     evenly across streams"
+                );
+            }
         }
         _ => {
             let _ = writeln!(
@@ -176,32 +209,41 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
     }
 
     let _ = writeln!(s, "\ntop kernels in decode");
-    let header: Vec<String> = vec![
+    let exclusive = per_token && a.kernels.iter().any(|k| k.exclusive_ms_per_token.is_some());
+    let mut header: Vec<String> = vec![
         "kernel".into(),
         "calls".into(),
         if per_token { "ms/token".into() } else { "ms".into() },
         "share".into(),
-        "category".into(),
     ];
+    if exclusive {
+        header.push("exclusive ms/token".into());
+    }
+    header.push("category".into());
     let rows: Vec<Vec<String>> = a
         .kernels
         .iter()
         .take(top)
         .map(|k| {
-            vec![
+            let mut row = vec![
                 cut(&k.name, NAME_WIDTH),
                 k.calls.to_string(),
                 format!("{:.4}", k.ms_per_token.unwrap_or(k.ms)),
                 pct(k.share),
-                if k.matched {
-                    k.category.clone()
-                } else {
-                    "(unmatched)".into()
-                },
-            ]
+            ];
+            if exclusive {
+                row.push(k.exclusive_ms_per_token.map_or("-".into(), |x| format!("{x:.4}")));
+            }
+            row.push(if k.matched {
+                k.category.clone()
+            } else {
+                "(unmatched)".into()
+            });
+            row
         })
         .collect();
-    s.push_str(&table_aligned(&header, &rows, &[0, 4]));
+    let category_column = header.len() - 1;
+    s.push_str(&table_aligned(&header, &rows, &[0, category_column]));
 
     if a.unmatched.is_empty() {
         let _ = writeln!(s, "\nevery kernel matched a rule");
@@ -247,8 +289,6 @@ pub fn comparison_text(c: &Comparison) -> String {
             v.trace
         );
     }
-    // Overlapping kernels (graph branches, programmatic dependent launch) make summed kernel
-    // time exceed busy time; shares of the sum then over-weigh whatever runs beside others.
     let overlaps: Vec<String> = c
         .variants
         .iter()
@@ -257,18 +297,31 @@ pub fn comparison_text(c: &Comparison) -> String {
             _ => None,
         })
         .collect();
-    if !overlaps.is_empty() {
-        let _ = writeln!(
-            s,
-            "warning: decode kernels overlap in time (kernel sum / GPU busy: {}): category shares weigh each kernel by its \
-             full duration, so kernels that run beside others count more than the time they cost alone; check the \
-             moved kernels' raw times with `abprof attribute --busy`",
-            overlaps.join(", ")
-        );
+    match c.share_basis {
+        ShareBasis::Exclusive => {
+            if !overlaps.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "note: decode kernels overlap (kernel sum / GPU busy: {}); shares are of GPU busy time, each instant \
+                     given to the kernel that started first in its stream (programmatic dependent launch: a kernel \
+                     launched early waits for its predecessor) and split evenly across streams",
+                    overlaps.join(", ")
+                );
+            }
+            s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n\n");
+        }
+        ShareBasis::KernelSum => {
+            if !overlaps.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "warning: decode kernels overlap in time (kernel sum / GPU busy: {}): category shares weigh each kernel \
+                     by its full duration, so kernels that run beside others count more than the time they cost alone",
+                    overlaps.join(", ")
+                );
+            }
+            s.push_str("\nms/token per category = share of the variant's traced decode kernel time x its measured ms/token\n\n");
+        }
     }
-    s.push_str(
-        "\nms/token per category = share of the variant's traced decode kernel time x its measured ms/token\n\n",
-    );
     let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
     for v in &c.variants[1..] {
         header.push(v.label.clone());

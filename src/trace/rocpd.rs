@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::kernels::{Aggregate, KernelSource, Totals, PHASES};
+use super::kernels::{Aggregate, Dispatch, KernelKey, KernelSource, Totals, PHASES};
 use super::sqlite_scan::{self, quote_ident, KernelTable};
 use super::window::PhaseWindows;
 use super::TraceError;
@@ -99,6 +99,8 @@ impl RocpdTrace {
                     key: "kernel_id".into(),
                     start: "start".into(),
                     end: "\"end\"".into(),
+                    // rocpd 4.x drafts fold agent, queue and stream into track_id.
+                    lane: sqlite_scan::lane_expr(&cols, &["agent_id"], &["stream_id", "queue_id", "track_id"]),
                     is_table,
                 },
                 symbols: quote_ident(&symbols),
@@ -189,9 +191,27 @@ impl KernelSource for RocpdTrace {
         Ok(span)
     }
 
-    fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError> {
+    fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError> {
         let tables: Vec<&KernelTable> = self.sets.iter().map(|s| &s.dispatch).collect();
         sqlite_scan::for_each_by_start(&self.path, &tables, f)
+    }
+
+    fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
+        let mut out = HashMap::with_capacity(keys.len());
+        for (i, set) in self.sets.iter().enumerate() {
+            if !keys.iter().any(|k| k.set as usize == i) {
+                continue;
+            }
+            let symbols = self.symbol_names(set)?;
+            for k in keys.iter().filter(|k| k.set as usize == i) {
+                let name = symbols
+                    .get(&k.id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("<unknown kernel_id {}>", k.id));
+                out.insert(*k, name);
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -9,13 +9,15 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::kernels::{accumulate, Aggregate, KernelSource, Totals, PHASES};
+use super::kernels::{accumulate, Aggregate, Dispatch, KernelKey, KernelSource, Totals, PHASES};
 use super::window::PhaseWindows;
 use super::TraceError;
 
 const NAME_COLUMNS: [&str; 2] = ["Kernel_Name", "KernelName"];
 const START_COLUMNS: [&str; 2] = ["Start_Timestamp", "BeginNs"];
 const END_COLUMNS: [&str; 2] = ["End_Timestamp", "EndNs"];
+const AGENT_COLUMNS: [&str; 2] = ["Agent_Id", "gpu-id"];
+const STREAM_COLUMNS: [&str; 3] = ["Stream_Id", "Queue_Id", "queue-id"];
 
 pub struct CsvTrace {
     path: PathBuf,
@@ -23,7 +25,17 @@ pub struct CsvTrace {
     name: usize,
     start: usize,
     end: usize,
+    /// Device and stream columns, when the CSV has them (they make a dispatch's lane).
+    agent: Option<usize>,
+    stream: Option<usize>,
     fields: usize,
+}
+
+/// The number at the end of a field: rocprofv3 writes agents as `Agent 4`, streams as `1`.
+fn trailing_int(raw: &[u8]) -> i64 {
+    let t = raw.trim_ascii();
+    let digits = t.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    std::str::from_utf8(&t[t.len() - digits..]).ok().and_then(|s| s.parse().ok()).unwrap_or(0)
 }
 
 fn find(header: &[String], candidates: &[&str]) -> Option<usize> {
@@ -120,12 +132,14 @@ impl CsvTrace {
             name,
             start,
             end,
+            agent: find(&header, &AGENT_COLUMNS),
+            stream: find(&header, &STREAM_COLUMNS),
             fields: header.len(),
         })
     }
 
-    /// Streams the data rows as (name, start, end), checking each row's shape.
-    fn for_each_row(&self, mut f: impl FnMut(&[u8], i64, i64)) -> Result<(), TraceError> {
+    /// Streams the data rows as (name, start, end, lane), checking each row's shape.
+    fn for_each_row(&self, mut f: impl FnMut(&[u8], i64, i64, i64)) -> Result<(), TraceError> {
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(true)
@@ -167,7 +181,9 @@ impl CsvTrace {
                     })
             };
             let (start, end) = (int(self.start, "Start_Timestamp")?, int(self.end, "End_Timestamp")?);
-            f(&rec[self.name], start, end);
+            let field = |i: Option<usize>| i.map_or(0, |i| trailing_int(&rec[i]));
+            let lane = (field(self.agent) << 32) + field(self.stream);
+            f(&rec[self.name], start, end, lane);
         }
     }
 }
@@ -179,7 +195,7 @@ impl KernelSource for CsvTrace {
 
     fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError> {
         let mut by_name: HashMap<Vec<u8>, [Totals; PHASES]> = HashMap::new();
-        self.for_each_row(|name, start, end| {
+        self.for_each_row(|name, start, end, _| {
             // Look up by slice first so a known name costs no allocation.
             if let Some(acc) = by_name.get_mut(name) {
                 let phase = windows.map_or(super::kernels::Phase::Decode, |w| w.classify(start));
@@ -197,14 +213,48 @@ impl KernelSource for CsvTrace {
         Ok(None)
     }
 
-    /// Rows are not in time order, so this one collects `(start, end)` pairs (16 bytes per
-    /// dispatch) and sorts them; only the step-gap heuristic calls it.
-    fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError> {
+    /// Rows are not in time order, so this one collects the dispatches (32 bytes each) and
+    /// sorts them. Keys number the names in order of first appearance in the file.
+    fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError> {
+        let mut ids: HashMap<Vec<u8>, i64> = HashMap::new();
         let mut spans = Vec::new();
-        self.for_each_row(|_, s, e| spans.push((s, e)))?;
+        self.for_each_row(|name, start, end, lane| {
+            let id = match ids.get(name) {
+                Some(&id) => id,
+                None => {
+                    let id = ids.len() as i64;
+                    ids.insert(name.to_vec(), id);
+                    id
+                }
+            };
+            spans.push((start, end, id, lane));
+        })?;
         spans.sort_unstable();
-        spans.into_iter().for_each(|(s, e)| f(s, e));
+        for (start, end, id, lane) in spans {
+            f(Dispatch {
+                start,
+                end,
+                key: KernelKey { set: 0, id },
+                lane,
+            });
+        }
         Ok(())
+    }
+
+    /// Numbers the names again the way [`Self::for_each_by_start`] did: the file has no name table.
+    fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
+        let mut names: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
+        self.for_each_row(|name, _, _, _| {
+            if !seen.contains(name) {
+                seen.insert(name.to_vec());
+                names.push(String::from_utf8_lossy(name).into_owned());
+            }
+        })?;
+        Ok(keys
+            .iter()
+            .filter_map(|k| names.get(usize::try_from(k.id).ok()?).map(|n| (*k, n.clone())))
+            .collect())
     }
 }
 
@@ -252,6 +302,27 @@ mod tests {
         let t = CsvTrace::open(f.path(), conv.lines().next().unwrap()).unwrap();
         assert!(t.describe().contains("rocpd convert"));
         assert_eq!(decode(&t), vec![("mul_mat_vec_q".into(), 1, 300)]);
+    }
+
+    /// Two kernels overlap on stream 1 (the later one waits), a third runs beside them on
+    /// stream 2 of the same agent: lanes come from `Agent_Id` and `Stream_Id`.
+    #[test]
+    fn lanes_come_from_agent_and_stream() {
+        let text = "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n\
+            \"KERNEL_DISPATCH\",\"Agent 4\",1,1,\"a\",1000,2000\n\
+            \"KERNEL_DISPATCH\",\"Agent 4\",1,1,\"b\",1500,2100\n\
+            \"KERNEL_DISPATCH\",\"Agent 4\",2,2,\"c\",1000,1200\n";
+        let f = write(text);
+        let t = CsvTrace::open(f.path(), text.lines().next().unwrap()).unwrap();
+        let mut lanes = Vec::new();
+        t.for_each_by_start(&mut |d| lanes.push((d.start, d.lane))).unwrap();
+        lanes.sort();
+        assert_eq!(lanes, [(1000, (4 << 32) + 1), (1000, (4 << 32) + 2), (1500, (4 << 32) + 1)]);
+        let split = crate::trace::overlap::split(&t, None, None).unwrap();
+        assert_eq!(split.busy_ns, 1100);
+        // a: 1000..1200 shared with c (100), then alone on its lane to 2000 (800); b: 2000..2100.
+        let ex = |n: &str| split.exclusive_ns[n];
+        assert_eq!((ex("a"), ex("b"), ex("c")), (900.0, 100.0, 100.0));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 
 use super::detect::open_read_only;
-use super::kernels::{accumulate, Phase, Totals, PHASES};
+use super::kernels::{accumulate, Dispatch, KernelKey, Phase, Totals, PHASES};
 use super::window::PhaseWindows;
 use super::TraceError;
 
@@ -27,8 +27,22 @@ pub(crate) struct KernelTable {
     pub key: String,
     pub start: String,
     pub end: String,
+    /// An SQL expression for the dispatch's in-order stream ("0" when the table has none).
+    pub lane: String,
     /// A real table (rowid ranges work) rather than a view.
     pub is_table: bool,
+}
+
+/// The lane expression from the columns a table has: the first of `streams` present, with the
+/// first of `devices` present in the high bits (stream ids repeat across devices).
+pub(crate) fn lane_expr(cols: &[String], devices: &[&str], streams: &[&str]) -> String {
+    let pick = |names: &[&str]| names.iter().find(|n| cols.iter().any(|c| c == *n)).map(|n| quote_ident(n));
+    match (pick(devices), pick(streams)) {
+        (Some(d), Some(s)) => format!("((COALESCE({d}, 0) << 32) + COALESCE({s}, 0))"),
+        (None, Some(s)) => format!("COALESCE({s}, 0)"),
+        (Some(d), None) => format!("(COALESCE({d}, 0) << 32)"),
+        (None, None) => "0".into(),
+    }
 }
 
 pub(crate) type ByKey = HashMap<i64, [Totals; PHASES]>;
@@ -181,25 +195,42 @@ pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) ->
     Ok(burst)
 }
 
-/// Streams `(start, end)` of every row of `tables` in start order (SQLite sorts, spilling to
-/// temporary files rather than holding the rows).
+/// Streams every row of `tables` in start order, keyed by the table's position in `tables` and
+/// its key column (SQLite sorts, spilling to temporary files rather than holding the rows).
 pub(crate) fn for_each_by_start(
     path: &Path,
     tables: &[&KernelTable],
-    f: &mut dyn FnMut(i64, i64),
+    f: &mut dyn FnMut(Dispatch),
 ) -> Result<(), TraceError> {
     let conn = open_read_only(path)?;
     let union = tables
         .iter()
-        .map(|t| format!("SELECT {} AS s, {} AS e FROM {}", t.start, t.end, t.table))
+        .enumerate()
+        .map(|(i, t)| {
+            format!(
+                "SELECT {} AS s, {} AS e, {} AS k, {i} AS g, {} AS l FROM {}",
+                t.start, t.end, t.key, t.lane, t.table
+            )
+        })
         .collect::<Vec<_>>()
         .join(" UNION ALL ");
     let sql_err = |e| TraceError::sqlite(path, e);
     let mut stmt = conn.prepare(&format!("{union} ORDER BY s")).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(row) = rows.next().map_err(sql_err)? {
-        if let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) {
-            f(s, e);
+        if let (ValueRef::Integer(start), ValueRef::Integer(end), ValueRef::Integer(id), ValueRef::Integer(set)) =
+            (row.get_ref_unwrap(0), row.get_ref_unwrap(1), row.get_ref_unwrap(2), row.get_ref_unwrap(3))
+        {
+            let lane = match row.get_ref_unwrap(4) {
+                ValueRef::Integer(l) => l,
+                _ => 0,
+            };
+            f(Dispatch {
+                start,
+                end,
+                key: KernelKey { set: set as u32, id },
+                lane,
+            });
         }
     }
     Ok(())

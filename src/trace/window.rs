@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::kernels::{Aggregate, KernelSource, Phase};
+use super::kernels::{Aggregate, Dispatch, KernelSource, Phase};
 use super::TraceError;
 
 /// A span of CLOCK_BOOTTIME nanoseconds, as a manifest records it.
@@ -246,7 +246,7 @@ pub fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Opti
         })
         .collect();
     let mut max_end: Option<i64> = None;
-    source.for_each_by_start(&mut |start, end| {
+    source.for_each_by_start(&mut |Dispatch { start, end, .. }| {
         // Idle time is measured from the latest end seen so far, so overlapping kernels on
         // several streams never open a step.
         let gap = max_end.map(|m| start - m);
@@ -273,35 +273,10 @@ pub fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Opti
     Ok(counters.iter().find_map(|c| c.found))
 }
 
-/// GPU busy time of the kernels starting in [lo, hi] (the whole trace when unbounded): the length
-/// of the union of their intervals, streamed in start order.
-pub fn busy_ns(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<u64, TraceError> {
-    let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
-    let mut total: u64 = 0;
-    let mut cur: Option<(i64, i64)> = None;
-    source.for_each_by_start(&mut |s, e| {
-        if s < lo || s > hi {
-            return;
-        }
-        cur = match cur {
-            Some((a, b)) if s <= b => Some((a, b.max(e))),
-            Some((a, b)) => {
-                total += (b - a).max(0) as u64;
-                Some((s, e))
-            }
-            None => Some((s, e)),
-        };
-    })?;
-    if let Some((a, b)) = cur {
-        total += (b - a).max(0) as u64;
-    }
-    Ok(total)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::kernels::{accumulate, Totals, PHASES};
+    use crate::trace::kernels::{accumulate, KernelKey, Totals, PHASES};
     use std::collections::HashMap;
 
     /// Intervals in memory, for heuristics tests.
@@ -321,11 +296,15 @@ mod tests {
         fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError> {
             Ok(self.1)
         }
-        fn for_each_by_start(&self, f: &mut dyn FnMut(i64, i64)) -> Result<(), TraceError> {
+        fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError> {
             let mut v = self.0.clone();
             v.sort();
-            v.into_iter().for_each(|(s, e)| f(s, e));
+            let key = KernelKey { set: 0, id: 0 };
+            v.into_iter().for_each(|(start, end)| f(Dispatch { start, end, key, lane: 0 }));
             Ok(())
+        }
+        fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
+            Ok(keys.iter().map(|k| (*k, "k".to_string())).collect())
         }
     }
 
