@@ -16,8 +16,9 @@ pub struct Args {
     pub json: bool,
     #[command(flatten)]
     pub reading: TraceReading,
-    /// Also compute the decode window's GPU busy time (union of kernel intervals; one more,
-    /// sorted pass over the trace).
+    /// Also compute the decode window's GPU busy time (union of kernel intervals) and each
+    /// kernel's exclusive part of it, which is what to read when kernels overlap (one more pass
+    /// over the trace, sorted by start).
     #[arg(long)]
     pub busy: bool,
     /// How many kernels the "top kernels" table lists.

@@ -162,6 +162,12 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
                 g,
                 a.gpu_busy_ms_per_token.map_or(String::new(), |b| format!(", GPU busy {b:.4} ms/token"))
             );
+            if a.overlap_ratio.is_none() {
+                s.push_str(
+                    "times are summed kernel durations; where kernels overlap (programmatic dependent launch on Hopper, \
+                     several streams) --busy adds busy time and each kernel's exclusive share\n",
+                );
+            }
             if let Some(r) = a.overlap_ratio.filter(|r| *r > 1.001) {
                 let _ = writeln!(
                     s,
