@@ -2,8 +2,9 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it:
-//! `cli` → `report` → `summary` → `study` → `trace` → `measure` → `telemetry` → `server` →
-//! `client` → `variant` → `clock`, `stats`.
+//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
+//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`.
+//! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
 pub mod cli;
 pub mod clock;
 pub mod stats;

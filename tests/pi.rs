@@ -32,6 +32,7 @@ fn users_pi_dir() -> Vec<(PathBuf, std::time::SystemTime)> {
 fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
     let tb = testbed();
     let root = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
     let before = users_pi_dir();
     let s = tb.server.display();
     let out = abprof()
@@ -39,6 +40,7 @@ fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
         .arg(&tb.smollm2)
         .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "24", "--timeout", "300", "--json", "--root"])
         .arg(root.path())
+        .args(hook_args(markers.path()))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -75,12 +77,86 @@ fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
         assert_eq!(base, format!("http://127.0.0.1:{port}/v1"), "pi talked to this sample's server");
         assert_eq!(models["providers"]["abprof"]["models"][0]["maxTokens"], 24);
         assert_eq!(read_json(&dir.join("pi-settings.json"))["compaction"]["enabled"], false);
+        // The same conditions as an A/B sample: an idle gate (GPU-less here: the server's CPU)
+        // between health and pi, and a telemetry series over the run.
+        let gate = &smp["idle_gate"];
+        assert!(gate["source"].as_str().unwrap().contains("CPU"), "{gate}");
+        assert!(gate["waited_ms"].as_f64().unwrap() >= 0.0, "{gate}");
+        assert_eq!(gate["consecutive"], 10);
+        assert!(smp["telemetry"]["samples"].as_u64().unwrap() > 0, "{}", smp["telemetry"]);
+        assert!(dir.join("telemetry.csv").is_file());
     }
+    assert_eq!(lines(&markers.path().join("before")), 2, "the before hook runs before every sample");
+    assert_eq!((lines(&markers.path().join("after")), lines(&markers.path().join("verify"))), (1, 1));
+    assert_eq!(r["restored"], true);
+    assert!(r["interrupted_by"].is_null());
     assert_eq!(r["variants"][0]["valid"], 0);
     assert!(r["variants"][0]["median_pi_wall_ms"].is_null(), "no medians from failed samples");
     assert_eq!(out.status.code(), Some(3), "a failed sample is exit 3: {stderr}");
     assert_eq!(read_json(&root.path().join("pi.json"))["samples"].as_array().unwrap().len(), 2);
     assert_eq!(users_pi_dir(), before, "~/.pi was touched");
+}
+
+/// Isolation hooks that append a line to MARKERS/{before,after,verify}.
+fn hook_args(markers: &Path) -> Vec<String> {
+    ["before", "after", "verify"]
+        .iter()
+        .flat_map(|h| [format!("--{h}"), format!("sh -c 'echo x >> {}'", markers.join(h).display())])
+        .collect()
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |s| s.lines().count())
+}
+
+/// Processes whose command line mentions `needle` (the evidence folder is in the server's argv).
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != std::process::id())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+        .collect()
+}
+
+#[test]
+fn sigint_during_a_pi_run_stops_it_and_restores() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
+    let s = tb.server.display();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
+        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "2", "--model"])
+        .arg(&tb.smollm2)
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "2000", "--timeout", "300", "--json", "--root"])
+        .arg(root.path())
+        .args(hook_args(markers.path()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the first sample's pi is running (its JSONL file is created just before spawn).
+    let jsonl = root.path().join("pi/a-1/pi.jsonl");
+    let t0 = std::time::Instant::now();
+    while !jsonl.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(120), "pi never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(signalled.elapsed() < Duration::from_secs(20), "abprof took {:?} to stop", signalled.elapsed());
+    assert!(stderr.contains("interrupted by signal 2"), "{stderr}");
+    assert_eq!((lines(&markers.path().join("after")), lines(&markers.path().join("verify"))), (1, 1));
+    let r = read_json(&root.path().join("pi.json"));
+    assert_eq!(r["interrupted_by"], 2);
+    assert_eq!(r["restored"], true);
+    assert_eq!(r["samples"].as_array().unwrap().len(), 0, "the sample in flight is discarded");
+    assert_eq!(processes_mentioning(&root.path().display().to_string()), Vec::<u32>::new(), "a server was left running");
 }
 
 fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {

@@ -1,7 +1,7 @@
 //! `abprof ab`: the A/B study.
 use super::common::split_server_args;
 use crate::study::evidence::{write_json, Evidence};
-use crate::study::file::{HookCommand, IdleGate, Isolation, StudyFile, Workload};
+use crate::study::file::{StudyFile, Workload};
 use crate::study::{run_study, Outcome};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
@@ -58,26 +58,10 @@ pub struct AbArgs {
     /// Shuffle within each balanced block with this seed (recorded in plan.json).
     #[arg(long, value_name = "SEED")]
     pub order_seed: Option<u64>,
-    /// Consecutive idle samples the idle gate needs before each request.
-    #[arg(long, default_value_t = 10, value_name = "N")]
-    pub idle_samples: u32,
-    /// Isolation hook run before every sample (repeatable; no shell).
-    #[arg(long, value_name = "CMD")]
-    pub before: Vec<String>,
-    /// Restore hook run once at exit, on every exit path (repeatable).
-    #[arg(long, value_name = "CMD")]
-    pub after: Vec<String>,
-    /// Verification hook run after the restore (repeatable).
-    #[arg(long, value_name = "CMD")]
-    pub verify: Vec<String>,
+    #[command(flatten)]
+    pub conditions: super::conditions::ConditionArgs,
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub health_timeout: u64,
-    /// GPU telemetry for the idle gate and per-phase power: auto, rocm-smi, amdgpu-sysfs, nvml, none.
-    #[arg(long, default_value = "auto", value_name = "KIND")]
-    pub telemetry: String,
-    /// Telemetry samples per second during each request.
-    #[arg(long, default_value_t = 100, value_name = "HZ")]
-    pub telemetry_hz: u32,
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
@@ -114,7 +98,6 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     if a.prompt.is_none() && a.prompt_tokens.is_none() {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
-    let line = |v: &[String]| v.iter().map(|s| HookCommand::Line(s.clone())).collect();
     let cwd = std::env::current_dir()?;
     Ok(absolutize(
         StudyFile {
@@ -132,10 +115,10 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
             port: a.port,
             order_seed: a.order_seed,
             health_timeout_s: a.health_timeout,
-            telemetry: a.telemetry.clone(),
-            telemetry_hz: a.telemetry_hz,
-            idle: IdleGate { consecutive: a.idle_samples, ..IdleGate::default() },
-            isolation: Isolation { before: line(&a.before), after: line(&a.after), verify: line(&a.verify), timeout_s: 120 },
+            telemetry: a.conditions.telemetry.clone(),
+            telemetry_hz: a.conditions.telemetry_hz,
+            idle: a.conditions.idle(),
+            isolation: a.conditions.isolation(),
         },
         &cwd,
     ))

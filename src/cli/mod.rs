@@ -7,6 +7,7 @@ mod bench;
 mod build;
 mod calibrate;
 mod common;
+mod conditions;
 mod exactness;
 mod monitor;
 mod compare_traces;

@@ -1,6 +1,6 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
 use super::common::{check_model, default_evidence, runtime, split_server_args};
-use crate::pi::{render_text, run_pi_study, sample_line, AgentModel, PiError, PiMode, PiSettings, PiStudy, PiVariant};
+use crate::pi::{render_text, run_pi_study, sample_line, AgentModel, PiConditions, PiError, PiMode, PiSettings, PiStudy, PiVariant};
 use crate::server::LaunchSpec;
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
@@ -54,6 +54,8 @@ pub struct PiArgs {
     /// Seconds to wait for each server's /health.
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub health_timeout: u64,
+    #[command(flatten)]
+    pub conditions: super::conditions::ConditionArgs,
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -105,6 +107,12 @@ pub fn run(a: PiArgs) -> Result<i32> {
             stop_timeout: Duration::from_secs(60),
             check_code: true,
         },
+        conditions: PiConditions {
+            idle: a.conditions.idle(),
+            isolation: a.conditions.isolation(),
+            telemetry: a.conditions.telemetry.clone(),
+            telemetry_hz: a.conditions.telemetry_hz,
+        },
         root: root.clone(),
     };
     let quiet = a.json;
@@ -118,6 +126,16 @@ pub fn run(a: PiArgs) -> Result<i32> {
     } else {
         print!("{}", render_text(&report));
         println!("evidence: {}", root.display());
+    }
+    if report.restored == Some(false) {
+        eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
+    }
+    if let Some(sig) = report.interrupted_by {
+        eprintln!(
+            "abprof: interrupted by signal {sig} after {} samples; the sample in flight was discarded; restore hooks ran",
+            report.samples.len()
+        );
+        return Ok(128 + sig);
     }
     Ok(if report.samples.iter().all(|s| s.valid) { 0 } else { 3 })
 }

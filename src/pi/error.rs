@@ -14,4 +14,13 @@ pub enum PiError {
     Evidence { path: PathBuf, source: std::io::Error },
     #[error("--samples must be at least 1")]
     NoSamples,
+    #[error("variant {label}: idle gate: {reason}")]
+    IdleGate { label: String, reason: String },
+    #[error("telemetry: {0}")]
+    Telemetry(String),
+    #[error("an isolation hook failed: {0}")]
+    Isolation(String),
+    /// SIGINT/SIGTERM: the sample in flight was stopped and discarded.
+    #[error("interrupted")]
+    Interrupted,
 }

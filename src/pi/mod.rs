@@ -21,6 +21,6 @@ pub use process::{run_timed, TimedExit, TimedRun};
 pub use prompt::{PiMode, DECODE_PROMPT};
 pub use render::{render_text, sample_line};
 pub use python::{check_python, extract_python, CodeCheck, CodeOutcome, PythonCode};
-pub use sample::{run_pi_sample, PiSample, PiSampleFiles, PiSettings};
-pub use study::{pi_version, run_pi_study, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE};
+pub use sample::{run_pi_sample, sample_dir, PiSample, PiSampleFiles, PiSettings, PiSlot};
+pub use study::{pi_version, run_pi_study, PiConditions, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE};
 pub use transcript::{parse_transcript, Transcript, TranscriptError};

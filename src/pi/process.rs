@@ -6,6 +6,7 @@ use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -16,6 +17,8 @@ pub enum TimedExit {
     Exited(i32),
     Signaled(i32),
     TimedOut,
+    /// abprof was told to stop (SIGINT/SIGTERM) and ended the process.
+    Interrupted,
 }
 
 impl TimedExit {
@@ -24,6 +27,7 @@ impl TimedExit {
             TimedExit::Exited(c) => format!("exited with status {c}"),
             TimedExit::Signaled(s) => format!("was killed by signal {s}"),
             TimedExit::TimedOut => "ran past its timeout".into(),
+            TimedExit::Interrupted => "was stopped because abprof was interrupted".into(),
         }
     }
 
@@ -41,10 +45,13 @@ pub struct TimedRun {
     pub ended: Stamp,
 }
 
-/// Runs `cmd` to completion or `timeout`. The waiting thread stamps the exit the moment `wait`
-/// returns, so the wall time carries no polling delay. On a timeout the group gets SIGTERM,
-/// then SIGKILL two seconds later.
-pub fn run_timed(cmd: &mut Command, timeout: Duration) -> std::io::Result<TimedRun> {
+/// How often a running process's wait looks at the cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(50);
+
+/// Runs `cmd` to completion, `timeout`, or until `cancel` is set. The waiting thread stamps the
+/// exit the moment `wait` returns, so the wall time carries no polling delay. On a timeout or a
+/// cancel the group gets SIGTERM, then SIGKILL two seconds later.
+pub fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBool) -> std::io::Result<TimedRun> {
     cmd.process_group(0);
     let started = Stamp::now();
     let mut child = cmd.spawn()?;
@@ -54,7 +61,17 @@ pub fn run_timed(cmd: &mut Command, timeout: Duration) -> std::io::Result<TimedR
         let status = child.wait();
         let _ = tx.send((status, Stamp::now()));
     });
-    let (exit, ended) = match rx.recv_timeout(timeout) {
+    let deadline = std::time::Instant::now() + timeout;
+    let waited = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left.min(CANCEL_POLL)) {
+            Err(mpsc::RecvTimeoutError::Timeout) if left > CANCEL_POLL && !cancel.load(Ordering::Relaxed) => continue,
+            Err(_) if cancel.load(Ordering::Relaxed) => break Err(TimedExit::Interrupted),
+            Err(_) => break Err(TimedExit::TimedOut),
+            Ok(done) => break Ok(done),
+        }
+    };
+    let (exit, ended) = match waited {
         Ok((status, ended)) => {
             let status = status?;
             let exit = match (status.code(), status.signal()) {
@@ -64,13 +81,13 @@ pub fn run_timed(cmd: &mut Command, timeout: Duration) -> std::io::Result<TimedR
             };
             (exit, ended)
         }
-        Err(_) => {
+        Err(why) => {
             let ended = Stamp::now();
             let _ = killpg(group, Signal::SIGTERM);
             if rx.recv_timeout(Duration::from_secs(2)).is_err() {
                 let _ = killpg(group, Signal::SIGKILL);
             }
-            (TimedExit::TimedOut, ended)
+            (why, ended)
         }
     };
     let _ = waiter.join();
@@ -87,12 +104,26 @@ mod tests {
 
     #[test]
     fn times_exits_and_timeouts() {
-        let r = run_timed(Command::new("sh").args(["-c", "sleep 0.2; exit 3"]), Duration::from_secs(10)).unwrap();
+        let go = AtomicBool::new(false);
+        let r = run_timed(Command::new("sh").args(["-c", "sleep 0.2; exit 3"]), Duration::from_secs(10), &go).unwrap();
         assert_eq!(r.exit, TimedExit::Exited(3));
         assert!(r.wall_ms >= 190.0 && r.wall_ms < 5000.0, "{}", r.wall_ms);
-        let r = run_timed(Command::new("sh").args(["-c", "sleep 30"]), Duration::from_millis(300)).unwrap();
+        let r = run_timed(Command::new("sh").args(["-c", "sleep 30"]), Duration::from_millis(300), &go).unwrap();
         assert_eq!(r.exit, TimedExit::TimedOut);
         assert!(r.wall_ms < 2000.0);
-        assert!(run_timed(&mut Command::new("/no/such/program"), Duration::from_secs(1)).is_err());
+        assert!(run_timed(&mut Command::new("/no/such/program"), Duration::from_secs(1), &go).is_err());
+    }
+
+    #[test]
+    fn a_cancel_ends_the_process_group() {
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            flag.store(true, Ordering::Relaxed);
+        });
+        let r = run_timed(Command::new("sh").args(["-c", "sleep 30"]), Duration::from_secs(60), &stop).unwrap();
+        assert_eq!(r.exit, TimedExit::Interrupted);
+        assert!(r.wall_ms < 2000.0, "{}", r.wall_ms);
     }
 }

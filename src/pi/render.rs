@@ -11,9 +11,10 @@ fn num(v: Option<f64>, digits: usize) -> String {
 pub fn sample_line(s: &PiSample) -> String {
     let t = s.server.as_ref();
     format!(
-        "#{:<3} {:<12} pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
+        "#{:<3} {:<12} gate {:>7} ms  pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
         s.index + 1,
         s.label,
+        num(s.idle_gate.get("waited_ms").and_then(|v| v.as_f64()), 0),
         num(Some(s.pi_wall_ms), 1),
         num(t.map(|t| t.prefill_ms), 1),
         num(t.map(|t| t.prefill_tps), 1),
@@ -29,6 +30,9 @@ pub fn render_text(r: &PiReport) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "pi {} ({}), mode {}, maxTokens {}", r.pi_version.as_deref().unwrap_or("?"), r.pi_bin.display(), r.mode, r.max_tokens);
     let _ = writeln!(o, "order: {}", r.order.join(" "));
+    if !r.telemetry.is_empty() {
+        let _ = writeln!(o, "telemetry and idle gate: {}", r.telemetry);
+    }
     for s in &r.samples {
         let _ = writeln!(o, "{}", sample_line(s));
     }

@@ -6,13 +6,15 @@ use super::error::PiError;
 use super::process::{run_timed, TimedExit};
 use super::answer::{judge_answer, CodeRun};
 use super::python::CodeCheck;
-use crate::client::Client;
+use crate::client::{Client, StreamRecord};
+use crate::measure::{SampleObserver, SamplePhase};
 use crate::measure::ServerTiming;
 use crate::server::log::{timing_blocks, DraftAcceptance};
 use crate::server::{free_port, LaunchSpec, RunningServer};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 /// What every sample of a Pi run shares.
@@ -59,6 +61,12 @@ pub struct PiSample {
     pub failures: Vec<String>,
     pub pi_argv: Vec<String>,
     pub server_argv: Vec<String>,
+    /// What the idle gate saw before pi started (source, readings, threshold, time waited).
+    #[serde(default)]
+    pub idle_gate: serde_json::Value,
+    /// The telemetry series over the pi run (GPU, or the server's CPU on GPU-less hosts).
+    #[serde(default)]
+    pub telemetry: serde_json::Value,
 }
 
 impl PiSample {
@@ -90,6 +98,11 @@ impl PiSampleFiles {
     }
 }
 
+/// `ROOT/pi/LABEL-N/`, N counting from 1.
+pub fn sample_dir(root: &Path, label: &str, repeat: usize) -> PathBuf {
+    root.join("pi").join(format!("{label}-{}", repeat + 1))
+}
+
 fn evidence_err(path: &Path) -> impl FnOnce(std::io::Error) -> PiError + '_ {
     move |e| PiError::Evidence { path: path.to_path_buf(), source: e }
 }
@@ -114,18 +127,28 @@ fn argv_of(c: &Command) -> Vec<String> {
     std::iter::once(c.get_program()).chain(c.get_args()).map(|s| s.to_string_lossy().into_owned()).collect()
 }
 
+/// Where a sample is in the study's order.
+#[derive(Debug, Clone, Copy)]
+pub struct PiSlot<'a> {
+    pub index: usize,
+    pub label: &'a str,
+    pub repeat: usize,
+}
+
 /// Takes one sample of `launch` (its port and log paths are replaced by the sample's own).
-/// A server that never becomes healthy is an `Err`; everything after that is a sample, with
-/// its failures listed.
+/// `observer` gates pi's start on an idle GPU (or server CPU) and records telemetry over the
+/// run, as in `abprof ab`. A server that never becomes healthy, an idle gate that times out, or
+/// `cancel` set during the run is an `Err`; everything else is a sample, with its failures listed.
 pub async fn run_pi_sample(
-    index: usize,
-    label: &str,
-    repeat: usize,
+    slot: PiSlot<'_>,
     launch: &LaunchSpec,
     settings: &PiSettings,
     root: &Path,
+    observer: &mut dyn SampleObserver,
+    cancel: &AtomicBool,
 ) -> Result<PiSample, PiError> {
-    let files = PiSampleFiles { dir: root.join("pi").join(format!("{label}-{}", repeat + 1)) };
+    let PiSlot { index, label, repeat } = slot;
+    let files = PiSampleFiles { dir: sample_dir(root, label, repeat) };
     std::fs::create_dir_all(&files.dir).map_err(evidence_err(&files.dir))?;
     let mut launch = launch.clone();
     launch.port = free_port(&launch.host).map_err(evidence_err(&files.dir))?;
@@ -147,19 +170,30 @@ pub async fn run_pi_sample(
         .wait_healthy(&client, settings.health_timeout)
         .await
         .map_err(|e| PiError::Server { label: label.into(), source: e })?;
+    observer.phase(SamplePhase::IdleGate);
+    let idle_gate = tokio::task::block_in_place(|| observer.before_request(server.pid))
+        .map_err(|e| PiError::IdleGate { label: label.into(), reason: e })?;
 
+    observer.phase(SamplePhase::Request);
     let mut cmd = pi_command(settings, &agent_dir, &work);
     let pi_argv = argv_of(&cmd);
     let out = std::fs::File::create(files.jsonl()).map_err(evidence_err(&files.dir))?;
     let err = std::fs::File::create(files.stderr()).map_err(evidence_err(&files.dir))?;
     cmd.stdout(out).stderr(err);
-    let run = tokio::task::block_in_place(|| run_timed(&mut cmd, settings.timeout))
+    let run = tokio::task::block_in_place(|| run_timed(&mut cmd, settings.timeout, cancel))
         .map_err(|e| PiError::PiSpawn { bin: settings.pi_bin.clone(), source: e })?;
+    observer.request_finished();
 
     let mut failures = Vec::new();
     let exited_early = server.exited();
+    observer.phase(SamplePhase::Stopping);
     if let Err(e) = server.stop(settings.stop_timeout) {
         failures.push(format!("stopping the server: {e}"));
+    }
+    // No stream stamps for pi: the series is kept whole, not split into prefill and decode.
+    let telemetry = observer.after_request(&StreamRecord::default());
+    if run.exit == TimedExit::Interrupted {
+        return Err(PiError::Interrupted);
     }
     if let Some(status) = exited_early {
         failures.push(format!("the server ended during the Pi run ({status})"));
@@ -214,6 +248,8 @@ pub async fn run_pi_sample(
         failures,
         pi_argv,
         server_argv: launch.argv(),
+        idle_gate,
+        telemetry,
     };
     let json = serde_json::to_string_pretty(&sample).expect("serializable") + "\n";
     std::fs::write(files.record(), json).map_err(evidence_err(&files.dir))?;

@@ -1,13 +1,21 @@
 //! K Pi samples of every variant, interleaved like `abprof ab` (balanced blocks, ABBA…), and
-//! per-variant medians. `ROOT/pi.json` is rewritten after every sample, so a study cut short
-//! keeps what it measured.
+//! per-variant medians. Each sample runs under the same conditions as an A/B sample (benchmark-qwen
+//! §2.2): the isolation hooks before it, the idle gate between health and pi, telemetry over the
+//! run, and the restore hooks once on every exit path, SIGINT/SIGTERM included. `ROOT/pi.json` is
+//! rewritten after every sample, so a study cut short keeps what it measured.
 use super::error::PiError;
-use super::sample::{run_pi_sample, PiSample, PiSettings};
-use crate::server::LaunchSpec;
+use super::sample::{run_pi_sample, sample_dir, PiSample, PiSettings, PiSlot};
+use crate::measure::SamplePhase;
 use crate::schedule::interleaved;
+use crate::server::LaunchSpec;
+use crate::study::file::{IdleGate, Isolation};
+use crate::study::isolation::Hooks;
+use crate::study::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
 
 pub const PI_REPORT_FILE: &str = "pi.json";
 
@@ -53,6 +61,16 @@ pub struct PiReport {
     pub variants: Vec<PiVariantSummary>,
     /// Study-level problems (prompt token counts that differ across samples, …).
     pub warnings: Vec<String>,
+    /// The telemetry source the idle gate and series used, and why it was chosen.
+    #[serde(default)]
+    pub telemetry: String,
+    /// The restore and verify hooks ran and succeeded (true when none were declared); `None`
+    /// while the study runs.
+    #[serde(default)]
+    pub restored: Option<bool>,
+    /// The signal that stopped the study (2 SIGINT, 15 SIGTERM); its sample in flight was discarded.
+    #[serde(default)]
+    pub interrupted_by: Option<i32>,
 }
 
 fn summarize(v: &PiVariant, samples: &[PiSample]) -> PiVariantSummary {
@@ -109,6 +127,16 @@ pub fn pi_version(pi_bin: &Path) -> Result<String, PiError> {
     Ok(text.trim().to_string())
 }
 
+/// The conditions every sample runs under, as in `abprof ab`.
+#[derive(Debug, Clone, Default)]
+pub struct PiConditions {
+    pub idle: IdleGate,
+    pub isolation: Isolation,
+    /// auto, rocm-smi, amdgpu-sysfs, nvml, none.
+    pub telemetry: String,
+    pub telemetry_hz: u32,
+}
+
 /// Everything a Pi study needs.
 #[derive(Debug, Clone)]
 pub struct PiStudy {
@@ -116,7 +144,13 @@ pub struct PiStudy {
     pub samples: usize,
     pub mode: String,
     pub settings: PiSettings,
+    pub conditions: PiConditions,
     pub root: PathBuf,
+}
+
+struct NoDisplay;
+impl PhaseSink for NoDisplay {
+    fn phase(&self, _label: &str, _phase: SamplePhase) {}
 }
 
 fn save(report: &PiReport, root: &Path) -> Result<(), PiError> {
@@ -127,12 +161,33 @@ fn save(report: &PiReport, root: &Path) -> Result<(), PiError> {
     std::fs::rename(&tmp, &path).map_err(|e| PiError::Evidence { path: path.clone(), source: e })
 }
 
-/// Runs the study; `progress` sees every sample as it finishes.
+/// Runs the study; `progress` sees every sample as it finishes. A signal stops the sample in
+/// flight (pi's process group, then the server), restores, and returns the report with
+/// `interrupted_by` set.
 pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) -> Result<PiReport, PiError> {
     if study.samples == 0 {
         return Err(PiError::NoSamples);
     }
     std::fs::create_dir_all(&study.root).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
+    let (gpu, telemetry) = open_gpu_source(&study.conditions.telemetry).map_err(PiError::Telemetry)?;
+    let mut slot = TelemetrySlot { gpu, hz: f64::from(study.conditions.telemetry_hz.max(1)) };
+    let hooks = Arc::new(Hooks::new(&study.root, &study.conditions.isolation));
+    let restore = hooks.restore_guard();
+
+    let signal = Arc::new(AtomicI32::new(0));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let listener = {
+        use tokio::signal::unix::{signal as on, SignalKind};
+        let mut int = on(SignalKind::interrupt()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
+        let mut term = on(SignalKind::terminate()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
+        let (signal, cancel) = (signal.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
+            signal.store(n, Ordering::SeqCst);
+            cancel.store(true, Ordering::SeqCst);
+        })
+    };
+
     let order = interleaved(study.variants.len(), study.samples, None);
     let mut report = PiReport {
         schema_version: 1,
@@ -147,15 +202,40 @@ pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) 
         samples: Vec::new(),
         variants: Vec::new(),
         warnings: Vec::new(),
+        telemetry,
+        restored: None,
+        interrupted_by: None,
     };
-    for slot in &order {
-        let v = &study.variants[slot.variant];
-        let sample = run_pi_sample(slot.index, &v.label, slot.repeat, &v.launch, &study.settings, &study.root).await?;
-        progress(&sample);
-        report.samples.push(sample);
-        report.variants = study.variants.iter().map(|v| summarize(v, &report.samples)).collect();
-        report.warnings = warnings(&report.variants);
-        save(&report, &study.root)?;
+    let result = async {
+        for o in &order {
+            if cancel.load(Ordering::SeqCst) {
+                return Err(PiError::Interrupted);
+            }
+            let v = &study.variants[o.variant];
+            hooks.before().map_err(PiError::Isolation)?;
+            let dir = sample_dir(&study.root, &v.label, o.repeat);
+            let mut observer = StudyObserver::new(&v.label, &study.conditions.idle, &NoDisplay, &mut slot, dir);
+            let pi_slot = PiSlot { index: o.index, label: &v.label, repeat: o.repeat };
+            let sample = run_pi_sample(pi_slot, &v.launch, &study.settings, &study.root, &mut observer, &cancel).await?;
+            progress(&sample);
+            report.samples.push(sample);
+            report.variants = study.variants.iter().map(|v| summarize(v, &report.samples)).collect();
+            report.warnings = warnings(&report.variants);
+            save(&report, &study.root)?;
+        }
+        Ok(())
     }
+    .await;
+    listener.abort();
+    report.restored = Some(restore.finish());
+    match result {
+        Err(PiError::Interrupted) => report.interrupted_by = Some(signal.load(Ordering::SeqCst)),
+        Err(e) => {
+            save(&report, &study.root)?;
+            return Err(e);
+        }
+        Ok(()) => {}
+    }
+    save(&report, &study.root)?;
     Ok(report)
 }

@@ -2,12 +2,13 @@
 //! restore them, verify the restore). They run without a shell, each in its own process group with
 //! a timeout, their output kept in the evidence folder. `Restore` runs `after` + `verify` exactly
 //! once on every exit path — success, error, panic, or a signal — because it also runs on drop.
-use super::evidence::{write_json, Evidence};
+use super::evidence::write_json;
 use super::file::{HookCommand, Isolation};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -40,28 +41,29 @@ impl IsolationRecord {
 
 /// Runs hooks and keeps the record on disk after every run.
 pub struct Hooks {
-    evidence: Evidence,
+    /// The evidence folder: `isolation.json` and `isolation/` go here.
+    root: PathBuf,
     iso: Isolation,
     record: Arc<Mutex<IsolationRecord>>,
 }
 
 impl Hooks {
-    pub fn new(evidence: &Evidence, iso: &Isolation) -> Hooks {
-        let previous = super::evidence::read_json(&evidence.path("isolation.json")).unwrap_or_default();
-        Hooks { evidence: evidence.clone(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
+    pub fn new(root: &Path, iso: &Isolation) -> Hooks {
+        let previous = super::evidence::read_json(&root.join("isolation.json")).unwrap_or_default();
+        Hooks { root: root.into(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
     }
 
     fn save(&self) {
         let rec = self.record.lock().unwrap().clone();
         // Best effort: a hook record that cannot be written must not stop a restore.
-        let _ = write_json(&self.evidence.path("isolation.json"), &rec);
+        let _ = write_json(&self.root.join("isolation.json"), &rec);
     }
 
     fn run_one(&self, phase: &str, hook: &HookCommand) -> HookRun {
         let argv = hook.argv().unwrap_or_default();
         let n = self.record.lock().unwrap().runs.len() + 1;
         let rel = format!("isolation/{n:04}-{phase}.log");
-        let out_path = self.evidence.path(&rel);
+        let out_path = self.root.join(&rel);
         let _ = std::fs::create_dir_all(out_path.parent().unwrap());
         let at = chrono::Local::now().to_rfc3339();
         let t0 = Instant::now();
@@ -177,10 +179,10 @@ mod tests {
 
     fn hooks(before: Vec<&str>, after: Vec<&str>, verify: Vec<&str>) -> (tempfile::TempDir, Arc<Hooks>) {
         let d = tempfile::tempdir().unwrap();
-        let ev = Evidence::create(&d.path().join("s")).unwrap();
+        let ev = super::super::evidence::Evidence::create(&d.path().join("s")).unwrap();
         let line = |v: Vec<&str>| v.into_iter().map(|s| HookCommand::Line(s.into())).collect();
         let iso = Isolation { before: line(before), after: line(after), verify: line(verify), timeout_s: 2 };
-        let h = Arc::new(Hooks::new(&ev, &iso));
+        let h = Arc::new(Hooks::new(&ev.root, &iso));
         (d, h)
     }
 

@@ -4,7 +4,7 @@ pub mod evidence;
 pub mod facts;
 pub mod file;
 pub mod isolation;
-mod observer;
+pub mod observer;
 mod run;
 
 pub use run::{run_study, Outcome, StudyRun};

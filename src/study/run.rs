@@ -143,7 +143,7 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
     let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz as f64 };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let hooks = Arc::new(Hooks::new(&ev, &file.isolation));
+    let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
     let restore = hooks.restore_guard();
     // The signal number that interrupted the study (0: none), watched by the sample loop.
     let (signal_tx, signal) = tokio::sync::watch::channel(0i32);
