@@ -11,7 +11,10 @@
 //!
 //! A first run with an empty source measures the sampler's floor: the cost of waking on every
 //! deadline, which no backend can avoid and which depends on the machine (timer interrupts and
-//! context switches cost far more in a VM than on bare metal).
+//! context switches cost far more in a VM than on bare metal). Then bare loops that only wake,
+//! by clock_nanosleep (as the sampler does) and by a periodic timerfd (the kernel re-arms it in
+//! its interrupt), alternating, show the platform's own cost per wake-up and that changing how
+//! the sampler sleeps would not change it.
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::FileExt;
@@ -66,23 +69,46 @@ fn verdict(ok: bool) -> &'static str {
     }
 }
 
-/// Waits on a periodic CLOCK_MONOTONIC timerfd for `seconds`: (wake-ups, thread CPU s, wall s).
+/// Bare wake-ups the sampler's way: `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)` to each
+/// deadline, arming a timer every period. Returns (wake-ups, thread CPU s, wall s).
+fn nanosleep_floor(hz: f64, seconds: f64) -> (u64, f64, f64) {
+    use nix::sys::time::TimeSpec;
+    use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
+    let ns = |t: TimeSpec| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64;
+    let period = (1e9 / hz) as u64;
+    let _ = nix::sys::prctl::set_timerslack(1_000);
+    let (cpu0, wall0) = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()), ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()));
+    let mut wakes = 0u64;
+    let mut deadline = wall0;
+    while deadline - wall0 < (seconds * 1e9) as u64 {
+        deadline += period;
+        let ts = TimeSpec::new((deadline / 1_000_000_000) as _, (deadline % 1_000_000_000) as _);
+        let _ = clock_nanosleep(ClockId::CLOCK_MONOTONIC, ClockNanosleepFlags::TIMER_ABSTIME, &ts);
+        wakes += 1;
+    }
+    let cpu = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()) - cpu0) as f64 / 1e9;
+    let wall = (ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()) - wall0) as f64 / 1e9;
+    (wakes, cpu, wall)
+}
+
+/// Bare wake-ups the other way: a periodic CLOCK_MONOTONIC timerfd, re-armed by the kernel.
+/// Returns (wake-ups, thread CPU s, wall s).
 fn timerfd_floor(hz: f64, seconds: f64) -> (u64, f64, f64) {
     use nix::sys::time::TimeSpec;
-    use nix::sys::timerfd::{ClockId, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
-    use nix::time::{clock_gettime, ClockId as Clock};
-    let secs = |t: TimeSpec| t.tv_sec() as f64 + t.tv_nsec() as f64 * 1e-9;
+    use nix::sys::timerfd::{ClockId as TimerClock, Expiration, TimerFd, TimerFlags, TimerSetTimeFlags};
+    use nix::time::{clock_gettime, ClockId};
+    let ns = |t: TimeSpec| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64;
     let period = TimeSpec::from_duration(Duration::from_secs_f64(1.0 / hz));
-    let fd = TimerFd::new(ClockId::CLOCK_MONOTONIC, TimerFlags::empty()).expect("timerfd");
+    let fd = TimerFd::new(TimerClock::CLOCK_MONOTONIC, TimerFlags::empty()).expect("timerfd");
     fd.set(Expiration::Interval(period), TimerSetTimeFlags::empty()).expect("timerfd armed");
-    let (cpu0, wall0) = (clock_gettime(Clock::CLOCK_THREAD_CPUTIME_ID).unwrap(), clock_gettime(Clock::CLOCK_MONOTONIC).unwrap());
+    let (cpu0, wall0) = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()), ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()));
     let mut wakes = 0u64;
-    while secs(clock_gettime(Clock::CLOCK_MONOTONIC).unwrap()) - secs(wall0) < seconds {
+    while ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()) - wall0 < (seconds * 1e9) as u64 {
         fd.wait().expect("timerfd read");
         wakes += 1;
     }
-    let cpu = secs(clock_gettime(Clock::CLOCK_THREAD_CPUTIME_ID).unwrap()) - secs(cpu0);
-    let wall = secs(clock_gettime(Clock::CLOCK_MONOTONIC).unwrap()) - secs(wall0);
+    let cpu = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()) - cpu0) as f64 / 1e9;
+    let wall = (ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()) - wall0) as f64 / 1e9;
     (wakes, cpu, wall)
 }
 
@@ -118,15 +144,22 @@ fn main() {
         1e6 * fs.thread_cpu_s / fs.reads.max(1) as f64
     );
 
-    // The same floor through a periodic timerfd: the kernel re-arms the timer in its interrupt,
-    // so the thread makes one read() per period instead of arming a timer itself. If waking this
-    // way were much cheaper, the sampler should use it.
-    let (wakes, cpu_s, wall_s) = timerfd_floor(hz, seconds.min(5.0));
+    // Bare wake-ups, nothing else, both ways a sampler could sleep: alternating 2-s runs so
+    // drifting load on a shared host hits both alike.
+    let (mut by_nanosleep, mut by_timerfd) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let per_wake = |(wakes, cpu_s, _): (u64, f64, f64)| 1e6 * cpu_s / wakes.max(1) as f64;
+        by_nanosleep.push(per_wake(nanosleep_floor(hz, 2.0)));
+        by_timerfd.push(per_wake(timerfd_floor(hz, 2.0)));
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
     println!(
-        "floor/timerfd: periodic timerfd at {:.1} Hz: CPU {:.3}% of one core ({:.2} µs per wake-up)",
-        wakes as f64 / wall_s,
-        100.0 * cpu_s / wall_s,
-        1e6 * cpu_s / wakes.max(1) as f64
+        "wake-ups only: µs of thread CPU per wake-up, median of 3 alternating 2-s runs at {hz} Hz: clock_nanosleep(TIMER_ABSTIME) {:.2}, periodic timerfd {:.2}",
+        median(&mut by_nanosleep),
+        median(&mut by_timerfd)
     );
 
     let busy_path = discover_cards(shm.path()).first().map(|(_, dev)| dev.join("gpu_busy_percent"));
