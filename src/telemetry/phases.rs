@@ -34,7 +34,8 @@ pub enum Phase {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EnergyFrom {
-    /// Difference of the device energy counter across the phase.
+    /// Increase of the device energy counter between its first and last update in the phase,
+    /// scaled to the phase; only where those updates span most of it (see `COUNTER_MIN_SPAN`).
     Counter,
     /// Integral of the driver's own buffered power samples (NVML, 20 ms).
     DriverPowerIntegral,
@@ -123,21 +124,26 @@ fn integral_j(points: &[(u64, f64)], t0: u64, t1: u64) -> Option<f64> {
     Some(path.windows(2).map(|w| (w[1].0 - w[0].0) as f64 / 1e9 * (w[0].1 + w[1].1) / 2.0).sum())
 }
 
-/// Energy from the counter, if a reading lies within `tol` of each end and the counter never
-/// falls in between; the difference is scaled from the readings' span to the phase's.
+/// Of a phase, the part the counter's first and last update inside it must span for the counter
+/// to be used. NVML's energy counter moves about once a second: across a 2.7 s prefill its
+/// updates span 2 s at best, and the rest would be extrapolated.
+const COUNTER_MIN_SPAN: f64 = 0.8;
+
+/// Energy from the counter: its increase between the first and the last update seen inside the
+/// phase (an update is a reading whose value differs from the one before), scaled to the whole
+/// phase. Timing the updates, not the readings, keeps a slow counter's staleness out; `None`
+/// where the updates span less than [`COUNTER_MIN_SPAN`] of the phase or the counter falls (a
+/// wrap or a reset).
 fn counter_energy_j(samples: &[Sample], t0: u64, t1: u64) -> Option<f64> {
-    let tol = ((t1 - t0) / 20).max(10_000_000);
     let with_energy: Vec<(u64, f64)> =
         samples.iter().filter_map(|s| s.reading.energy_j.map(|e| (s.at.mono_ns, e))).collect();
-    let nearest =
-        |t: u64| with_energy.iter().copied().filter(|p| p.0.abs_diff(t) <= tol).min_by_key(|p| p.0.abs_diff(t));
-    let (a, b) = (nearest(t0)?, nearest(t1)?);
-    if b.0 <= a.0 {
+    if with_energy.windows(2).any(|w| w[1].1 < w[0].1) {
         return None;
     }
-    let span: Vec<f64> = with_energy.iter().filter(|p| p.0 >= a.0 && p.0 <= b.0).map(|p| p.1).collect();
-    if span.windows(2).any(|w| w[1] < w[0]) || b.1 <= a.1 {
-        // A wrap, a reset, or a counter that did not move while the GPU drew power.
+    let updates: Vec<(u64, f64)> =
+        with_energy.windows(2).filter(|w| w[1].1 != w[0].1).map(|w| w[1]).filter(|p| p.0 >= t0 && p.0 <= t1).collect();
+    let (a, b) = (updates.first()?, updates.last()?);
+    if ((b.0 - a.0) as f64) < COUNTER_MIN_SPAN * (t1 - t0) as f64 {
         return None;
     }
     Some((b.1 - a.1) * (t1 - t0) as f64 / (b.0 - a.0) as f64)
@@ -279,6 +285,24 @@ mod tests {
         series[30].reading.energy_j = Some(0.0);
         let [_, decode] = split(&series, &[], &marks());
         assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+    }
+
+    /// NVML's counter moves once a second; read at 100 ms it looks fresh but is up to 1 s old.
+    #[test]
+    fn a_counter_that_updates_once_a_second_is_not_used_for_short_phases() {
+        let energy_at = |ms: u64| if ms < 2000 { ms as f64 / 10.0 } else { 200.0 + (ms - 2000) as f64 * 0.3 };
+        let mut series = square_wave(true);
+        for s in series.iter_mut() {
+            let ms = s.at.mono_ns / MS;
+            // Updated at 0.5 s, 1.5 s, 2.5 s, …: each reading holds the last update's value.
+            let updated = if ms < 500 { 0 } else { (ms - 500) / 1000 * 1000 + 500 };
+            s.reading.energy_j = Some(if ms < 500 { 0.0 } else { energy_at(updated) });
+        }
+        let [prefill, decode] = split(&series, &[], &marks());
+        // Prefill (1–2 s) holds one update, decode (2–4 s) two that span 1 of its 2 s.
+        assert_eq!(prefill.energy_from, EnergyFrom::PowerIntegral);
+        assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+        assert!((decode.energy_j.unwrap() - 600.0).abs() < 1e-9, "{decode:?}");
     }
 
     #[test]
