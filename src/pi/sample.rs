@@ -174,6 +174,11 @@ pub async fn run_pi_sample(
     let idle_gate = tokio::task::block_in_place(|| observer.before_request(server.pid))
         .map_err(|e| PiError::IdleGate { label: label.into(), reason: e })?;
 
+    // A signal during start-up or the gate: stop here rather than start pi (dropping the server
+    // stops it).
+    if cancel.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(PiError::Interrupted);
+    }
     observer.phase(SamplePhase::Request);
     let mut cmd = pi_command(settings, &agent_dir, &work);
     let pi_argv = argv_of(&cmd);
