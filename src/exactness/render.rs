@@ -25,7 +25,7 @@ pub fn render_text(r: &ExactnessReport) -> String {
     let _ = writeln!(o, "baseline           {}", side(&r.baseline));
     let _ = writeln!(o, "candidate          {}", side(&r.candidate));
     let _ = writeln!(o, "verdict            {}", r.headline);
-    if let Verdict::Diverged(d) = &r.verdict {
+    if let Verdict::Diverged(d) = &r.comparison.verdict {
         let _ = writeln!(o, "  shared before    {}", tokens(&d.shared_before));
         for (label, c) in [(&r.baseline.label, &d.baseline), (&r.candidate.label, &d.candidate)] {
             let ended = c.ended.as_ref().map(|f| format!(" [ended: {f}]")).unwrap_or_default();
@@ -39,12 +39,12 @@ pub fn render_text(r: &ExactnessReport) -> String {
     let _ = writeln!(
         o,
         "max |Δlogprob|     {}{}  ({} of {} compared positions have different top-k sets)",
-        opt(r.max_abs_logprob_delta),
-        r.max_delta_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
-        r.topk_set_differences,
-        r.compared_positions
+        opt(r.comparison.max_abs_logprob_delta),
+        r.comparison.max_delta_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+        r.comparison.topk_set_differences,
+        r.comparison.compared_positions
     );
-    let c = &r.cosine;
+    let c = &r.comparison.cosine;
     let _ = writeln!(
         o,
         "cosine (top-k)     overall {}  min {}{}  {} of {} positions below {}: {}",

@@ -1,7 +1,6 @@
 //! `exactness.json`: the verdict as stored in a study's evidence folder, for `abprof summarize`
 //! and for people.
 use super::compare::{Comparison, Verdict};
-use super::cosine::CosineSummary;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -73,12 +72,9 @@ pub struct ExactnessReport {
     /// "exact", "equal tokens (…max |Δ|…)" or "diverged at token k".
     pub headline: String,
     pub gate: Gate,
-    pub verdict: Verdict,
-    pub compared_positions: usize,
-    pub max_abs_logprob_delta: Option<f64>,
-    pub max_delta_at: Option<usize>,
-    pub topk_set_differences: usize,
-    pub cosine: CosineSummary,
+    /// The comparison's fields sit at the top level of exactness.json.
+    #[serde(flatten)]
+    pub comparison: Comparison,
 }
 
 impl ExactnessReport {
@@ -91,12 +87,7 @@ impl ExactnessReport {
             request,
             headline: c.verdict.headline(),
             gate: Gate::of(&c),
-            verdict: c.verdict,
-            compared_positions: c.compared_positions,
-            max_abs_logprob_delta: c.max_abs_logprob_delta,
-            max_delta_at: c.max_delta_at,
-            topk_set_differences: c.topk_set_differences,
-            cosine: c.cosine,
+            comparison: c,
         }
     }
 
