@@ -3,11 +3,12 @@
 //!
 //! Floors, top to bottom; each only uses the ones below it:
 //! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
-//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`.
+//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
 //! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
 pub mod cli;
 pub mod clock;
 pub mod stats;
+pub mod atomic_file;
 pub mod client;
 pub mod server;
 pub mod measure;

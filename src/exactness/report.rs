@@ -99,9 +99,7 @@ impl ExactnessReport {
     pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = Self::path_in(dir);
-        let tmp = dir.join(".exactness.json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("serializable") + "\n")?;
-        std::fs::rename(&tmp, &path)?;
+        crate::atomic_file::write_json(&path, self)?;
         Ok(path)
     }
 

@@ -155,10 +155,7 @@ impl PhaseSink for NoDisplay {
 
 fn save(report: &PiReport, root: &Path) -> Result<(), PiError> {
     let path = root.join(PI_REPORT_FILE);
-    let tmp = root.join(".pi.json.tmp");
-    let err = |e| PiError::Evidence { path: path.clone(), source: e };
-    std::fs::write(&tmp, serde_json::to_string_pretty(report).expect("serializable") + "\n").map_err(err)?;
-    std::fs::rename(&tmp, &path).map_err(|e| PiError::Evidence { path: path.clone(), source: e })
+    crate::atomic_file::write_json(&path, report).map_err(|e| PiError::Evidence { path, source: e })
 }
 
 /// Runs the study; `progress` sees every sample as it finishes. A signal stops the sample in

@@ -84,15 +84,11 @@ pub struct Evidence {
 }
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    let werr = |e| EvidenceError::Write { path: path.into(), source: e };
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).map_err(werr)?;
-    std::fs::rename(&tmp, path).map_err(werr)
+    crate::atomic_file::write_atomic(path, bytes).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
-    write_atomic(path, (serde_json::to_string_pretty(value).expect("serializable") + "\n").as_bytes())
+    crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
@@ -126,6 +122,12 @@ impl Evidence {
     }
     pub fn prompt(&self) -> PathBuf {
         self.path("prompt.txt")
+    }
+
+    /// The prompt length every sample must show: the calibration record beside the study's
+    /// prompt, else the study file's `prompt_tokens`. The driver and `summarize` both ask here.
+    pub fn expected_prompt_tokens(&self, file: &super::file::StudyFile) -> Option<u64> {
+        crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
     pub fn sample_dir(&self, slot: &Slot, label: &str) -> PathBuf {

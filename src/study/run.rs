@@ -7,7 +7,7 @@ use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use crate::schedule::{interleaved, Slot};
-use crate::client::calibrate::{recorded_prompt_tokens, save as save_prompt, sidecar_path, DEFAULT_SOURCE};
+use crate::client::calibrate::{save as save_prompt, sidecar_path, DEFAULT_SOURCE};
 use crate::client::ChatRequest;
 use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::measure::{run_sample, SampleFiles, SamplePhase, SampleSpec};
@@ -82,13 +82,15 @@ fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &
     if resume {
         let before: Vec<VariantFacts> = read_json(&path)?;
         for (old, new) in before.iter().zip(&facts) {
-            if old.binary.sha256 != new.binary.sha256 || old.model.sha256 != new.model.sha256 {
-                bail!(
-                    "variant {}'s binary or model changed since the study started (sha256 {} → {}): a resumed study must measure the same bytes; start a new study",
-                    new.label,
-                    &old.binary.sha256[..12],
-                    &new.binary.sha256[..12]
-                );
+            for (what, a, b) in [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)] {
+                if a != b {
+                    bail!(
+                        "variant {}'s {what} changed since the study started (sha256 {} → {}): a resumed study must measure the same bytes; start a new study",
+                        new.label,
+                        &a[..12],
+                        &b[..12]
+                    );
+                }
             }
         }
     } else {
@@ -102,16 +104,17 @@ async fn prompt_for(ev: &Evidence, file: &StudyFile, base: &Variant, common: &[S
     let dst = ev.prompt();
     if dst.is_file() {
         let text = std::fs::read_to_string(&dst)?;
-        return Ok((text, recorded_prompt_tokens(&dst).or(file.prompt_tokens)));
+        return Ok((text, ev.expected_prompt_tokens(file)));
     }
     if let Some(src) = &file.prompt {
         let text = std::fs::read_to_string(src)
             .with_context(|| format!("cannot read prompt file {}: make one with `abprof calibrate`", src.display()))?;
-        std::fs::write(&dst, &text)?;
+        // The calibration record first, so a resume never reads a prompt without its count.
         if sidecar_path(src).is_file() {
             std::fs::copy(sidecar_path(src), sidecar_path(&dst))?;
         }
-        return Ok((text, file.prompt_tokens.or_else(|| recorded_prompt_tokens(src))));
+        crate::atomic_file::write_atomic(&dst, text.as_bytes())?;
+        return Ok((text, ev.expected_prompt_tokens(file)));
     }
     let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
     let launch = LaunchSpec::for_variant(base, &file.model, common, port, &ev.path("calibration"));
@@ -129,7 +132,7 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
     let plan: Plan = if resume {
         read_json(&ev.path("plan.json"))?
     } else {
-        std::fs::write(ev.study_toml(), file.to_toml())?;
+        crate::atomic_file::write_atomic(&ev.study_toml(), file.to_toml().as_bytes())?;
         let plan = Plan {
             labels: variants.iter().map(|v| v.label.clone()).collect(),
             order_seed: file.order_seed,

@@ -4,7 +4,6 @@ pub mod phases;
 pub mod rules;
 pub mod stats;
 
-use crate::client::calibrate::recorded_prompt_tokens;
 use crate::measure::Sample;
 use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
 use crate::study::file::StudyFile;
@@ -140,7 +139,7 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let plan: Plan = read_json(&ev.path("plan.json"))?;
     let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();
     let restored = iso.as_ref().and_then(|i| i.restored);
-    let expected = recorded_prompt_tokens(&ev.prompt()).or(file.prompt_tokens);
+    let expected = ev.expected_prompt_tokens(&file);
     let exp = Expectations {
         prompt_tokens: expected,
         locked_length: true,

@@ -110,12 +110,7 @@ impl TraceManifest {
     /// Writes `<dir>/trace.json` through a temporary file, so a reader never sees half of it.
     pub fn save(&self, dir: &Path) -> Result<(), ManifestError> {
         let path = TraceManifest::path_in(dir);
-        let tmp = dir.join(format!(".{MANIFEST_FILE}.tmp"));
-        let mut text = serde_json::to_string_pretty(self).expect("a manifest always serializes");
-        text.push('\n');
-        std::fs::write(&tmp, text)
-            .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|source| ManifestError::Write { path, source })
+        crate::atomic_file::write_json(&path, self).map_err(|source| ManifestError::Write { path, source })
     }
 
     pub fn trace_path(&self, dir: &Path) -> PathBuf {
