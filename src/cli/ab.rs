@@ -60,7 +60,8 @@ pub struct AbArgs {
     pub order_seed: Option<u64>,
     #[command(flatten)]
     pub conditions: super::conditions::ConditionArgs,
-    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    /// Seconds to wait for each server's /health.
+    #[arg(long, default_value_t = crate::study::file::default_health_timeout(), value_name = "SECS")]
     pub health_timeout: u64,
     /// Print the summary as JSON.
     #[arg(long)]

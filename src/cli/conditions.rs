@@ -1,12 +1,12 @@
 //! The sample conditions `ab` and `pi` share: the idle gate, the isolation hooks and telemetry.
 use clap::Args;
 
-use crate::study::file::{HookCommand, IdleGate, Isolation};
+use crate::study::file::{self, HookCommand, IdleGate, Isolation};
 
 #[derive(Args, Debug, Clone)]
 pub struct ConditionArgs {
     /// Consecutive idle samples the idle gate needs before each request.
-    #[arg(long, default_value_t = 10, value_name = "N")]
+    #[arg(long, default_value_t = file::default_consecutive(), value_name = "N")]
     pub idle_samples: u32,
     /// Isolation hook run before every sample (repeatable; no shell).
     #[arg(long, value_name = "CMD")]
@@ -18,10 +18,10 @@ pub struct ConditionArgs {
     #[arg(long, value_name = "CMD")]
     pub verify: Vec<String>,
     /// GPU telemetry for the idle gate and the power series: auto, rocm-smi, amdgpu-sysfs, nvml, none.
-    #[arg(long, default_value = "auto", value_name = "KIND")]
+    #[arg(long, default_value_t = file::default_telemetry(), value_name = "KIND")]
     pub telemetry: String,
     /// Telemetry samples per second during each request.
-    #[arg(long, default_value_t = 100, value_name = "HZ")]
+    #[arg(long, default_value_t = file::default_hz(), value_name = "HZ")]
     pub telemetry_hz: u32,
 }
 
@@ -35,6 +35,6 @@ impl ConditionArgs {
     }
 
     pub fn isolation(&self) -> Isolation {
-        Isolation { before: lines(&self.before), after: lines(&self.after), verify: lines(&self.verify), timeout_s: 120 }
+        Isolation { before: lines(&self.before), after: lines(&self.after), verify: lines(&self.verify), ..Isolation::default() }
     }
 }

@@ -52,7 +52,7 @@ pub struct PiArgs {
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub code_timeout: u64,
     /// Seconds to wait for each server's /health.
-    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    #[arg(long, default_value_t = crate::study::file::default_health_timeout(), value_name = "SECS")]
     pub health_timeout: u64,
     #[command(flatten)]
     pub conditions: super::conditions::ConditionArgs,

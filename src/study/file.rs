@@ -47,7 +47,7 @@ impl HookCommand {
 
 /// Isolation: what to run before every sample (stop other GPU services, set a power profile),
 /// after the study on every exit path (restore), and to verify the restore.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Isolation {
     #[serde(default)]
@@ -63,6 +63,13 @@ pub struct Isolation {
 
 fn default_hook_timeout() -> u64 {
     120
+}
+
+/// No hooks; the file format's hook timeout (a derived default would be 0 s).
+impl Default for Isolation {
+    fn default() -> Self {
+        Isolation { before: Vec::new(), after: Vec::new(), verify: Vec::new(), timeout_s: default_hook_timeout() }
+    }
 }
 
 /// The idle gate: N consecutive idle telemetry samples before each request.
@@ -93,7 +100,7 @@ pub struct IdleGate {
     pub timeout_s: u64,
 }
 
-fn default_consecutive() -> u32 {
+pub fn default_consecutive() -> u32 {
     10
 }
 fn default_busy() -> f64 {
@@ -176,13 +183,13 @@ pub struct StudyFile {
     pub isolation: Isolation,
 }
 
-fn default_health_timeout() -> u64 {
+pub fn default_health_timeout() -> u64 {
     600
 }
-fn default_telemetry() -> String {
+pub fn default_telemetry() -> String {
     "auto".into()
 }
-fn default_hz() -> u32 {
+pub fn default_hz() -> u32 {
     100
 }
 
