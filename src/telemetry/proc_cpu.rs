@@ -41,25 +41,22 @@ impl ProcessCpu {
         Ok(ProcessCpu { pid, stat, window_start: None, last_pct: None })
     }
 
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-
     /// % of one core over the latest complete window; `None` until the first window closes.
     pub fn read_pct(&mut self) -> Result<Option<f64>, TelemetryError> {
+        let now = mono_ns();
+        // The stat file is read only when a window closes: in between the last value stands.
+        let window = CPU_WINDOW.as_nanos() as u64;
+        if self.window_start.is_some_and(|(t0, _)| !super::task_cpu::window_closes(t0, now, window)) {
+            return Ok(self.last_pct);
+        }
         let mut buf = [0u8; 1024];
         let n = self.stat.read_into(&mut buf).map_err(|_| TelemetryError::NoSuchProcess { pid: self.pid })?;
         let ticks = parse_cpu_ticks(&buf[..n]).ok_or_else(|| self.stat.parse_error("utime/stime", &buf[..n]))?;
-        let now = mono_ns();
-        match self.window_start {
-            None => self.window_start = Some((now, ticks)),
-            Some((t0, ticks0)) if now - t0 >= CPU_WINDOW.as_nanos() as u64 => {
-                let cpu_s = (ticks - ticks0) as f64 / TICKS_PER_S;
-                self.last_pct = Some(100.0 * cpu_s / ((now - t0) as f64 / 1e9));
-                self.window_start = Some((now, ticks));
-            }
-            Some(_) => {}
+        if let Some((t0, ticks0)) = self.window_start {
+            let cpu_s = (ticks - ticks0) as f64 / TICKS_PER_S;
+            self.last_pct = Some(100.0 * cpu_s / ((now - t0) as f64 / 1e9));
         }
+        self.window_start = Some((now, ticks));
         Ok(self.last_pct)
     }
 }

@@ -23,7 +23,13 @@ impl TaskCpu {
         }
         Some(total)
     }
+}
 
+/// Whether a CPU window that opened at `t0` may close at `now`. Readers sample at the window's
+/// own spacing, and a read that comes a little early must not be held back a whole period: that
+/// would repeat the last value, and the idle gate would count one window twice.
+pub(crate) fn window_closes(t0: u64, now: u64, window_ns: u64) -> bool {
+    now.saturating_sub(t0) >= window_ns - window_ns / 4
 }
 
 /// The server's CPU use as a telemetry source (GPU-less hosts): % of one core over windows of at
@@ -53,15 +59,13 @@ impl super::TelemetrySource for TaskCpuSource {
 
     fn read(&mut self) -> Result<super::Reading, super::TelemetryError> {
         let now = crate::clock::mono_ns();
-        if let Some(cpu) = self.cpu.cpu_ns() {
-            match self.window_start {
-                Some((t0, c0)) if now - t0 >= self.window.as_nanos() as u64 => {
-                    self.last_pct = Some(100.0 * cpu.saturating_sub(c0) as f64 / (now - t0) as f64);
-                    self.window_start = Some((now, cpu));
-                }
-                Some(_) => {}
-                None => self.window_start = Some((now, cpu)),
+        // /proc is read only when a window closes: in between the last value stands.
+        let due = self.window_start.is_none_or(|(t0, _)| window_closes(t0, now, self.window.as_nanos() as u64));
+        if let Some(cpu) = due.then(|| self.cpu.cpu_ns()).flatten() {
+            if let Some((t0, c0)) = self.window_start {
+                self.last_pct = Some(100.0 * cpu.saturating_sub(c0) as f64 / (now - t0) as f64);
             }
+            self.window_start = Some((now, cpu));
         }
         Ok(super::Reading { cpu_pct: self.last_pct, ..Default::default() })
     }
@@ -127,6 +131,29 @@ mod tests {
         std::hint::black_box(x);
         assert!(t.read().unwrap().cpu_pct.unwrap() > 50.0);
         assert!(TaskCpu::new(u32::MAX).cpu_ns().is_none());
+    }
+
+    /// A read a little early still closes the window: holding the last value would make the idle
+    /// gate count one window twice.
+    #[test]
+    fn a_window_closes_on_a_slightly_early_read() {
+        let ms = 1_000_000;
+        assert!(window_closes(0, 2 * ms - ms / 10, 2 * ms));
+        assert!(!window_closes(0, ms, 2 * ms));
+        let mut t = TaskCpuSource::new(std::process::id(), std::time::Duration::from_millis(4));
+        use crate::telemetry::TelemetrySource;
+        t.read().unwrap();
+        let mut seen = Vec::new();
+        let mut next = std::time::Instant::now();
+        for _ in 0..20 {
+            next += std::time::Duration::from_millis(4);
+            std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
+            seen.push(t.window_start.unwrap().0);
+            t.read().unwrap();
+        }
+        // Every read at the window's spacing opened a new window.
+        seen.dedup();
+        assert!(seen.len() >= 18, "{} of 20 reads closed a window", seen.len());
     }
 
     #[test]
