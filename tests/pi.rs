@@ -214,6 +214,23 @@ fn a_recorded_valid_answer_passes_and_the_same_answer_broken_fails() {
 }
 
 #[test]
+fn a_hook_that_cannot_be_split_is_one_clear_line() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let out = abprof()
+        .args(["pi", "--variant", &format!("a={}", tb.server.display()), "--before", "\"unclosed", "--model"])
+        .arg(&tb.smollm2)
+        .arg("--root")
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let errors: Vec<String> = String::from_utf8_lossy(&out.stderr).lines().map(String::from).collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("cannot be split"), "{}", errors[0]);
+}
+
+#[test]
 fn a_missing_pi_is_one_clear_line() {
     let tb = testbed();
     let out = abprof()

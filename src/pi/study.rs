@@ -165,6 +165,7 @@ pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) 
     if study.samples == 0 {
         return Err(PiError::NoSamples);
     }
+    study.conditions.isolation.check().map_err(|e| PiError::Isolation(e.to_string()))?;
     std::fs::create_dir_all(&study.root).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
     let (gpu, telemetry) = open_gpu_source(&study.conditions.telemetry).map_err(PiError::Telemetry)?;
     let mut slot = TelemetrySlot { gpu, hz: f64::from(study.conditions.telemetry_hz.max(1)) };

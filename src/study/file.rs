@@ -65,6 +65,18 @@ fn default_hook_timeout() -> u64 {
     120
 }
 
+impl Isolation {
+    /// Every hook splits into a program and its arguments (they run without a shell).
+    pub fn check(&self) -> Result<(), StudyFileError> {
+        for h in self.before.iter().chain(&self.after).chain(&self.verify) {
+            if h.argv().is_none() {
+                return Err(StudyFileError::BadHook(format!("{h:?}")));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// No hooks; the file format's hook timeout (a derived default would be 0 s).
 impl Default for Isolation {
     fn default() -> Self {
@@ -233,13 +245,7 @@ impl StudyFile {
         if self.prompt.is_none() && self.prompt_tokens.is_none() {
             return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
         }
-        let iso = &self.isolation;
-        for h in iso.before.iter().chain(&iso.after).chain(&iso.verify) {
-            if h.argv().is_none() {
-                return Err(StudyFileError::BadHook(format!("{h:?}")));
-            }
-        }
-        Ok(())
+        self.isolation.check()
     }
 }
 

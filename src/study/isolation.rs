@@ -60,7 +60,18 @@ impl Hooks {
     }
 
     fn run_one(&self, phase: &str, hook: &HookCommand) -> HookRun {
-        let argv = hook.argv().unwrap_or_default();
+        // `Isolation::check` refuses such hooks up front; a record beats a panic mid-restore.
+        let Some(argv) = hook.argv() else {
+            return HookRun {
+                phase: phase.into(),
+                argv: Vec::new(),
+                ok: false,
+                status: format!("cannot split {hook:?} into a program and arguments"),
+                ms: 0.0,
+                output: String::new(),
+                at: chrono::Local::now().to_rfc3339(),
+            };
+        };
         let n = self.record.lock().unwrap().runs.len() + 1;
         let rel = format!("isolation/{n:04}-{phase}.log");
         let out_path = self.root.join(&rel);
