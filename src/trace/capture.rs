@@ -245,7 +245,6 @@ fn ms_per_token(s: &Sample) -> Option<f64> {
 
 /// Runs the capture; returns each variant's output folder (with its `trace.json`).
 pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
-    let rules = super::Rules::builtin();
     let mut folders = Vec::new();
     let mut manifests = Vec::new();
     for v in &spec.variants {
@@ -266,10 +265,12 @@ pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
         let trace = find_output(&spec.tracer, &files.console_log(), &out)?;
-        let input = super::TraceInput { trace_path: trace.clone(), manifest: None };
-        let att = super::analyze(&input, &rules, Some(spec.tokens))
-            .with_context(|| format!("the trace {} is not readable", trace.display()))?;
-        let kernels = att.decode.calls + att.prefill.calls + att.before_prefill.calls + att.after_decode.calls;
+        // One parallel pass proves the file readable and not empty; attribution comes later.
+        let kernels = super::detect::open_trace(&trace)
+            .and_then(|source| source.aggregate(None))
+            .with_context(|| format!("the trace {} is not readable", trace.display()))?
+            .total()
+            .calls;
         if kernels == 0 {
             bail!("the trace {} holds no kernels: was the tracer attached to the server?", trace.display());
         }

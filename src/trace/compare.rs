@@ -154,7 +154,7 @@ pub struct VariantColumn {
 #[derive(Debug, Clone, Serialize)]
 pub struct CategoryRow {
     pub category: String,
-    /// Scaled: the category's share of the trace's decode time (see [`ShareBasis`]) × measured
+    /// Scaled: the category's exclusive share of the trace's decode busy time × measured
     /// ms/token, per variant.
     pub ms_per_token: Vec<f64>,
     /// Against the baseline (the first variant); 0 for the baseline itself.
@@ -175,19 +175,14 @@ pub struct MovedKernel {
     pub delta: Vec<f64>,
 }
 
-/// What a category's share of a trace is a share of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ShareBasis {
-    /// Of GPU busy time, overlaps resolved ([`super::overlap`]).
-    Exclusive,
-    /// Of summed kernel durations (busy time was not computed for every variant).
-    KernelSum,
-}
+/// What every share in a comparison is a share of: the decode window's GPU busy time, overlaps
+/// resolved ([`super::overlap`]); [`load_variant`] always computes it.
+pub const SHARE_BASIS: &str = "exclusive";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
-    pub share_basis: ShareBasis,
+    /// [`SHARE_BASIS`], for readers of the JSON.
+    pub share_basis: &'static str,
     pub variants: Vec<VariantColumn>,
     pub categories: Vec<CategoryRow>,
     /// Measured ms/token minus the baseline's, per variant.
@@ -231,11 +226,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             measured_from: v.measured_from.clone(),
             traced_gpu_ms_per_token: v.attribution.gpu_ms_per_token,
             gpu_busy_ms_per_token: v.attribution.gpu_busy_ms_per_token,
-            unattributed_ms_per_token: v
-                .attribution
-                .gpu_busy_ms_per_token
-                .or(v.attribution.gpu_ms_per_token)
-                .map(|g| v.measured_ms_per_token - g),
+            unattributed_ms_per_token: v.attribution.gpu_busy_ms_per_token.map(|g| v.measured_ms_per_token - g),
         })
         .collect();
     let measured: Vec<f64> = variants.iter().map(|v| v.measured_ms_per_token).collect();
@@ -254,19 +245,6 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             .collect()
     };
 
-    let basis = if variants
-        .iter()
-        .all(|v| v.attribution.categories.iter().all(|c| c.exclusive_share.is_some()))
-    {
-        ShareBasis::Exclusive
-    } else {
-        ShareBasis::KernelSum
-    };
-    let share = |s: f64, exclusive: Option<f64>| match basis {
-        ShareBasis::Exclusive => exclusive.unwrap_or(0.0),
-        ShareBasis::KernelSum => s,
-    };
-
     // Categories: every one seen in any variant, in order of their largest scaled time.
     let mut order: Vec<String> = Vec::new();
     for v in variants {
@@ -281,7 +259,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             .categories
             .iter()
             .find(|c| c.category == cat)
-            .map_or(0.0, |c| share(c.share, c.exclusive_share) * v.measured_ms_per_token)
+            .map_or(0.0, |c| c.exclusive_share.unwrap_or(0.0) * v.measured_ms_per_token)
     };
     let mut categories: Vec<CategoryRow> = order
         .iter()
@@ -307,8 +285,8 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
     };
 
     Ok(Comparison {
-        moved_kernels: moved_kernels(variants, top, basis),
-        share_basis: basis,
+        moved_kernels: moved_kernels(variants, top),
+        share_basis: SHARE_BASIS,
         variants: columns,
         categories,
         measured_delta,
@@ -318,7 +296,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
 
 /// Kernels matched across variants by function name (instantiations merged), ordered by the
 /// largest change against the baseline.
-fn moved_kernels(variants: &[VariantInput], top: usize, basis: ShareBasis) -> Vec<MovedKernel> {
+fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
     struct Entry {
         category: String,
         share: Vec<f64>,
@@ -339,10 +317,7 @@ fn moved_kernels(variants: &[VariantInput], top: usize, basis: ShareBasis) -> Ve
                     names: vec![None; n],
                 }
             });
-            e.share[i] += match basis {
-                ShareBasis::Exclusive => k.exclusive_share.unwrap_or(0.0),
-                ShareBasis::KernelSum => k.share,
-            };
+            e.share[i] += k.exclusive_share.unwrap_or(0.0);
             match &mut e.names[i] {
                 Some((_, count)) => *count += 1,
                 slot @ None => *slot = Some((k.name.clone(), 1)),

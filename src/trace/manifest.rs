@@ -30,6 +30,14 @@ pub enum Tracer {
     Other(String),
 }
 
+impl Tracer {
+    /// Whether the trace's timestamps are CLOCK_BOOTTIME, the clock the manifest's windows are
+    /// recorded in. nsys exports count from the session's start, so those windows cannot match.
+    pub fn stamps_in_boottime(&self) -> bool {
+        !matches!(self, Tracer::Nsys)
+    }
+}
+
 impl From<String> for Tracer {
     fn from(s: String) -> Tracer {
         match s.as_str() {
@@ -115,11 +123,6 @@ impl TraceManifest {
 
     pub fn trace_path(&self, dir: &Path) -> PathBuf {
         dir.join(&self.trace_file)
-    }
-
-    /// Decode steps of the traced request: the first token comes out of prefill.
-    pub fn decode_steps(&self) -> u32 {
-        self.output_tokens.saturating_sub(1)
     }
 }
 

@@ -73,13 +73,8 @@ pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
     })
 }
 
-/// Reads a trace and attributes its decode kernels. `tokens` (the request's output token
-/// count) overrides the manifest's.
-pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result<Attribution, TraceError> {
-    analyze_with(input, rules, tokens, false)
-}
-
-/// Like [`analyze`]; with `busy` also the decode window's GPU busy time (the union of kernel
+/// Reads a trace and attributes its decode kernels; `tokens` (the request's output token count)
+/// overrides the manifest's. With `busy` also the decode window's GPU busy time (the union of kernel
 /// intervals) and each kernel's exclusive part of it ([`overlap`]), which needs one more pass
 /// over the trace in start order. Summed kernel time exceeds wall time when kernels overlap
 /// (programmatic dependent launch on Hopper, several streams); "measured − busy" is the honest
@@ -87,7 +82,7 @@ pub fn analyze(input: &TraceInput, rules: &Rules, tokens: Option<u32>) -> Result
 pub fn analyze_with(input: &TraceInput, rules: &Rules, tokens: Option<u32>, busy: bool) -> Result<Attribution, TraceError> {
     let source = detect::open_trace(&input.trace_path)?;
     let output_tokens = tokens.or(input.manifest.as_ref().map(|m| m.output_tokens));
-    let requested = input.manifest.as_ref().and_then(|m| {
+    let requested = input.manifest.as_ref().filter(|m| m.tracer.stamps_in_boottime()).and_then(|m| {
         m.decode_window
             .map(|d| window::PhaseWindows::from_manifest(d, m.prefill_window))
     });

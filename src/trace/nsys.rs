@@ -74,6 +74,7 @@ impl NsysTrace {
                 end: "\"end\"".into(),
                 lane: sqlite_scan::lane_expr(&cols, &["deviceId"], &["streamId"]),
                 is_table: true,
+                sorted: Default::default(),
             },
             has_graph_node: has("graphNodeId"),
             schema_version: metadata(conn, names, "EXPORT_SCHEMA_VERSION"),

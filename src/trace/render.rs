@@ -2,7 +2,7 @@
 use std::fmt::Write;
 
 use super::attribute::{Attribution, CategoryLine};
-use super::compare::{Comparison, ShareBasis};
+use super::compare::Comparison;
 
 /// Names longer than this are cut in tables (the JSON output keeps them whole).
 const NAME_WIDTH: usize = 88;
@@ -162,7 +162,7 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
                 g,
                 a.gpu_busy_ms_per_token.map_or(String::new(), |b| format!(", GPU busy {b:.4} ms/token"))
             );
-            if a.overlap_ratio.is_none() {
+            if a.gpu_busy_ms_per_token.is_none() {
                 s.push_str(
                     "times are summed kernel durations; where kernels overlap (programmatic dependent launch on Hopper, \
                      several streams) --busy adds busy time and each kernel's exclusive share\n",
@@ -269,8 +269,8 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
     s
 }
 
-/// Kernel sum over busy time above which the report warns that kernels overlap.
-const OVERLAP_WARN: f64 = 1.15;
+/// Kernel sum over busy time above which the report notes that kernels overlap.
+const OVERLAP_NOTE: f64 = 1.15;
 
 pub fn comparison_text(c: &Comparison) -> String {
     let mut s = String::new();
@@ -299,35 +299,20 @@ pub fn comparison_text(c: &Comparison) -> String {
         .variants
         .iter()
         .filter_map(|v| match (v.traced_gpu_ms_per_token, v.gpu_busy_ms_per_token) {
-            (Some(sum), Some(busy)) if busy > 0.0 && sum / busy > OVERLAP_WARN => Some(format!("{} {:.2}x", v.label, sum / busy)),
+            (Some(sum), Some(busy)) if busy > 0.0 && sum / busy > OVERLAP_NOTE => Some(format!("{} {:.2}x", v.label, sum / busy)),
             _ => None,
         })
         .collect();
-    match c.share_basis {
-        ShareBasis::Exclusive => {
-            if !overlaps.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "note: decode kernels overlap (kernel sum / GPU busy: {}); shares are of GPU busy time, each instant \
-                     given to the kernel that started first in its stream (programmatic dependent launch: a kernel \
-                     launched early waits for its predecessor) and split evenly across streams",
-                    overlaps.join(", ")
-                );
-            }
-            s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n\n");
-        }
-        ShareBasis::KernelSum => {
-            if !overlaps.is_empty() {
-                let _ = writeln!(
-                    s,
-                    "warning: decode kernels overlap in time (kernel sum / GPU busy: {}): category shares weigh each kernel \
-                     by its full duration, so kernels that run beside others count more than the time they cost alone",
-                    overlaps.join(", ")
-                );
-            }
-            s.push_str("\nms/token per category = share of the variant's traced decode kernel time x its measured ms/token\n\n");
-        }
+    if !overlaps.is_empty() {
+        let _ = writeln!(
+            s,
+            "note: decode kernels overlap (kernel sum / GPU busy: {}); shares are of GPU busy time, each instant \
+             given to the kernel that started first in its stream (programmatic dependent launch: a kernel \
+             launched early waits for its predecessor) and split evenly across streams",
+            overlaps.join(", ")
+        );
     }
+    s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n\n");
     let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
     for v in &c.variants[1..] {
         header.push(v.label.clone());

@@ -102,6 +102,7 @@ impl RocpdTrace {
                     // rocpd 4.x drafts fold agent, queue and stream into track_id.
                     lane: sqlite_scan::lane_expr(&cols, &["agent_id"], &["stream_id", "queue_id", "track_id"]),
                     is_table,
+                    sorted: Default::default(),
                 },
                 symbols: quote_ident(&symbols),
                 symbol_name_columns,

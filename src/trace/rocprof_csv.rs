@@ -29,6 +29,8 @@ pub struct CsvTrace {
     agent: Option<usize>,
     stream: Option<usize>,
     fields: usize,
+    /// Kernel names by key, as the first start-ordered read numbered them.
+    names: std::sync::OnceLock<Vec<String>>,
 }
 
 /// The number at the end of a field: rocprofv3 writes agents as `Agent 4`, streams as `1`.
@@ -135,6 +137,7 @@ impl CsvTrace {
             agent: find(&header, &AGENT_COLUMNS),
             stream: find(&header, &STREAM_COLUMNS),
             fields: header.len(),
+            names: Default::default(),
         })
     }
 
@@ -229,6 +232,11 @@ impl KernelSource for CsvTrace {
             };
             spans.push((start, end, id, lane));
         })?;
+        let _ = self.names.set({
+            let mut by_id: Vec<(i64, Vec<u8>)> = ids.into_iter().map(|(name, id)| (id, name)).collect();
+            by_id.sort_unstable();
+            by_id.into_iter().map(|(_, n)| String::from_utf8_lossy(&n).into_owned()).collect()
+        });
         spans.sort_unstable();
         for (start, end, id, lane) in spans {
             f(Dispatch {
@@ -241,16 +249,12 @@ impl KernelSource for CsvTrace {
         Ok(())
     }
 
-    /// Numbers the names again the way [`Self::for_each_by_start`] did: the file has no name table.
+    /// The names [`Self::for_each_by_start`] numbered (the file has no name table of its own).
     fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
-        let mut names: Vec<String> = Vec::new();
-        let mut seen: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
-        self.for_each_row(|name, _, _, _| {
-            if !seen.contains(name) {
-                seen.insert(name.to_vec());
-                names.push(String::from_utf8_lossy(name).into_owned());
-            }
-        })?;
+        if self.names.get().is_none() {
+            self.for_each_by_start(&mut |_| {})?;
+        }
+        let names = self.names.get().expect("set by for_each_by_start");
         Ok(keys
             .iter()
             .filter_map(|k| names.get(usize::try_from(k.id).ok()?).map(|n| (*k, n.clone())))

@@ -11,7 +11,7 @@ use rusqlite::types::ValueRef;
 
 use super::detect::open_read_only;
 use super::kernels::{accumulate, Dispatch, KernelKey, Phase, Totals, PHASES};
-use super::window::PhaseWindows;
+use super::window::{PhaseWindows, BURST_GAP_NS};
 use super::TraceError;
 
 /// Below this many rows one thread is faster than starting more.
@@ -31,6 +31,19 @@ pub(crate) struct KernelTable {
     pub lane: String,
     /// A real table (rowid ranges work) rather than a view.
     pub is_table: bool,
+    /// Whether rowid order is start order, found out once on first need.
+    pub sorted: std::sync::OnceLock<bool>,
+}
+
+impl KernelTable {
+    /// Rowid order is start order: then readers in start order stream by rowid without a sort.
+    fn in_start_order(&self, path: &Path, conn: &rusqlite::Connection) -> Result<bool, TraceError> {
+        if let Some(s) = self.sorted.get() {
+            return Ok(*s);
+        }
+        let s = self.is_table && in_start_order(conn, self).map_err(|e| TraceError::sqlite(path, e))?;
+        Ok(*self.sorted.get_or_init(|| s))
+    }
 }
 
 /// The lane expression from the columns a table has: the first of `streams` present, with the
@@ -172,15 +185,13 @@ fn scan(
     Ok(totals.into_map())
 }
 
-/// Graph launches further apart than this belong to different bursts: llama-server replays a
-/// warmup decode graph at load, seconds before the request's decode steps.
-pub(crate) const GRAPH_BURST_GAP_NS: i64 = 100_000_000;
-
 /// `(start, end)` of the last burst of rows matching `condition` (rows in start order, a new burst
-/// after an idle gap > [`GRAPH_BURST_GAP_NS`]), or `None` when no row matches.
+/// after an idle gap of [`BURST_GAP_NS`] or more, as in the step-gap search), or `None` when no
+/// row matches.
 pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<(i64, i64)>, TraceError> {
     let conn = open_read_only(path)?;
-    let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {}", t.start, t.end, t.table, t.start);
+    let order = if t.in_start_order(path, &conn)? { "rowid".to_string() } else { t.start.clone() };
+    let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {order}", t.start, t.end, t.table);
     let sql_err = |e| TraceError::sqlite(path, e);
     let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
@@ -188,7 +199,7 @@ pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) ->
     while let Some(row) = rows.next().map_err(sql_err)? {
         let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else { continue };
         burst = match burst {
-            Some((b0, b1)) if s <= b1 + GRAPH_BURST_GAP_NS => Some((b0, b1.max(e))),
+            Some((b0, b1)) if s - b1 < BURST_GAP_NS => Some((b0, b1.max(e))),
             _ => Some((s, e)),
         };
     }
@@ -225,7 +236,7 @@ pub(crate) fn for_each_by_start(
     let conn = open_read_only(path)?;
     let sql_err = |e| TraceError::sqlite(path, e);
     let order = match tables {
-        [t] if t.is_table && in_start_order(&conn, t).map_err(sql_err)? => "rowid",
+        [t] if t.in_start_order(path, &conn)? => "rowid",
         _ => "s",
     };
     let union = tables
@@ -296,6 +307,7 @@ mod tests {
             end: "\"end\"".into(),
             lane: lane_expr(&cols, &[], &["stream"]),
             is_table: true,
+            sorted: Default::default(),
         };
         (dir, path, t)
     }
