@@ -156,14 +156,14 @@ impl Sampler {
         Ok(Sampler { stop, handle })
     }
 
-    /// Stops after the read in progress (at most one period, or 50 ms at low rates) and returns
-    /// the series.
     /// Asks the thread to stop after its current sleep without waiting for it, so a caller can do
     /// other work (stop a server) before collecting the series with [`stop`](Self::stop).
     pub fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
     }
 
+    /// Stops after the read in progress (at most one period, or 50 ms at low rates) and returns
+    /// the series.
     pub fn stop(self) -> Finished {
         self.stop.store(true, Ordering::Release);
         self.handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
@@ -283,10 +283,13 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
     let mut k: u64 = 1;
     while !stop.load(Ordering::Acquire) {
         let deadline = start + k * period;
-        let now = mono_ns();
-        if deadline > now + STOP_CHECK {
-            sleep_until(now + STOP_CHECK);
-            continue;
+        // Only a period longer than the stop check can leave a sleep that long.
+        if period > STOP_CHECK {
+            let now = mono_ns();
+            if deadline > now + STOP_CHECK {
+                sleep_until(now + STOP_CHECK);
+                continue;
+            }
         }
         sleep_until(deadline);
 
@@ -294,7 +297,9 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
         let late = at.mono_ns.saturating_sub(deadline);
         let _ = jitter.record(late.max(1));
         let result = source.read();
-        let _ = read_cost.record(mono_ns().saturating_sub(at.mono_ns).max(1));
+        // One clock read ends the read and serves the drain and the schedule below.
+        let after = mono_ns();
+        let _ = read_cost.record(after.saturating_sub(at.mono_ns).max(1));
         reads += 1;
         match result {
             Ok(reading) => {
@@ -319,7 +324,6 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
             }
         }
 
-        let after = mono_ns();
         if after - last_drain >= drain_every {
             last_drain = after;
             drain(&mut *source, &mut driver_batch, &mut driver, cfg.driver_keep, &mut driver_dropped);
