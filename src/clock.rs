@@ -11,7 +11,8 @@ pub struct Stamp {
     pub boot_ns: u64,
 }
 
-fn read(id: ClockId) -> u64 {
+/// A clock's reading in ns.
+pub(crate) fn read(id: ClockId) -> u64 {
     let ts = clock_gettime(id).expect("clock_gettime on a clock Linux always has");
     ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
 }
@@ -32,11 +33,6 @@ impl Stamp {
 /// CLOCK_MONOTONIC now, in ns.
 pub fn mono_ns() -> u64 {
     read(ClockId::CLOCK_MONOTONIC)
-}
-
-/// CLOCK_BOOTTIME now, in ns.
-pub fn boot_ns() -> u64 {
-    read(ClockId::CLOCK_BOOTTIME)
 }
 
 #[cfg(test)]

@@ -59,9 +59,6 @@ impl ChatRequest {
         }
     }
 
-    pub fn prompt(&self) -> &str {
-        self.messages.last().map_or("", |m| m.content.as_str())
-    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]

@@ -117,22 +117,6 @@ impl Client {
         let body = serde_json::json!({ "tokens": tokens });
         Ok(self.post_json::<R>("/detokenize", &body).await?.content)
     }
-
-    /// `GET` a JSON endpoint such as `/props`.
-    pub async fn get_json(&self, path: &str) -> Result<serde_json::Value, ClientError> {
-        let resp = self
-            .http
-            .get(self.url(path))
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
-        let status = resp.status().as_u16();
-        let text = resp.text().await.map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
-        if status != 200 {
-            return Err(ClientError::Status { endpoint: path.into(), status, message: error_message(&text) });
-        }
-        serde_json::from_str(&text).map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
-    }
 }
 
 /// The `error.message` of a llama-server error body, else the body itself.

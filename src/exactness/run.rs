@@ -70,16 +70,8 @@ struct Captured {
     dir: PathBuf,
 }
 
-fn sha256_file(path: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut h = Sha256::new();
-    std::io::copy(&mut f, &mut h).ok()?;
-    Some(hex::encode(h.finalize()))
-}
-
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), ExactnessError> {
-    std::fs::write(path, serde_json::to_string_pretty(value).expect("serializable") + "\n")
-        .map_err(|e| ExactnessError::Write { path: path.into(), source: e })
+    crate::atomic_file::write_json(path, value).map_err(|e| ExactnessError::Write { path: path.into(), source: e })
 }
 
 async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured, ExactnessError> {
@@ -125,7 +117,8 @@ fn side_report(side: &ExactnessSide, c: &Captured) -> SideReport {
         label: side.label.clone(),
         spec: side.spec.clone(),
         binary: side.launch.program.clone(),
-        binary_sha256: sha256_file(&side.launch.program),
+        // The study's cached hash: the same binary is hashed once per host, not per run.
+        binary_sha256: crate::study::facts::file_sha256(&side.launch.program).ok().map(|f| f.sha256),
         argv: side.launch.argv(),
         env: side.launch.env.clone(),
         prompt_tokens: c.sample.prompt_tokens(),

@@ -133,8 +133,4 @@ impl Sample {
     pub fn completion_tokens(&self) -> Option<u64> {
         self.usage.as_ref().map(|u| u.completion_tokens)
     }
-
-    pub fn decode_tps(&self) -> Option<f64> {
-        self.server.as_ref().map(|s| s.decode_tps)
-    }
 }

@@ -211,15 +211,21 @@ pub async fn run_pi_sample(
 
     let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
     let (blocks, server_timing, draft) = match timing_blocks(&log) {
-        Ok(b) => (b.len(), b.last().map(ServerTiming::from), b.last().and_then(|x| x.draft.clone())),
+        Ok(b) => {
+            if b.len() != 1 {
+                failures.push(format!(
+                    "{} request timing blocks in the server log, expected exactly one (a retry, a tool call's follow-up or a compaction request?)",
+                    b.len()
+                ));
+            }
+            (b.len(), b.last().map(ServerTiming::from), b.last().and_then(|x| x.draft.clone()))
+        }
+        // The parse error says what is wrong with the log; a block count would repeat it.
         Err(e) => {
             failures.push(e.to_string());
             (0, None, None)
         }
     };
-    if blocks != 1 {
-        failures.push(format!("{blocks} request timing blocks in the server log, expected exactly one (a retry, a tool call's follow-up or a compaction request?)"));
-    }
 
     let jsonl = std::fs::read_to_string(files.jsonl()).unwrap_or_default();
     let code_run = settings.check_code.then_some(CodeRun {

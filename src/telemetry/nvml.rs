@@ -9,7 +9,7 @@ use std::ffi::CStr;
 use std::time::Duration;
 
 use abprof_sys::nvml as sys;
-use nix::time::{clock_gettime, ClockId};
+use nix::time::ClockId;
 
 use super::{DriverPowerSample, Reading, SourceKind, TelemetryError, TelemetrySource};
 use crate::clock::mono_ns;
@@ -220,8 +220,7 @@ fn value_as_f64(kind: sys::nvmlValueType_t, v: sys::nvmlValue_t) -> Option<f64> 
 }
 
 fn realtime_ns() -> u64 {
-    let ts = clock_gettime(ClockId::CLOCK_REALTIME).expect("CLOCK_REALTIME is always readable");
-    ts.tv_sec() as u64 * 1_000_000_000 + ts.tv_nsec() as u64
+    crate::clock::read(ClockId::CLOCK_REALTIME)
 }
 
 impl Nvml {

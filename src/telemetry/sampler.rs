@@ -18,7 +18,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use nix::errno::Errno;
 use nix::sys::time::TimeSpec;
-use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
+use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 use serde::{Deserialize, Serialize};
 
 use super::{DriverPowerSample, Field, Reading, TelemetrySource};
@@ -182,9 +182,7 @@ impl Sampler {
 }
 
 fn thread_cpu_ns() -> u64 {
-    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
-        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-        .unwrap_or(0)
+    crate::clock::read(ClockId::CLOCK_THREAD_CPUTIME_ID)
 }
 
 fn sleep_until(deadline_ns: u64) {
