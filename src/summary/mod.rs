@@ -316,7 +316,12 @@ fn trace_comparison(ev: &Evidence, variants: &[VariantSummary], tokens: u32) -> 
             note = format!("(scaled by each trace's own untraced samples: this study ran {tokens} tokens, the traces {manifest_tokens:?})\n");
         }
         match load_variant(&VariantSpec { label: v.label.clone(), trace: folder, ms_per_token: ms }, &rules, None) {
-            Ok(i) => inputs.push(i),
+            Ok(mut i) => {
+                if ms.is_some() {
+                    i.measured_from = format!("this study's median at {tokens} tokens");
+                }
+                inputs.push(i)
+            }
             Err(e) => return (None, Some(format!("traces not compared: {e}\n"))),
         }
     }
