@@ -6,13 +6,15 @@
 #[path = "testbed.rs"]
 mod testbed;
 
-use abprof::study::evidence::{read_json, Evidence, OrderEntry};
+use abprof::study::evidence::OrderEntry;
 use abprof::study::file::{IdleGate, Isolation, StudyFile};
 use abprof::study::run_study;
 
+/// Median (the summary's, so both report one figure), p90 and max.
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
-    (v[v.len() / 2], v[(v.len() as f64 * 0.9) as usize].min(*v.last().unwrap()), *v.last().unwrap())
+    let median = abprof::stats::median(&v).expect("at least one sample");
+    (median, v[(v.len() as f64 * 0.9) as usize].min(*v.last().unwrap()), *v.last().unwrap())
 }
 
 fn main() {
@@ -40,10 +42,9 @@ fn main() {
         isolation: Isolation::default(),
     };
     let root = dir.path().join("study");
-    run_study(&file, &root, false).expect("study");
-    let ev = Evidence::open(&root).unwrap();
-    let order: Vec<OrderEntry> = ev.order();
-    let _: serde_json::Value = read_json(&ev.path("plan.json")).unwrap();
+    let run = run_study(&file, &root, false).expect("study");
+    // Finished samples only, as the summary's dead_time_ms_median counts them.
+    let order: Vec<OrderEntry> = run.evidence.order().into_iter().filter(|o| o.status == "ok").collect();
     let col = |f: fn(&OrderEntry) -> f64| stats(order.iter().map(f).collect());
     let (dead, gate, stop) = (col(|o| o.timeline.dead_ms), col(|o| o.timeline.idle_gate_ms), col(|o| o.timeline.stop_ms));
     let own = col(|o| o.timeline.dead_ms - o.timeline.idle_gate_ms - o.timeline.stop_ms);
