@@ -23,9 +23,7 @@ use nix::libc;
 const DISPATCHES: u64 = 2_100_000;
 
 fn cache_dir() -> PathBuf {
-    let home = std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/tmp"));
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/tmp"));
     home.join(".cache/abprof")
 }
 
@@ -43,20 +41,10 @@ fn ensure_database() -> PathBuf {
     let schema = std::env::var_os("ABPROF_ROCPD_SCHEMA")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("../shared/reference/rocpd-schema"));
-    eprintln!(
-        "generating {} ({DISPATCHES} dispatches) with the DDL in {}",
-        db.display(),
-        schema.display()
-    );
+    eprintln!("generating {} ({DISPATCHES} dispatches) with the DDL in {}", db.display(), schema.display());
     let status = Command::new("python3")
         .arg(repo().join("scripts/make_rocpd_fixture.py"))
-        .args([
-            "--kind",
-            "bench",
-            "--dispatches",
-            &DISPATCHES.to_string(),
-            "--schema-dir",
-        ])
+        .args(["--kind", "bench", "--dispatches", &DISPATCHES.to_string(), "--schema-dir"])
         .arg(&schema)
         .arg("--out")
         .arg(&db)
@@ -70,30 +58,15 @@ fn ensure_pandas_python() -> PathBuf {
     let venv = cache_dir().join("venv-bench-pandas");
     let python = venv.join("bin/python");
     let has_pandas = |p: &Path| {
-        Command::new(p)
-            .args(["-c", "import pandas"])
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        Command::new(p).args(["-c", "import pandas"]).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
     };
     if python.exists() && has_pandas(&python) {
         return python;
     }
     eprintln!("creating {} with pandas (pip, once)", venv.display());
-    let ok = Command::new("python3")
-        .args(["-m", "venv"])
-        .arg(&venv)
-        .status()
-        .is_ok_and(|s| s.success())
-        && Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "pandas"])
-            .status()
-            .is_ok_and(|s| s.success());
-    assert!(
-        ok && has_pandas(&python),
-        "could not install pandas into {}",
-        venv.display()
-    );
+    let ok = Command::new("python3").args(["-m", "venv"]).arg(&venv).status().is_ok_and(|s| s.success())
+        && Command::new(venv.join("bin/pip")).args(["install", "-q", "pandas"]).status().is_ok_and(|s| s.success());
+    assert!(ok && has_pandas(&python), "could not install pandas into {}", venv.display());
     python
 }
 
@@ -113,14 +86,8 @@ fn run(cmd: &mut Command) -> Run {
     // SAFETY: wait4 on our own child's pid with valid out-pointers.
     let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
     let seconds = t0.elapsed().as_secs_f64();
-    assert!(
-        pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{cmd:?} failed"
-    );
-    Run {
-        seconds,
-        max_rss_kb: usage.ru_maxrss,
-    }
+    assert!(pid > 0 && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{cmd:?} failed");
+    Run { seconds, max_rss_kb: usage.ru_maxrss }
 }
 
 struct Measured {
@@ -138,11 +105,7 @@ fn measure(name: &str, runs: usize, mut make: impl FnMut() -> Command) -> Measur
         rss = rss.max(r.max_rss_kb);
     }
     times.sort_by(f64::total_cmp);
-    Measured {
-        name: name.into(),
-        seconds: times[times.len() / 2],
-        max_rss_kb: rss,
-    }
+    Measured { name: name.into(), seconds: times[times.len() / 2], max_rss_kb: rss }
 }
 
 fn main() {
@@ -159,21 +122,12 @@ fn main() {
             |r| r.get(0),
         )
         .expect("a rocpd database");
-    let rows: u64 = conn
-        .query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| r.get(0))
-        .unwrap();
+    let rows: u64 = conn.query_row(&format!("SELECT count(*) FROM \"{table}\""), [], |r| r.get(0)).unwrap();
     drop(conn);
     let size_mb = std::fs::metadata(&db).unwrap().len() as f64 / 1e6;
-    let cli_version = Command::new(&sqlite3)
-        .arg("--version")
-        .output()
-        .map_or("?".into(), |o| {
-            String::from_utf8_lossy(&o.stdout)
-                .split_whitespace()
-                .next()
-                .unwrap_or("?")
-                .to_string()
-        });
+    let cli_version = Command::new(&sqlite3).arg("--version").output().map_or("?".into(), |o| {
+        String::from_utf8_lossy(&o.stdout).split_whitespace().next().unwrap_or("?").to_string()
+    });
     // Warm the page cache so every tool reads from memory, as after a capture.
     std::io::copy(&mut std::fs::File::open(&db).unwrap(), &mut std::io::sink()).unwrap();
 
@@ -217,16 +171,7 @@ fn main() {
     let vs_pandas = results[2].seconds / results[0].seconds;
     let rss_mb = results[0].max_rss_kb as f64 / 1024.0;
     let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
-    println!(
-        "abprof / sqlite3 rows/s: {vs_sqlite:.2}x (target >= 1.5x: {})",
-        verdict(vs_sqlite >= 1.5)
-    );
-    println!(
-        "abprof / pandas rows/s:  {vs_pandas:.2}x (target >= 5x: {})",
-        verdict(vs_pandas >= 5.0)
-    );
-    println!(
-        "abprof peak RSS:         {rss_mb:.1} MB (target < 100 MB: {})",
-        verdict(rss_mb < 100.0)
-    );
+    println!("abprof / sqlite3 rows/s: {vs_sqlite:.2}x (target >= 1.5x: {})", verdict(vs_sqlite >= 1.5));
+    println!("abprof / pandas rows/s:  {vs_pandas:.2}x (target >= 5x: {})", verdict(vs_pandas >= 5.0));
+    println!("abprof peak RSS:         {rss_mb:.1} MB (target < 100 MB: {})", verdict(rss_mb < 100.0));
 }

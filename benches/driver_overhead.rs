@@ -46,13 +46,17 @@ fn main() {
     // Finished samples only, as the summary's dead_time_ms_median counts them.
     let order: Vec<OrderEntry> = run.evidence.order().into_iter().filter(|o| o.status == "ok").collect();
     let col = |f: fn(&OrderEntry) -> f64| stats(order.iter().map(f).collect());
-    let (dead, gate, stop) = (col(|o| o.timeline.dead_ms), col(|o| o.timeline.idle_gate_ms), col(|o| o.timeline.stop_ms));
+    let (dead, gate, stop) =
+        (col(|o| o.timeline.dead_ms), col(|o| o.timeline.idle_gate_ms), col(|o| o.timeline.stop_ms));
     let own = col(|o| o.timeline.dead_ms - o.timeline.idle_gate_ms - o.timeline.stop_ms);
     let (startup, request) = (col(|o| o.timeline.startup_ms), col(|o| o.timeline.request_ms));
     println!("{} samples; ms per sample: median / p90 / max", order.len());
     println!("  driver dead time          {:7.1} {:7.1} {:7.1}   (target < 100 ms)", dead.0, dead.1, dead.2);
     println!("    idle gate (10 × 2 ms)   {:7.1} {:7.1} {:7.1}", gate.0, gate.1, gate.2);
-    println!("    server exit after TERM  {:7.1} {:7.1} {:7.1}   (llama-server's own shutdown)", stop.0, stop.1, stop.2);
+    println!(
+        "    server exit after TERM  {:7.1} {:7.1} {:7.1}   (llama-server's own shutdown)",
+        stop.0, stop.1, stop.2
+    );
     println!("    abprof's own work       {:7.1} {:7.1} {:7.1}", own.0, own.1, own.2);
     println!("  (excluded) start-up       {:7.1} {:7.1} {:7.1}", startup.0, startup.1, startup.2);
     println!("  (excluded) request        {:7.1} {:7.1} {:7.1}", request.0, request.1, request.2);

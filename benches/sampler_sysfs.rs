@@ -77,7 +77,10 @@ fn nanosleep_floor(hz: f64, seconds: f64) -> (u64, f64, f64) {
     let ns = |t: TimeSpec| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64;
     let period = (1e9 / hz) as u64;
     let _ = nix::sys::prctl::set_timerslack(1_000);
-    let (cpu0, wall0) = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()), ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()));
+    let (cpu0, wall0) = (
+        ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()),
+        ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()),
+    );
     let mut wakes = 0u64;
     let mut deadline = wall0;
     while deadline - wall0 < (seconds * 1e9) as u64 {
@@ -101,7 +104,10 @@ fn timerfd_floor(hz: f64, seconds: f64) -> (u64, f64, f64) {
     let period = TimeSpec::from_duration(Duration::from_secs_f64(1.0 / hz));
     let fd = TimerFd::new(TimerClock::CLOCK_MONOTONIC, TimerFlags::empty()).expect("timerfd");
     fd.set(Expiration::Interval(period), TimerSetTimeFlags::empty()).expect("timerfd armed");
-    let (cpu0, wall0) = (ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()), ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()));
+    let (cpu0, wall0) = (
+        ns(clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).unwrap()),
+        ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()),
+    );
     let mut wakes = 0u64;
     while ns(clock_gettime(ClockId::CLOCK_MONOTONIC).unwrap()) - wall0 < (seconds * 1e9) as u64 {
         fd.wait().expect("timerfd read");

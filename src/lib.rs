@@ -5,20 +5,20 @@
 //! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
 //! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
 //! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
-pub mod cli;
-pub mod clock;
-pub mod stats;
-pub mod atomic_file;
-pub mod client;
-pub mod server;
-pub mod measure;
-pub mod trace;
-pub mod summary;
-pub mod report;
-pub mod variant;
-pub mod telemetry;
-pub mod study;
-pub mod exactness;
-pub mod pi;
-pub mod schedule;
 pub mod artifact;
+pub mod atomic_file;
+pub mod cli;
+pub mod client;
+pub mod clock;
+pub mod exactness;
+pub mod measure;
+pub mod pi;
+pub mod report;
+pub mod schedule;
+pub mod server;
+pub mod stats;
+pub mod study;
+pub mod summary;
+pub mod telemetry;
+pub mod trace;
+pub mod variant;

@@ -36,7 +36,9 @@ pub struct Variant {
 pub enum VariantError {
     #[error("variant spec {0:?} has no '=': write it as label=/path/to/llama-server[|key=value...]")]
     NoEquals(String),
-    #[error("variant spec {spec:?}: label {label:?} must be letters, digits, '.', '_' or '-' (it names evidence files)")]
+    #[error(
+        "variant spec {spec:?}: label {label:?} must be letters, digits, '.', '_' or '-' (it names evidence files)"
+    )]
     BadLabel { spec: String, label: String },
     #[error("variant {label}: unknown key {key:?}; known keys are kv, env, extra, model, expect")]
     UnknownKey { label: String, key: String },
@@ -102,8 +104,8 @@ pub fn resolve_binary(path: &Path) -> (PathBuf, Option<PathBuf>) {
 }
 
 fn check_executable(label: &str, path: &Path) -> Result<(), VariantError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|_| VariantError::MissingBinary { label: label.into(), path: path.into() })?;
+    let meta =
+        std::fs::metadata(path).map_err(|_| VariantError::MissingBinary { label: label.into(), path: path.into() })?;
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Err(VariantError::NotExecutable { label: label.into(), path: path.into() });
     }
@@ -176,7 +178,13 @@ impl Variant {
                     Regex::new(value).map_err(|e| VariantError::BadExpect {
                         label: label.clone(),
                         // The regex crate draws a caret diagram over several lines; keep one.
-                        error: e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
+                        error: e
+                            .to_string()
+                            .lines()
+                            .map(str::trim)
+                            .filter(|l| !l.is_empty())
+                            .collect::<Vec<_>>()
+                            .join(" "),
                     })?;
                     v.expect = Some(value.into());
                 }

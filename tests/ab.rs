@@ -72,7 +72,16 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
     }
     assert_eq!(s["expected_prompt_tokens"], 300);
     // Every per-sample record agrees and the evidence is complete.
-    for f in ["study.toml", "host.json", "variants.json", "plan.json", "order.jsonl", "prompt.txt", "summary.json", "isolation.json"] {
+    for f in [
+        "study.toml",
+        "host.json",
+        "variants.json",
+        "plan.json",
+        "order.jsonl",
+        "prompt.txt",
+        "summary.json",
+        "isolation.json",
+    ] {
         assert!(root.join(f).is_file(), "{f} missing");
     }
     let facts = read_json(&root.join("variants.json"));
@@ -80,7 +89,12 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
     assert!(facts[0]["version"].as_str().unwrap().contains("0c1e57098"));
     assert!(facts[1]["server_args"].as_array().unwrap().iter().any(|a| a == "--no-warmup"));
     for i in 1..=6 {
-        let dir = std::fs::read_dir(root.join("samples")).unwrap().flatten().find(|e| e.file_name().to_string_lossy().starts_with(&format!("{i:03}-"))).unwrap().path();
+        let dir = std::fs::read_dir(root.join("samples"))
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(&format!("{i:03}-")))
+            .unwrap()
+            .path();
         let rec = read_json(&dir.join("sample.json"));
         assert_eq!(rec["usage"]["prompt_tokens"], 300);
         assert_eq!(rec["usage"]["completion_tokens"], 64);
@@ -88,10 +102,20 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
     }
     // The study file in the evidence re-runs the study exactly.
     let again = d.path().join("again");
-    let out = abprof().args(["ab", "--study"]).arg(root.join("study.toml")).arg("--root").arg(&again).arg("--json").output().unwrap();
+    let out = abprof()
+        .args(["ab", "--study"])
+        .arg(root.join("study.toml"))
+        .arg("--root")
+        .arg(&again)
+        .arg("--json")
+        .output()
+        .unwrap();
     let s2 = summary(&out);
     assert_eq!(s2["variants"][1]["accepted"], 3);
-    assert_eq!(std::fs::read_to_string(again.join("study.toml")).unwrap(), std::fs::read_to_string(root.join("study.toml")).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(again.join("study.toml")).unwrap(),
+        std::fs::read_to_string(root.join("study.toml")).unwrap()
+    );
     // summarize rebuilds the same numbers from disk.
     let out = abprof().arg("summarize").arg(&root).arg("--json").output().unwrap();
     let s3 = summary(&out);
@@ -110,7 +134,12 @@ fn aa_finds_no_clear_difference() {
     let s = summary(&abprof().args(args).output().unwrap());
     assert_eq!(s["variants"][1]["label"], "base-again");
     let m = metric(&s, 1, "server-decode-tps");
-    assert_eq!(m["verdict"], "no-clear-difference", "{m:#}\nbaseline: {:#}", metric(&s, 0, "server-decode-tps")["runs"]);
+    assert_eq!(
+        m["verdict"],
+        "no-clear-difference",
+        "{m:#}\nbaseline: {:#}",
+        metric(&s, 0, "server-decode-tps")["runs"]
+    );
     let ci = &m["ci"];
     assert!(ci["lo_pct"].as_f64().unwrap() <= 0.0 && ci["hi_pct"].as_f64().unwrap() >= 0.0);
     assert_eq!(ci["resamples"], 10000);
@@ -123,7 +152,12 @@ fn a_large_effect_gets_the_right_verdict() {
     // Speculative decoding with the random draft costs more than it saves (the draft's output
     // matrix dominates): decode is far slower, far beyond the noise.
     let draft = format!("-t 2 -md {} --spec-type draft-simple --spec-draft-n-max 4", testbed().draft.display());
-    let s = summary(&abprof().args(ab_args(&d.path().join("big"), 64, 3, &[variant("plain", "-t 2"), variant("drafted", &draft)])).output().unwrap());
+    let s = summary(
+        &abprof()
+            .args(ab_args(&d.path().join("big"), 64, 3, &[variant("plain", "-t 2"), variant("drafted", &draft)]))
+            .output()
+            .unwrap(),
+    );
     let m = metric(&s, 1, "server-decode-tps");
     assert_eq!(m["verdict"], "slower", "{m:#}");
     assert!(m["ci"]["hi_pct"].as_f64().unwrap() < 0.0);
@@ -142,7 +176,12 @@ fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[Str
         "--verify".into(),
         sh(format!("echo verify >> {}", markers.join("verify").display())),
     ]);
-    Command::new(assert_cmd::cargo::cargo_bin("abprof")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// The llama-server child of `parent`, once sample `index` (1-based) is mid-request.
@@ -220,7 +259,12 @@ fn sigint_mid_study_restores_keeps_samples_and_resumes() {
     assert_eq!(lines(&markers.join("after")), 1);
     assert_eq!(lines(&markers.join("verify")), 1);
     assert!(!Path::new(&format!("/proc/{server}")).exists(), "the server in flight was stopped");
-    let done: Vec<PathBuf> = std::fs::read_dir(root.join("samples")).unwrap().flatten().map(|e| e.path()).filter(|p| p.join("sample.json").is_file()).collect();
+    let done: Vec<PathBuf> = std::fs::read_dir(root.join("samples"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("sample.json").is_file())
+        .collect();
     assert_eq!(done.len(), 2, "two finished samples stay on disk");
     let s = summary(&abprof().arg("summarize").arg(&root).arg("--json").output().unwrap());
     assert_eq!(s["missing"], 2);
@@ -242,7 +286,8 @@ fn bad_specs_give_one_clear_line_each() {
         (format!("a={srv}|extra=-t 'unclosed"), "cannot split extra="),
     ];
     for (i, (spec, needle)) in cases.iter().enumerate() {
-        let out = abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, std::slice::from_ref(spec))).output().unwrap();
+        let out =
+            abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, std::slice::from_ref(spec))).output().unwrap();
         assert!(!out.status.success());
         let err = stderr_lines(&out);
         assert_eq!(err.len(), 1, "{err:?}");

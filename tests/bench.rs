@@ -86,7 +86,10 @@ fn bad_inputs_give_one_clear_line() {
     std::fs::write(&not_exec, "plain file").unwrap();
     one_line_error(&mut bench_with(&not_exec, &prompt, &tb.target, COMMON, 8), "not an executable");
 
-    one_line_error(&mut bench(&prompt, std::path::Path::new("/no/such/model.gguf"), COMMON, 8), "model /no/such/model.gguf does not exist");
+    one_line_error(
+        &mut bench(&prompt, std::path::Path::new("/no/such/model.gguf"), COMMON, 8),
+        "model /no/such/model.gguf does not exist",
+    );
 
     let corrupt = dir.path().join("corrupt.gguf");
     let bytes = std::fs::read(&tb.target).unwrap();

@@ -72,7 +72,10 @@ fn sha256(p: &Path) -> String {
 
 fn build(r: &Repo, out: &Path, name: &str, patch: Option<&Path>) -> std::process::Output {
     let mut c = abprof();
-    c.args(["build", "--repo"]).arg(&r.path).args(["--commit", &r.commit, "--name", name, "--jobs", "2", "--out"]).arg(out);
+    c.args(["build", "--repo"])
+        .arg(&r.path)
+        .args(["--commit", &r.commit, "--name", name, "--jobs", "2", "--out"])
+        .arg(out);
     if let Some(p) = patch {
         c.arg("--patch").arg(p);
     }
@@ -107,7 +110,15 @@ fn builds_an_immutable_artifact_and_leaves_the_source_tree_alone() {
     let info = read_json(&art.join("build-info.json"));
     assert_eq!(info["base_commit"], r.commit.as_str());
     assert_eq!(std::fs::read(art.join("source.patch")).unwrap(), std::fs::read(&r.patch).unwrap());
-    for f in ["VERSION.txt", "build-info.json", "CMakeCache.txt", "configure.log", "build.log", "source.patch", "bin/llama-server"] {
+    for f in [
+        "VERSION.txt",
+        "build-info.json",
+        "CMakeCache.txt",
+        "configure.log",
+        "build.log",
+        "source.patch",
+        "bin/llama-server",
+    ] {
         let mode = std::fs::metadata(art.join(f)).unwrap().permissions().mode();
         assert_eq!(mode & 0o222, 0, "{f} is writable ({mode:o})");
     }
@@ -155,7 +166,10 @@ fn bad_inputs_give_one_clear_line_and_clean_up() {
     one_error(c.output().unwrap(), "not a git repository");
     // A configure failure names its log.
     let mut c = abprof();
-    c.args(["build", "--repo"]).arg(&r.path).args(["--commit", &r.commit, "--name", "nogen", "--out"]).arg(out_dir.path());
+    c.args(["build", "--repo"])
+        .arg(&r.path)
+        .args(["--commit", &r.commit, "--name", "nogen", "--out"])
+        .arg(out_dir.path());
     c.args(["--", "-GNo Such Generator"]);
     one_error(c.output().unwrap(), "configure.log");
     // Every failure removed its worktree and left the source tree as it was.

@@ -109,7 +109,11 @@ fn bad_inputs_give_one_clear_line() {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains(needle), "{:?} lacks {needle:?}", errors[0]);
     };
-    let one = abprof().args(["exactness", "--variant", &format!("a={s}"), "--model"]).arg(&testbed().smollm2).output().unwrap();
+    let one = abprof()
+        .args(["exactness", "--variant", &format!("a={s}"), "--model"])
+        .arg(&testbed().smollm2)
+        .output()
+        .unwrap();
     one_error(one, "exactly two variants");
     let no_model = abprof()
         .args(["exactness", "--variant", &format!("a={s}"), "--variant", &format!("b={s}")])

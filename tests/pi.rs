@@ -116,7 +116,9 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != std::process::id())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
         .collect()
 }
 
@@ -156,7 +158,11 @@ fn sigint_during_a_pi_run_stops_it_and_restores() {
     assert_eq!(r["interrupted_by"], 2);
     assert_eq!(r["restored"], true);
     assert_eq!(r["samples"].as_array().unwrap().len(), 0, "the sample in flight is discarded");
-    assert_eq!(processes_mentioning(&root.path().display().to_string()), Vec::<u32>::new(), "a server was left running");
+    assert_eq!(
+        processes_mentioning(&root.path().display().to_string()),
+        Vec::<u32>::new(),
+        "a server was left running"
+    );
 }
 
 fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {

@@ -61,7 +61,10 @@ fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
     assert!(!log.contains("second interrupt"));
     // The pid abprof spawned was the server itself (exec), and nothing of its group is left.
     let pid = traced["server_pid"].as_i64().unwrap() as i32;
-    assert!(nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_err(), "process group {pid} still alive");
+    assert!(
+        nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_err(),
+        "process group {pid} still alive"
+    );
 
     // attribute reads the folder (manifest + trace).
     let a = abprof().arg("attribute").arg(&folder).arg("--json").output().unwrap();

@@ -12,11 +12,7 @@ fn traces() -> PathBuf {
 }
 
 fn abprof(args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("abprof")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(args)
-        .assert()
+    Command::cargo_bin("abprof").unwrap().current_dir(env!("CARGO_MANIFEST_DIR")).args(args).assert()
 }
 
 fn json(args: &[&str]) -> Value {
@@ -42,10 +38,7 @@ fn categories(lines: &Value) -> BTreeMap<String, (u64, u64)> {
         .unwrap()
         .iter()
         .map(|c| {
-            (
-                c["category"].as_str().unwrap().to_string(),
-                (c["calls"].as_u64().unwrap(), c["ns"].as_u64().unwrap()),
-            )
+            (c["category"].as_str().unwrap().to_string(), (c["calls"].as_u64().unwrap(), c["ns"].as_u64().unwrap()))
         })
         .collect()
 }
@@ -56,19 +49,12 @@ fn expected_categories(phase: &Value) -> BTreeMap<String, (u64, u64)> {
         .as_object()
         .unwrap()
         .iter()
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                (v["calls"].as_u64().unwrap(), v["total_ns"].as_u64().unwrap()),
-            )
-        })
+        .map(|(k, v)| (k.clone(), (v["calls"].as_u64().unwrap(), v["total_ns"].as_u64().unwrap())))
         .collect()
 }
 
 fn phase_totals(phase: &Value) -> (u64, u64) {
-    expected_categories(phase)
-        .values()
-        .fold((0, 0), |(c, n), (c2, n2)| (c + c2, n + n2))
+    expected_categories(phase).values().fold((0, 0), |(c, n), (c2, n2)| (c + c2, n + n2))
 }
 
 fn check_rocpd_fixture(folder: &str, expected_file: &str) {
@@ -79,35 +65,17 @@ fn check_rocpd_fixture(folder: &str, expected_file: &str) {
     assert_eq!(got["window"]["decode_start_ns"], want["decode_window"]["start_ns"]);
 
     let phases = &want["phases"];
-    assert_eq!(
-        categories(&got["categories"]),
-        expected_categories(&phases["decode"]),
-        "decode categories"
-    );
-    assert_eq!(
-        categories(&got["prefill_categories"]),
-        expected_categories(&phases["prefill"]),
-        "prefill categories"
-    );
-    for (key, phase) in [
-        ("before_prefill", "before_prefill"),
-        ("after_decode", "after_decode"),
-        ("decode", "decode"),
-    ] {
+    assert_eq!(categories(&got["categories"]), expected_categories(&phases["decode"]), "decode categories");
+    assert_eq!(categories(&got["prefill_categories"]), expected_categories(&phases["prefill"]), "prefill categories");
+    for (key, phase) in [("before_prefill", "before_prefill"), ("after_decode", "after_decode"), ("decode", "decode")] {
         let (calls, ns) = phase_totals(&phases[phase]);
-        assert_eq!(
-            (got[key]["calls"].as_u64().unwrap(), got[key]["ns"].as_u64().unwrap()),
-            (calls, ns),
-            "{key}"
-        );
+        assert_eq!((got[key]["calls"].as_u64().unwrap(), got[key]["ns"].as_u64().unwrap()), (calls, ns), "{key}");
     }
 
     // Per kernel (by instantiation: the report drops parameter lists).
     let mut want_kernels: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     for (name, v) in phases["decode"]["kernels"].as_object().unwrap() {
-        let e = want_kernels
-            .entry(abprof::trace::names::instantiation(name))
-            .or_default();
+        let e = want_kernels.entry(abprof::trace::names::instantiation(name)).or_default();
         e.0 += v["calls"].as_u64().unwrap();
         e.1 += v["total_ns"].as_u64().unwrap();
     }
@@ -115,12 +83,7 @@ fn check_rocpd_fixture(folder: &str, expected_file: &str) {
         .as_array()
         .unwrap()
         .iter()
-        .map(|k| {
-            (
-                k["name"].as_str().unwrap().to_string(),
-                (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap()),
-            )
-        })
+        .map(|k| (k["name"].as_str().unwrap().to_string(), (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap())))
         .collect();
     assert_eq!(got_kernels, want_kernels);
 
@@ -128,12 +91,8 @@ fn check_rocpd_fixture(folder: &str, expected_file: &str) {
     let steps = want["decode_steps"].as_f64().unwrap();
     assert!((got["gpu_ms_per_token"].as_f64().unwrap() - decode_ns / steps / 1e6).abs() < 1e-12);
     // The synthetic sampler kernel is deliberately unknown to the rules.
-    let unmatched: Vec<&str> = got["unmatched"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k["name"].as_str().unwrap())
-        .collect();
+    let unmatched: Vec<&str> =
+        got["unmatched"].as_array().unwrap().iter().map(|k| k["name"].as_str().unwrap()).collect();
     assert_eq!(unmatched, ["greedy_sampler_fused<256>"]);
 }
 
@@ -148,40 +107,24 @@ fn bare_rocpd_file_finds_decode_by_step_gaps() {
     let want = expected("rocpd-kv-f16.expected.json");
     let got = json(&["attribute", "traces/rocpd-kv-f16/trace.db", "--tokens", "9", "--json"]);
     assert_eq!(got["window"]["method"], "step-gaps");
-    assert_eq!(
-        categories(&got["categories"]),
-        expected_categories(&want["phases"]["decode"])
-    );
+    assert_eq!(categories(&got["categories"]), expected_categories(&want["phases"]["decode"]));
     // Without a manifest the request boundary is unknown: warmup and prefill are one bucket.
     let (c1, n1) = phase_totals(&want["phases"]["prefill"]);
     let (c2, n2) = phase_totals(&want["phases"]["before_prefill"]);
-    assert_eq!(
-        (
-            got["prefill"]["calls"].as_u64().unwrap(),
-            got["prefill"]["ns"].as_u64().unwrap()
-        ),
-        (c1 + c2, n1 + n2)
-    );
+    assert_eq!((got["prefill"]["calls"].as_u64().unwrap(), got["prefill"]["ns"].as_u64().unwrap()), (c1 + c2, n1 + n2));
 }
 
 #[test]
 fn real_nsys_export_has_five_saxpy_kernels() {
     let got = json(&["attribute", "traces/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", "--json"]);
-    assert!(
-        got["format"].as_str().unwrap().contains("export schema 2.9.1"),
-        "{}",
-        got["format"]
-    );
+    assert!(got["format"].as_str().unwrap().contains("export schema 2.9.1"), "{}", got["format"]);
     assert_eq!(got["window"]["method"], "whole-trace");
     let kernels = got["kernels"].as_array().unwrap();
     assert_eq!(kernels.len(), 1);
     assert_eq!(kernels[0]["name"], "saxpy");
     assert_eq!(kernels[0]["calls"], 5);
     // end - start of the five rows, summed
-    assert_eq!(
-        kernels[0]["ns"],
-        17_704_808u64 + 17_733_416 + 17_700_808 + 17_720_488 + 17_713_960
-    );
+    assert_eq!(kernels[0]["ns"], 17_704_808u64 + 17_733_416 + 17_700_808 + 17_720_488 + 17_713_960);
     assert_eq!(got["unmatched"][0]["name"], "saxpy");
 }
 
@@ -194,12 +137,7 @@ fn real_rocprofv3_csv_has_nine_dispatches_with_their_durations() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|k| {
-            (
-                k["name"].as_str().unwrap().to_string(),
-                (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap()),
-            )
-        })
+        .map(|k| (k["name"].as_str().unwrap().to_string(), (k["calls"].as_u64().unwrap(), k["ns"].as_u64().unwrap())))
         .collect();
     let want: BTreeMap<String, (u64, u64)> = [
         ("addition_kernel<float>", (3, 12_800 + 11_400 + 9_840)),
@@ -236,10 +174,7 @@ fn damaged_and_foreign_files_are_refused_in_one_line() {
     ];
     for (path, want) in cases {
         let err = stderr_of_failure(&["attribute", path]);
-        assert!(
-            err.starts_with("abprof: error: ") && err.contains(want),
-            "{path}: {err}"
-        );
+        assert!(err.starts_with("abprof: error: ") && err.contains(want), "{path}: {err}");
     }
 }
 
@@ -255,14 +190,8 @@ fn compare_traces_scales_to_measured_and_names_the_moved_kernels() {
     ]);
     let f16 = expected("rocpd-kv-f16.expected.json");
     let q8 = expected("rocpd-kv-q8_0.expected.json");
-    let measured = [
-        f16["measured_ms_per_token"].as_f64().unwrap(),
-        q8["measured_ms_per_token"].as_f64().unwrap(),
-    ];
-    assert_eq!(
-        got["variants"][1]["measured_ms_per_token"].as_f64().unwrap(),
-        measured[1]
-    );
+    let measured = [f16["measured_ms_per_token"].as_f64().unwrap(), q8["measured_ms_per_token"].as_f64().unwrap()];
+    assert_eq!(got["variants"][1]["measured_ms_per_token"].as_f64().unwrap(), measured[1]);
 
     let rows = got["categories"].as_array().unwrap();
     for i in 0..2 {
@@ -276,42 +205,26 @@ fn compare_traces_scales_to_measured_and_names_the_moved_kernels() {
     let fa = rows.iter().find(|r| r["category"] == "flash attention").unwrap();
     let share = |e: &Value| {
         let d = &e["phases"]["decode"]["categories"];
-        let total: u64 = d
-            .as_object()
-            .unwrap()
-            .values()
-            .map(|v| v["total_ns"].as_u64().unwrap())
-            .sum();
+        let total: u64 = d.as_object().unwrap().values().map(|v| v["total_ns"].as_u64().unwrap()).sum();
         d["flash attention"]["total_ns"].as_u64().unwrap() as f64 / total as f64
     };
     let want_delta = share(&q8) * measured[1] - share(&f16) * measured[0];
     assert!((fa["delta"][1].as_f64().unwrap() - want_delta).abs() < 1e-12);
     assert_eq!(got["moved_kernels"][0]["kernel"], "flash_attn_ext_vec");
-    assert_eq!(
-        got["moved_kernels"][0]["names"][1],
-        "flash_attn_ext_vec<128, 1, (ggml_type)8, (ggml_type)8, false>"
-    );
+    assert_eq!(got["moved_kernels"][0]["names"][1], "flash_attn_ext_vec<128, 1, (ggml_type)8, (ggml_type)8, false>");
 
     let unattributed = got["variants"][0]["unattributed_ms_per_token"].as_f64().unwrap();
     let traced = got["variants"][0]["traced_gpu_ms_per_token"].as_f64().unwrap();
     assert!((unattributed - (measured[0] - traced)).abs() < 1e-12);
 
-    let text = abprof(&[
-        "compare-traces",
-        "--variant",
-        "f16=traces/rocpd-kv-f16",
-        "--variant",
-        "q8=traces/rocpd-kv-q8_0",
-    ])
-    .success()
-    .get_output()
-    .stdout
-    .clone();
+    let text =
+        abprof(&["compare-traces", "--variant", "f16=traces/rocpd-kv-f16", "--variant", "q8=traces/rocpd-kv-q8_0"])
+            .success()
+            .get_output()
+            .stdout
+            .clone();
     let text = String::from_utf8(text).unwrap();
-    assert!(
-        text.contains("unattributed (measured - GPU busy)") && text.contains("flash attention"),
-        "{text}"
-    );
+    assert!(text.contains("unattributed (measured - GPU busy)") && text.contains("flash attention"), "{text}");
 }
 
 #[test]
@@ -323,10 +236,7 @@ fn compare_traces_refuses_a_benchmark_of_another_output_length() {
         "--variant",
         "q8=traces/rocpd-kv-q8_0-bench1024",
     ]);
-    assert!(
-        err.contains("a 9-token trace scaled by a 1024-token TPS is simply wrong"),
-        "{err}"
-    );
+    assert!(err.contains("a 9-token trace scaled by a 1024-token TPS is simply wrong"), "{err}");
     let err = stderr_of_failure(&[
         "compare-traces",
         "--variant",
@@ -345,29 +255,11 @@ fn compare_traces_refuses_a_benchmark_of_another_output_length() {
 fn custom_rules_file_replaces_the_builtin_categories() {
     let dir = tempfile::tempdir().unwrap();
     let rules = dir.path().join("rules.toml");
-    std::fs::write(
-        &rules,
-        "[[rule]]\ncategory = \"blas-ish\"\nregex = '^(addition|multiply)_kernel$'\n",
-    )
-    .unwrap();
-    let got = json(&[
-        "attribute",
-        "traces/kernel_trace.csv",
-        "--rules",
-        rules.to_str().unwrap(),
-        "--json",
-    ]);
-    assert_eq!(
-        categories(&got["categories"])["blas-ish"],
-        (5, 12_800 + 11_400 + 9_840 + 11_160 + 9_920)
-    );
+    std::fs::write(&rules, "[[rule]]\ncategory = \"blas-ish\"\nregex = '^(addition|multiply)_kernel$'\n").unwrap();
+    let got = json(&["attribute", "traces/kernel_trace.csv", "--rules", rules.to_str().unwrap(), "--json"]);
+    assert_eq!(categories(&got["categories"])["blas-ish"], (5, 12_800 + 11_400 + 9_840 + 11_160 + 9_920));
     std::fs::write(&rules, "[[rule]]\ncategory = \"x\"\nregex = '('\n").unwrap();
-    let err = stderr_of_failure(&[
-        "attribute",
-        "traces/kernel_trace.csv",
-        "--rules",
-        rules.to_str().unwrap(),
-    ]);
+    let err = stderr_of_failure(&["attribute", "traces/kernel_trace.csv", "--rules", rules.to_str().unwrap()]);
     assert!(err.contains("rule 1 (x): invalid regex"), "{err}");
 }
 
@@ -376,14 +268,7 @@ fn custom_rules_file_replaces_the_builtin_categories() {
 /// the next kernel starts early and waits. Summed durations count the wait; exclusive time does not.
 #[test]
 fn programmatic_dependent_launch_waits_are_not_counted_as_kernel_time() {
-    let got = json(&[
-        "attribute",
-        "traces/nsys-h200-kv-q8_0-4steps.sqlite",
-        "--tokens",
-        "5",
-        "--busy",
-        "--json",
-    ]);
+    let got = json(&["attribute", "traces/nsys-h200-kv-q8_0-4steps.sqlite", "--tokens", "5", "--busy", "--json"]);
     assert_eq!(got["window"]["method"], "cuda-graph");
     assert_eq!(got["decode"]["calls"], 2324);
     let ratio = got["overlap_ratio"].as_f64().unwrap();
@@ -425,23 +310,13 @@ fn compare_traces_blames_flash_attention_not_the_waiting_rotation() {
     ]);
     assert_eq!(got["share_basis"], "exclusive");
     let row = |cat: &str| {
-        got["categories"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["category"] == cat)
-            .unwrap()["share_of_delta"][1]
+        got["categories"].as_array().unwrap().iter().find(|r| r["category"] == cat).unwrap()["share_of_delta"][1]
             .as_f64()
             .unwrap()
     };
     assert!(row("flash attention") > 0.8, "flash attention: {}", row("flash attention"));
     assert!(row("KV rotation (Hadamard)") < 0.15, "rotation: {}", row("KV rotation (Hadamard)"));
     assert_eq!(got["moved_kernels"][0]["kernel"], "flash_attn_ext_vec");
-    let sum: f64 = got["categories"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["ms_per_token"][1].as_f64().unwrap())
-        .sum();
+    let sum: f64 = got["categories"].as_array().unwrap().iter().map(|r| r["ms_per_token"][1].as_f64().unwrap()).sum();
     assert!((sum - 4.8444).abs() < 1e-9, "categories sum to the measured ms/token: {sum}");
 }

@@ -104,7 +104,9 @@ pub fn read_cache(text: &str) -> Vec<(String, String)> {
 /// user set with -D.
 pub fn recorded_options(cache: &[(String, String)], user: &[String]) -> Vec<(String, String)> {
     let mut keys: Vec<String> = vec!["CMAKE_BUILD_TYPE".into(), "CMAKE_GENERATOR".into()];
-    keys.extend(cache.iter().filter(|(k, _)| k.ends_with("_COMPILER") && k.starts_with("CMAKE_")).map(|(k, _)| k.clone()));
+    keys.extend(
+        cache.iter().filter(|(k, _)| k.ends_with("_COMPILER") && k.starts_with("CMAKE_")).map(|(k, _)| k.clone()),
+    );
     for a in user {
         if let Some(def) = a.strip_prefix("-D") {
             let key = def.split(['=', ':']).next().unwrap_or("");
@@ -113,9 +115,7 @@ pub fn recorded_options(cache: &[(String, String)], user: &[String]) -> Vec<(Str
             }
         }
     }
-    keys.into_iter()
-        .filter_map(|k| cache.iter().find(|(c, _)| *c == k).map(|(_, v)| (k.clone(), v.clone())))
-        .collect()
+    keys.into_iter().filter_map(|k| cache.iter().find(|(c, _)| *c == k).map(|(_, v)| (k.clone(), v.clone()))).collect()
 }
 
 /// `LANG: PATH — first line of PATH --version` for every compiler the cache names.
@@ -150,7 +150,11 @@ mod tests {
         let a = configure_args(Path::new("/s"), Path::new("/b"), &["-DGGML_HIP=ON".into()]);
         assert!(a.windows(2).any(|w| w == ["-G", "Ninja"]));
         assert!(a.contains(&"-DCMAKE_BUILD_TYPE=Release".to_string()));
-        let a = configure_args(Path::new("/s"), Path::new("/b"), &["-DCMAKE_BUILD_TYPE=Debug".into(), "-GUnix Makefiles".into()]);
+        let a = configure_args(
+            Path::new("/s"),
+            Path::new("/b"),
+            &["-DCMAKE_BUILD_TYPE=Debug".into(), "-GUnix Makefiles".into()],
+        );
         assert!(!a.contains(&"Ninja".to_string()) && !a.contains(&"-DCMAKE_BUILD_TYPE=Release".to_string()));
     }
 

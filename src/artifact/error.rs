@@ -9,11 +9,15 @@ pub enum ArtifactError {
     UnknownCommit { repo: PathBuf, commit: String },
     #[error("cannot read patch {path}: {source}")]
     PatchUnreadable { path: PathBuf, source: std::io::Error },
-    #[error("patch {path} does not apply to {commit}: {detail} (make it with `git diff {commit}` against that commit)")]
+    #[error(
+        "patch {path} does not apply to {commit}: {detail} (make it with `git diff {commit}` against that commit)"
+    )]
     PatchDoesNotApply { path: PathBuf, commit: String, detail: String },
     #[error("artifact name {0:?} must be letters, digits, '.', '_' or '-' (it names a folder)")]
     BadName(String),
-    #[error("artifact {0} already exists and artifacts are immutable: pick another --name (or delete it deliberately)")]
+    #[error(
+        "artifact {0} already exists and artifacts are immutable: pick another --name (or delete it deliberately)"
+    )]
     Exists(PathBuf),
     #[error("could not run {program}: {source} (is it installed? scripts/system-deps installs cmake and ninja)")]
     Tool { program: String, source: std::io::Error },

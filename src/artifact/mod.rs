@@ -51,7 +51,10 @@ pub fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -> Resul
     let commit = resolve_commit(&repo, &spec.commit)?;
     // Read once: a patch from a pipe (`--patch <(git diff)`) cannot be read twice.
     let patch = match &spec.patch {
-        Some(p) => Some((p.clone(), std::fs::read(p).map_err(|e| ArtifactError::PatchUnreadable { path: p.clone(), source: e })?)),
+        Some(p) => Some((
+            p.clone(),
+            std::fs::read(p).map_err(|e| ArtifactError::PatchUnreadable { path: p.clone(), source: e })?,
+        )),
         None => None,
     };
     let patch_info = patch.as_ref().map(|(p, bytes)| PatchInfo {

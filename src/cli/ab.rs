@@ -69,7 +69,11 @@ pub struct AbArgs {
 }
 
 fn absolute(p: &Path, base: &Path) -> PathBuf {
-    if p.is_absolute() { p.to_path_buf() } else { base.join(p) }
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
 }
 
 /// A study file whose relative paths are taken from `base` made absolute, so the copy in the

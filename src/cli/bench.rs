@@ -78,7 +78,8 @@ pub fn run(a: BenchArgs) -> Result<i32> {
         print!("{}", crate::report::sample::render_text(&sample));
         println!("evidence           {}", evidence.display());
     }
-    let exp = Expectations { prompt_tokens: expected, locked_length: true, timing_blocks: 1, ..Expectations::default() };
+    let exp =
+        Expectations { prompt_tokens: expected, locked_length: true, timing_blocks: 1, ..Expectations::default() };
     let rejections = sample_rejections(&sample, &exp);
     if let Some(e) = &sample.error {
         bail!("{e} (evidence kept in {})", evidence.display());

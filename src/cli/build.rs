@@ -6,7 +6,9 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Example: abprof build --repo ~/llama.cpp --commit 0c1e57098 --patch cand.patch --name cand -- -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151")]
+#[command(
+    after_help = "Example: abprof build --repo ~/llama.cpp --commit 0c1e57098 --patch cand.patch --name cand -- -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151"
+)]
 pub struct BuildArgs {
     /// The git source tree (it may hold uncommitted work: it is only read).
     #[arg(long, value_name = "DIR")]

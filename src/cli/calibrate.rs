@@ -9,7 +9,6 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
     /// llama-server binary to start for calibration (or use --url).

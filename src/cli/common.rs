@@ -48,14 +48,21 @@ pub fn split_server_args(s: &str) -> Result<Vec<String>> {
 
 pub fn check_model(model: &Path) -> Result<()> {
     if !model.is_file() {
-        bail!("model {} does not exist: pass a GGUF file (scripts/testbed prints TARGET_MODEL and SMOLLM2_MODEL)", model.display());
+        bail!(
+            "model {} does not exist: pass a GGUF file (scripts/testbed prints TARGET_MODEL and SMOLLM2_MODEL)",
+            model.display()
+        );
     }
     Ok(())
 }
 
 pub fn read_prompt(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| {
-        format!("cannot read prompt file {}: make one with `abprof calibrate ... --out {}`", path.display(), path.display())
+        format!(
+            "cannot read prompt file {}: make one with `abprof calibrate ... --out {}`",
+            path.display(),
+            path.display()
+        )
     })
 }
 
@@ -75,9 +82,5 @@ pub fn default_evidence(kind: &str) -> PathBuf {
 /// The async runtime every HTTP-speaking subcommand runs on. Multi-threaded so a blocking idle
 /// gate can run in place without stalling the stream reader.
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("tokio runtime")
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
 }

@@ -26,15 +26,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
-    let specs = a
-        .variants
-        .iter()
-        .map(|v| v.parse::<VariantSpec>())
-        .collect::<Result<Vec<_>, _>>()?;
-    let inputs = specs
-        .iter()
-        .map(|s| compare::load_variant(s, &rules, a.reading.tokens))
-        .collect::<Result<Vec<_>, _>>()?;
+    let specs = a.variants.iter().map(|v| v.parse::<VariantSpec>()).collect::<Result<Vec<_>, _>>()?;
+    let inputs =
+        specs.iter().map(|s| compare::load_variant(s, &rules, a.reading.tokens)).collect::<Result<Vec<_>, _>>()?;
     let comparison = compare::compare(&inputs, a.top)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&comparison)?);

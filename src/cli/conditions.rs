@@ -35,6 +35,11 @@ impl ConditionArgs {
     }
 
     pub fn isolation(&self) -> Isolation {
-        Isolation { before: lines(&self.before), after: lines(&self.after), verify: lines(&self.verify), ..Isolation::default() }
+        Isolation {
+            before: lines(&self.before),
+            after: lines(&self.after),
+            verify: lines(&self.verify),
+            ..Isolation::default()
+        }
     }
 }

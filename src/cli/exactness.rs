@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error.")]
+#[command(
+    after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error."
+)]
 pub struct ExactnessArgs {
     /// Baseline then candidate: label=/path/to/llama-server[|kv=TYPE][|env=VAR=VAL][|extra=ARGS][|model=PATH].
     #[arg(long = "variant", value_name = "SPEC", required = true)]
@@ -47,9 +49,10 @@ pub struct ExactnessArgs {
 }
 
 fn model_of<'a>(v: &'a Variant, default: Option<&'a Path>) -> Result<&'a Path> {
-    let model = v.model.as_deref().or(default).with_context(|| {
-        format!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label)
-    })?;
+    let model =
+        v.model.as_deref().or(default).with_context(|| {
+            format!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label)
+        })?;
     check_model(model)?;
     Ok(model)
 }
@@ -74,7 +77,11 @@ pub fn run(a: ExactnessArgs) -> Result<i32> {
     for v in &variants {
         let model = model_of(v, a.model.as_deref())?;
         let dir = root.join("exactness").join(&v.label);
-        sides.push(ExactnessSide { label: v.label.clone(), spec: v.spec.clone(), launch: launch(v, model, &common, &dir)? });
+        sides.push(ExactnessSide {
+            label: v.label.clone(),
+            spec: v.spec.clone(),
+            launch: launch(v, model, &common, &dir)?,
+        });
     }
     let rt = runtime();
     let (prompt, prompt_file, expected) = match &a.prompt {
@@ -88,7 +95,12 @@ pub fn run(a: ExactnessArgs) -> Result<i32> {
             cal_launch.log_file = root.join("exactness").join("calibration.server.log");
             cal_launch.console_file = root.join("exactness").join("calibration.console.log");
             let cal = rt
-                .block_on(calibrate_on_fresh_server(&cal_launch, Duration::from_secs(a.health_timeout), DEFAULT_SOURCE, a.prompt_tokens))
+                .block_on(calibrate_on_fresh_server(
+                    &cal_launch,
+                    Duration::from_secs(a.health_timeout),
+                    DEFAULT_SOURCE,
+                    a.prompt_tokens,
+                ))
                 .with_context(|| format!("calibrating a {}-token prompt on {}", a.prompt_tokens, sides[0].label))?;
             calibrate::save(&cal, &file).with_context(|| format!("cannot write {}", file.display()))?;
             (cal.text.clone(), Some(file), Some(cal.prompt_tokens))

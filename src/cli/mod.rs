@@ -1,16 +1,16 @@
 //! Argument parsing only: each subcommand hands its parsed arguments to one function below.
 use clap::{Parser, Subcommand};
 
-mod attribute;
 mod ab;
+mod attribute;
 mod bench;
 mod build;
 mod calibrate;
 mod common;
+mod compare_traces;
 mod conditions;
 mod exactness;
 mod monitor;
-mod compare_traces;
 mod parse_log;
 mod pi;
 mod summarize;

@@ -1,6 +1,8 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
 use super::common::{check_model, default_evidence, runtime, split_server_args};
-use crate::pi::{render_text, run_pi_study, sample_line, AgentModel, PiConditions, PiError, PiMode, PiSettings, PiStudy, PiVariant};
+use crate::pi::{
+    render_text, run_pi_study, sample_line, AgentModel, PiConditions, PiError, PiMode, PiSettings, PiStudy, PiVariant,
+};
 use crate::server::LaunchSpec;
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
@@ -75,8 +77,9 @@ pub fn run(a: PiArgs) -> Result<i32> {
         bail!(PiError::NoSamples);
     }
     let pi_bin = resolve_program(&a.pi_bin).ok_or_else(|| PiError::PiMissing(a.pi_bin.clone()))?;
-    let python = resolve_program(&a.python)
-        .with_context(|| format!("python interpreter {} not found: install python3 or pass --python", a.python.display()))?;
+    let python = resolve_program(&a.python).with_context(|| {
+        format!("python interpreter {} not found: install python3 or pass --python", a.python.display())
+    })?;
     let common = split_server_args(&a.server_args)?;
     let root = a.root.clone().unwrap_or_else(|| default_evidence("pi"));
     let mut pi_variants = Vec::new();

@@ -75,7 +75,9 @@ fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
         Some(k) => k,
         None if on_path("rocprofv3").is_some() => TracerKind::Rocprofv3,
         None if on_path("nsys").is_some() => TracerKind::Nsys,
-        None => bail!("no tracer found: install rocprofv3 (ROCm) or nsys (Nsight Systems), or pass --tracer-bin / --tracer-cmd"),
+        None => bail!(
+            "no tracer found: install rocprofv3 (ROCm) or nsys (Nsight Systems), or pass --tracer-bin / --tracer-cmd"
+        ),
     };
     let name = match kind {
         TracerKind::Rocprofv3 => "rocprofv3",
@@ -104,7 +106,12 @@ pub fn run(a: TraceArgs) -> Result<i32> {
         (None, Some(n)) => {
             let base = &variants[0];
             let launch = LaunchSpec::for_variant(base, &a.model, &common, port, &a.root.join("calibration"));
-            let cal = rt.block_on(calibrate_on_fresh_server(&launch, Duration::from_secs(a.health_timeout), DEFAULT_SOURCE, n))?;
+            let cal = rt.block_on(calibrate_on_fresh_server(
+                &launch,
+                Duration::from_secs(a.health_timeout),
+                DEFAULT_SOURCE,
+                n,
+            ))?;
             save_prompt(&cal, &a.root.join("prompt.txt"))?;
             (cal.text, Some(n))
         }

@@ -67,7 +67,13 @@ pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Cal
         let actual = rec.usage.ok_or(CalibrateError::NoUsage)?.prompt_tokens;
         rounds.push(Round { content_tokens: n, prompt_tokens: actual });
         if actual == target {
-            return Ok(Calibration { prompt_tokens: target, content_tokens: n, rounds, system_fingerprint: fingerprint, text });
+            return Ok(Calibration {
+                prompt_tokens: target,
+                content_tokens: n,
+                rounds,
+                system_fingerprint: fingerprint,
+                text,
+            });
         }
         let overhead = actual.saturating_sub(n);
         if target <= overhead {
@@ -76,7 +82,11 @@ pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Cal
         let next = (n as i64 + target as i64 - actual as i64).clamp(1, ids.len() as i64) as u64;
         // The correction can oscillate across a join that merges tokens: step by one then.
         n = if rounds.iter().any(|r| r.content_tokens == next) {
-            if actual > target { n.saturating_sub(1).max(1) } else { n + 1 }
+            if actual > target {
+                n.saturating_sub(1).max(1)
+            } else {
+                n + 1
+            }
         } else {
             next
         };

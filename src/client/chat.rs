@@ -58,7 +58,6 @@ impl ChatRequest {
             top_logprobs: None,
         }
     }
-
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -241,7 +240,11 @@ impl Client {
         rec.response_end = Some(Stamp::now());
         if !rec.saw_done {
             let detail = broke.unwrap_or_else(|| {
-                if parser.has_partial() { "cut mid-event".into() } else { "no [DONE] event".into() }
+                if parser.has_partial() {
+                    "cut mid-event".into()
+                } else {
+                    "no [DONE] event".into()
+                }
             });
             return Err(ClientError::TruncatedStream { chunks: rec.chunks, detail, partial: Box::new(rec) });
         }

@@ -87,15 +87,11 @@ impl Client {
             .await
             .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
         let status = resp.status().as_u16();
-        let text = resp
-            .text()
-            .await
-            .map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
+        let text = resp.text().await.map_err(|e| ClientError::Unreachable { url: self.url(path), source: e })?;
         if status != 200 {
             return Err(ClientError::Status { endpoint: path.into(), status, message: error_message(&text) });
         }
-        serde_json::from_str(&text)
-            .map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
+        serde_json::from_str(&text).map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
     }
 
     /// Token ids of `content`; `add_special` false for prompt calibration (the chat template
@@ -131,7 +127,8 @@ fn error_message(body: &str) -> String {
 mod tests {
     #[test]
     fn error_message_reads_llama_server_error_bodies() {
-        let body = r#"{"error":{"code":500,"message":"[json.exception.parse_error.101] parse error","type":"server_error"}}"#;
+        let body =
+            r#"{"error":{"code":500,"message":"[json.exception.parse_error.101] parse error","type":"server_error"}}"#;
         assert_eq!(super::error_message(body), "[json.exception.parse_error.101] parse error");
         assert_eq!(super::error_message("plain"), "plain");
     }

@@ -150,7 +150,14 @@ pub fn compare(
         None if pairs().all(|(a, b)| identical(a, b)) => Verdict::Exact,
         None => Verdict::EqualTokens { max_abs_delta: max_delta.unwrap_or(0.0), at: max_at.unwrap_or(0) },
     };
-    Comparison { verdict, compared_positions: compared, max_abs_logprob_delta: max_delta, max_delta_at: max_at, topk_set_differences, cosine }
+    Comparison {
+        verdict,
+        compared_positions: compared,
+        max_abs_logprob_delta: max_delta,
+        max_delta_at: max_at,
+        topk_set_differences,
+        cosine,
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use serde::{Deserialize, Serialize};
 pub const COSINE_THRESHOLD: f64 = 0.99;
 
 /// How missing ids are filled, recorded with every report so the number can be read correctly.
-pub const FILL_RULE: &str = "union of both top-k id sets; an id missing from one side's top-k gets that side's k-th (lowest reported) logprob";
+pub const FILL_RULE: &str =
+    "union of both top-k id sets; an id missing from one side's top-k gets that side's k-th (lowest reported) logprob";
 
 /// Per-position and overall cosine similarity of the aligned top-k logprob vectors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,7 +94,16 @@ pub fn summarize<'a>(pairs: impl Iterator<Item = (&'a [Alternative], &'a [Altern
     let below_threshold: Vec<usize> =
         per_position.iter().enumerate().filter(|(_, c)| **c < COSINE_THRESHOLD).map(|(i, _)| i).collect();
     let pass = overall.is_some_and(|o| o >= COSINE_THRESHOLD) && below_threshold.is_empty();
-    CosineSummary { threshold: COSINE_THRESHOLD, overall, min, min_at, below_threshold, per_position, pass, fill: FILL_RULE.into() }
+    CosineSummary {
+        threshold: COSINE_THRESHOLD,
+        overall,
+        min,
+        min_at,
+        below_threshold,
+        per_position,
+        pass,
+        fill: FILL_RULE.into(),
+    }
 }
 
 #[cfg(test)]

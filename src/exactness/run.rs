@@ -101,8 +101,13 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
         }
         return Err(ExactnessError::Request { label: side.label.clone(), message: message.clone(), dir });
     }
-    let tokens = captured_tokens(&tap.logprobs, sample.completion_tokens(), sample.finish_reason.as_deref(), TOP_K as usize)
-        .map_err(|e: LogprobsError| ExactnessError::Logprobs { label: side.label.clone(), dir: dir.clone(), source: e })?;
+    let tokens =
+        captured_tokens(&tap.logprobs, sample.completion_tokens(), sample.finish_reason.as_deref(), TOP_K as usize)
+            .map_err(|e: LogprobsError| ExactnessError::Logprobs {
+                label: side.label.clone(),
+                dir: dir.clone(),
+                source: e,
+            })?;
     write_json(&dir.join("tokens.json"), &tokens)?;
     if let (Some(got), Some(want)) = (sample.prompt_tokens(), plan.expected_prompt_tokens) {
         if got != want {
@@ -147,7 +152,8 @@ pub async fn run_exactness(
             });
         }
     }
-    let comparison = compare(&a.tokens, &b.tokens, a.sample.finish_reason.as_deref(), b.sample.finish_reason.as_deref());
+    let comparison =
+        compare(&a.tokens, &b.tokens, a.sample.finish_reason.as_deref(), b.sample.finish_reason.as_deref());
     let req = plan.request();
     let request = RequestReport {
         prompt_file: plan.prompt_file.clone(),

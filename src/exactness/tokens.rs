@@ -53,7 +53,12 @@ pub fn captured_tokens(
         .map(|(index, t)| {
             let id = t.id.ok_or_else(|| LogprobsError::NoId { index, text: t.token.clone() })?;
             if t.top_logprobs.len() < top_k {
-                return Err(LogprobsError::ShortTop { index, text: t.token.clone(), got: t.top_logprobs.len(), want: top_k });
+                return Err(LogprobsError::ShortTop {
+                    index,
+                    text: t.token.clone(),
+                    got: t.top_logprobs.len(),
+                    want: top_k,
+                });
             }
             let top = t
                 .top_logprobs
@@ -148,6 +153,9 @@ mod tests {
         assert!(one_line(e).contains("has 2 top logprobs, expected 5"));
         let mut nan = list;
         nan[1].logprob = f64::NEG_INFINITY;
-        assert!(matches!(captured_tokens(&nan, Some(n), None, 5).unwrap_err(), LogprobsError::NotFinite { index: 1, .. }));
+        assert!(matches!(
+            captured_tokens(&nan, Some(n), None, 5).unwrap_err(),
+            LogprobsError::NotFinite { index: 1, .. }
+        ));
     }
 }

@@ -110,7 +110,8 @@ fn write(path: &Path, bytes: &[u8]) -> Result<(), SampleError> {
 
 /// Writes `sample.json` atomically (temp file + rename): a reader never sees half a record.
 pub fn save_record(files: &SampleFiles, sample: &Sample) -> Result<(), SampleError> {
-    crate::atomic_file::write_json(&files.record(), sample).map_err(|e| SampleError::Evidence { path: files.record(), source: e })
+    crate::atomic_file::write_json(&files.record(), sample)
+        .map_err(|e| SampleError::Evidence { path: files.record(), source: e })
 }
 
 /// Takes one sample. Failures after the server is healthy (a broken stream, a server that dies

@@ -33,7 +33,8 @@ pub fn judge_answer(jsonl: &str, code_run: Option<CodeRun<'_>>) -> AnswerVerdict
         failures.push("pi's JSONL has no assistant message_end: the model never answered".into());
     }
     if !transcript.tool_calls.is_empty() {
-        failures.push(format!("the model called tools ({}): the workload forbids them", transcript.tool_calls.join(", ")));
+        failures
+            .push(format!("the model called tools ({}): the workload forbids them", transcript.tool_calls.join(", ")));
     }
     if transcript.compactions > 0 || transcript.retries > 0 {
         failures.push(format!(

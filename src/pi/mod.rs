@@ -14,13 +14,15 @@ mod sample;
 mod study;
 mod transcript;
 
-pub use answer::{judge_answer, AnswerVerdict, CodeRun};
 pub use agent_dir::{models_json, settings_json, write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
+pub use answer::{judge_answer, AnswerVerdict, CodeRun};
 pub use error::PiError;
 pub use process::{run_timed, TimedExit, TimedRun};
 pub use prompt::{PiMode, DECODE_PROMPT};
-pub use render::{render_text, sample_line};
 pub use python::{check_python, extract_python, CodeCheck, CodeOutcome, PythonCode};
+pub use render::{render_text, sample_line};
 pub use sample::{run_pi_sample, sample_dir, PiSample, PiSampleFiles, PiSettings, PiSlot};
-pub use study::{pi_version, run_pi_study, PiConditions, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE};
+pub use study::{
+    pi_version, run_pi_study, PiConditions, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE,
+};
 pub use transcript::{parse_transcript, Transcript, TranscriptError};

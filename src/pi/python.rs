@@ -63,10 +63,17 @@ pub enum CodeOutcome {
     Passed,
     /// The answer had no ```python block.
     NoCode,
-    Failed { exit: String, stderr_tail: String },
-    TimedOut { secs: u64 },
+    Failed {
+        exit: String,
+        stderr_tail: String,
+    },
+    TimedOut {
+        secs: u64,
+    },
     /// The interpreter could not be started at all.
-    NotRun { reason: String },
+    NotRun {
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -96,7 +103,10 @@ impl CodeCheck {
             CodeOutcome::NoCode => Some("the answer has no ```python block".into()),
             CodeOutcome::Failed { exit, stderr_tail } => {
                 let last = stderr_tail.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                Some(format!("the extracted Python {exit}{}", if last.is_empty() { String::new() } else { format!(": {last}") }))
+                Some(format!(
+                    "the extracted Python {exit}{}",
+                    if last.is_empty() { String::new() } else { format!(": {last}") }
+                ))
             }
             CodeOutcome::TimedOut { secs } => Some(format!("the extracted Python ran past its {secs} s timeout")),
             CodeOutcome::NotRun { reason } => Some(format!("the extracted Python could not be run: {reason}")),
@@ -168,7 +178,8 @@ mod tests {
 
     #[test]
     fn python_blocks_are_joined_and_others_skipped() {
-        let text = "Intro\n```python\ndef f():\n    return 1\n```\nsome text\n```bash\nls\n```\n```py\nassert f() == 1\n```\n";
+        let text =
+            "Intro\n```python\ndef f():\n    return 1\n```\nsome text\n```bash\nls\n```\n```py\nassert f() == 1\n```\n";
         let c = extract_python(text).unwrap();
         assert_eq!(c.blocks, 2);
         assert_eq!(c.code, "def f():\n    return 1\n\nassert f() == 1\n");
@@ -182,7 +193,8 @@ mod tests {
         assert!(c.unterminated);
         assert_eq!(c.code, "x = [1,\n");
         let ev = tempfile::tempdir().unwrap();
-        let imports_only = check_python("```python\nimport math\n", Path::new("python3"), Duration::from_secs(20), ev.path());
+        let imports_only =
+            check_python("```python\nimport math\n", Path::new("python3"), Duration::from_secs(20), ev.path());
         assert_eq!(imports_only.outcome, CodeOutcome::Passed);
         assert!(!imports_only.passed());
         assert!(imports_only.failure().unwrap().contains("cut off"));
@@ -199,7 +211,8 @@ mod tests {
         assert!(bad.failure().unwrap().contains("AssertionError: nope"), "{:?}", bad.failure());
         let syntax = check_python("```python\ndef broken(:\n```", py, t, ev.path());
         assert!(syntax.failure().unwrap().contains("SyntaxError"), "{:?}", syntax.failure());
-        let slow = check_python("```python\nimport time\ntime.sleep(30)\n```", py, Duration::from_millis(500), ev.path());
+        let slow =
+            check_python("```python\nimport time\ntime.sleep(30)\n```", py, Duration::from_millis(500), ev.path());
         assert!(matches!(slow.outcome, CodeOutcome::TimedOut { .. }), "{slow:?}");
         assert_eq!(check_python("just prose", py, t, ev.path()).outcome, CodeOutcome::NoCode);
     }

@@ -28,7 +28,14 @@ pub fn sample_line(s: &PiSample) -> String {
 
 pub fn render_text(r: &PiReport) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "pi {} ({}), mode {}, maxTokens {}", r.pi_version.as_deref().unwrap_or("?"), r.pi_bin.display(), r.mode, r.max_tokens);
+    let _ = writeln!(
+        o,
+        "pi {} ({}), mode {}, maxTokens {}",
+        r.pi_version.as_deref().unwrap_or("?"),
+        r.pi_bin.display(),
+        r.mode,
+        r.max_tokens
+    );
     let _ = writeln!(o, "order: {}", r.order.join(" "));
     if !r.telemetry.is_empty() {
         let _ = writeln!(o, "telemetry and idle gate: {}", r.telemetry);

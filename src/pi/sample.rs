@@ -2,13 +2,13 @@
 //! `/health`, then the whole `pi … --no-session --mode json -p PROMPT` process timed, the server
 //! stopped, its log required to hold exactly one request, the JSONL read, the answer's Python run.
 use super::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
+use super::answer::{judge_answer, CodeRun};
 use super::error::PiError;
 use super::process::{run_timed, TimedExit};
-use super::answer::{judge_answer, CodeRun};
 use super::python::CodeCheck;
 use crate::client::{Client, StreamRecord};
-use crate::measure::{SampleObserver, SamplePhase};
 use crate::measure::ServerTiming;
+use crate::measure::{SampleObserver, SamplePhase};
 use crate::server::log::{timing_blocks, DraftAcceptance};
 use crate::server::{free_port, LaunchSpec, RunningServer};
 use serde::{Deserialize, Serialize};

@@ -76,7 +76,9 @@ pub struct PiReport {
 fn summarize(v: &PiVariant, samples: &[PiSample]) -> PiVariantSummary {
     let mine: Vec<&PiSample> = samples.iter().filter(|s| s.label == v.label).collect();
     let valid: Vec<&PiSample> = mine.iter().copied().filter(|s| s.valid).collect();
-    let of = |f: &dyn Fn(&PiSample) -> Option<f64>| crate::stats::median(&valid.iter().filter_map(|s| f(s)).collect::<Vec<_>>());
+    let of = |f: &dyn Fn(&PiSample) -> Option<f64>| {
+        crate::stats::median(&valid.iter().filter_map(|s| f(s)).collect::<Vec<_>>())
+    };
     let mut prompt_tokens: Vec<u64> = mine.iter().filter_map(|s| s.server.as_ref().map(|t| t.prompt_tokens)).collect();
     prompt_tokens.sort_unstable();
     prompt_tokens.dedup();
@@ -115,14 +117,10 @@ fn warnings(summaries: &[PiVariantSummary]) -> Vec<String> {
 
 /// `pi --version`, recorded with the study (the Pi version must stay identical across variants).
 pub fn pi_version(pi_bin: &Path) -> Result<String, PiError> {
-    let out = Command::new(pi_bin)
-        .arg("--version")
-        .env("PI_OFFLINE", "1")
-        .output()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => PiError::PiMissing(pi_bin.to_path_buf()),
-            _ => PiError::PiSpawn { bin: pi_bin.to_path_buf(), source: e },
-        })?;
+    let out = Command::new(pi_bin).arg("--version").env("PI_OFFLINE", "1").output().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => PiError::PiMissing(pi_bin.to_path_buf()),
+        _ => PiError::PiSpawn { bin: pi_bin.to_path_buf(), source: e },
+    })?;
     let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     Ok(text.trim().to_string())
 }
@@ -176,8 +174,10 @@ pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) 
     let cancel = Arc::new(AtomicBool::new(false));
     let listener = {
         use tokio::signal::unix::{signal as on, SignalKind};
-        let mut int = on(SignalKind::interrupt()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
-        let mut term = on(SignalKind::terminate()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
+        let mut int =
+            on(SignalKind::interrupt()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
+        let mut term =
+            on(SignalKind::terminate()).map_err(|e| PiError::Evidence { path: study.root.clone(), source: e })?;
         let (signal, cancel) = (signal.clone(), cancel.clone());
         tokio::spawn(async move {
             let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
@@ -214,7 +214,8 @@ pub async fn run_pi_study(study: &PiStudy, progress: &mut dyn FnMut(&PiSample)) 
             let dir = sample_dir(&study.root, &v.label, o.repeat);
             let mut observer = StudyObserver::new(&v.label, &study.conditions.idle, &NoDisplay, &mut slot, dir);
             let pi_slot = PiSlot { index: o.index, label: &v.label, repeat: o.repeat };
-            let sample = run_pi_sample(pi_slot, &v.launch, &study.settings, &study.root, &mut observer, &cancel).await?;
+            let sample =
+                run_pi_sample(pi_slot, &v.launch, &study.settings, &study.root, &mut observer, &cancel).await?;
             progress(&sample);
             report.samples.push(sample);
             report.variants = study.variants.iter().map(|v| summarize(v, &report.samples)).collect();

@@ -49,8 +49,8 @@ pub fn parse_transcript(jsonl: &str) -> Result<Transcript, TranscriptError> {
     };
     for (i, line) in jsonl.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
         let line_no = i + 1;
-        let ev: serde_json::Value =
-            serde_json::from_str(line).map_err(|e| TranscriptError::NotJson { line: line_no, detail: e.to_string() })?;
+        let ev: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| TranscriptError::NotJson { line: line_no, detail: e.to_string() })?;
         let kind = ev.get("type").and_then(|k| k.as_str()).ok_or(TranscriptError::NoType { line: line_no })?;
         t.events += 1;
         match kind {
@@ -119,7 +119,10 @@ mod tests {
     #[test]
     fn garbage_is_a_clear_error() {
         assert_eq!(parse_transcript(""), Err(TranscriptError::Empty));
-        assert!(matches!(parse_transcript("{\"type\":\"agent_start\"}\nnot json\n"), Err(TranscriptError::NotJson { line: 2, .. })));
+        assert!(matches!(
+            parse_transcript("{\"type\":\"agent_start\"}\nnot json\n"),
+            Err(TranscriptError::NotJson { line: 2, .. })
+        ));
         assert_eq!(parse_transcript("{\"x\":1}\n"), Err(TranscriptError::NoType { line: 1 }));
     }
 }

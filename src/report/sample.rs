@@ -18,7 +18,11 @@ pub fn render_text(s: &Sample) -> String {
     let _ = writeln!(o, "completion tokens  {} (max_tokens {})", u.completion_tokens, s.max_tokens);
     let _ = writeln!(o, "finish_reason      {}", s.finish_reason.as_deref().unwrap_or("—"));
     if let Some(t) = &s.server {
-        let _ = writeln!(o, "server prefill     {:.2} ms  {:.2} tok/s  ({} tokens)", t.prefill_ms, t.prefill_tps, t.prompt_tokens);
+        let _ = writeln!(
+            o,
+            "server prefill     {:.2} ms  {:.2} tok/s  ({} tokens)",
+            t.prefill_ms, t.prefill_tps, t.prompt_tokens
+        );
         let _ = writeln!(
             o,
             "server decode      {:.2} ms  {:.2} tok/s  (N−1: {:.2} tok/s, {:.3} ms/token, {} tokens)",

@@ -33,7 +33,16 @@ pub fn render_text(s: &Summary) -> String {
     for m in Metric::ALL {
         let _ = writeln!(o, "\n{}", m.title());
         let runs_w = s.variants.iter().map(|v| v.metric(m).map_or(0, |x| x.runs.len())).max().unwrap_or(3).max(3) * 9;
-        let _ = writeln!(o, "  {:w$}  {:runs_w$}  {:>9}  {:>9}  {:>8}  {:>19}  verdict", "variant", "runs", "mean", "median", format!("vs {base}"), "95% CI");
+        let _ = writeln!(
+            o,
+            "  {:w$}  {:runs_w$}  {:>9}  {:>9}  {:>8}  {:>19}  verdict",
+            "variant",
+            "runs",
+            "mean",
+            "median",
+            format!("vs {base}"),
+            "95% CI"
+        );
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
             let d = digits(m);
@@ -41,11 +50,21 @@ pub fn render_text(s: &Summary) -> String {
             let change = ms.change_pct.map_or("—".into(), |c| format!("{c:+.2}%"));
             let ci = ms.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
             let verdict = ms.verdict.map_or("baseline", |v| v.word());
-            let _ = writeln!(o, "  {:w$}  {runs:runs_w$}  {:>9}  {:>9}  {change:>8}  {ci:>19}  {verdict}", v.label, f(ms.mean, d), f(ms.median, d));
+            let _ = writeln!(
+                o,
+                "  {:w$}  {runs:runs_w$}  {:>9}  {:>9}  {change:>8}  {ci:>19}  {verdict}",
+                v.label,
+                f(ms.mean, d),
+                f(ms.median, d)
+            );
         }
     }
     let _ = writeln!(o, "\nper variant");
-    let _ = writeln!(o, "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  accepted", "variant", "ms/token", "(N−1) TPS", "accept", "output tokens", "prompt tok", "idle gate");
+    let _ = writeln!(
+        o,
+        "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  accepted",
+        "variant", "ms/token", "(N−1) TPS", "accept", "output tokens", "prompt tok", "idle gate"
+    );
     for v in &s.variants {
         let outs = summarize_counts(&v.output_tokens);
         let prompts = summarize_counts(&v.prompt_tokens);
@@ -67,7 +86,11 @@ pub fn render_text(s: &Summary) -> String {
         }
     }
     if s.variants.iter().any(|v| v.decode.is_some()) {
-        let _ = writeln!(o, "\nper phase (medians over accepted samples; telemetry: {})", s.telemetry.as_deref().unwrap_or("—"));
+        let _ = writeln!(
+            o,
+            "\nper phase (medians over accepted samples; telemetry: {})",
+            s.telemetry.as_deref().unwrap_or("—")
+        );
         let _ = writeln!(
             o,
             "  {:w$}  {:7}  {:>8}  {:>7}  {:>10}  {:>7}  {:>17}  {:>10}  energy from",
@@ -94,7 +117,8 @@ pub fn render_text(s: &Summary) -> String {
             }
             if !v.throttled.is_empty() {
                 let list = v.throttled.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(" ");
-                let _ = writeln!(o, "  ! {}: throttled (decode gfx clock > 10% below the study median): {list}", v.label);
+                let _ =
+                    writeln!(o, "  ! {}: throttled (decode gfx clock > 10% below the study median): {list}", v.label);
             }
         }
     }
@@ -106,7 +130,11 @@ pub fn render_text(s: &Summary) -> String {
         }
     }
     if s.missing > 0 {
-        let _ = writeln!(o, "\n{} planned samples not taken yet: `abprof ab --resume {}` finishes the study", s.missing, s.root);
+        let _ = writeln!(
+            o,
+            "\n{} planned samples not taken yet: `abprof ab --resume {}` finishes the study",
+            s.missing, s.root
+        );
     }
     let _ = writeln!(
         o,
@@ -118,7 +146,10 @@ pub fn render_text(s: &Summary) -> String {
         }
     );
     if let (Some(med), Some(max)) = (s.dead_time_ms_median, s.dead_time_ms_max) {
-        let _ = writeln!(o, "driver dead time per sample (all but start-up and the request): median {med:.1} ms, max {max:.1} ms");
+        let _ = writeln!(
+            o,
+            "driver dead time per sample (all but start-up and the request): median {med:.1} ms, max {max:.1} ms"
+        );
     }
     if let Some(x) = &s.exactness {
         let headline = x.get("headline").and_then(|v| v.as_str()).unwrap_or("(no headline)");
@@ -130,7 +161,11 @@ pub fn render_text(s: &Summary) -> String {
         o.push_str(t);
     }
     if !s.trace_lines.is_empty() {
-        let note = if s.tokens == 512 { "" } else { " (only valid for a trace of the same output length: use --workload trace-matched)" };
+        let note = if s.tokens == 512 {
+            ""
+        } else {
+            " (only valid for a trace of the same output length: use --workload trace-matched)"
+        };
         let _ = writeln!(o, "\nfor compare-traces{note}:");
         for l in &s.trace_lines {
             let _ = writeln!(o, "  {l}");

@@ -88,7 +88,9 @@ fn per_second(n: f64, ms: f64) -> f64 {
 
 #[derive(Debug, Error, PartialEq)]
 pub enum LogError {
-    #[error("no request timing block in the server log: the request never completed (read the log's last lines for why)")]
+    #[error(
+        "no request timing block in the server log: the request never completed (read the log's last lines for why)"
+    )]
     NoTimingBlock,
     #[error("{count} request timing blocks in the server log (tasks {tasks}), expected exactly one: restart the server for every sample and send it one request")]
     SeveralTimingBlocks { count: usize, tasks: String },
@@ -112,11 +114,9 @@ static DRAFT: LazyLock<Regex> = LazyLock::new(|| {
 static STATS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"statistics\s+(\S+?):.*#gen drafts =\s*(\d+), #acc drafts =\s*(\d+), #gen tokens =\s*(\d+), #acc tokens =\s*(\d+)").unwrap()
 });
-static SLOT_TASK: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"id\s+(\d+) \| task (-?\d+) \|").unwrap());
+static SLOT_TASK: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"id\s+(\d+) \| task (-?\d+) \|").unwrap());
 // `M.SS.mmm.uuu L ` from --log-timestamps/--log-prefix (the defaults of --log-file).
-static PREFIX: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?(?:[IWEDT] )?").unwrap());
+static PREFIX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?(?:[IWEDT] )?").unwrap());
 
 /// The message of one log line: the text after the optional timestamp/level prefix, or the
 /// `msg` of a `--log-jsonl` object. Non-log JSONL records yield `None`.
@@ -157,10 +157,7 @@ pub fn timing_blocks(text: &str) -> Result<Vec<TimingBlock>, LogError> {
             if awaiting_eval {
                 return Err(incomplete(blocks.last()));
             }
-            let (slot, task) = SLOT_TASK
-                .captures(&msg)
-                .map(|s| (num(&s, 1), num(&s, 2)))
-                .unwrap_or((None, None));
+            let (slot, task) = SLOT_TASK.captures(&msg).map(|s| (num(&s, 1), num(&s, 2))).unwrap_or((None, None));
             blocks.push(TimingBlock {
                 slot,
                 task,
@@ -258,8 +255,7 @@ fn is_error_level(raw: &str) -> bool {
     if raw.starts_with('{') {
         return raw.contains(r#""level":"error""#);
     }
-    static LEVEL_E: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?E ").unwrap());
+    static LEVEL_E: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?E ").unwrap());
     LEVEL_E.is_match(raw)
 }
 
@@ -373,7 +369,8 @@ print_timings:       total time =     110.00 ms\n";
             first_error_line(log).unwrap(),
             "gguf_init_from_file: failed to open GGUF file 'x.gguf' (No such file or directory)"
         );
-        let assert_log = "0.00.001.000 E something\n/src/ggml/mmvq.cu:1061: GGML_ASSERT(!ids || dst->ne[2] == 1) failed\n";
+        let assert_log =
+            "0.00.001.000 E something\n/src/ggml/mmvq.cu:1061: GGML_ASSERT(!ids || dst->ne[2] == 1) failed\n";
         assert!(first_error_line(assert_log).unwrap().contains("GGML_ASSERT"));
         assert!(first_error_line(CORRUPT_LOG).unwrap().starts_with("gguf_init_from_reader:"));
     }

@@ -38,7 +38,13 @@ pub struct LaunchSpec {
 
 impl LaunchSpec {
     /// A variant's own server on loopback `port`, its log and console output in `dir`.
-    pub fn for_variant(v: &crate::variant::Variant, default_model: &Path, common: &[String], port: u16, dir: &Path) -> LaunchSpec {
+    pub fn for_variant(
+        v: &crate::variant::Variant,
+        default_model: &Path,
+        common: &[String],
+        port: u16,
+        dir: &Path,
+    ) -> LaunchSpec {
         LaunchSpec {
             program: v.binary.clone(),
             args: v.server_args(default_model, common),
@@ -75,7 +81,9 @@ impl LaunchSpec {
 pub enum ServerError {
     #[error("server binary {0} does not exist: pass the path of a built llama-server (scripts/testbed prints one as LLAMA_SERVER)")]
     BinaryMissing(PathBuf),
-    #[error("server binary {0} is not an executable file: pass the llama-server binary itself, with its execute bit set")]
+    #[error(
+        "server binary {0} is not an executable file: pass the llama-server binary itself, with its execute bit set"
+    )]
     NotExecutable(PathBuf),
     #[error("port {port} on {host} is already in use by another process: stop it or pass another --port")]
     PortInUse { host: String, port: u16 },
@@ -166,9 +174,8 @@ impl RunningServer {
         let _ = std::fs::remove_file(&spec.log_file);
         let console = File::create(&spec.console_file)
             .map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
-        let console2 = console
-            .try_clone()
-            .map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
+        let console2 =
+            console.try_clone().map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
         let argv = spec.argv();
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
@@ -178,9 +185,7 @@ impl RunningServer {
             .stderr(console2)
             .process_group(0);
         let started = Stamp::now();
-        let child = cmd
-            .spawn()
-            .map_err(|e| ServerError::Spawn { program: spec.program.clone(), source: e })?;
+        let child = cmd.spawn().map_err(|e| ServerError::Spawn { program: spec.program.clone(), source: e })?;
         Ok(RunningServer { pid: child.id(), child: Some(child), spec: spec.clone(), started })
     }
 
@@ -241,10 +246,7 @@ impl RunningServer {
                 return Ok(Stamp::now());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(ServerError::HealthTimeout {
-                    secs: timeout.as_secs(),
-                    log: self.spec.log_file.clone(),
-                });
+                return Err(ServerError::HealthTimeout { secs: timeout.as_secs(), log: self.spec.log_file.clone() });
             }
         }
     }

@@ -13,8 +13,8 @@
 //! ```
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
-use crate::schedule::Slot;
 use crate::measure::Sample;
+use crate::schedule::Slot;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,8 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceEr
 }
 
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
-    let text = std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
     serde_json::from_str(&text).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })
 }
 
@@ -102,7 +103,8 @@ impl Evidence {
         if root.exists() && std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(true) {
             return Err(EvidenceError::NotEmpty(root.into()));
         }
-        std::fs::create_dir_all(root.join("samples")).map_err(|e| EvidenceError::Write { path: root.into(), source: e })?;
+        std::fs::create_dir_all(root.join("samples"))
+            .map_err(|e| EvidenceError::Write { path: root.into(), source: e })?;
         Ok(Evidence { root: root.into() })
     }
 

@@ -8,7 +8,6 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostFacts {
     pub hostname: String,
@@ -58,7 +57,12 @@ fn cache_dir() -> PathBuf {
 pub fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
     let real = std::fs::canonicalize(path)?;
     let meta = std::fs::metadata(&real)?;
-    let key = hex::encode(Sha256::digest(format!("{}\0{}\0{}", real.display(), meta.size(), meta.mtime_nsec() as i128 + meta.mtime() as i128 * 1_000_000_000)));
+    let key = hex::encode(Sha256::digest(format!(
+        "{}\0{}\0{}",
+        real.display(),
+        meta.size(),
+        meta.mtime_nsec() as i128 + meta.mtime() as i128 * 1_000_000_000
+    )));
     let cached = cache_dir().join(&key);
     let sha256 = match std::fs::read_to_string(&cached) {
         Ok(s) if s.trim().len() == 64 => s.trim().to_string(),
@@ -102,9 +106,11 @@ pub fn binary_version(binary: &Path) -> String {
 }
 
 fn first_line_of(path: &str, prefix: &str) -> Option<String> {
-    std::fs::read_to_string(path).ok()?.lines().find(|l| l.starts_with(prefix)).map(|l| {
-        l.split_once(':').map_or(l, |(_, v)| v).trim().to_string()
-    })
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .map(|l| l.split_once(':').map_or(l, |(_, v)| v).trim().to_string())
 }
 
 pub fn host_facts(telemetry: Option<String>) -> HostFacts {
@@ -112,11 +118,19 @@ pub fn host_facts(telemetry: Option<String>) -> HostFacts {
     HostFacts {
         hostname: nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default(),
         kernel: uname
-            .map(|u| format!("{} {} {}", u.sysname().to_string_lossy(), u.release().to_string_lossy(), u.machine().to_string_lossy()))
+            .map(|u| {
+                format!(
+                    "{} {} {}",
+                    u.sysname().to_string_lossy(),
+                    u.release().to_string_lossy(),
+                    u.machine().to_string_lossy()
+                )
+            })
             .unwrap_or_default(),
         cpu: first_line_of("/proc/cpuinfo", "model name").unwrap_or_default(),
         cores: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        memory_kib: first_line_of("/proc/meminfo", "MemTotal").and_then(|v| v.trim_end_matches(" kB").trim().parse().ok()),
+        memory_kib: first_line_of("/proc/meminfo", "MemTotal")
+            .and_then(|v| v.trim_end_matches(" kB").trim().parse().ok()),
         abprof: concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")").into(),
         started_at: chrono::Local::now().to_rfc3339(),
         telemetry,
@@ -137,7 +151,6 @@ pub fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> st
         expect: v.expect.clone(),
     })
 }
-
 
 #[cfg(test)]
 mod tests {

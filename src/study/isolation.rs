@@ -205,7 +205,10 @@ mod tests {
             let _guard = h.restore_guard();
         }
         let rec = h.record();
-        assert_eq!(rec.runs.iter().map(|r| r.phase.as_str()).collect::<Vec<_>>(), ["before", "after", "after", "verify"]);
+        assert_eq!(
+            rec.runs.iter().map(|r| r.phase.as_str()).collect::<Vec<_>>(),
+            ["before", "after", "after", "verify"]
+        );
         assert_eq!(rec.restored, Some(false), "one after hook failed");
         let out = std::fs::read_to_string(d.path().join("s").join(&rec.runs[1].output)).unwrap();
         assert_eq!(out.trim(), "restored");

@@ -45,8 +45,24 @@ const GPU_GATE_SPACING: Duration = Duration::from_millis(100);
 const REQUEST_CPU_WINDOW: Duration = Duration::from_millis(10);
 
 impl<'a> StudyObserver<'a> {
-    pub fn new(label: &str, gate: &IdleGate, sink: &'a dyn PhaseSink, telemetry: &'a mut TelemetrySlot, sample_dir: PathBuf) -> Self {
-        StudyObserver { label: label.into(), gate: gate.clone(), sink, telemetry, sample_dir, gate_ms: 0.0, sampler: None, load: None, host_cpu: None }
+    pub fn new(
+        label: &str,
+        gate: &IdleGate,
+        sink: &'a dyn PhaseSink,
+        telemetry: &'a mut TelemetrySlot,
+        sample_dir: PathBuf,
+    ) -> Self {
+        StudyObserver {
+            label: label.into(),
+            gate: gate.clone(),
+            sink,
+            telemetry,
+            sample_dir,
+            gate_ms: 0.0,
+            sampler: None,
+            load: None,
+            host_cpu: None,
+        }
     }
 
     /// Waits until `consecutive` readings, at least `spacing` apart, are idle (GPU busy and power
@@ -60,8 +76,11 @@ impl<'a> StudyObserver<'a> {
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
             Some(source) => {
-                let thresholds =
-                    IdleThresholds { max_busy_pct: Some(self.gate.busy_max_pct), max_power_w: self.gate.power_max_w, max_cpu_pct: None };
+                let thresholds = IdleThresholds {
+                    max_busy_pct: Some(self.gate.busy_max_pct),
+                    max_power_w: self.gate.power_max_w,
+                    max_cpu_pct: None,
+                };
                 let describe = source.describe();
                 let (tx, rx) = std::sync::mpsc::sync_channel(4096);
                 let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
@@ -88,7 +107,8 @@ impl<'a> StudyObserver<'a> {
             None => {
                 // schedstat counts ns, so a window as short as the gate's spacing is exact.
                 let spacing = Duration::from_millis(self.gate.interval_ms.max(1));
-                let thresholds = IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) };
+                let thresholds =
+                    IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) };
                 let mut source = TaskCpuSource::new(server_pid, spacing);
                 let describe = source.describe();
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
@@ -103,7 +123,8 @@ impl<'a> StudyObserver<'a> {
                     std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
                 };
                 let series = TaskCpuSource::new(server_pid, REQUEST_CPU_WINDOW);
-                self.sampler = Some((self.start(Box::new(series), SamplerConfig::new(self.telemetry.hz, 1 << 20))?, false));
+                self.sampler =
+                    Some((self.start(Box::new(series), SamplerConfig::new(self.telemetry.hz, 1 << 20))?, false));
                 (describe, spacing, thresholds, waited)
             }
         };
@@ -124,7 +145,12 @@ impl<'a> StudyObserver<'a> {
     }
 
     /// One reading through the gate: `Some(waited)` once idle long enough, an error on timeout.
-    fn judge(&self, gate: &mut Gate, s: &crate::telemetry::sampler::Sample, gpu: bool) -> Result<Option<Duration>, String> {
+    fn judge(
+        &self,
+        gate: &mut Gate,
+        s: &crate::telemetry::sampler::Sample,
+        gpu: bool,
+    ) -> Result<Option<Duration>, String> {
         match gate.observe(s) {
             GateState::Waiting => Ok(None),
             GateState::Idle { waited } => Ok(Some(waited)),
@@ -230,7 +256,8 @@ pub fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, 
     if matches!(kind, SourceKind::None | SourceKind::Cpu) {
         return Ok((None, "server CPU only (telemetry none/cpu)".into()));
     }
-    let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() }).map_err(|e| e.to_string())?;
+    let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() })
+        .map_err(|e| e.to_string())?;
     if matches!(opened.source.kind(), SourceKind::None | SourceKind::Cpu) {
         // The full reason (each backend passed over and why) is long; `abprof monitor` prints it.
         return Ok((None, "GPU-less host (no NVML, amdgpu or ROCm SMI device): server CPU via schedstat".into()));

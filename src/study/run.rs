@@ -6,11 +6,11 @@ use super::facts::{host_facts, variant_facts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
-use crate::schedule::{interleaved, Slot};
 use crate::client::calibrate::{save as save_prompt, sidecar_path, DEFAULT_SOURCE};
 use crate::client::ChatRequest;
 use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::measure::{run_sample, SampleFiles, SamplePhase, SampleSpec};
+use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
@@ -62,8 +62,9 @@ fn now() -> String {
 fn prepare(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
     file.check()?;
     let variants = parse_variants(&file.variants)?;
-    let common = split_args(&file.server_args)
-        .ok_or_else(|| anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args))?;
+    let common = split_args(&file.server_args).ok_or_else(|| {
+        anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args)
+    })?;
     for v in &variants {
         let m = v.model_or(&file.model);
         if !m.is_file() {
@@ -73,16 +74,27 @@ fn prepare(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
     Ok((variants, common))
 }
 
-fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &[String], resume: bool, telemetry: &str) -> Result<()> {
+fn record_facts(
+    ev: &Evidence,
+    file: &StudyFile,
+    variants: &[Variant],
+    common: &[String],
+    resume: bool,
+    telemetry: &str,
+) -> Result<()> {
     let mut facts = Vec::new();
     for v in variants {
-        facts.push(variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?);
+        facts.push(
+            variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?,
+        );
     }
     let path = ev.path("variants.json");
     if resume {
         let before: Vec<VariantFacts> = read_json(&path)?;
         for (old, new) in before.iter().zip(&facts) {
-            for (what, a, b) in [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)] {
+            for (what, a, b) in
+                [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)]
+            {
                 if a != b {
                     bail!(
                         "variant {}'s {what} changed since the study started (sha256 {} → {}): a resumed study must measure the same bytes; start a new study",
@@ -100,7 +112,13 @@ fn record_facts(ev: &Evidence, file: &StudyFile, variants: &[Variant], common: &
     Ok(())
 }
 
-async fn prompt_for(ev: &Evidence, file: &StudyFile, base: &Variant, common: &[String], port: u16) -> Result<(String, Option<u64>)> {
+async fn prompt_for(
+    ev: &Evidence,
+    file: &StudyFile,
+    base: &Variant,
+    common: &[String],
+    port: u16,
+) -> Result<(String, Option<u64>)> {
     let dst = ev.prompt();
     if dst.is_file() {
         let text = std::fs::read_to_string(&dst)?;
@@ -141,7 +159,8 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         write_json(&ev.path("plan.json"), &plan)?;
         plan
     };
-    let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry).map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
+    let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
+        .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
     record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
     let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz as f64 };
 
@@ -164,7 +183,8 @@ pub fn run_study(file: &StudyFile, root: &Path, resume: bool) -> Result<StudyRun
         Some(p) => p,
         None => free_port("127.0.0.1")?,
     };
-    let result = rt.block_on(drive(file, &ev, &plan, (&variants, &common), &hooks, &mut telemetry, port, signal.clone()));
+    let result =
+        rt.block_on(drive(file, &ev, &plan, (&variants, &common), &hooks, &mut telemetry, port, signal.clone()));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match *signal.borrow() {

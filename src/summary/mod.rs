@@ -10,7 +10,7 @@ use crate::study::file::StudyFile;
 use crate::study::isolation::IsolationRecord;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
-use stats::{bootstrap_change_ci, median, mean, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (ab-qwen-profiling §4).
@@ -26,7 +26,8 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
+    pub const ALL: [Metric; 4] =
+        [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
 
     pub fn title(self) -> &'static str {
         match self {
@@ -155,7 +156,10 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
     for (fi, f) in found.iter().enumerate() {
         for (dir, s) in &f.earlier_attempts {
-            let why = s.as_ref().and_then(|s| s.error.clone()).unwrap_or_else(|| "interrupted before its record was written".into());
+            let why = s
+                .as_ref()
+                .and_then(|s| s.error.clone())
+                .unwrap_or_else(|| "interrupted before its record was written".into());
             rejected.push(RejectedSample {
                 index: f.slot.index,
                 label: f.label.clone(),
@@ -207,7 +211,8 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             .filter_map(|&fi| phases_of[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
             .collect::<Vec<_>>(),
     );
-    let values = |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
+    let values =
+        |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -223,11 +228,20 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
                 let ci = bootstrap_change_ci(&base, &runs, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
                 (change, ci, Some(Verdict::from_ci(ci.as_ref(), m.higher_is_better())))
             };
-            metrics.push(MetricSummary { metric: m, mean: mean(&runs), median: median(&runs), runs, change_pct, ci, verdict });
+            metrics.push(MetricSummary {
+                metric: m,
+                mean: mean(&runs),
+                median: median(&runs),
+                runs,
+                change_pct,
+                ci,
+                verdict,
+            });
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
         let acceptance: Vec<f64> = samples.iter().filter_map(|s| s.draft.as_ref().map(|d| d.rate)).collect();
-        let gate: Vec<f64> = samples.iter().filter_map(|s| s.extra.pointer("/idle_gate/waited_ms").and_then(|v| v.as_f64())).collect();
+        let gate: Vec<f64> =
+            samples.iter().filter_map(|s| s.extra.pointer("/idle_gate/waited_ms").and_then(|v| v.as_f64())).collect();
         variants.push(VariantSummary {
             label: label.clone(),
             spec: file.variants.get(vi).cloned().unwrap_or_default(),
@@ -235,7 +249,9 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             accepted: samples.len(),
             metrics,
             ms_per_token: decode_med.map(|t| 1000.0 / t),
-            decode_tps_n_minus_1_median: median(&samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>()),
+            decode_tps_n_minus_1_median: median(
+                &samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>(),
+            ),
             acceptance_median: median(&acceptance),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
@@ -298,10 +314,15 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
 
 /// Compares the study's traces, scaled by this study's median ms/token when the study ran at the
 /// traces' output length (else by the traces' own untraced samples, and says so).
-fn trace_comparison(ev: &Evidence, variants: &[VariantSummary], tokens: u32) -> (Option<serde_json::Value>, Option<String>) {
+fn trace_comparison(
+    ev: &Evidence,
+    variants: &[VariantSummary],
+    tokens: u32,
+) -> (Option<serde_json::Value>, Option<String>) {
     use crate::trace::compare::{compare, load_variant, VariantSpec};
     let dir = ev.root.join("traces");
-    let traced: Vec<&VariantSummary> = variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect();
+    let traced: Vec<&VariantSummary> =
+        variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect();
     if traced.len() < 2 {
         return (None, None);
     }

@@ -100,7 +100,12 @@ mod tests {
     fn sample(extra: serde_json::Value) -> Sample {
         let t = crate::clock::Stamp { mono_ns: 0, boot_ns: 0 };
         Sample {
-            usage: Some(crate::client::Usage { prompt_tokens: 300, completion_tokens: 64, total_tokens: 364, cached_tokens: None }),
+            usage: Some(crate::client::Usage {
+                prompt_tokens: 300,
+                completion_tokens: 64,
+                total_tokens: 364,
+                cached_tokens: None,
+            }),
             finish_reason: Some("length".into()),
             expected_prompt_tokens: Some(300),
             max_tokens: 64,
@@ -131,7 +136,13 @@ mod tests {
 
     #[test]
     fn a_clean_locked_sample_passes_and_each_rule_names_itself() {
-        let exp = Expectations { prompt_tokens: Some(300), locked_length: true, timing_blocks: 1, foreign_cpu_max_pct: Some(50.0), isolation_restored: Some(true) };
+        let exp = Expectations {
+            prompt_tokens: Some(300),
+            locked_length: true,
+            timing_blocks: 1,
+            foreign_cpu_max_pct: Some(50.0),
+            isolation_restored: Some(true),
+        };
         assert!(rules_of(&sample(serde_json::json!({})), &exp).is_empty());
         let busy = sample(serde_json::json!({"telemetry": {"host_cpu": {"foreign_pct": 96.0}}}));
         assert_eq!(rules_of(&busy, &exp), ["other-workload"]);

@@ -34,7 +34,11 @@ fn smoothed_resample_median(xs: &[f64], h: f64, rng: &mut ChaCha8Rng, buf: &mut 
     }
     buf.sort_by(|a, b| a.total_cmp(b));
     let n = buf.len();
-    if n % 2 == 1 { buf[n / 2] } else { (buf[n / 2 - 1] + buf[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        buf[n / 2]
+    } else {
+        (buf[n / 2 - 1] + buf[n / 2]) / 2.0
+    }
 }
 
 fn bandwidth(xs: &[f64]) -> f64 {
@@ -59,11 +63,22 @@ impl ChangeCi {
 
 /// The `confidence` interval of `100*(median(cand)/median(base) - 1)` by the smoothed bootstrap.
 /// Needs at least 2 positive values a side (one value has no spread to resample).
-pub fn bootstrap_change_ci(base: &[f64], cand: &[f64], resamples: usize, seed: u64, confidence: f64) -> Option<ChangeCi> {
-    if base.len() < 2 || cand.len() < 2 || resamples == 0 || base.iter().chain(cand).any(|x| !x.is_finite() || *x <= 0.0) {
+pub fn bootstrap_change_ci(
+    base: &[f64],
+    cand: &[f64],
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> Option<ChangeCi> {
+    if base.len() < 2
+        || cand.len() < 2
+        || resamples == 0
+        || base.iter().chain(cand).any(|x| !x.is_finite() || *x <= 0.0)
+    {
         return None;
     }
-    let (base, cand): (Vec<f64>, Vec<f64>) = (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());
+    let (base, cand): (Vec<f64>, Vec<f64>) =
+        (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());
     let (base, cand) = (base.as_slice(), cand.as_slice());
     let (hb, hc) = (bandwidth(base), bandwidth(cand));
     let mut rng = ChaCha8Rng::seed_from_u64(seed);

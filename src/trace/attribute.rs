@@ -53,11 +53,7 @@ pub struct PhaseLine {
 
 impl From<Totals> for PhaseLine {
     fn from(t: Totals) -> PhaseLine {
-        PhaseLine {
-            calls: t.calls,
-            ns: t.ns,
-            ms: ns_to_ms(t.ns),
-        }
+        PhaseLine { calls: t.calls, ns: t.ns, ms: ns_to_ms(t.ns) }
     }
 }
 
@@ -121,13 +117,7 @@ pub fn attribute(
 ) -> Attribution {
     let divisor = facts
         .output_tokens
-        .map(|n| {
-            if window.method == WindowMethod::WholeTrace {
-                n
-            } else {
-                n.saturating_sub(1)
-            }
-        })
+        .map(|n| if window.method == WindowMethod::WholeTrace { n } else { n.saturating_sub(1) })
         .filter(|&n| n > 0);
     let per_token = |x: f64| divisor.map(|d| x / d as f64);
     let exclusive_ns = |name: &str| overlap.map(|o| o.exclusive_ns.get(name).copied().unwrap_or(0.0));
@@ -226,11 +216,7 @@ pub fn attribute(
                     calls: t.calls,
                     ns: t.ns,
                     ms: ns_to_ms(t.ns),
-                    ms_per_token: if phase == Some(Phase::Decode) {
-                        per_token(ns_to_ms(t.ns))
-                    } else {
-                        None
-                    },
+                    ms_per_token: if phase == Some(Phase::Decode) { per_token(ns_to_ms(t.ns)) } else { None },
                     share: share(t.ns, total),
                     exclusive_ms_per_token,
                     exclusive_share,

@@ -7,7 +7,7 @@
 //! `--disable-signal-handlers` it finalizes from `atexit` after llama-server's clean exit. A
 //! second signal would make llama-server `exit(1)` and a SIGKILL would lose the trace, so a
 //! tracer that outlives the finalize timeout is left running and reported, never killed.
-use super::manifest::{Tracer, TraceManifest, UntracedSamples};
+use super::manifest::{TraceManifest, Tracer, UntracedSamples};
 use super::window::BootWindow;
 use crate::client::ChatRequest;
 use crate::measure::{run_sample, Sample, SampleFiles, SampleObserver, SamplePhase, SampleSpec};
@@ -49,9 +49,19 @@ impl TracerCommand {
         match self {
             TracerCommand::Rocprofv3 { program } => (
                 program.clone(),
-                ["--disable-signal-handlers", "--kernel-trace", "--output-format", "rocpd", "-d", &o, "-o", "trace", "--"]
-                    .map(String::from)
-                    .to_vec(),
+                [
+                    "--disable-signal-handlers",
+                    "--kernel-trace",
+                    "--output-format",
+                    "rocpd",
+                    "-d",
+                    &o,
+                    "-o",
+                    "trace",
+                    "--",
+                ]
+                .map(String::from)
+                .to_vec(),
             ),
             TracerCommand::Nsys { program } => (
                 program.clone(),
@@ -161,7 +171,14 @@ fn request(spec: &CaptureSpec) -> ChatRequest {
     r
 }
 
-fn sample_spec(spec: &CaptureSpec, v: &Variant, program: PathBuf, prefix: Vec<String>, files: &SampleFiles, traced: bool) -> SampleSpec {
+fn sample_spec(
+    spec: &CaptureSpec,
+    v: &Variant,
+    program: PathBuf,
+    prefix: Vec<String>,
+    files: &SampleFiles,
+    traced: bool,
+) -> SampleSpec {
     // nsys keeps the server as its child and writes its report once the child has exited: the
     // one SIGTERM goes to the server. rocprofv3 execs the server, so its pid is the server's.
     let signal_descendant = (traced && matches!(spec.tracer, TracerCommand::Nsys { .. }))
@@ -200,7 +217,8 @@ static OPENED: std::sync::LazyLock<Regex> =
 /// trace-looking file in its output folder. An Nsight report is exported to SQLite first.
 fn find_output(tracer: &TracerCommand, console: &Path, out: &Path) -> Result<PathBuf> {
     let text = std::fs::read_to_string(console).unwrap_or_default();
-    let logged: Vec<PathBuf> = OPENED.captures_iter(&text).map(|c| PathBuf::from(&c[1])).filter(|p| p.is_file()).collect();
+    let logged: Vec<PathBuf> =
+        OPENED.captures_iter(&text).map(|c| PathBuf::from(&c[1])).filter(|p| p.is_file()).collect();
     let files = walk(out);
     let by_ext = |ext: &str| files.iter().find(|p| p.to_string_lossy().ends_with(ext)).cloned();
     let found = logged
@@ -232,7 +250,11 @@ fn find_output(tracer: &TracerCommand, console: &Path, out: &Path) -> Result<Pat
             .output()
             .with_context(|| format!("running {} export", nsys.display()))?;
         if !st.status.success() || !sqlite.is_file() {
-            bail!("`nsys export --type sqlite` failed on {}: {}", path.display(), String::from_utf8_lossy(&st.stderr).trim());
+            bail!(
+                "`nsys export --type sqlite` failed on {}: {}",
+                path.display(),
+                String::from_utf8_lossy(&st.stderr).trim()
+            );
         }
         return Ok(sqlite);
     }
@@ -257,7 +279,12 @@ pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
         let files = SampleFiles::new(folder.join("traced"));
         let (program, prefix) = spec.tracer.prefix(&out);
         let sspec = sample_spec(spec, v, program, prefix, &files, true);
-        let mut watch = FinalizeWatch { out: out.clone(), label: v.label.clone(), running: Arc::new(AtomicBool::new(false)), thread: None };
+        let mut watch = FinalizeWatch {
+            out: out.clone(),
+            label: v.label.clone(),
+            running: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        };
         let sample = run_sample(&sspec, &files, &mut watch).await;
         watch.finish();
         let sample = sample.with_context(|| format!("traced run of {}", v.label))?;
@@ -309,14 +336,22 @@ pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
                 "abprof trace: untraced sample {} of {} not used: {}",
                 slot.repeat + 1,
                 v.label,
-                s.error.clone().unwrap_or_else(|| format!("{:?} output tokens, not {}", s.completion_tokens(), spec.tokens))
+                s.error.clone().unwrap_or_else(|| format!(
+                    "{:?} output tokens, not {}",
+                    s.completion_tokens(),
+                    spec.tokens
+                ))
             ),
         }
     }
     for ((m, folder), ms) in manifests.iter_mut().zip(&folders).zip(per_variant) {
         m.untraced = UntracedSamples::from_samples(spec.tokens, ms);
         if m.untraced.is_none() && spec.untraced > 0 {
-            return Err(anyhow!("no usable untraced sample of {}: the trace cannot be scaled (see {})", m.label, folder.display()));
+            return Err(anyhow!(
+                "no usable untraced sample of {}: the trace cannot be scaled (see {})",
+                m.label,
+                folder.display()
+            ));
         }
         m.save(folder)?;
     }

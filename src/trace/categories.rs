@@ -19,12 +19,7 @@ pub enum RulesError {
     #[error("rules file {p}: {detail}: each rule is a [[rule]] table with `category` and `regex` (and optionally `match = \"name\"|\"full\"`)", p = .path.display())]
     Parse { path: PathBuf, detail: String },
     #[error("rules file {p}: rule {index} ({category}): invalid regex: {detail}", p = .path.display())]
-    Regex {
-        path: PathBuf,
-        index: usize,
-        category: String,
-        detail: String,
-    },
+    Regex { path: PathBuf, index: usize, category: String, detail: String },
     #[error("rules file {p}: no [[rule]] entries: add at least one rule", p = .path.display())]
     NoRules { path: PathBuf },
 }
@@ -80,18 +75,13 @@ impl Rules {
     }
 
     pub fn load(path: &Path) -> Result<Rules, RulesError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RulesError::Read {
-            path: path.into(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| RulesError::Read { path: path.into(), source })?;
         Rules::parse(&text, path, path.display().to_string())
     }
 
     fn parse(text: &str, path: &Path, source: String) -> Result<Rules, RulesError> {
-        let file: RulesFile = toml::from_str(text).map_err(|e| RulesError::Parse {
-            path: path.into(),
-            detail: e.message().to_string(),
-        })?;
+        let file: RulesFile = toml::from_str(text)
+            .map_err(|e| RulesError::Parse { path: path.into(), detail: e.message().to_string() })?;
         if file.rule.is_empty() {
             return Err(RulesError::NoRules { path: path.into() });
         }
@@ -111,20 +101,12 @@ impl Rules {
                     categories.len() - 1
                 }
             };
-            rules.push(Rule {
-                regex,
-                category,
-                match_on: spec.match_on,
-            });
+            rules.push(Rule { regex, category, match_on: spec.match_on });
         }
         if !categories.iter().any(|c| c == OTHER) {
             categories.push(OTHER.into());
         }
-        Ok(Rules {
-            rules,
-            categories,
-            source,
-        })
+        Ok(Rules { rules, categories, source })
     }
 
     /// Category names, in rule-file order, "other" included.
@@ -235,19 +217,11 @@ mod tests {
 
     #[test]
     fn bad_rules_files_name_the_problem() {
-        let e = Rules::parse(
-            "[[rule]]\ncategory = \"x\"\nregex = \"(\"\n",
-            Path::new("r.toml"),
-            "t".into(),
-        )
-        .unwrap_err();
+        let e =
+            Rules::parse("[[rule]]\ncategory = \"x\"\nregex = \"(\"\n", Path::new("r.toml"), "t".into()).unwrap_err();
         assert!(e.to_string().contains("rule 1 (x): invalid regex"), "{e}");
-        let e = Rules::parse(
-            "[[rule]]\ncategory = \"x\"\nregexp = \"a\"\n",
-            Path::new("r.toml"),
-            "t".into(),
-        )
-        .unwrap_err();
+        let e =
+            Rules::parse("[[rule]]\ncategory = \"x\"\nregexp = \"a\"\n", Path::new("r.toml"), "t".into()).unwrap_err();
         assert!(e.to_string().contains("unknown field"), "{e}");
         let e = Rules::parse("", Path::new("r.toml"), "t".into()).unwrap_err();
         assert!(matches!(e, RulesError::NoRules { .. }));

@@ -33,11 +33,7 @@ pub enum CompareError {
          (a {trace_tokens}-token trace scaled by a {bench_tokens}-token TPS is simply wrong): re-run `abprof trace --tokens \
          {trace_tokens}` so its untraced samples match, or give the ms/token of a {trace_tokens}-token benchmark explicitly"
     )]
-    LengthMismatch {
-        label: String,
-        trace_tokens: u32,
-        bench_tokens: u32,
-    },
+    LengthMismatch { label: String, trace_tokens: u32, bench_tokens: u32 },
     #[error(
         "variants were traced at different output lengths ({0}): per-token kernel costs grow with context, so trace every \
          variant with the same --tokens"
@@ -77,11 +73,7 @@ impl FromStr for VariantSpec {
             }
             _ => (rest, None),
         };
-        Ok(VariantSpec {
-            label: label.to_string(),
-            trace: PathBuf::from(trace),
-            ms_per_token: ms,
-        })
+        Ok(VariantSpec { label: label.to_string(), trace: PathBuf::from(trace), ms_per_token: ms })
     }
 }
 
@@ -95,45 +87,28 @@ pub struct VariantInput {
 /// Reads a variant's trace and finds its measured ms/token (given, or from the manifest).
 pub fn load_variant(spec: &VariantSpec, rules: &Rules, tokens: Option<u32>) -> Result<VariantInput, CompareError> {
     let label = spec.label.clone();
-    let wrap = |source| CompareError::Trace {
-        label: label.clone(),
-        source,
-    };
+    let wrap = |source| CompareError::Trace { label: label.clone(), source };
     let input = resolve_input(&spec.trace).map_err(wrap)?;
-    let (measured, from) = match (
-        spec.ms_per_token,
-        input
-            .manifest
-            .as_ref()
-            .and_then(|m| m.untraced.as_ref().map(|u| (m, u))),
-    ) {
-        (Some(v), _) => (v, "given on the command line".to_string()),
-        (None, Some((m, u))) => {
-            if u.output_tokens != m.output_tokens {
-                return Err(CompareError::LengthMismatch {
-                    label,
-                    trace_tokens: m.output_tokens,
-                    bench_tokens: u.output_tokens,
-                });
+    let (measured, from) =
+        match (spec.ms_per_token, input.manifest.as_ref().and_then(|m| m.untraced.as_ref().map(|u| (m, u)))) {
+            (Some(v), _) => (v, "given on the command line".to_string()),
+            (None, Some((m, u))) => {
+                if u.output_tokens != m.output_tokens {
+                    return Err(CompareError::LengthMismatch {
+                        label,
+                        trace_tokens: m.output_tokens,
+                        bench_tokens: u.output_tokens,
+                    });
+                }
+                (
+                    u.median_ms_per_token,
+                    format!("median of {} untraced runs at {} tokens", u.ms_per_token.len(), u.output_tokens),
+                )
             }
-            (
-                u.median_ms_per_token,
-                format!(
-                    "median of {} untraced runs at {} tokens",
-                    u.ms_per_token.len(),
-                    u.output_tokens
-                ),
-            )
-        }
-        (None, None) => return Err(CompareError::NoMeasurement { label }),
-    };
+            (None, None) => return Err(CompareError::NoMeasurement { label }),
+        };
     let attribution = crate::trace::analyze_with(&input, rules, tokens, true).map_err(wrap)?;
-    Ok(VariantInput {
-        label: spec.label.clone(),
-        attribution,
-        measured_ms_per_token: measured,
-        measured_from: from,
-    })
+    Ok(VariantInput { label: spec.label.clone(), attribution, measured_ms_per_token: measured, measured_from: from })
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -202,16 +177,10 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
             return Err(CompareError::DuplicateLabel(v.label.clone()));
         }
     }
-    let lengths: Vec<(String, u32)> = variants
-        .iter()
-        .filter_map(|v| v.attribution.output_tokens.map(|t| (v.label.clone(), t)))
-        .collect();
+    let lengths: Vec<(String, u32)> =
+        variants.iter().filter_map(|v| v.attribution.output_tokens.map(|t| (v.label.clone(), t))).collect();
     if lengths.windows(2).any(|w| w[0].1 != w[1].1) {
-        let list = lengths
-            .iter()
-            .map(|(l, t)| format!("{l}: {t}"))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let list = lengths.iter().map(|(l, t)| format!("{l}: {t}")).collect::<Vec<_>>().join(", ");
         return Err(CompareError::TokensDiffer(list));
     }
 
@@ -235,13 +204,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
     let share_of = |d: &[f64]| -> Vec<Option<f64>> {
         d.iter()
             .zip(&measured_delta)
-            .map(|(x, total)| {
-                if total.abs() > NEGLIGIBLE_MS {
-                    Some(x / total)
-                } else {
-                    None
-                }
-            })
+            .map(|(x, total)| if total.abs() > NEGLIGIBLE_MS { Some(x / total) } else { None })
             .collect()
     };
 
@@ -266,12 +229,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
         .map(|cat| {
             let ms: Vec<f64> = variants.iter().map(|v| scaled_category(v, cat)).collect();
             let delta = deltas(&ms);
-            CategoryRow {
-                category: cat.clone(),
-                share_of_delta: share_of(&delta),
-                delta,
-                ms_per_token: ms,
-            }
+            CategoryRow { category: cat.clone(), share_of_delta: share_of(&delta), delta, ms_per_token: ms }
         })
         .collect();
     categories.sort_by(|a, b| {
@@ -311,11 +269,7 @@ fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
         for k in &v.attribution.kernels {
             let e = by_base.entry(k.base_name.clone()).or_insert_with(|| {
                 order.push(k.base_name.clone());
-                Entry {
-                    category: k.category.clone(),
-                    share: vec![0.0; n],
-                    names: vec![None; n],
-                }
+                Entry { category: k.category.clone(), share: vec![0.0; n], names: vec![None; n] }
             });
             e.share[i] += k.exclusive_share.unwrap_or(0.0);
             match &mut e.names[i] {
@@ -328,33 +282,14 @@ fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
         .into_iter()
         .map(|base| {
             let e = by_base.remove(&base).expect("every ordered name has an entry");
-            let ms: Vec<f64> = e
-                .share
-                .iter()
-                .zip(variants)
-                .map(|(s, v)| s * v.measured_ms_per_token)
-                .collect();
+            let ms: Vec<f64> = e.share.iter().zip(variants).map(|(s, v)| s * v.measured_ms_per_token).collect();
             let delta: Vec<f64> = ms.iter().map(|x| x - ms[0]).collect();
             let names = e
                 .names
                 .into_iter()
-                .map(|o| {
-                    o.map(|(name, count)| {
-                        if count > 1 {
-                            format!("{name} (+{} more)", count - 1)
-                        } else {
-                            name
-                        }
-                    })
-                })
+                .map(|o| o.map(|(name, count)| if count > 1 { format!("{name} (+{} more)", count - 1) } else { name }))
                 .collect();
-            MovedKernel {
-                kernel: base,
-                category: e.category,
-                names,
-                ms_per_token: ms,
-                delta,
-            }
+            MovedKernel { kernel: base, category: e.category, names, ms_per_token: ms, delta }
         })
         .filter(|r| r.delta.iter().any(|d| d.abs() > NEGLIGIBLE_MS))
         .collect();
@@ -371,14 +306,7 @@ mod tests {
     #[test]
     fn variant_specs_parse_with_and_without_a_number() {
         let v: VariantSpec = "f16=/tmp/tr/f16:15.444".parse().unwrap();
-        assert_eq!(
-            v,
-            VariantSpec {
-                label: "f16".into(),
-                trace: "/tmp/tr/f16".into(),
-                ms_per_token: Some(15.444)
-            }
-        );
+        assert_eq!(v, VariantSpec { label: "f16".into(), trace: "/tmp/tr/f16".into(), ms_per_token: Some(15.444) });
         let v: VariantSpec = "q4=/tmp/tr/q4".parse().unwrap();
         assert_eq!(v.ms_per_token, None);
         let v: VariantSpec = "x=C:/odd:path/t.db".parse().unwrap();

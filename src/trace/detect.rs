@@ -34,27 +34,16 @@ pub(crate) fn schema_names(path: &Path, conn: &Connection) -> Result<HashSet<Str
 /// Opens a kernel trace: a rocprofv3 rocpd database, a rocprofv3 kernel_trace CSV (direct or
 /// from `rocpd convert`), or an Nsight Systems SQLite export.
 pub fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
-    let io = |source| TraceError::Io {
-        path: path.into(),
-        source,
-    };
+    let io = |source| TraceError::Io { path: path.into(), source };
     let mut head = Vec::with_capacity(4096);
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(4096)
-        .read_to_end(&mut head)
-        .map_err(io)?;
+    std::fs::File::open(path).map_err(io)?.take(4096).read_to_end(&mut head).map_err(io)?;
     if head.is_empty() {
         return Err(TraceError::Empty { path: path.into() });
     }
     if head.starts_with(SQLITE_MAGIC) {
         return open_sqlite(path);
     }
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     if ext == "nsys-rep" || ext == "qdrep" {
         return Err(TraceError::NsysReport { path: path.into() });
     }
@@ -82,10 +71,7 @@ pub fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
         _ if looks_textual => format!("a text file whose first line is not a CSV header ({:.60})", first_line),
         _ => "neither an SQLite database nor a CSV file".to_string(),
     };
-    Err(TraceError::UnknownFormat {
-        path: path.into(),
-        what,
-    })
+    Err(TraceError::UnknownFormat { path: path.into(), what })
 }
 
 fn open_sqlite(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
@@ -118,8 +104,5 @@ fn open_sqlite(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
             if sample.len() > 5 { ", ..." } else { "" }
         )
     };
-    Err(TraceError::ForeignDatabase {
-        path: path.into(),
-        hint,
-    })
+    Err(TraceError::ForeignDatabase { path: path.into(), hint })
 }

@@ -60,11 +60,7 @@ pub enum TraceError {
     MalformedCsv { path: PathBuf, line: u64, detail: String },
 
     #[error("{p}: table {table} has no column {column}: this schema version is not supported; please report it with the file", p = .path.display())]
-    MissingColumn {
-        path: PathBuf,
-        table: String,
-        column: String,
-    },
+    MissingColumn { path: PathBuf, table: String, column: String },
 
     #[error("{p}: table {table} is missing: the database is incomplete (was the tracer stopped while writing?) or of an unsupported schema", p = .path.display())]
     MissingTable { path: PathBuf, table: String },
@@ -90,15 +86,9 @@ impl TraceError {
         if let rusqlite::Error::SqliteFailure(f, msg) = &e {
             if matches!(f.code, ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) {
                 let detail = msg.clone().unwrap_or_else(|| f.to_string());
-                return TraceError::CorruptDatabase {
-                    path: path.to_path_buf(),
-                    detail,
-                };
+                return TraceError::CorruptDatabase { path: path.to_path_buf(), detail };
             }
         }
-        TraceError::Sqlite {
-            path: path.to_path_buf(),
-            source: e,
-        }
+        TraceError::Sqlite { path: path.to_path_buf(), source: e }
     }
 }

@@ -78,10 +78,8 @@ impl Aggregate {
                 acc.merge(t);
             }
         }
-        let mut kernels: Vec<KernelTotals> = by_name
-            .into_iter()
-            .map(|(name, phases)| KernelTotals { name, phases })
-            .collect();
+        let mut kernels: Vec<KernelTotals> =
+            by_name.into_iter().map(|(name, phases)| KernelTotals { name, phases }).collect();
         kernels.sort_by(|a, b| a.name.cmp(&b.name));
         Aggregate { kernels }
     }

@@ -72,11 +72,7 @@ impl UntracedSamples {
     /// Fills in the median (the mean of the middle two for an even count).
     pub fn from_samples(output_tokens: u32, ms_per_token: Vec<f64>) -> Option<UntracedSamples> {
         let median_ms_per_token = crate::stats::median(&ms_per_token)?;
-        Some(UntracedSamples {
-            output_tokens,
-            ms_per_token,
-            median_ms_per_token,
-        })
+        Some(UntracedSamples { output_tokens, ms_per_token, median_ms_per_token })
     }
 }
 
@@ -108,10 +104,8 @@ impl TraceManifest {
 
     pub fn load(dir: &Path) -> Result<TraceManifest, ManifestError> {
         let path = TraceManifest::path_in(dir);
-        let text = std::fs::read_to_string(&path).map_err(|source| ManifestError::Read {
-            path: path.clone(),
-            source,
-        })?;
+        let text =
+            std::fs::read_to_string(&path).map_err(|source| ManifestError::Read { path: path.clone(), source })?;
         serde_json::from_str(&text).map_err(|source| ManifestError::Parse { path, source })
     }
 
@@ -138,10 +132,7 @@ mod tests {
             trace_file: "run_results.db".into(),
             prompt_tokens: 808,
             output_tokens: 512,
-            decode_window: Some(BootWindow {
-                start_ns: 10,
-                end_ns: 20,
-            }),
+            decode_window: Some(BootWindow { start_ns: 10, end_ns: 20 }),
             prefill_window: None,
             untraced: UntracedSamples::from_samples(512, vec![16.9, 17.02, 16.945]),
             created_at: "2026-08-02T10:00:00Z".parse().unwrap(),
@@ -157,21 +148,13 @@ mod tests {
         assert_eq!(m.trace_path(dir.path()), dir.path().join("run_results.db"));
         assert_eq!(m.untraced.as_ref().unwrap().median_ms_per_token, 16.945);
         let text = std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap();
-        assert!(
-            text.contains("\"tracer\": \"rocprofv3\"") && !text.contains("prefill_window"),
-            "{text}"
-        );
+        assert!(text.contains("\"tracer\": \"rocprofv3\"") && !text.contains("prefill_window"), "{text}");
     }
 
     #[test]
     fn unknown_tracers_are_kept_and_medians_of_even_counts_average() {
         assert_eq!(Tracer::from("omnitrace".to_string()), Tracer::Other("omnitrace".into()));
-        assert_eq!(
-            UntracedSamples::from_samples(8, vec![1.0, 4.0, 2.0, 3.0])
-                .unwrap()
-                .median_ms_per_token,
-            2.5
-        );
+        assert_eq!(UntracedSamples::from_samples(8, vec![1.0, 4.0, 2.0, 3.0]).unwrap().median_ms_per_token, 2.5);
         assert!(UntracedSamples::from_samples(8, vec![]).is_none());
     }
 

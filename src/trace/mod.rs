@@ -16,8 +16,8 @@ mod error;
 pub mod kernels;
 pub mod manifest;
 pub mod names;
-pub mod overlap;
 mod nsys;
+pub mod overlap;
 pub mod render;
 mod rocpd;
 mod rocprof_csv;
@@ -40,37 +40,22 @@ pub struct TraceInput {
 
 /// Accepts a trace file, or an `abprof trace` output folder (its `trace.json` names the file).
 pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
-    let meta = std::fs::metadata(path).map_err(|source| TraceError::Io {
-        path: path.into(),
-        source,
-    })?;
+    let meta = std::fs::metadata(path).map_err(|source| TraceError::Io { path: path.into(), source })?;
     if !meta.is_dir() {
-        return Ok(TraceInput {
-            trace_path: path.into(),
-            manifest: None,
-        });
+        return Ok(TraceInput { trace_path: path.into(), manifest: None });
     }
     if !TraceManifest::path_in(path).exists() {
-        return Err(TraceError::NotTraceFolder {
-            path: path.into(),
-            detail: "a folder without trace.json".into(),
-        });
+        return Err(TraceError::NotTraceFolder { path: path.into(), detail: "a folder without trace.json".into() });
     }
     let manifest = TraceManifest::load(path)?;
     let trace_path = manifest.trace_path(path);
     if !trace_path.exists() {
         return Err(TraceError::NotTraceFolder {
             path: path.into(),
-            detail: format!(
-                "trace.json names {} which does not exist",
-                manifest.trace_file.display()
-            ),
+            detail: format!("trace.json names {} which does not exist", manifest.trace_file.display()),
         });
     }
-    Ok(TraceInput {
-        trace_path,
-        manifest: Some(manifest),
-    })
+    Ok(TraceInput { trace_path, manifest: Some(manifest) })
 }
 
 /// Reads a trace and attributes its decode kernels; `tokens` (the request's output token count)
@@ -79,29 +64,30 @@ pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
 /// over the trace in start order. Summed kernel time exceeds wall time when kernels overlap
 /// (programmatic dependent launch on Hopper, several streams); "measured − busy" is the honest
 /// unattributed remainder.
-pub fn analyze_with(input: &TraceInput, rules: &Rules, tokens: Option<u32>, busy: bool) -> Result<Attribution, TraceError> {
+pub fn analyze_with(
+    input: &TraceInput,
+    rules: &Rules,
+    tokens: Option<u32>,
+    busy: bool,
+) -> Result<Attribution, TraceError> {
     let source = detect::open_trace(&input.trace_path)?;
     let output_tokens = tokens.or(input.manifest.as_ref().map(|m| m.output_tokens));
-    let requested = input.manifest.as_ref().filter(|m| m.tracer.stamps_in_boottime()).and_then(|m| {
-        m.decode_window
-            .map(|d| window::PhaseWindows::from_manifest(d, m.prefill_window))
-    });
+    let requested = input
+        .manifest
+        .as_ref()
+        .filter(|m| m.tracer.stamps_in_boottime())
+        .and_then(|m| m.decode_window.map(|d| window::PhaseWindows::from_manifest(d, m.prefill_window)));
     let decode_steps = output_tokens.map(|n| n.saturating_sub(1));
     let (agg, choice) = window::aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
     if agg.total().calls == 0 {
-        return Err(TraceError::NoKernels {
-            path: input.trace_path.clone(),
-        });
+        return Err(TraceError::NoKernels { path: input.trace_path.clone() });
     }
     let facts = attribute::TraceFacts {
         trace: input.trace_path.display().to_string(),
         format: source.describe(),
         output_tokens,
     };
-    let overlap = if busy {
-        Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?)
-    } else {
-        None
-    };
+    let overlap =
+        if busy { Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?) } else { None };
     Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }

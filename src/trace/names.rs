@@ -77,10 +77,7 @@ mod tests {
     fn ggml_names_reduce_to_function_name() {
         let full = "void mul_mat_vec_q<(ggml_type)12, 1, false, false, false>(void const*, void const*, float*, int)";
         assert_eq!(base_name(full), "mul_mat_vec_q");
-        assert_eq!(
-            instantiation(full),
-            "mul_mat_vec_q<(ggml_type)12, 1, false, false, false>"
-        );
+        assert_eq!(instantiation(full), "mul_mat_vec_q<(ggml_type)12, 1, false, false, false>");
         assert_eq!(base_name("mul_mat_vec_q"), "mul_mat_vec_q");
         assert_eq!(instantiation("mul_mat_vec_q"), "mul_mat_vec_q");
     }
@@ -98,10 +95,7 @@ mod tests {
     #[test]
     fn plain_c_names_namespaces_and_blit_kernels() {
         assert_eq!(base_name("saxpy(double *, double *, double *, double, int)"), "saxpy");
-        assert_eq!(
-            base_name("__amd_rocclr_fillBufferAligned.kd"),
-            "__amd_rocclr_fillBufferAligned"
-        );
+        assert_eq!(base_name("__amd_rocclr_fillBufferAligned.kd"), "__amd_rocclr_fillBufferAligned");
         assert_eq!(
             base_name("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)"),
             "cutlass::Kernel2"

@@ -29,10 +29,7 @@ fn metadata(conn: &Connection, names: &HashSet<String>, key: &str) -> Option<Str
     ["META_DATA_EXPORT", "EXPORT_META_DATA"]
         .into_iter()
         .filter(|t| names.contains(*t))
-        .find_map(|t| {
-            conn.query_row(&format!("SELECT value FROM {t} WHERE name = ?1"), [key], |r| r.get(0))
-                .ok()
-        })
+        .find_map(|t| conn.query_row(&format!("SELECT value FROM {t} WHERE name = ?1"), [key], |r| r.get(0)).ok())
 }
 
 impl NsysTrace {
@@ -49,10 +46,7 @@ impl NsysTrace {
             }
         }
         // The demangled name keeps template arguments; shortName is the bare function name.
-        let Some(name_col) = ["demangledName", "shortName", "mangledName"]
-            .into_iter()
-            .find(|c| has(c))
-        else {
+        let Some(name_col) = ["demangledName", "shortName", "mangledName"].into_iter().find(|c| has(c)) else {
             return Err(TraceError::MissingColumn {
                 path: path.into(),
                 table: KERNEL_TABLE.into(),
@@ -60,10 +54,7 @@ impl NsysTrace {
             });
         };
         if !names.contains("StringIds") {
-            return Err(TraceError::MissingTable {
-                path: path.into(),
-                table: "StringIds".into(),
-            });
+            return Err(TraceError::MissingTable { path: path.into(), table: "StringIds".into() });
         }
         Ok(NsysTrace {
             path: path.into(),
@@ -87,9 +78,8 @@ impl NsysTrace {
     /// Kernel names are ids into `StringIds`.
     fn string_ids(&self, ids: &[i64]) -> Result<HashMap<i64, String>, TraceError> {
         let conn = super::detect::open_read_only(&self.path)?;
-        let mut stmt = conn
-            .prepare("SELECT value FROM StringIds WHERE id = ?1")
-            .map_err(|e| TraceError::sqlite(&self.path, e))?;
+        let mut stmt =
+            conn.prepare("SELECT value FROM StringIds WHERE id = ?1").map_err(|e| TraceError::sqlite(&self.path, e))?;
         let mut names: HashMap<i64, String> = HashMap::with_capacity(ids.len());
         for id in ids {
             let name: Option<String> = match stmt.query_row([id], |r| r.get(0)) {
@@ -124,11 +114,7 @@ impl KernelSource for NsysTrace {
         if !self.has_graph_node {
             return Ok(None);
         }
-        sqlite_scan::last_burst_where(
-            &self.path,
-            &self.kernels,
-            "graphNodeId IS NOT NULL AND graphNodeId != 0",
-        )
+        sqlite_scan::last_burst_where(&self.path, &self.kernels, "graphNodeId IS NOT NULL AND graphNodeId != 0")
     }
 
     fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError> {
@@ -138,10 +124,7 @@ impl KernelSource for NsysTrace {
     fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError> {
         let ids: Vec<i64> = keys.iter().map(|k| k.id).collect();
         let names = self.string_ids(&ids)?;
-        Ok(keys
-            .iter()
-            .filter_map(|k| names.get(&k.id).map(|n| (*k, n.clone())))
-            .collect())
+        Ok(keys.iter().filter_map(|k| names.get(&k.id).map(|n| (*k, n.clone()))).collect())
     }
 }
 
@@ -183,14 +166,7 @@ mod tests {
             .filter(|k| k.phase(Phase::Decode).calls > 0)
             .map(|k| (k.name.as_str(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns))
             .collect();
-        assert_eq!(
-            decode,
-            vec![(
-                "void mul_mat_vec_q<(ggml_type)12, 1, false, false, false>(void const*)",
-                3,
-                950
-            )]
-        );
+        assert_eq!(decode, vec![("void mul_mat_vec_q<(ggml_type)12, 1, false, false, false>(void const*)", 3, 950)]);
         assert_eq!(agg.phase_total(Phase::Prefill).ns, 4000);
     }
 

@@ -51,13 +51,7 @@ pub struct ExclusiveSweep<K> {
 
 impl<K: Copy + Eq + Hash> Default for ExclusiveSweep<K> {
     fn default() -> Self {
-        ExclusiveSweep {
-            active: Vec::new(),
-            now: i64::MIN,
-            busy_ns: 0,
-            exclusive: HashMap::new(),
-            owners: Vec::new(),
-        }
+        ExclusiveSweep { active: Vec::new(), now: i64::MIN, busy_ns: 0, exclusive: HashMap::new(), owners: Vec::new() }
     }
 }
 
@@ -123,10 +117,7 @@ pub fn split(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Res
     let names = source.key_names(&keys)?;
     let mut exclusive_ns: HashMap<String, f64> = HashMap::with_capacity(by_key.len());
     for (key, ns) in by_key {
-        let name = names
-            .get(&key)
-            .cloned()
-            .unwrap_or_else(|| format!("<unknown kernel {}:{}>", key.set, key.id));
+        let name = names.get(&key).cloned().unwrap_or_else(|| format!("<unknown kernel {}:{}>", key.set, key.id));
         *exclusive_ns.entry(name).or_default() += ns;
     }
     Ok(OverlapSplit { busy_ns, exclusive_ns })

@@ -69,12 +69,7 @@ fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
     // Exclusive columns appear when busy time was computed and figures are per token.
     let exclusive = per_token && lines.iter().any(|c| c.exclusive_ms_per_token.is_some());
     let mut header: Vec<String> = if per_token {
-        vec![
-            "category".into(),
-            "calls/token".into(),
-            "ms/token".into(),
-            "share".into(),
-        ]
+        vec!["category".into(), "calls/token".into(), "ms/token".into(), "share".into()]
     } else {
         vec!["category".into(), "calls".into(), "ms".into(), "share".into()]
     };
@@ -96,19 +91,9 @@ fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
         .map(|c| {
             let mut row = match (c.calls_per_token, c.ms_per_token) {
                 (Some(cpt), Some(mpt)) if per_token => {
-                    vec![
-                        c.category.clone(),
-                        format!("{cpt:.1}"),
-                        format!("{mpt:.4}"),
-                        pct(c.share),
-                    ]
+                    vec![c.category.clone(), format!("{cpt:.1}"), format!("{mpt:.4}"), pct(c.share)]
                 }
-                _ => vec![
-                    c.category.clone(),
-                    c.calls.to_string(),
-                    format!("{:.4}", c.ms),
-                    pct(c.share),
-                ],
+                _ => vec![c.category.clone(), c.calls.to_string(), format!("{:.4}", c.ms), pct(c.share)],
             };
             row.extend(exclusive_cells(c));
             row
@@ -141,10 +126,7 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
     let _ = writeln!(
         s,
         "decode   [{}] {}",
-        serde_json::to_value(a.window.method)
-            .unwrap_or_default()
-            .as_str()
-            .unwrap_or(""),
+        serde_json::to_value(a.window.method).unwrap_or_default().as_str().unwrap_or(""),
         a.window.description
     );
     for n in &a.window.notes {
@@ -189,12 +171,8 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
     s.push_str(&category_table(&a.categories, per_token));
 
     if a.prefill.calls > 0 {
-        let _ = writeln!(
-            s,
-            "\nprefill: {}, {:.3} ms of GPU kernel time",
-            plural(a.prefill.calls, "kernel"),
-            a.prefill.ms
-        );
+        let _ =
+            writeln!(s, "\nprefill: {}, {:.3} ms of GPU kernel time", plural(a.prefill.calls, "kernel"), a.prefill.ms);
         s.push_str(&category_table(&a.prefill_categories, false));
     }
     if a.before_prefill.calls > 0 {
@@ -216,12 +194,8 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
 
     let _ = writeln!(s, "\ntop kernels in decode");
     let exclusive = per_token && a.kernels.iter().any(|k| k.exclusive_ms_per_token.is_some());
-    let mut header: Vec<String> = vec![
-        "kernel".into(),
-        "calls".into(),
-        if per_token { "ms/token".into() } else { "ms".into() },
-        "share".into(),
-    ];
+    let mut header: Vec<String> =
+        vec!["kernel".into(), "calls".into(), if per_token { "ms/token".into() } else { "ms".into() }, "share".into()];
     if exclusive {
         header.push("exclusive ms/token".into());
     }
@@ -240,11 +214,7 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
             if exclusive {
                 row.push(k.exclusive_ms_per_token.map_or("-".into(), |x| format!("{x:.4}")));
             }
-            row.push(if k.matched {
-                k.category.clone()
-            } else {
-                "(unmatched)".into()
-            });
+            row.push(if k.matched { k.category.clone() } else { "(unmatched)".into() });
             row
         })
         .collect();
@@ -288,10 +258,7 @@ pub fn comparison_text(c: &Comparison) -> String {
                 let overlap = v.traced_gpu_ms_per_token.is_some_and(|sum| sum > b * 1.001);
                 format!(", GPU busy {b:.4} ms/token{}", if overlap { " (union: kernels overlap)" } else { "" })
             }),
-            serde_json::to_value(v.window_method)
-                .unwrap_or_default()
-                .as_str()
-                .unwrap_or(""),
+            serde_json::to_value(v.window_method).unwrap_or_default().as_str().unwrap_or(""),
             v.trace
         );
     }
@@ -299,7 +266,9 @@ pub fn comparison_text(c: &Comparison) -> String {
         .variants
         .iter()
         .filter_map(|v| match (v.traced_gpu_ms_per_token, v.gpu_busy_ms_per_token) {
-            (Some(sum), Some(busy)) if busy > 0.0 && sum / busy > OVERLAP_NOTE => Some(format!("{} {:.2}x", v.label, sum / busy)),
+            (Some(sum), Some(busy)) if busy > 0.0 && sum / busy > OVERLAP_NOTE => {
+                Some(format!("{} {:.2}x", v.label, sum / busy))
+            }
             _ => None,
         })
         .collect();
@@ -332,25 +301,16 @@ pub fn comparison_text(c: &Comparison) -> String {
             row
         })
         .collect();
-    let mut total = vec![
-        "measured total".into(),
-        format!("{:.4}", c.variants[0].measured_ms_per_token),
-    ];
+    let mut total = vec!["measured total".into(), format!("{:.4}", c.variants[0].measured_ms_per_token)];
     for (i, v) in c.variants.iter().enumerate().skip(1) {
         total.push(format!("{:.4}", v.measured_ms_per_token));
         total.push(signed(c.measured_delta[i]));
-        total.push(if c.measured_delta[i].abs() > 1e-9 {
-            pct(1.0)
-        } else {
-            "-".into()
-        });
+        total.push(if c.measured_delta[i].abs() > 1e-9 { pct(1.0) } else { "-".into() });
     }
     rows.push(total);
     let mut unattributed = vec![
         "unattributed (measured - GPU busy)".into(),
-        c.variants[0]
-            .unattributed_ms_per_token
-            .map_or("n/a".into(), |u| format!("{u:.4}")),
+        c.variants[0].unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")),
     ];
     for (i, v) in c.variants.iter().enumerate().skip(1) {
         unattributed.push(v.unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")));
@@ -376,11 +336,7 @@ pub fn comparison_text(c: &Comparison) -> String {
         }
         let mut rows = Vec::new();
         for k in &c.moved_kernels {
-            let mut row = vec![
-                k.kernel.clone(),
-                k.category.clone(),
-                format!("{:.4}", k.ms_per_token[0]),
-            ];
+            let mut row = vec![k.kernel.clone(), k.category.clone(), format!("{:.4}", k.ms_per_token[0])];
             for i in 1..c.variants.len() {
                 row.push(format!("{:.4}", k.ms_per_token[i]));
                 row.push(signed(k.delta[i]));
@@ -388,11 +344,7 @@ pub fn comparison_text(c: &Comparison) -> String {
             rows.push(row);
         }
         s.push_str(&table_aligned(&header, &rows, &[0, 1]));
-        let differing: Vec<_> = c
-            .moved_kernels
-            .iter()
-            .filter(|k| k.names.iter().any(|n| *n != k.names[0]))
-            .collect();
+        let differing: Vec<_> = c.moved_kernels.iter().filter(|k| k.names.iter().any(|n| *n != k.names[0])).collect();
         if !differing.is_empty() {
             s.push_str("\ninstantiations that differ between variants (template arguments kept; most time first):\n");
         }

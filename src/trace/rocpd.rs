@@ -36,18 +36,12 @@ fn object_type(path: &Path, conn: &Connection, name: &str) -> Result<Option<Stri
         .prepare_cached("SELECT type FROM sqlite_master WHERE name = ?1")
         .map_err(|e| TraceError::sqlite(path, e))?;
     let mut rows = stmt.query([name]).map_err(|e| TraceError::sqlite(path, e))?;
-    Ok(rows
-        .next()
-        .map_err(|e| TraceError::sqlite(path, e))?
-        .map(|r| r.get_unwrap(0)))
+    Ok(rows.next().map_err(|e| TraceError::sqlite(path, e))?.map(|r| r.get_unwrap(0)))
 }
 
 impl RocpdTrace {
     pub fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<RocpdTrace, TraceError> {
-        let mut suffixes: Vec<&str> = names
-            .iter()
-            .filter_map(|n| n.strip_prefix("rocpd_kernel_dispatch_"))
-            .collect();
+        let mut suffixes: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("rocpd_kernel_dispatch_")).collect();
         suffixes.sort_unstable();
         let mut pairs: Vec<(String, String)> = Vec::new();
         for s in suffixes {
@@ -65,26 +59,17 @@ impl RocpdTrace {
         let mut sets = Vec::new();
         for (dispatch, symbols) in pairs {
             if !names.contains(&symbols) {
-                return Err(TraceError::MissingTable {
-                    path: path.into(),
-                    table: symbols,
-                });
+                return Err(TraceError::MissingTable { path: path.into(), table: symbols });
             }
             let cols = sqlite_scan::columns(path, conn, &dispatch)?;
             for need in ["kernel_id", "start", "end"] {
                 if !cols.iter().any(|c| c == need) {
-                    return Err(TraceError::MissingColumn {
-                        path: path.into(),
-                        table: dispatch,
-                        column: need.into(),
-                    });
+                    return Err(TraceError::MissingColumn { path: path.into(), table: dispatch, column: need.into() });
                 }
             }
             let sym_cols = sqlite_scan::columns(path, conn, &symbols)?;
-            let symbol_name_columns: Vec<&'static str> = ["display_name", "kernel_name"]
-                .into_iter()
-                .filter(|c| sym_cols.iter().any(|s| s == c))
-                .collect();
+            let symbol_name_columns: Vec<&'static str> =
+                ["display_name", "kernel_name"].into_iter().filter(|c| sym_cols.iter().any(|s| s == c)).collect();
             if symbol_name_columns.is_empty() || !sym_cols.iter().any(|c| c == "id") {
                 return Err(TraceError::MissingColumn {
                     path: path.into(),
@@ -110,20 +95,11 @@ impl RocpdTrace {
             });
         }
         let schema_version = if names.contains("rocpd_metadata") {
-            conn.query_row(
-                "SELECT value FROM rocpd_metadata WHERE tag = 'schema_version'",
-                [],
-                |r| r.get(0),
-            )
-            .ok()
+            conn.query_row("SELECT value FROM rocpd_metadata WHERE tag = 'schema_version'", [], |r| r.get(0)).ok()
         } else {
             None
         };
-        Ok(RocpdTrace {
-            path: path.into(),
-            sets,
-            schema_version,
-        })
+        Ok(RocpdTrace { path: path.into(), sets, schema_version })
     }
 
     /// kernel id → the name to report: the formatted (demangled) display name, else the symbol.
@@ -167,10 +143,7 @@ impl KernelSource for RocpdTrace {
             let totals = sqlite_scan::aggregate_by_key(&self.path, &set.dispatch, windows)?;
             let symbols = self.symbol_names(set)?;
             for (id, t) in totals {
-                let name = symbols
-                    .get(&id)
-                    .cloned()
-                    .unwrap_or_else(|| format!("<unknown kernel_id {id}>"));
+                let name = symbols.get(&id).cloned().unwrap_or_else(|| format!("<unknown kernel_id {id}>"));
                 names.insert((i, id), name);
                 by_id.insert((i, id), t);
             }
@@ -205,10 +178,7 @@ impl KernelSource for RocpdTrace {
             }
             let symbols = self.symbol_names(set)?;
             for k in keys.iter().filter(|k| k.set as usize == i) {
-                let name = symbols
-                    .get(&k.id)
-                    .cloned()
-                    .unwrap_or_else(|| format!("<unknown kernel_id {}>", k.id));
+                let name = symbols.get(&k.id).cloned().unwrap_or_else(|| format!("<unknown kernel_id {}>", k.id));
                 out.insert(*k, name);
             }
         }
@@ -226,11 +196,7 @@ mod tests {
     /// A minimal rocpd-shaped database: only the columns the reader uses (the full official DDL
     /// is exercised by the generated fixtures in traces/).
     fn create_set(conn: &Connection, suffix: &str, graph: bool, symbols: &[(i64, &str)]) {
-        let graph_col = if graph {
-            ", graph_node_id INTEGER NOT NULL DEFAULT 0"
-        } else {
-            ""
-        };
+        let graph_col = if graph { ", graph_node_id INTEGER NOT NULL DEFAULT 0" } else { "" };
         conn.execute_batch(&format!(
             "CREATE TABLE rocpd_kernel_dispatch{suffix} (id INTEGER PRIMARY KEY, kernel_id INTEGER NOT NULL, \
              start BIGINT NOT NULL, \"end\" BIGINT NOT NULL{graph_col});
@@ -248,10 +214,7 @@ mod tests {
 
     fn totals(src: &dyn KernelSource) -> Vec<(String, u64, u64)> {
         let agg = src.aggregate(None).unwrap();
-        agg.kernels
-            .iter()
-            .map(|k| (k.name.clone(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns))
-            .collect()
+        agg.kernels.iter().map(|k| (k.name.clone(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns)).collect()
     }
 
     #[test]
@@ -259,10 +222,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("merged.db");
         let conn = Connection::open(&path).unwrap();
-        let (a, b) = (
-            "_0198a1b2_0000_7000_8000_000000000001",
-            "_0198a1b2_0000_7000_8000_000000000002",
-        );
+        let (a, b) = ("_0198a1b2_0000_7000_8000_000000000001", "_0198a1b2_0000_7000_8000_000000000002");
         create_set(&conn, a, false, &[(1, "rope_neox"), (2, "soft_max_f32")]);
         create_set(&conn, b, false, &[(1, "soft_max_f32"), (2, "")]);
         conn.execute_batch(&format!(

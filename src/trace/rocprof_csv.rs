@@ -87,16 +87,11 @@ impl CsvTrace {
             .and_then(Result::ok)
             .map(|r| r.iter().map(|f| f.trim().to_string()).collect())
             .unwrap_or_default();
-        let (Some(name), Some(start), Some(end)) = (
-            find(&header, &NAME_COLUMNS),
-            find(&header, &START_COLUMNS),
-            find(&header, &END_COLUMNS),
-        ) else {
+        let (Some(name), Some(start), Some(end)) =
+            (find(&header, &NAME_COLUMNS), find(&header, &START_COLUMNS), find(&header, &END_COLUMNS))
+        else {
             if let Some(what) = what_else(&header) {
-                return Err(TraceError::NotKernelTrace {
-                    path: path.into(),
-                    what: what.into(),
-                });
+                return Err(TraceError::NotKernelTrace { path: path.into(), what: what.into() });
             }
             return Err(TraceError::UnknownFormat {
                 path: path.into(),
@@ -106,19 +101,13 @@ impl CsvTrace {
                 ),
             });
         };
-        let io = |source| TraceError::Io {
-            path: path.into(),
-            source,
-        };
+        let io = |source| TraceError::Io { path: path.into(), source };
         let mut f = std::fs::File::open(path).map_err(io)?;
         f.seek(SeekFrom::End(-1)).map_err(io)?;
         let mut last = [0u8; 1];
         f.read_exact(&mut last).map_err(io)?;
         if last[0] != b'\n' {
-            return Err(TraceError::TruncatedCsv {
-                path: path.into(),
-                line: line_count(path).map_err(io)?,
-            });
+            return Err(TraceError::TruncatedCsv { path: path.into(), line: line_count(path).map_err(io)? });
         }
         let has = |c: &str| header.iter().any(|h| h == c);
         let flavour = if has("Guid") {
@@ -147,20 +136,14 @@ impl CsvTrace {
             .has_headers(true)
             .flexible(true)
             .from_path(&self.path)
-            .map_err(|e| TraceError::MalformedCsv {
-                path: self.path.clone(),
-                line: 1,
-                detail: e.to_string(),
-            })?;
+            .map_err(|e| TraceError::MalformedCsv { path: self.path.clone(), line: 1, detail: e.to_string() })?;
         let mut rec = csv::ByteRecord::new();
         loop {
-            let more = reader
-                .read_byte_record(&mut rec)
-                .map_err(|e| TraceError::MalformedCsv {
-                    path: self.path.clone(),
-                    line: e.position().map_or(0, |p| p.line()),
-                    detail: e.to_string(),
-                })?;
+            let more = reader.read_byte_record(&mut rec).map_err(|e| TraceError::MalformedCsv {
+                path: self.path.clone(),
+                line: e.position().map_or(0, |p| p.line()),
+                detail: e.to_string(),
+            })?;
             if !more {
                 return Ok(());
             }
@@ -174,14 +157,13 @@ impl CsvTrace {
             }
             let int = |i: usize, column: &str| -> Result<i64, TraceError> {
                 let raw = &rec[i];
-                std::str::from_utf8(raw)
-                    .ok()
-                    .and_then(|s| s.trim().parse().ok())
-                    .ok_or_else(|| TraceError::MalformedCsv {
+                std::str::from_utf8(raw).ok().and_then(|s| s.trim().parse().ok()).ok_or_else(|| {
+                    TraceError::MalformedCsv {
                         path: self.path.clone(),
                         line,
                         detail: format!("{column} `{}` is not an integer", String::from_utf8_lossy(raw)),
-                    })
+                    }
+                })
             };
             let (start, end) = (int(self.start, "Start_Timestamp")?, int(self.end, "End_Timestamp")?);
             let field = |i: Option<usize>| i.map_or(0, |i| trailing_int(&rec[i]));
@@ -207,9 +189,7 @@ impl KernelSource for CsvTrace {
                 accumulate(&mut by_name, name.to_vec(), start, end, windows);
             }
         })?;
-        Ok(Aggregate::from_ids(by_name, |n| {
-            String::from_utf8_lossy(n).into_owned()
-        }))
+        Ok(Aggregate::from_ids(by_name, |n| String::from_utf8_lossy(n).into_owned()))
     }
 
     fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError> {
@@ -239,12 +219,7 @@ impl KernelSource for CsvTrace {
         });
         spans.sort_unstable();
         for (start, end, id, lane) in spans {
-            f(Dispatch {
-                start,
-                end,
-                key: KernelKey { set: 0, id },
-                lane,
-            });
+            f(Dispatch { start, end, key: KernelKey { set: 0, id }, lane });
         }
         Ok(())
     }
@@ -255,10 +230,7 @@ impl KernelSource for CsvTrace {
             self.for_each_by_start(&mut |_| {})?;
         }
         let names = self.names.get().expect("set by for_each_by_start");
-        Ok(keys
-            .iter()
-            .filter_map(|k| names.get(usize::try_from(k.id).ok()?).map(|n| (*k, n.clone())))
-            .collect())
+        Ok(keys.iter().filter_map(|k| names.get(usize::try_from(k.id).ok()?).map(|n| (*k, n.clone()))).collect())
     }
 }
 
@@ -276,10 +248,7 @@ mod tests {
 
     fn decode(t: &CsvTrace) -> Vec<(String, u64, u64)> {
         let agg = t.aggregate(None).unwrap();
-        agg.kernels
-            .iter()
-            .map(|k| (k.name.clone(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns))
-            .collect()
+        agg.kernels.iter().map(|k| (k.name.clone(), k.phase(Phase::Decode).calls, k.phase(Phase::Decode).ns)).collect()
     }
 
     #[test]
@@ -293,11 +262,7 @@ mod tests {
         assert_eq!(t.describe(), "rocprofv3 kernel_trace.csv");
         assert_eq!(
             decode(&t),
-            vec![(
-                "void rope_neox<true, false, float, float>(float const*, float*)".into(),
-                2,
-                1100
-            )]
+            vec![("void rope_neox<true, false, float, float>(float const*, float*)".into(), 2, 1100)]
         );
 
         let conv = "\"Guid\",\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\",\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n\
@@ -312,7 +277,8 @@ mod tests {
     /// stream 2 of the same agent: lanes come from `Agent_Id` and `Stream_Id`.
     #[test]
     fn lanes_come_from_agent_and_stream() {
-        let text = "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n\
+        let text =
+            "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n\
             \"KERNEL_DISPATCH\",\"Agent 4\",1,1,\"a\",1000,2000\n\
             \"KERNEL_DISPATCH\",\"Agent 4\",1,1,\"b\",1500,2100\n\
             \"KERNEL_DISPATCH\",\"Agent 4\",2,2,\"c\",1000,1200\n";

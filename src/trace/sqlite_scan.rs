@@ -79,8 +79,7 @@ pub(crate) fn aggregate_by_key(
     // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge,
     // but scans the whole table for both in one statement.
     let edge = |f: &str| -> Result<Option<i64>, TraceError> {
-        conn.query_row(&format!("SELECT {f}(rowid) FROM {}", t.table), [], |r| r.get(0))
-            .map_err(sql_err)
+        conn.query_row(&format!("SELECT {f}(rowid) FROM {}", t.table), [], |r| r.get(0)).map_err(sql_err)
     };
     let (lo, hi) = (edge("min")?, edge("max")?);
     let (Some(lo), Some(hi)) = (lo, hi) else {
@@ -106,10 +105,7 @@ pub(crate) fn aggregate_by_key(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a scan thread does not panic"))
-            .collect()
+        handles.into_iter().map(|h| h.join().expect("a scan thread does not panic")).collect()
     });
     let mut merged = ByKey::new();
     for r in results {
@@ -169,10 +165,7 @@ fn scan(
         Some((a, b)) => stmt.query([a, b])?,
         None => stmt.query([])?,
     };
-    let mut totals = KeyTotals {
-        dense: Vec::new(),
-        sparse: ByKey::new(),
-    };
+    let mut totals = KeyTotals { dense: Vec::new(), sparse: ByKey::new() };
     while let Some(row) = rows.next()? {
         // Rows with a NULL key or timestamp are not dispatches anyone could attribute.
         let (ValueRef::Integer(key), ValueRef::Integer(start), ValueRef::Integer(end)) =
@@ -188,7 +181,11 @@ fn scan(
 /// `(start, end)` of the last burst of rows matching `condition` (rows in start order, a new burst
 /// after an idle gap of [`BURST_GAP_NS`] or more, as in the step-gap search), or `None` when no
 /// row matches.
-pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<(i64, i64)>, TraceError> {
+pub(crate) fn last_burst_where(
+    path: &Path,
+    t: &KernelTable,
+    condition: &str,
+) -> Result<Option<(i64, i64)>, TraceError> {
     let conn = open_read_only(path)?;
     let order = if t.in_start_order(path, &conn)? { "rowid".to_string() } else { t.start.clone() };
     let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {order}", t.start, t.end, t.table);
@@ -197,7 +194,9 @@ pub(crate) fn last_burst_where(path: &Path, t: &KernelTable, condition: &str) ->
     let mut rows = stmt.query([]).map_err(sql_err)?;
     let mut burst: Option<(i64, i64)> = None;
     while let Some(row) = rows.next().map_err(sql_err)? {
-        let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else { continue };
+        let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else {
+            continue;
+        };
         burst = match burst {
             Some((b0, b1)) if s - b1 < BURST_GAP_NS => Some((b0, b1.max(e))),
             _ => Some((s, e)),
@@ -260,12 +259,7 @@ pub(crate) fn for_each_by_start(
                 ValueRef::Integer(l) => l,
                 _ => 0,
             };
-            f(Dispatch {
-                start,
-                end,
-                key: KernelKey { set: set as u32, id },
-                lane,
-            });
+            f(Dispatch { start, end, key: KernelKey { set: set as u32, id }, lane });
         }
     }
     Ok(())

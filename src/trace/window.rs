@@ -85,9 +85,7 @@ pub struct WindowChoice {
 }
 
 /// Idle-gap thresholds tried by the step-gap heuristic, largest first.
-pub const GAP_THRESHOLDS_NS: [i64; 8] = [
-    5_000_000, 2_000_000, 1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000,
-];
+pub const GAP_THRESHOLDS_NS: [i64; 8] = [5_000_000, 2_000_000, 1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000];
 
 /// Aggregates `source` with the best decode window available (see the module docs).
 /// `decode_steps` is the number of decode steps of the traced request (output tokens − 1).
@@ -120,18 +118,13 @@ pub fn aggregate_with_best_window(
     }
 
     if let Some((start, end)) = source.graph_span()? {
-        let w = PhaseWindows {
-            decode_start: start,
-            decode_end: end,
-            prefill_start: None,
-        };
+        let w = PhaseWindows { decode_start: start, decode_end: end, prefill_start: None };
         let choice = WindowChoice {
             method: WindowMethod::CudaGraph,
-            description:
-                "decode = the last burst of kernels launched from a CUDA/HIP graph (llama.cpp replays decode \
+            description: "decode = the last burst of kernels launched from a CUDA/HIP graph (llama.cpp replays decode \
                           steps as graphs while prefill runs eagerly; the warmup graph at load is a separate, earlier \
                           burst); eager decode steps before the graphs warm up count as prefill"
-                    .into(),
+                .into(),
             decode_start_ns: Some(start),
             decode_end_ns: Some(end),
             notes,
@@ -329,20 +322,13 @@ mod tests {
 
     #[test]
     fn classify_by_start() {
-        let w = PhaseWindows {
-            decode_start: 100,
-            decode_end: 200,
-            prefill_start: Some(50),
-        };
+        let w = PhaseWindows { decode_start: 100, decode_end: 200, prefill_start: Some(50) };
         assert_eq!(w.classify(10), Phase::BeforePrefill);
         assert_eq!(w.classify(50), Phase::Prefill);
         assert_eq!(w.classify(100), Phase::Decode);
         assert_eq!(w.classify(200), Phase::Decode);
         assert_eq!(w.classify(201), Phase::AfterDecode);
-        let w = PhaseWindows {
-            prefill_start: None,
-            ..w
-        };
+        let w = PhaseWindows { prefill_start: None, ..w };
         assert_eq!(w.classify(10), Phase::Prefill);
     }
 
@@ -361,11 +347,7 @@ mod tests {
     #[test]
     fn graph_span_wins_over_gaps_and_window_mismatch_is_noted() {
         let src = Fake(request(4), Some((2_004_525_000, i64::MAX)));
-        let req = PhaseWindows {
-            decode_start: 10,
-            decode_end: 20,
-            prefill_start: None,
-        };
+        let req = PhaseWindows { decode_start: 10, decode_end: 20, prefill_start: None };
         let (agg, choice) = aggregate_with_best_window(&src, Some(req), Some(4)).unwrap();
         assert_eq!(choice.method, WindowMethod::CudaGraph);
         assert!(choice.notes[0].contains("holds no kernel"));
@@ -380,4 +362,3 @@ mod tests {
         assert!(choice.notes.iter().any(|n| n.contains("--tokens")));
     }
 }
-

@@ -132,21 +132,14 @@ pub struct NvmlLib {
     __library: ::libloading::Library,
     pub nvmlInit_v2: Result<unsafe extern "C" fn() -> nvmlReturn_t, ::libloading::Error>,
     pub nvmlShutdown: Result<unsafe extern "C" fn() -> nvmlReturn_t, ::libloading::Error>,
-    pub nvmlErrorString: Result<
-        unsafe extern "C" fn(result: nvmlReturn_t) -> *const ::core::ffi::c_char,
-        ::libloading::Error,
-    >,
+    pub nvmlErrorString:
+        Result<unsafe extern "C" fn(result: nvmlReturn_t) -> *const ::core::ffi::c_char, ::libloading::Error>,
     pub nvmlSystemGetDriverVersion: Result<
-        unsafe extern "C" fn(
-            version: *mut ::core::ffi::c_char,
-            length: ::core::ffi::c_uint,
-        ) -> nvmlReturn_t,
+        unsafe extern "C" fn(version: *mut ::core::ffi::c_char, length: ::core::ffi::c_uint) -> nvmlReturn_t,
         ::libloading::Error,
     >,
-    pub nvmlDeviceGetCount_v2: Result<
-        unsafe extern "C" fn(deviceCount: *mut ::core::ffi::c_uint) -> nvmlReturn_t,
-        ::libloading::Error,
-    >,
+    pub nvmlDeviceGetCount_v2:
+        Result<unsafe extern "C" fn(deviceCount: *mut ::core::ffi::c_uint) -> nvmlReturn_t, ::libloading::Error>,
     pub nvmlDeviceGetHandleByIndex_v2: Result<
         unsafe extern "C" fn(index: ::core::ffi::c_uint, device: *mut nvmlDevice_t) -> nvmlReturn_t,
         ::libloading::Error,
@@ -180,10 +173,7 @@ pub struct NvmlLib {
         ::libloading::Error,
     >,
     pub nvmlDeviceGetTotalEnergyConsumption: Result<
-        unsafe extern "C" fn(
-            device: nvmlDevice_t,
-            energy: *mut ::core::ffi::c_ulonglong,
-        ) -> nvmlReturn_t,
+        unsafe extern "C" fn(device: nvmlDevice_t, energy: *mut ::core::ffi::c_ulonglong) -> nvmlReturn_t,
         ::libloading::Error,
     >,
     pub nvmlDeviceGetMemoryInfo: Result<
@@ -191,10 +181,7 @@ pub struct NvmlLib {
         ::libloading::Error,
     >,
     pub nvmlDeviceGetUtilizationRates: Result<
-        unsafe extern "C" fn(
-            device: nvmlDevice_t,
-            utilization: *mut nvmlUtilization_t,
-        ) -> nvmlReturn_t,
+        unsafe extern "C" fn(device: nvmlDevice_t, utilization: *mut nvmlUtilization_t) -> nvmlReturn_t,
         ::libloading::Error,
     >,
     pub nvmlDeviceGetSamples: Result<
@@ -234,24 +221,17 @@ impl NvmlLib {
         let nvmlInit_v2 = __library.get(b"nvmlInit_v2\0").map(|sym| *sym);
         let nvmlShutdown = __library.get(b"nvmlShutdown\0").map(|sym| *sym);
         let nvmlErrorString = __library.get(b"nvmlErrorString\0").map(|sym| *sym);
-        let nvmlSystemGetDriverVersion = __library
-            .get(b"nvmlSystemGetDriverVersion\0")
-            .map(|sym| *sym);
+        let nvmlSystemGetDriverVersion = __library.get(b"nvmlSystemGetDriverVersion\0").map(|sym| *sym);
         let nvmlDeviceGetCount_v2 = __library.get(b"nvmlDeviceGetCount_v2\0").map(|sym| *sym);
-        let nvmlDeviceGetHandleByIndex_v2 = __library
-            .get(b"nvmlDeviceGetHandleByIndex_v2\0")
-            .map(|sym| *sym);
+        let nvmlDeviceGetHandleByIndex_v2 = __library.get(b"nvmlDeviceGetHandleByIndex_v2\0").map(|sym| *sym);
         let nvmlDeviceGetName = __library.get(b"nvmlDeviceGetName\0").map(|sym| *sym);
         let nvmlDeviceGetClockInfo = __library.get(b"nvmlDeviceGetClockInfo\0").map(|sym| *sym);
         let nvmlDeviceGetTemperature = __library.get(b"nvmlDeviceGetTemperature\0").map(|sym| *sym);
         let nvmlDeviceGetPowerUsage = __library.get(b"nvmlDeviceGetPowerUsage\0").map(|sym| *sym);
-        let nvmlDeviceGetTotalEnergyConsumption = __library
-            .get(b"nvmlDeviceGetTotalEnergyConsumption\0")
-            .map(|sym| *sym);
+        let nvmlDeviceGetTotalEnergyConsumption =
+            __library.get(b"nvmlDeviceGetTotalEnergyConsumption\0").map(|sym| *sym);
         let nvmlDeviceGetMemoryInfo = __library.get(b"nvmlDeviceGetMemoryInfo\0").map(|sym| *sym);
-        let nvmlDeviceGetUtilizationRates = __library
-            .get(b"nvmlDeviceGetUtilizationRates\0")
-            .map(|sym| *sym);
+        let nvmlDeviceGetUtilizationRates = __library.get(b"nvmlDeviceGetUtilizationRates\0").map(|sym| *sym);
         let nvmlDeviceGetSamples = __library.get(b"nvmlDeviceGetSamples\0").map(|sym| *sym);
         let nvmlDeviceGetFieldValues = __library.get(b"nvmlDeviceGetFieldValues\0").map(|sym| *sym);
         Ok(NvmlLib {
@@ -274,51 +254,30 @@ impl NvmlLib {
         })
     }
     pub unsafe fn nvmlInit_v2(&self) -> nvmlReturn_t {
-        (self
-            .nvmlInit_v2
-            .as_ref()
-            .expect("Expected function, got error."))()
+        (self.nvmlInit_v2.as_ref().expect("Expected function, got error."))()
     }
     pub unsafe fn nvmlShutdown(&self) -> nvmlReturn_t {
-        (self
-            .nvmlShutdown
-            .as_ref()
-            .expect("Expected function, got error."))()
+        (self.nvmlShutdown.as_ref().expect("Expected function, got error."))()
     }
     pub unsafe fn nvmlErrorString(&self, result: nvmlReturn_t) -> *const ::core::ffi::c_char {
-        (self
-            .nvmlErrorString
-            .as_ref()
-            .expect("Expected function, got error."))(result)
+        (self.nvmlErrorString.as_ref().expect("Expected function, got error."))(result)
     }
     pub unsafe fn nvmlSystemGetDriverVersion(
         &self,
         version: *mut ::core::ffi::c_char,
         length: ::core::ffi::c_uint,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlSystemGetDriverVersion
-            .as_ref()
-            .expect("Expected function, got error."))(version, length)
+        (self.nvmlSystemGetDriverVersion.as_ref().expect("Expected function, got error."))(version, length)
     }
-    pub unsafe fn nvmlDeviceGetCount_v2(
-        &self,
-        deviceCount: *mut ::core::ffi::c_uint,
-    ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetCount_v2
-            .as_ref()
-            .expect("Expected function, got error."))(deviceCount)
+    pub unsafe fn nvmlDeviceGetCount_v2(&self, deviceCount: *mut ::core::ffi::c_uint) -> nvmlReturn_t {
+        (self.nvmlDeviceGetCount_v2.as_ref().expect("Expected function, got error."))(deviceCount)
     }
     pub unsafe fn nvmlDeviceGetHandleByIndex_v2(
         &self,
         index: ::core::ffi::c_uint,
         device: *mut nvmlDevice_t,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetHandleByIndex_v2
-            .as_ref()
-            .expect("Expected function, got error."))(index, device)
+        (self.nvmlDeviceGetHandleByIndex_v2.as_ref().expect("Expected function, got error."))(index, device)
     }
     pub unsafe fn nvmlDeviceGetName(
         &self,
@@ -326,10 +285,7 @@ impl NvmlLib {
         name: *mut ::core::ffi::c_char,
         length: ::core::ffi::c_uint,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetName
-            .as_ref()
-            .expect("Expected function, got error."))(device, name, length)
+        (self.nvmlDeviceGetName.as_ref().expect("Expected function, got error."))(device, name, length)
     }
     pub unsafe fn nvmlDeviceGetClockInfo(
         &self,
@@ -337,10 +293,7 @@ impl NvmlLib {
         type_: nvmlClockType_t,
         clock: *mut ::core::ffi::c_uint,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetClockInfo
-            .as_ref()
-            .expect("Expected function, got error."))(device, type_, clock)
+        (self.nvmlDeviceGetClockInfo.as_ref().expect("Expected function, got error."))(device, type_, clock)
     }
     pub unsafe fn nvmlDeviceGetTemperature(
         &self,
@@ -348,50 +301,31 @@ impl NvmlLib {
         sensorType: nvmlTemperatureSensors_t,
         temp: *mut ::core::ffi::c_uint,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetTemperature
-            .as_ref()
-            .expect("Expected function, got error."))(device, sensorType, temp)
+        (self.nvmlDeviceGetTemperature.as_ref().expect("Expected function, got error."))(device, sensorType, temp)
     }
     pub unsafe fn nvmlDeviceGetPowerUsage(
         &self,
         device: nvmlDevice_t,
         power: *mut ::core::ffi::c_uint,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetPowerUsage
-            .as_ref()
-            .expect("Expected function, got error."))(device, power)
+        (self.nvmlDeviceGetPowerUsage.as_ref().expect("Expected function, got error."))(device, power)
     }
     pub unsafe fn nvmlDeviceGetTotalEnergyConsumption(
         &self,
         device: nvmlDevice_t,
         energy: *mut ::core::ffi::c_ulonglong,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetTotalEnergyConsumption
-            .as_ref()
-            .expect("Expected function, got error."))(device, energy)
+        (self.nvmlDeviceGetTotalEnergyConsumption.as_ref().expect("Expected function, got error."))(device, energy)
     }
-    pub unsafe fn nvmlDeviceGetMemoryInfo(
-        &self,
-        device: nvmlDevice_t,
-        memory: *mut nvmlMemory_t,
-    ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetMemoryInfo
-            .as_ref()
-            .expect("Expected function, got error."))(device, memory)
+    pub unsafe fn nvmlDeviceGetMemoryInfo(&self, device: nvmlDevice_t, memory: *mut nvmlMemory_t) -> nvmlReturn_t {
+        (self.nvmlDeviceGetMemoryInfo.as_ref().expect("Expected function, got error."))(device, memory)
     }
     pub unsafe fn nvmlDeviceGetUtilizationRates(
         &self,
         device: nvmlDevice_t,
         utilization: *mut nvmlUtilization_t,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetUtilizationRates
-            .as_ref()
-            .expect("Expected function, got error."))(device, utilization)
+        (self.nvmlDeviceGetUtilizationRates.as_ref().expect("Expected function, got error."))(device, utilization)
     }
     pub unsafe fn nvmlDeviceGetSamples(
         &self,
@@ -402,10 +336,7 @@ impl NvmlLib {
         sampleCount: *mut ::core::ffi::c_uint,
         samples: *mut nvmlSample_t,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetSamples
-            .as_ref()
-            .expect("Expected function, got error."))(
+        (self.nvmlDeviceGetSamples.as_ref().expect("Expected function, got error."))(
             device,
             type_,
             lastSeenTimeStamp,
@@ -420,9 +351,6 @@ impl NvmlLib {
         valuesCount: ::core::ffi::c_int,
         values: *mut nvmlFieldValue_t,
     ) -> nvmlReturn_t {
-        (self
-            .nvmlDeviceGetFieldValues
-            .as_ref()
-            .expect("Expected function, got error."))(device, valuesCount, values)
+        (self.nvmlDeviceGetFieldValues.as_ref().expect("Expected function, got error."))(device, valuesCount, values)
     }
 }

@@ -98,21 +98,13 @@ pub const RSMI_POWER_TYPE_RSMI_INVALID_POWER: RSMI_POWER_TYPE = 4294967295;
 pub type RSMI_POWER_TYPE = ::core::ffi::c_uint;
 pub struct RocmSmiLib {
     __library: ::libloading::Library,
-    pub rsmi_init:
-        Result<unsafe extern "C" fn(init_flags: u64) -> rsmi_status_t, ::libloading::Error>,
+    pub rsmi_init: Result<unsafe extern "C" fn(init_flags: u64) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_shut_down: Result<unsafe extern "C" fn() -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_num_monitor_devices:
         Result<unsafe extern "C" fn(num_devices: *mut u32) -> rsmi_status_t, ::libloading::Error>,
-    pub rsmi_dev_id_get: Result<
-        unsafe extern "C" fn(dv_ind: u32, id: *mut u16) -> rsmi_status_t,
-        ::libloading::Error,
-    >,
+    pub rsmi_dev_id_get: Result<unsafe extern "C" fn(dv_ind: u32, id: *mut u16) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_dev_name_get: Result<
-        unsafe extern "C" fn(
-            dv_ind: u32,
-            name: *mut ::core::ffi::c_char,
-            len: usize,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(dv_ind: u32, name: *mut ::core::ffi::c_char, len: usize) -> rsmi_status_t,
         ::libloading::Error,
     >,
     pub rsmi_dev_power_ave_get: Result<
@@ -129,25 +121,15 @@ pub struct RocmSmiLib {
         ::libloading::Error,
     >,
     pub rsmi_dev_memory_total_get: Result<
-        unsafe extern "C" fn(
-            dv_ind: u32,
-            mem_type: rsmi_memory_type_t,
-            total: *mut u64,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(dv_ind: u32, mem_type: rsmi_memory_type_t, total: *mut u64) -> rsmi_status_t,
         ::libloading::Error,
     >,
     pub rsmi_dev_memory_usage_get: Result<
-        unsafe extern "C" fn(
-            dv_ind: u32,
-            mem_type: rsmi_memory_type_t,
-            used: *mut u64,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(dv_ind: u32, mem_type: rsmi_memory_type_t, used: *mut u64) -> rsmi_status_t,
         ::libloading::Error,
     >,
-    pub rsmi_dev_memory_busy_percent_get: Result<
-        unsafe extern "C" fn(dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t,
-        ::libloading::Error,
-    >,
+    pub rsmi_dev_memory_busy_percent_get:
+        Result<unsafe extern "C" fn(dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_dev_temp_metric_get: Result<
         unsafe extern "C" fn(
             dv_ind: u32,
@@ -157,39 +139,22 @@ pub struct RocmSmiLib {
         ) -> rsmi_status_t,
         ::libloading::Error,
     >,
-    pub rsmi_dev_busy_percent_get: Result<
-        unsafe extern "C" fn(dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t,
-        ::libloading::Error,
-    >,
+    pub rsmi_dev_busy_percent_get:
+        Result<unsafe extern "C" fn(dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_dev_gpu_clk_freq_get: Result<
-        unsafe extern "C" fn(
-            dv_ind: u32,
-            clk_type: rsmi_clk_type_t,
-            f: *mut rsmi_frequencies_t,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(dv_ind: u32, clk_type: rsmi_clk_type_t, f: *mut rsmi_frequencies_t) -> rsmi_status_t,
         ::libloading::Error,
     >,
-    pub rsmi_version_get: Result<
-        unsafe extern "C" fn(version: *mut rsmi_version_t) -> rsmi_status_t,
-        ::libloading::Error,
-    >,
+    pub rsmi_version_get:
+        Result<unsafe extern "C" fn(version: *mut rsmi_version_t) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_status_string: Result<
-        unsafe extern "C" fn(
-            status: rsmi_status_t,
-            status_string: *mut *const ::core::ffi::c_char,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(status: rsmi_status_t, status_string: *mut *const ::core::ffi::c_char) -> rsmi_status_t,
         ::libloading::Error,
     >,
-    pub rsmi_dev_current_socket_power_get: Result<
-        unsafe extern "C" fn(dv_ind: u32, socket_power: *mut u64) -> rsmi_status_t,
-        ::libloading::Error,
-    >,
+    pub rsmi_dev_current_socket_power_get:
+        Result<unsafe extern "C" fn(dv_ind: u32, socket_power: *mut u64) -> rsmi_status_t, ::libloading::Error>,
     pub rsmi_dev_power_get: Result<
-        unsafe extern "C" fn(
-            dv_ind: u32,
-            power: *mut u64,
-            type_: *mut RSMI_POWER_TYPE,
-        ) -> rsmi_status_t,
+        unsafe extern "C" fn(dv_ind: u32, power: *mut u64, type_: *mut RSMI_POWER_TYPE) -> rsmi_status_t,
         ::libloading::Error,
     >,
 }
@@ -213,30 +178,16 @@ impl RocmSmiLib {
         let rsmi_dev_id_get = __library.get(b"rsmi_dev_id_get\0").map(|sym| *sym);
         let rsmi_dev_name_get = __library.get(b"rsmi_dev_name_get\0").map(|sym| *sym);
         let rsmi_dev_power_ave_get = __library.get(b"rsmi_dev_power_ave_get\0").map(|sym| *sym);
-        let rsmi_dev_energy_count_get = __library
-            .get(b"rsmi_dev_energy_count_get\0")
-            .map(|sym| *sym);
-        let rsmi_dev_memory_total_get = __library
-            .get(b"rsmi_dev_memory_total_get\0")
-            .map(|sym| *sym);
-        let rsmi_dev_memory_usage_get = __library
-            .get(b"rsmi_dev_memory_usage_get\0")
-            .map(|sym| *sym);
-        let rsmi_dev_memory_busy_percent_get = __library
-            .get(b"rsmi_dev_memory_busy_percent_get\0")
-            .map(|sym| *sym);
+        let rsmi_dev_energy_count_get = __library.get(b"rsmi_dev_energy_count_get\0").map(|sym| *sym);
+        let rsmi_dev_memory_total_get = __library.get(b"rsmi_dev_memory_total_get\0").map(|sym| *sym);
+        let rsmi_dev_memory_usage_get = __library.get(b"rsmi_dev_memory_usage_get\0").map(|sym| *sym);
+        let rsmi_dev_memory_busy_percent_get = __library.get(b"rsmi_dev_memory_busy_percent_get\0").map(|sym| *sym);
         let rsmi_dev_temp_metric_get = __library.get(b"rsmi_dev_temp_metric_get\0").map(|sym| *sym);
-        let rsmi_dev_busy_percent_get = __library
-            .get(b"rsmi_dev_busy_percent_get\0")
-            .map(|sym| *sym);
-        let rsmi_dev_gpu_clk_freq_get = __library
-            .get(b"rsmi_dev_gpu_clk_freq_get\0")
-            .map(|sym| *sym);
+        let rsmi_dev_busy_percent_get = __library.get(b"rsmi_dev_busy_percent_get\0").map(|sym| *sym);
+        let rsmi_dev_gpu_clk_freq_get = __library.get(b"rsmi_dev_gpu_clk_freq_get\0").map(|sym| *sym);
         let rsmi_version_get = __library.get(b"rsmi_version_get\0").map(|sym| *sym);
         let rsmi_status_string = __library.get(b"rsmi_status_string\0").map(|sym| *sym);
-        let rsmi_dev_current_socket_power_get = __library
-            .get(b"rsmi_dev_current_socket_power_get\0")
-            .map(|sym| *sym);
+        let rsmi_dev_current_socket_power_get = __library.get(b"rsmi_dev_current_socket_power_get\0").map(|sym| *sym);
         let rsmi_dev_power_get = __library.get(b"rsmi_dev_power_get\0").map(|sym| *sym);
         Ok(RocmSmiLib {
             __library,
@@ -260,50 +211,22 @@ impl RocmSmiLib {
         })
     }
     pub unsafe fn rsmi_init(&self, init_flags: u64) -> rsmi_status_t {
-        (self
-            .rsmi_init
-            .as_ref()
-            .expect("Expected function, got error."))(init_flags)
+        (self.rsmi_init.as_ref().expect("Expected function, got error."))(init_flags)
     }
     pub unsafe fn rsmi_shut_down(&self) -> rsmi_status_t {
-        (self
-            .rsmi_shut_down
-            .as_ref()
-            .expect("Expected function, got error."))()
+        (self.rsmi_shut_down.as_ref().expect("Expected function, got error."))()
     }
     pub unsafe fn rsmi_num_monitor_devices(&self, num_devices: *mut u32) -> rsmi_status_t {
-        (self
-            .rsmi_num_monitor_devices
-            .as_ref()
-            .expect("Expected function, got error."))(num_devices)
+        (self.rsmi_num_monitor_devices.as_ref().expect("Expected function, got error."))(num_devices)
     }
     pub unsafe fn rsmi_dev_id_get(&self, dv_ind: u32, id: *mut u16) -> rsmi_status_t {
-        (self
-            .rsmi_dev_id_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, id)
+        (self.rsmi_dev_id_get.as_ref().expect("Expected function, got error."))(dv_ind, id)
     }
-    pub unsafe fn rsmi_dev_name_get(
-        &self,
-        dv_ind: u32,
-        name: *mut ::core::ffi::c_char,
-        len: usize,
-    ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_name_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, name, len)
+    pub unsafe fn rsmi_dev_name_get(&self, dv_ind: u32, name: *mut ::core::ffi::c_char, len: usize) -> rsmi_status_t {
+        (self.rsmi_dev_name_get.as_ref().expect("Expected function, got error."))(dv_ind, name, len)
     }
-    pub unsafe fn rsmi_dev_power_ave_get(
-        &self,
-        dv_ind: u32,
-        sensor_ind: u32,
-        power: *mut u64,
-    ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_power_ave_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, sensor_ind, power)
+    pub unsafe fn rsmi_dev_power_ave_get(&self, dv_ind: u32, sensor_ind: u32, power: *mut u64) -> rsmi_status_t {
+        (self.rsmi_dev_power_ave_get.as_ref().expect("Expected function, got error."))(dv_ind, sensor_ind, power)
     }
     pub unsafe fn rsmi_dev_energy_count_get(
         &self,
@@ -312,11 +235,11 @@ impl RocmSmiLib {
         counter_resolution: *mut f32,
         timestamp: *mut u64,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_energy_count_get
-            .as_ref()
-            .expect("Expected function, got error."))(
-            dv_ind, power, counter_resolution, timestamp
+        (self.rsmi_dev_energy_count_get.as_ref().expect("Expected function, got error."))(
+            dv_ind,
+            power,
+            counter_resolution,
+            timestamp,
         )
     }
     pub unsafe fn rsmi_dev_memory_total_get(
@@ -325,10 +248,7 @@ impl RocmSmiLib {
         mem_type: rsmi_memory_type_t,
         total: *mut u64,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_memory_total_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, mem_type, total)
+        (self.rsmi_dev_memory_total_get.as_ref().expect("Expected function, got error."))(dv_ind, mem_type, total)
     }
     pub unsafe fn rsmi_dev_memory_usage_get(
         &self,
@@ -336,20 +256,10 @@ impl RocmSmiLib {
         mem_type: rsmi_memory_type_t,
         used: *mut u64,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_memory_usage_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, mem_type, used)
+        (self.rsmi_dev_memory_usage_get.as_ref().expect("Expected function, got error."))(dv_ind, mem_type, used)
     }
-    pub unsafe fn rsmi_dev_memory_busy_percent_get(
-        &self,
-        dv_ind: u32,
-        busy_percent: *mut u32,
-    ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_memory_busy_percent_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, busy_percent)
+    pub unsafe fn rsmi_dev_memory_busy_percent_get(&self, dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t {
+        (self.rsmi_dev_memory_busy_percent_get.as_ref().expect("Expected function, got error."))(dv_ind, busy_percent)
     }
     pub unsafe fn rsmi_dev_temp_metric_get(
         &self,
@@ -358,22 +268,15 @@ impl RocmSmiLib {
         metric: rsmi_temperature_metric_t,
         temperature: *mut i64,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_temp_metric_get
-            .as_ref()
-            .expect("Expected function, got error."))(
-            dv_ind, sensor_type, metric, temperature
+        (self.rsmi_dev_temp_metric_get.as_ref().expect("Expected function, got error."))(
+            dv_ind,
+            sensor_type,
+            metric,
+            temperature,
         )
     }
-    pub unsafe fn rsmi_dev_busy_percent_get(
-        &self,
-        dv_ind: u32,
-        busy_percent: *mut u32,
-    ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_busy_percent_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, busy_percent)
+    pub unsafe fn rsmi_dev_busy_percent_get(&self, dv_ind: u32, busy_percent: *mut u32) -> rsmi_status_t {
+        (self.rsmi_dev_busy_percent_get.as_ref().expect("Expected function, got error."))(dv_ind, busy_percent)
     }
     pub unsafe fn rsmi_dev_gpu_clk_freq_get(
         &self,
@@ -381,36 +284,20 @@ impl RocmSmiLib {
         clk_type: rsmi_clk_type_t,
         f: *mut rsmi_frequencies_t,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_gpu_clk_freq_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, clk_type, f)
+        (self.rsmi_dev_gpu_clk_freq_get.as_ref().expect("Expected function, got error."))(dv_ind, clk_type, f)
     }
     pub unsafe fn rsmi_version_get(&self, version: *mut rsmi_version_t) -> rsmi_status_t {
-        (self
-            .rsmi_version_get
-            .as_ref()
-            .expect("Expected function, got error."))(version)
+        (self.rsmi_version_get.as_ref().expect("Expected function, got error."))(version)
     }
     pub unsafe fn rsmi_status_string(
         &self,
         status: rsmi_status_t,
         status_string: *mut *const ::core::ffi::c_char,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_status_string
-            .as_ref()
-            .expect("Expected function, got error."))(status, status_string)
+        (self.rsmi_status_string.as_ref().expect("Expected function, got error."))(status, status_string)
     }
-    pub unsafe fn rsmi_dev_current_socket_power_get(
-        &self,
-        dv_ind: u32,
-        socket_power: *mut u64,
-    ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_current_socket_power_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, socket_power)
+    pub unsafe fn rsmi_dev_current_socket_power_get(&self, dv_ind: u32, socket_power: *mut u64) -> rsmi_status_t {
+        (self.rsmi_dev_current_socket_power_get.as_ref().expect("Expected function, got error."))(dv_ind, socket_power)
     }
     pub unsafe fn rsmi_dev_power_get(
         &self,
@@ -418,9 +305,6 @@ impl RocmSmiLib {
         power: *mut u64,
         type_: *mut RSMI_POWER_TYPE,
     ) -> rsmi_status_t {
-        (self
-            .rsmi_dev_power_get
-            .as_ref()
-            .expect("Expected function, got error."))(dv_ind, power, type_)
+        (self.rsmi_dev_power_get.as_ref().expect("Expected function, got error."))(dv_ind, power, type_)
     }
 }

@@ -32,9 +32,19 @@ pub fn testbed() -> &'static Testbed {
             }
         }
         let get = |k: &str| -> PathBuf {
-            std::env::var(k).ok().or_else(|| vars.get(k).cloned()).unwrap_or_else(|| panic!("test bed has no {k}")).into()
+            std::env::var(k)
+                .ok()
+                .or_else(|| vars.get(k).cloned())
+                .unwrap_or_else(|| panic!("test bed has no {k}"))
+                .into()
         };
-        Testbed { server: get("LLAMA_SERVER"), target: get("TARGET_MODEL"), draft: get("DRAFT_MODEL"), smollm2: get("SMOLLM2_MODEL"), vars }
+        Testbed {
+            server: get("LLAMA_SERVER"),
+            target: get("TARGET_MODEL"),
+            draft: get("DRAFT_MODEL"),
+            smollm2: get("SMOLLM2_MODEL"),
+            vars,
+        }
     })
 }
 
