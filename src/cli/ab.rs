@@ -124,6 +124,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
             telemetry_hz: a.conditions.telemetry_hz,
             idle: a.conditions.idle(),
             isolation: a.conditions.isolation(),
+            pi: None,
+            trace: None,
         },
         &cwd,
     ))

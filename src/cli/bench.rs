@@ -1,7 +1,7 @@
 //! `abprof bench`: one cold, honestly measured sample.
 use super::common::{check_model, default_evidence, port_or_free, read_prompt, runtime, ServerOpts};
 use crate::client::{calibrate, ChatRequest};
-use crate::measure::{run_sample, NoObserver, SampleFiles, SampleSpec};
+use crate::measure::{run_sample, ChatLoad, NoObserver, SampleFiles, SampleSpec};
 use crate::server::LaunchSpec;
 use crate::summary::rules::{sample_rejections, Expectations};
 use anyhow::{bail, Result};
@@ -62,16 +62,14 @@ pub fn run(a: BenchArgs) -> Result<i32> {
             console_file: evidence.join("server.console.log"),
             signal_descendant: None,
         },
-        request,
         expected_prompt_tokens: expected,
         health_timeout: a.server.health_timeout(),
         stop_timeout: Duration::from_secs(60),
         kill_on_stop_timeout: true,
-        warm_prompt_cache: false,
         expect: None,
     };
     let files = SampleFiles::new(&evidence);
-    let sample = runtime().block_on(run_sample(&spec, &files, &mut NoObserver))?;
+    let sample = runtime().block_on(run_sample(&spec, &files, &mut ChatLoad::new(request, false), &mut NoObserver))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&sample)?);
     } else {

@@ -1,21 +1,24 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
-use super::common::{check_model, default_evidence, runtime, split_server_args};
-use crate::pi::{
-    render_text, run_pi_study, sample_line, AgentModel, PiConditions, PiError, PiMode, PiSettings, PiStudy, PiVariant,
-};
-use crate::server::LaunchSpec;
+use super::common::default_evidence;
+use crate::pi::{pi_version, render_text, sample_line, PiError, PiMode, PiStudy};
+use crate::study::evidence::Evidence;
+use crate::study::file::{PiSection, StudyFile};
+use crate::study::Outcome;
+use crate::summary::pi::{pi_report, pi_sample, save_pi_report, PiRunFacts};
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error.")]
 pub struct PiArgs {
     /// label=/path/to/llama-server[|kv=TYPE][|env=VAR=VAL][|extra=ARGS][|model=PATH]; the first is the baseline.
-    #[arg(long = "variant", value_name = "SPEC", required = true)]
+    #[arg(long = "variant", value_name = "SPEC", required_unless_present = "resume")]
     pub variants: Vec<String>,
+    /// Finish an interrupted Pi study in DIR (its study.toml holds every setting).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "root"])]
+    pub resume: Option<PathBuf>,
     /// Samples per variant (the seeds want at least 3).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub samples: usize,
@@ -71,74 +74,102 @@ fn resolve_program(p: &Path) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(p)).find(|c| c.is_file())
 }
 
-pub fn run(a: PiArgs) -> Result<i32> {
+/// The study file of a new Pi study, from the flags.
+fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<StudyFile> {
     let variants = parse_variants(&a.variants)?;
     if a.samples == 0 {
         bail!(PiError::NoSamples);
     }
-    let pi_bin = resolve_program(&a.pi_bin).ok_or_else(|| PiError::PiMissing(a.pi_bin.clone()))?;
-    let python = resolve_program(&a.python).with_context(|| {
-        format!("python interpreter {} not found: install python3 or pass --python", a.python.display())
-    })?;
-    let common = split_server_args(&a.server_args)?;
-    let root = a.root.clone().unwrap_or_else(|| default_evidence("pi"));
-    let mut pi_variants = Vec::new();
-    for v in &variants {
-        let model = v.model.as_deref().or(a.model.as_deref()).with_context(|| {
-            format!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label)
-        })?;
-        check_model(model)?;
-        pi_variants.push(PiVariant {
-            label: v.label.clone(),
-            spec: v.spec.clone(),
-            // Each sample picks its own free port and log paths.
-            launch: LaunchSpec::for_variant(v, model, &common, 0, &root),
-        });
-    }
-    let study = PiStudy {
-        variants: pi_variants,
-        samples: a.samples,
-        mode: a.mode.name().into(),
-        settings: PiSettings {
-            pi_bin,
-            prompt: a.prompt.clone().unwrap_or_else(|| a.mode.prompt().to_string()),
-            model: AgentModel { context_window: a.context_window, max_tokens: a.max_tokens },
-            timeout: Duration::from_secs(a.timeout),
-            python,
-            code_timeout: Duration::from_secs(a.code_timeout),
-            health_timeout: Duration::from_secs(a.health_timeout),
-            stop_timeout: Duration::from_secs(60),
-            check_code: true,
-        },
-        conditions: PiConditions {
-            idle: a.conditions.idle(),
-            isolation: a.conditions.isolation(),
-            telemetry: a.conditions.telemetry.clone(),
-            telemetry_hz: a.conditions.telemetry_hz,
-        },
-        root: root.clone(),
+    let model = match (&a.model, variants.iter().find(|v| v.model.is_none())) {
+        (Some(m), _) => m.clone(),
+        (None, Some(v)) => bail!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label),
+        (None, None) => variants[0].model.clone().expect("every variant names its model"),
     };
-    let quiet = a.json;
-    let report = runtime().block_on(run_pi_study(&study, &mut |s| {
-        if !quiet {
-            eprintln!("{}", sample_line(s));
+    let cwd = std::env::current_dir()?;
+    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    Ok(StudyFile {
+        name: None,
+        model: absolute(&model),
+        server_args: a.server_args.clone(),
+        // Pi sends its model's maxTokens as max_tokens.
+        tokens: a.max_tokens,
+        workload: None,
+        samples: a.samples as u32,
+        variants: a.variants.clone(),
+        prompt: None,
+        prompt_tokens: None,
+        ignore_eos: false,
+        pure_decode: false,
+        port: None,
+        order_seed: None,
+        health_timeout_s: a.health_timeout,
+        telemetry: a.conditions.telemetry.clone(),
+        telemetry_hz: a.conditions.telemetry_hz,
+        idle: a.conditions.idle(),
+        isolation: a.conditions.isolation(),
+        pi: Some(PiSection {
+            pi_bin,
+            mode: a.mode.name().into(),
+            prompt: a.prompt.clone().unwrap_or_else(|| a.mode.prompt().to_string()),
+            timeout_s: a.timeout,
+            max_tokens: a.max_tokens,
+            context_window: a.context_window,
+            python,
+            code_timeout_s: a.code_timeout,
+        }),
+        trace: None,
+    })
+}
+
+pub fn run(a: PiArgs) -> Result<i32> {
+    let (file, root, resume) = match &a.resume {
+        Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
+        None => {
+            let pi_bin = resolve_program(&a.pi_bin).ok_or_else(|| PiError::PiMissing(a.pi_bin.clone()))?;
+            let python = resolve_program(&a.python).with_context(|| {
+                format!("python interpreter {} not found: install python3 or pass --python", a.python.display())
+            })?;
+            let root = a.root.clone().unwrap_or_else(|| default_evidence("pi"));
+            (study_from_flags(&a, pi_bin, python)?, root, false)
         }
-    }))?;
+    };
+    let section = file
+        .pi
+        .clone()
+        .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
+    let version = Some(pi_version(&section.pi_bin)?);
+    let quiet = a.json;
+    let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
+        if !quiet {
+            eprintln!("{}", sample_line(&pi_sample(ctx.evidence, ctx.plan, slot, sample)));
+        }
+        let facts = PiRunFacts { pi_version: version.clone(), restored: None, interrupted_by: None };
+        save_pi_report(ctx.evidence, &pi_report(ctx.evidence, facts)?)
+    });
+    let run = crate::study::run_study_with(&file, &root, resume, &mut PiStudy::new(&section, on_sample))?;
+    let interrupted_by = match run.outcome {
+        Outcome::Completed => None,
+        Outcome::Interrupted(sig) => Some(sig),
+    };
+    let facts = PiRunFacts { pi_version: version.clone(), restored: Some(run.restored), interrupted_by };
+    let report = pi_report(&run.evidence, facts)?;
+    save_pi_report(&run.evidence, &report)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", render_text(&report));
         println!("evidence: {}", root.display());
     }
-    if report.restored == Some(false) {
+    if !run.restored {
         eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
     }
-    if let Some(sig) = report.interrupted_by {
+    if let Some(sig) = interrupted_by {
         eprintln!(
-            "abprof: interrupted by signal {sig} after {} samples; the sample in flight was discarded; restore hooks ran",
-            report.samples.len()
+            "abprof: interrupted by signal {sig} after {} new samples; the sample in flight was discarded; restore hooks ran; `abprof pi --resume {}` completes the study",
+            run.samples_taken,
+            root.display()
         );
         return Ok(128 + sig);
     }
-    Ok(if report.samples.iter().all(|s| s.valid) { 0 } else { 3 })
+    Ok(if report.samples.len() == report.order.len() && report.samples.iter().all(|s| s.valid) { 0 } else { 3 })
 }

@@ -1,15 +1,14 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
-use super::common::{check_model, port_or_free, read_prompt, runtime, split_server_args};
-use crate::client::calibrate::{recorded_prompt_tokens, save as save_prompt, DEFAULT_SOURCE};
-use crate::measure::calibrate::calibrate_on_fresh_server;
-use crate::server::LaunchSpec;
-use crate::trace::capture::{capture, CaptureSpec, TracerCommand};
-use crate::variant::parse_variants;
+use super::common::{check_model, split_server_args};
+use crate::study::evidence::{write_json, Evidence};
+use crate::study::file::{StudyFile, TraceSection};
+use crate::study::trace_capture::{attach_untraced, TraceStudy, TracerCommand};
+use crate::study::Outcome;
+use crate::summary::{summarize, Metric};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::PathBuf;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TracerKind {
@@ -21,11 +20,15 @@ pub enum TracerKind {
 
 #[derive(Args, Debug)]
 pub struct TraceArgs {
-    /// Output folder: one subfolder per variant with its trace.json.
-    #[arg(long, value_name = "DIR")]
-    pub root: PathBuf,
+    /// Output folder: a study folder (its untraced samples under samples/) with one subfolder per
+    /// variant holding its trace.json.
+    #[arg(long, value_name = "DIR", required_unless_present = "resume")]
+    pub root: Option<PathBuf>,
+    /// Finish an interrupted capture in DIR.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variant"])]
+    pub resume: Option<PathBuf>,
     /// Variant(s) to trace, same grammar as `abprof ab`.
-    #[arg(long, value_name = "SPEC", required = true)]
+    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
     pub variant: Vec<String>,
     /// Output tokens; the untraced samples use the same (trace-matched workload: 512).
     #[arg(long, default_value_t = 512, value_name = "N")]
@@ -41,7 +44,7 @@ pub struct TraceArgs {
     /// Untraced samples per variant for the ms/token the trace is scaled by.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub untraced: usize,
-    #[arg(long, value_name = "GGUF")]
+    #[arg(long, value_name = "GGUF", required_unless_present = "resume", default_value = "")]
     pub model: PathBuf,
     #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
     pub server_args: String,
@@ -59,6 +62,8 @@ pub struct TraceArgs {
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
     #[arg(long, default_value_t = 1800, value_name = "SECS")]
     pub finalize_timeout: u64,
+    #[command(flatten)]
+    pub conditions: super::conditions::ConditionArgs,
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -93,46 +98,81 @@ fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
     })
 }
 
-pub fn run(a: TraceArgs) -> Result<i32> {
+/// The study file of a new trace study, from the flags.
+fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
     check_model(&a.model)?;
-    let variants = parse_variants(&a.variant)?;
-    let common = split_server_args(&a.server_args)?;
-    let tracer = tracer(&a)?;
-    let port = port_or_free(a.port)?;
-    std::fs::create_dir_all(&a.root).with_context(|| format!("cannot create {}", a.root.display()))?;
-    let rt = runtime();
-    let (prompt, prompt_tokens) = match (&a.prompt, a.prompt_tokens) {
-        (Some(p), _) => (read_prompt(p)?, recorded_prompt_tokens(p)),
-        (None, Some(n)) => {
-            let base = &variants[0];
-            let launch = LaunchSpec::for_variant(base, &a.model, &common, port, &a.root.join("calibration"));
-            let cal = rt.block_on(calibrate_on_fresh_server(
-                &launch,
-                Duration::from_secs(a.health_timeout),
-                DEFAULT_SOURCE,
-                n,
-            ))?;
-            save_prompt(&cal, &a.root.join("prompt.txt"))?;
-            (cal.text, Some(n))
-        }
-        (None, None) => bail!("give --prompt FILE or --prompt-tokens N"),
-    };
-    let spec = CaptureSpec {
-        variants,
-        model: a.model.clone(),
-        common_args: common,
+    split_server_args(&a.server_args)?;
+    if a.prompt.is_none() && a.prompt_tokens.is_none() {
+        bail!("give --prompt FILE or --prompt-tokens N");
+    }
+    let cwd = std::env::current_dir()?;
+    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
+    Ok(StudyFile {
+        name: None,
+        model: absolute(&a.model),
+        server_args: a.server_args.clone(),
         tokens: a.tokens,
-        prompt,
-        prompt_tokens,
+        workload: None,
+        samples: a.untraced as u32,
+        variants: a.variant.clone(),
+        prompt: a.prompt.as_deref().map(absolute),
+        prompt_tokens: a.prompt_tokens,
         ignore_eos: a.ignore_eos,
-        port,
-        tracer,
-        untraced: a.untraced,
-        health_timeout: Duration::from_secs(a.health_timeout),
-        finalize_timeout: Duration::from_secs(a.finalize_timeout),
-        root: a.root.clone(),
+        pure_decode: false,
+        port: a.port,
+        order_seed: None,
+        health_timeout_s: a.health_timeout,
+        telemetry: a.conditions.telemetry.clone(),
+        telemetry_hz: a.conditions.telemetry_hz,
+        idle: a.conditions.idle(),
+        isolation: a.conditions.isolation(),
+        pi: None,
+        trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout }),
+    })
+}
+
+pub fn run(a: TraceArgs) -> Result<i32> {
+    let (file, root, resume) = match &a.resume {
+        Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
+        None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
-    let folders = rt.block_on(capture(&spec))?;
+    let mut config = TraceStudy::new(&file)?;
+    let run = crate::study::run_study_with(&file, &root, resume, &mut config)?;
+    let summary = summarize(&run.evidence)?;
+    write_json(&run.evidence.path("summary.json"), &summary)?;
+    if let Outcome::Interrupted(sig) = run.outcome {
+        eprintln!(
+            "abprof: interrupted by signal {sig}; restore hooks ran; `abprof trace --resume {}` completes the capture",
+            root.display()
+        );
+        return Ok(128 + sig);
+    }
+    // The untraced samples the rulebook accepted scale each trace.
+    let per_variant: Vec<Vec<f64>> = summary
+        .variants
+        .iter()
+        .map(|v| {
+            v.metric(Metric::ServerDecodeTps).map_or(Vec::new(), |m| m.runs.iter().map(|tps| 1000.0 / tps).collect())
+        })
+        .collect();
+    for (v, ms) in summary.variants.iter().zip(&per_variant) {
+        if ms.is_empty() {
+            let why: Vec<String> = summary
+                .rejected
+                .iter()
+                .filter(|r| r.label == v.label)
+                .flat_map(|r| r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)))
+                .collect();
+            bail!(
+                "no accepted untraced sample of {}: the trace cannot be scaled ({}); see {}",
+                v.label,
+                if why.is_empty() { "none finished".into() } else { why.join("; ") },
+                run.evidence.path("summary.json").display()
+            );
+        }
+    }
+    let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
+    let folders = attach_untraced(&root, &labels, file.tokens, &per_variant)?;
     let mut line = String::new();
     for f in &folders {
         let m = crate::trace::TraceManifest::load(f)?;
@@ -143,10 +183,13 @@ pub fn run(a: TraceArgs) -> Result<i32> {
             f.join(&m.trace_file).display(),
             if m.decode_window.is_some() { "recorded" } else { "missing" },
             ms.map_or("—".into(), |v| format!("{v:.3}")),
-            a.tokens
+            file.tokens
         );
         line.push_str(&format!(" --variant {}={}", m.label, f.display()));
     }
     println!("compare with: abprof compare-traces{line}");
+    if !run.restored {
+        eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
+    }
     Ok(0)
 }

@@ -4,8 +4,8 @@ use super::compare::compare;
 use super::error::{ExactnessError, LogprobsError};
 use super::report::{ExactnessReport, RequestReport, SideReport};
 use super::tokens::{captured_tokens, CapturedToken};
-use crate::client::{ChatRequest, StreamRecord, TokenLogprobs};
-use crate::measure::{run_sample, Sample, SampleFiles, SampleObserver, SampleSpec};
+use crate::client::ChatRequest;
+use crate::measure::{run_sample, ChatLoad, NoObserver, Sample, SampleFiles, SampleSpec};
 use crate::server::LaunchSpec;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -51,19 +51,6 @@ impl ExactnessPlan {
     }
 }
 
-/// Keeps the streamed logprobs, which the sample record itself does not carry.
-#[derive(Default)]
-struct LogprobsTap {
-    logprobs: Vec<TokenLogprobs>,
-}
-
-impl SampleObserver for LogprobsTap {
-    fn after_request(&mut self, record: &StreamRecord) -> serde_json::Value {
-        self.logprobs = record.logprobs.clone();
-        serde_json::Value::Null
-    }
-}
-
 struct Captured {
     sample: Sample,
     tokens: Vec<CapturedToken>,
@@ -78,16 +65,14 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
     let dir = plan.side_dir(&side.label);
     let spec = SampleSpec {
         launch: side.launch.clone(),
-        request: plan.request(),
         expected_prompt_tokens: plan.expected_prompt_tokens,
         health_timeout: plan.health_timeout,
         stop_timeout: Duration::from_secs(60),
         kill_on_stop_timeout: true,
-        warm_prompt_cache: false,
         expect: None,
     };
-    let mut tap = LogprobsTap::default();
-    let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap)
+    let mut tap = ChatLoad::new(plan.request(), false);
+    let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap, &mut NoObserver)
         .await
         .map_err(|e| ExactnessError::Start { label: side.label.clone(), source: e })?;
     if let Some(message) = &sample.error {

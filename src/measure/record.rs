@@ -1,8 +1,10 @@
 //! The typed result of one sample; summaries and reports only ever read these.
+use super::pi::{CodeCheck, TimedExit};
 use crate::client::{StreamRecord, Usage};
 use crate::clock::Stamp;
 use crate::server::log::{DraftAcceptance, SpecStatistics, TimingBlock};
 use crate::server::StopReport;
+use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
 
 /// The server's own account of the request, from its log's timing block.
@@ -112,6 +114,9 @@ pub struct Sample {
     /// The pid abprof spawned (the server, or the tracer that became or runs it).
     #[serde(default)]
     pub server_pid: u32,
+    /// What abprof spawned: program and arguments, host, port and log file included.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server_argv: Vec<String>,
     /// Spawn → first healthy `/health`, ms (model load; never part of a timing).
     pub startup_ms: Option<f64>,
     pub stop: Option<StopReport>,
@@ -120,9 +125,67 @@ pub struct Sample {
     pub system_fingerprint: Option<String>,
     /// Why the sample is incomplete, when it is (the server died, the stream broke…).
     pub error: Option<String>,
-    /// Everything the idle gate / telemetry layer wants recorded with the sample.
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub extra: serde_json::Value,
+    /// What was recorded around the request (idle gate, telemetry, `expect=`, the Pi run). The
+    /// JSON key is `extra`, as in records written before these fields were typed.
+    #[serde(default, skip_serializing_if = "SampleExtra::is_empty")]
+    pub extra: SampleExtra,
+}
+
+/// Everything a sample's conditions and its load record beside the measurement.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SampleExtra {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_gate: Option<IdleGateRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<ExpectOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer: Option<TracerRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi: Option<PiRun>,
+}
+
+impl SampleExtra {
+    pub fn is_empty(&self) -> bool {
+        *self == SampleExtra::default()
+    }
+}
+
+/// A variant's `expect=` regex and whether the server log matched it (proof a feature engaged).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpectOutcome {
+    pub regex: String,
+    pub matched: bool,
+}
+
+/// A sample taken under a kernel tracer: which one, and where it wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TracerRun {
+    pub tracer: String,
+    pub argv: Vec<String>,
+    /// The tracer's output folder.
+    pub output: std::path::PathBuf,
+}
+
+/// One run of the real Pi agent: the whole process timed, and what its JSONL and its answer's
+/// Python showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PiRun {
+    /// Spawn to exit of the whole pi process (it starts after /health: model load excluded).
+    pub pi_wall_ms: f64,
+    pub pi_exit: TimedExit,
+    pub pi_argv: Vec<String>,
+    /// Pi's usage of its answer (the server's counts are in `Sample::server`).
+    pub pi_input_tokens: Option<u64>,
+    pub pi_output_tokens: Option<u64>,
+    pub stop_reason: Option<String>,
+    pub assistant_messages: usize,
+    pub tool_calls: Vec<String>,
+    pub answer_chars: usize,
+    pub code: Option<CodeCheck>,
+    /// What is wrong with the answer (its JSONL, tool calls, its Python); empty when valid.
+    pub answer_failures: Vec<String>,
 }
 
 impl Sample {

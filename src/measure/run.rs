@@ -1,97 +1,34 @@
-use super::record::{Sample, ServerTiming, StreamMetrics};
-use crate::client::{ChatRequest, Client, StreamRecord};
+//! THE cold-sample lifecycle (docs/methodology.md §2): start the server cold → /health →
+//! warm-up → idle gate → the load → stop → parse the log → record. Every kind of sample (the
+//! A/B request, the Pi agent, a request under a tracer) goes through this one function; only
+//! the [`Load`] differs. Every artefact lands in the sample's folder as soon as it exists, so a
+//! failure at any step loses nothing already measured.
+use super::files::SampleFiles;
+use super::launcher::{Launcher, ServerControl, Spawn};
+use super::load::Load;
+use super::observer::{SampleObserver, SamplePhase};
+use super::record::{ExpectOutcome, Sample, ServerTiming, StreamMetrics};
+use crate::client::{Client, StreamRecord};
 use crate::server::log::{timing_blocks, LogError};
-use crate::server::{LaunchSpec, RunningServer, ServerError};
-use std::path::{Path, PathBuf};
+use crate::server::{LaunchSpec, ServerError};
+use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
 
-/// One sample to take.
+/// How to run one sample's server.
 #[derive(Debug, Clone)]
 pub struct SampleSpec {
     pub launch: LaunchSpec,
-    pub request: ChatRequest,
     pub expected_prompt_tokens: Option<u64>,
     pub health_timeout: Duration,
     pub stop_timeout: Duration,
     /// SIGKILL the process group if it outlives `stop_timeout`; false for a tracer, whose output
     /// a kill would destroy.
     pub kill_on_stop_timeout: bool,
-    /// Pure-decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
-    /// the timed one decodes with the full-length KV in place and no prefill.
-    pub warm_prompt_cache: bool,
     /// A regex that must appear in the server log to prove a feature engaged (a variant's
-    /// `expect=`); the outcome is recorded in `Sample::extra["expect"]`.
+    /// `expect=`); the outcome is recorded in the sample.
     pub expect: Option<regex::Regex>,
 }
-
-/// Where one sample's evidence goes.
-#[derive(Debug, Clone)]
-pub struct SampleFiles {
-    pub dir: PathBuf,
-}
-
-impl SampleFiles {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        SampleFiles { dir: dir.into() }
-    }
-    pub fn server_log(&self) -> PathBuf {
-        self.dir.join("server.log")
-    }
-    pub fn console_log(&self) -> PathBuf {
-        self.dir.join("server.console.log")
-    }
-    pub fn request(&self) -> PathBuf {
-        self.dir.join("request.json")
-    }
-    pub fn sse(&self) -> PathBuf {
-        self.dir.join("response.sse")
-    }
-    pub fn record(&self) -> PathBuf {
-        self.dir.join("sample.json")
-    }
-}
-
-/// Where a sample is, for progress displays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SamplePhase {
-    Starting,
-    IdleGate,
-    Request,
-    Stopping,
-}
-
-impl SamplePhase {
-    pub fn name(self) -> &'static str {
-        match self {
-            SamplePhase::Starting => "start+health",
-            SamplePhase::IdleGate => "idle gate",
-            SamplePhase::Request => "request",
-            SamplePhase::Stopping => "stop",
-        }
-    }
-}
-
-/// Hooks a study plugs into a sample: the idle gate and telemetry around the request.
-pub trait SampleObserver {
-    fn phase(&mut self, _phase: SamplePhase) {}
-    /// Between health and the request; blocks until the GPU (or the server's CPU) is idle.
-    /// What it returns is stored in `Sample::extra["idle_gate"]`.
-    fn before_request(&mut self, _server_pid: u32) -> Result<serde_json::Value, String> {
-        Ok(serde_json::Value::Null)
-    }
-    /// The moment the request's response has ended, before the server is stopped: cheap work
-    /// only (mark the end of measurement); the server's shutdown is not part of the request.
-    fn request_finished(&mut self) {}
-    /// After the request and the server's stop; stored in `Sample::extra["telemetry"]`.
-    fn after_request(&mut self, _record: &StreamRecord) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-}
-
-/// No gate, no telemetry.
-pub struct NoObserver;
-impl SampleObserver for NoObserver {}
 
 #[derive(Debug, Error)]
 pub enum SampleError {
@@ -102,10 +39,9 @@ pub enum SampleError {
     Evidence { path: PathBuf, source: std::io::Error },
     #[error("idle gate: {0}")]
     Gate(String),
-}
-
-fn write(path: &Path, bytes: &[u8]) -> Result<(), SampleError> {
-    std::fs::write(path, bytes).map_err(|e| SampleError::Evidence { path: path.into(), source: e })
+    /// abprof was told to stop during the load; the server was stopped and nothing recorded.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 /// Writes `sample.json` atomically (temp file + rename): a reader never sees half a record.
@@ -116,29 +52,25 @@ pub fn save_record(files: &SampleFiles, sample: &Sample) -> Result<(), SampleErr
 
 /// Takes one sample. Failures after the server is healthy (a broken stream, a server that dies
 /// mid-request, a log without its timing block) still return a `Sample`, with `error` set and
-/// every measured field kept; only a server that never became healthy is an `Err`.
-pub async fn run_sample(
+/// every measured field kept; a server that never became healthy, an idle gate that gave up, or
+/// an interruption is an `Err`.
+pub async fn run_sample<L: Load>(
     spec: &SampleSpec,
     files: &SampleFiles,
+    load: &mut L,
     observer: &mut dyn SampleObserver,
 ) -> Result<Sample, SampleError> {
-    std::fs::create_dir_all(&files.dir).map_err(|e| SampleError::Evidence { path: files.dir.clone(), source: e })?;
-    let mut launch = spec.launch.clone();
-    launch.log_file = files.server_log();
-    launch.console_file = files.console_log();
-    write(&files.request(), (serde_json::to_string_pretty(&spec.request).expect("serializable") + "\n").as_bytes())?;
+    run_sample_with(&mut Spawn, spec, files, load, observer).await
+}
 
-    observer.phase(SamplePhase::Starting);
-    let client = Client::new(&launch.base_url());
-    let mut server = RunningServer::spawn(&launch)?;
-    let healthy = server.wait_healthy(&client, spec.health_timeout).await?;
-    let mut sample = Sample {
+fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: crate::clock::Stamp) -> Sample {
+    Sample {
         usage: None,
         finish_reason: None,
         expected_prompt_tokens: spec.expected_prompt_tokens,
-        max_tokens: spec.request.max_tokens,
-        ignore_eos: spec.request.ignore_eos.unwrap_or(false),
-        cache_prompt: spec.request.cache_prompt,
+        max_tokens: 0,
+        ignore_eos: false,
+        cache_prompt: false,
         server: None,
         draft: None,
         stream: StreamMetrics::from_record(&StreamRecord::default()),
@@ -147,83 +79,34 @@ pub async fn run_sample(
         first_token: None,
         last_token: None,
         response_end: None,
-        server_started: server.started,
-        server_pid: server.pid,
-        startup_ms: Some(server.started.ms_until(&healthy)),
+        server_started: server.started(),
+        server_pid: server.pid(),
+        server_argv: spec.launch.argv(),
+        startup_ms: Some(server.started().ms_until(&healthy)),
         stop: None,
         timings: None,
         system_fingerprint: None,
         error: None,
-        extra: serde_json::json!({}),
-    };
+        extra: Default::default(),
+    }
+}
 
-    if spec.warm_prompt_cache {
-        let mut warm = spec.request.clone();
-        warm.max_tokens = 1;
-        warm.cache_prompt = true;
-        if let Err(e) = client.chat_stream(&warm).await {
-            sample.error = Some(format!("prompt-cache warm-up request failed: {e}"));
-        }
-    }
+fn fill_from_stream(sample: &mut Sample, r: &StreamRecord) {
+    sample.usage = r.usage.clone();
+    sample.finish_reason = r.finish_reason.clone();
+    sample.stream = StreamMetrics::from_record(r);
+    sample.request_start = r.request_start;
+    sample.first_token = r.first_token;
+    sample.last_token = r.last_token;
+    sample.response_end = r.response_end;
+    sample.timings = r.timings.clone();
+    sample.system_fingerprint = r.system_fingerprint.clone();
+}
 
-    observer.phase(SamplePhase::IdleGate);
-    let gate = tokio::task::block_in_place(|| observer.before_request(server.pid));
-    match gate {
-        Ok(v) => sample.extra["idle_gate"] = v,
-        Err(e) => {
-            drop(server);
-            return Err(SampleError::Gate(e));
-        }
-    }
-
-    let record = if sample.error.is_none() {
-        observer.phase(SamplePhase::Request);
-        match client.chat_stream(&spec.request).await {
-            Ok(r) => Some(r),
-            Err(e) => {
-                sample.error = Some(e.to_string());
-                e.partial().cloned().or(Some(StreamRecord::default()))
-            }
-        }
-    } else {
-        None
-    };
-    observer.request_finished();
-    if let Some(r) = &record {
-        write(&files.sse(), &r.raw_sse)?;
-        sample.usage = r.usage.clone();
-        sample.finish_reason = r.finish_reason.clone();
-        sample.stream = StreamMetrics::from_record(r);
-        sample.request_start = r.request_start;
-        sample.first_token = r.first_token;
-        sample.last_token = r.last_token;
-        sample.response_end = r.response_end;
-        sample.timings = r.timings.clone();
-        sample.system_fingerprint = r.system_fingerprint.clone();
-    }
-
-    observer.phase(SamplePhase::Stopping);
-    let exited_early = server.exited();
-    match server.stop_with(spec.stop_timeout, spec.kill_on_stop_timeout) {
-        Ok(report) => sample.stop = Some(report),
-        Err(e) => {
-            sample.error.get_or_insert(format!("stopping the server: {e}"));
-        }
-    }
-    if let (Some(status), None) = (exited_early, &sample.error) {
-        sample.error = Some(format!("the server ended during the request ({status})"));
-    }
-    // Telemetry work (collecting the sampler, splitting phases) happens while nothing waits on it.
-    if let Some(r) = &record {
-        sample.extra["telemetry"] = observer.after_request(r);
-    }
-
-    let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
-    if let Some(re) = &spec.expect {
-        sample.extra["expect"] = serde_json::json!({ "regex": re.as_str(), "matched": re.is_match(&log) });
-    }
-    let expected_blocks = if spec.warm_prompt_cache { 2 } else { 1 };
-    match timing_blocks(&log) {
+/// The server log's verdict: its timing block(s) into the record, and an error when their
+/// count is not what the load leaves.
+fn read_log(sample: &mut Sample, log: &str, expected_blocks: usize) {
+    match timing_blocks(log) {
         Ok(blocks) => {
             sample.timing_blocks = blocks.len();
             if let Some(last) = blocks.last() {
@@ -231,18 +114,100 @@ pub async fn run_sample(
                 sample.draft = last.draft.clone();
             }
             if blocks.len() != expected_blocks && sample.error.is_none() {
-                let why = if blocks.is_empty() {
+                sample.error = Some(if blocks.is_empty() {
                     LogError::NoTimingBlock.to_string()
                 } else {
                     format!("{} request timing blocks in the server log, expected {expected_blocks}", blocks.len())
-                };
-                sample.error = Some(why);
+                });
             }
         }
         Err(e) => {
             sample.error.get_or_insert(e.to_string());
         }
     }
+}
+
+pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
+    launcher: &mut S,
+    spec: &SampleSpec,
+    files: &SampleFiles,
+    load: &mut L,
+    observer: &mut dyn SampleObserver,
+) -> Result<Sample, SampleError> {
+    let evidence = |e| SampleError::Evidence { path: files.dir.clone(), source: e };
+    std::fs::create_dir_all(&files.dir).map_err(evidence)?;
+    let mut spec = spec.clone();
+    spec.launch.log_file = files.server_log();
+    spec.launch.console_file = files.console_log();
+    let (spec, launch) = (&spec, &spec.launch);
+    load.prepare(files, &launch.base_url()).map_err(evidence)?;
+
+    observer.phase(SamplePhase::Starting);
+    let client = Client::new(&launch.base_url());
+    let mut server = launcher.spawn(launch)?;
+    let healthy = match server.wait_healthy(&client, spec.health_timeout).await {
+        Ok(t) => t,
+        Err(e) => {
+            let _ = server.stop(spec.stop_timeout, spec.kill_on_stop_timeout);
+            return Err(e.into());
+        }
+    };
+    let mut sample = empty_sample(spec, &server, healthy);
+    if let Err(e) = load.warm_up(&client).await {
+        sample.error = Some(e);
+    }
+
+    observer.phase(SamplePhase::IdleGate);
+    match tokio::task::block_in_place(|| observer.before_request(server.pid())) {
+        Ok(gate) => sample.extra.idle_gate = gate,
+        Err(e) => {
+            let _ = server.stop(spec.stop_timeout, spec.kill_on_stop_timeout);
+            return Err(SampleError::Gate(e));
+        }
+    }
+
+    let run = if sample.error.is_none() {
+        observer.phase(SamplePhase::Request);
+        Some(load.run(&client, files).await)
+    } else {
+        None
+    };
+    observer.request_finished();
+    let interrupted = run.as_ref().is_some_and(|r| r.interrupted);
+    let stream = run.as_ref().and_then(|r| r.stream.as_ref());
+    if let Some(r) = stream {
+        std::fs::write(files.sse(), &r.raw_sse).map_err(|e| SampleError::Evidence { path: files.sse(), source: e })?;
+        fill_from_stream(&mut sample, r);
+    }
+    if let Some(e) = run.as_ref().and_then(|r| r.error.clone()) {
+        sample.error.get_or_insert(e);
+    }
+
+    observer.phase(SamplePhase::Stopping);
+    let exited_early = server.exited();
+    match server.stop(spec.stop_timeout, spec.kill_on_stop_timeout) {
+        Ok(report) => sample.stop = Some(report),
+        Err(e) => {
+            sample.error.get_or_insert(format!("stopping the server: {e}"));
+        }
+    }
+    // Telemetry work (collecting the sampler, splitting phases) happens while nothing waits on it.
+    if run.is_some() {
+        sample.extra.telemetry = observer.after_request(stream.unwrap_or(&StreamRecord::default()));
+    }
+    if interrupted {
+        return Err(SampleError::Interrupted);
+    }
+    if let (Some(status), None) = (exited_early, &sample.error) {
+        sample.error = Some(format!("the server ended during the request ({status})"));
+    }
+
+    let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
+    if let Some(re) = &spec.expect {
+        sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
+    }
+    read_log(&mut sample, &log, load.timing_blocks());
+    load.finish(&mut sample, files);
     save_record(files, &sample)?;
     Ok(sample)
 }

@@ -1,4 +1,3 @@
-use crate::server::ServerError;
 use std::path::PathBuf;
 use thiserror::Error;
 
@@ -8,19 +7,6 @@ pub enum PiError {
     PiMissing(PathBuf),
     #[error("could not start pi ({bin}): {source}")]
     PiSpawn { bin: PathBuf, source: std::io::Error },
-    #[error("variant {label}: {source}")]
-    Server { label: String, source: ServerError },
-    #[error("could not write evidence {path}: {source}")]
-    Evidence { path: PathBuf, source: std::io::Error },
     #[error("--samples must be at least 1")]
     NoSamples,
-    #[error("variant {label}: idle gate: {reason}")]
-    IdleGate { label: String, reason: String },
-    #[error("telemetry: {0}")]
-    Telemetry(String),
-    #[error("an isolation hook failed: {0}")]
-    Isolation(String),
-    /// SIGINT/SIGTERM: the sample in flight was stopped and discarded.
-    #[error("interrupted")]
-    Interrupted,
 }

@@ -1,28 +1,19 @@
-//! The real Pi coding agent end to end (benchmark-qwen §2), the final realism gate: every
-//! sample starts the variant's server cold, points a private Pi configuration at it, times the
-//! whole `pi --offline --provider … --model … --no-session --mode json -p PROMPT` process,
-//! requires exactly one server request and no tool call, and runs the answer's Python — fast
-//! invalid code is a failed sample. Samples of several variants interleave like `abprof ab`.
-mod agent_dir;
-mod answer;
+//! The real Pi coding agent end to end (docs/methodology.md §11), the final realism gate: a Pi
+//! study is the study loop with the Pi agent as every sample's load (`measure::pi`), interleaved
+//! like `abprof ab`, under the same hooks, idle gate and telemetry, resumable; its report is
+//! `summary::pi`.
 mod error;
-mod process;
 mod prompt;
-mod python;
 mod render;
-mod sample;
 mod study;
-mod transcript;
 
-pub use agent_dir::{models_json, settings_json, write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
-pub use answer::{judge_answer, AnswerVerdict, CodeRun};
-pub use error::PiError;
-pub use process::{run_timed, TimedExit, TimedRun};
-pub use prompt::{PiMode, DECODE_PROMPT};
-pub use python::{check_python, extract_python, CodeCheck, CodeOutcome, PythonCode};
-pub use render::{render_text, sample_line};
-pub use sample::{run_pi_sample, sample_dir, PiSample, PiSampleFiles, PiSettings, PiSlot};
-pub use study::{
-    pi_version, run_pi_study, PiConditions, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE,
+pub use crate::measure::pi::{
+    check_python, extract_python, judge_answer, models_json, parse_transcript, run_timed, settings_json,
+    write_agent_dir, AgentModel, AnswerVerdict, CodeCheck, CodeOutcome, CodeRun, PythonCode, TimedExit, TimedRun,
+    Transcript, TranscriptError, MODEL_ID, PROVIDER,
 };
-pub use transcript::{parse_transcript, Transcript, TranscriptError};
+pub use crate::summary::pi::{PiReport, PiSample, PiVariantSummary, PI_REPORT_FILE};
+pub use error::PiError;
+pub use prompt::{PiMode, DECODE_PROMPT};
+pub use render::{render_text, sample_line};
+pub use study::{pi_version, OnSample, PiStudy};

@@ -1,6 +1,6 @@
 //! A Pi study as a person reads it.
-use super::sample::PiSample;
-use super::study::PiReport;
+use crate::summary::pi::PiReport;
+use crate::summary::pi::PiSample;
 use std::fmt::Write;
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -14,7 +14,7 @@ pub fn sample_line(s: &PiSample) -> String {
         "#{:<3} {:<12} gate {:>7} ms  pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
         s.index + 1,
         s.label,
-        num(s.idle_gate.get("waited_ms").and_then(|v| v.as_f64()), 0),
+        num(s.idle_gate.as_ref().map(|g| g.waited_ms), 0),
         num(Some(s.pi_wall_ms), 1),
         num(t.map(|t| t.prefill_ms), 1),
         num(t.map(|t| t.prefill_tps), 1),

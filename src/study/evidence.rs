@@ -30,6 +30,8 @@ pub enum EvidenceError {
     Write { path: PathBuf, source: std::io::Error },
     #[error("cannot read {path}: {detail}")]
     Read { path: PathBuf, detail: String },
+    #[error("{0} is in use by another abprof run: wait for it to finish, or pass another folder")]
+    Locked(PathBuf),
 }
 
 /// One line of `order.jsonl`: a sample attempt as it happened.
@@ -65,6 +67,36 @@ pub struct Plan {
     pub labels: Vec<String>,
     pub order_seed: Option<u64>,
     pub slots: Vec<Slot>,
+    /// Where each sample's folder goes (absent in plans of earlier releases: the A/B layout).
+    #[serde(default, skip_serializing_if = "SampleLayout::is_default")]
+    pub layout: SampleLayout,
+    /// Indices (into `slots`) of samples taken under a kernel tracer: evidence for the trace,
+    /// never part of the medians (a tracer slows decode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traced: Vec<usize>,
+}
+
+impl Plan {
+    pub fn is_traced(&self, slot: &Slot) -> bool {
+        self.traced.contains(&slot.index)
+    }
+}
+
+/// How sample folders are named.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SampleLayout {
+    /// `samples/NNN-LABEL/`, NNN the study index from 1.
+    #[default]
+    Study,
+    /// `pi/LABEL-N/`, N the variant's repeat from 1.
+    Pi,
+}
+
+impl SampleLayout {
+    fn is_default(&self) -> bool {
+        *self == SampleLayout::Study
+    }
 }
 
 /// A sample folder as found on disk.
@@ -81,7 +113,12 @@ pub struct FoundSample {
 #[derive(Debug, Clone)]
 pub struct Evidence {
     pub root: PathBuf,
+    /// The exclusive lock a run holds on the folder (see [`Evidence::lock`]).
+    lock: Option<std::sync::Arc<std::fs::File>>,
 }
+
+/// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
+const LOCK_FILE: &str = "abprof.lock";
 
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
     crate::atomic_file::write_atomic(path, bytes).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
@@ -103,9 +140,10 @@ impl Evidence {
         if root.exists() && std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(true) {
             return Err(EvidenceError::NotEmpty(root.into()));
         }
-        std::fs::create_dir_all(root.join("samples"))
-            .map_err(|e| EvidenceError::Write { path: root.into(), source: e })?;
-        Ok(Evidence { root: root.into() })
+        std::fs::create_dir_all(root).map_err(|e| EvidenceError::Write { path: root.into(), source: e })?;
+        let lock = root.join(LOCK_FILE);
+        std::fs::write(&lock, b"").map_err(|e| EvidenceError::Write { path: lock, source: e })?;
+        Ok(Evidence { root: root.into(), lock: None })
     }
 
     /// An existing study folder.
@@ -113,7 +151,30 @@ impl Evidence {
         if !root.join("study.toml").is_file() {
             return Err(EvidenceError::NotAStudy(root.into()));
         }
-        Ok(Evidence { root: root.into() })
+        Ok(Evidence { root: root.into(), lock: None })
+    }
+
+    /// Takes the folder for this run: two runs measuring into one folder would take the same
+    /// slots and set each other's samples aside. The lock ends with the process, however it ends.
+    pub fn lock(mut self) -> Result<Evidence, EvidenceError> {
+        use std::os::fd::AsRawFd;
+        let path = self.root.join(LOCK_FILE);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| EvidenceError::Write { path: path.clone(), source: e })?;
+        #[allow(deprecated)] // nix's Flock wrapper takes the File by value; the raw call keeps it ours.
+        let locked = nix::fcntl::flock(file.as_raw_fd(), nix::fcntl::FlockArg::LockExclusiveNonblock);
+        match locked {
+            Ok(()) => {
+                self.lock = Some(std::sync::Arc::new(file));
+                Ok(self)
+            }
+            Err(nix::errno::Errno::EWOULDBLOCK) => Err(EvidenceError::Locked(self.root)),
+            Err(e) => Err(EvidenceError::Write { path, source: e.into() }),
+        }
     }
 
     pub fn path(&self, name: &str) -> PathBuf {
@@ -132,8 +193,16 @@ impl Evidence {
         crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
-    pub fn sample_dir(&self, slot: &Slot, label: &str) -> PathBuf {
-        self.root.join("samples").join(format!("{:03}-{label}", slot.index + 1))
+    /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`.
+    pub fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
+        let label = &plan.labels[slot.variant];
+        if plan.is_traced(slot) {
+            return self.root.join(label).join("traced");
+        }
+        match plan.layout {
+            SampleLayout::Study => self.root.join("samples").join(format!("{:03}-{label}", slot.index + 1)),
+            SampleLayout::Pi => self.root.join("pi").join(format!("{label}-{}", slot.repeat + 1)),
+        }
     }
 
     /// Appends one line to order.jsonl in a single write (atomic for a line this size).
@@ -175,7 +244,7 @@ impl Evidence {
             .iter()
             .map(|slot| {
                 let label = plan.labels[slot.variant].clone();
-                let dir = self.sample_dir(slot, &label);
+                let dir = self.sample_dir(plan, slot);
                 let load = |d: &Path| read_json::<Sample>(&d.join("sample.json")).ok();
                 let sample = load(&dir);
                 let mut earlier_attempts = Vec::new();
@@ -205,7 +274,14 @@ mod tests {
         assert!(matches!(Evidence::create(&root), Err(EvidenceError::NotEmpty(_))));
         assert!(matches!(Evidence::open(&root), Err(EvidenceError::NotAStudy(_))));
         let slot = Slot { index: 0, variant: 0, repeat: 0 };
-        let dir = ev.sample_dir(&slot, "A");
+        let plan = Plan {
+            labels: vec!["A".into()],
+            order_seed: None,
+            slots: vec![slot],
+            layout: SampleLayout::Study,
+            traced: vec![],
+        };
+        let dir = ev.sample_dir(&plan, &slot);
         std::fs::create_dir_all(&dir).unwrap();
         assert!(ev.set_aside(&dir).unwrap().ends_with("001-A.attempt-1"));
         std::fs::create_dir_all(&dir).unwrap();

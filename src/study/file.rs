@@ -193,6 +193,38 @@ pub struct StudyFile {
     pub idle: IdleGate,
     #[serde(default)]
     pub isolation: Isolation,
+    /// The load is the real Pi agent instead of one chat request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi: Option<PiSection>,
+    /// One sample of every variant runs under this kernel tracer first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSection>,
+}
+
+/// A Pi study: what every Pi sample runs (docs/methodology.md §11).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PiSection {
+    pub pi_bin: PathBuf,
+    /// The workload's name (`decode`, …) as recorded in the report.
+    pub mode: String,
+    pub prompt: String,
+    /// Bound on one whole pi process.
+    pub timeout_s: u64,
+    /// Pi's maxTokens and contextWindow for the model.
+    pub max_tokens: u32,
+    pub context_window: u32,
+    pub python: PathBuf,
+    pub code_timeout_s: u64,
+}
+
+/// A trace study: the tracer wrapping each variant's traced sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSection {
+    pub tracer: super::trace_capture::TracerCommand,
+    /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
+    pub finalize_timeout_s: u64,
 }
 
 pub fn default_health_timeout() -> u64 {
@@ -242,7 +274,7 @@ impl StudyFile {
         if self.tokens < 2 {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
-        if self.prompt.is_none() && self.prompt_tokens.is_none() {
+        if self.pi.is_none() && self.prompt.is_none() && self.prompt_tokens.is_none() {
             return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
         }
         self.isolation.check()

@@ -6,6 +6,7 @@ use crate::client::StreamRecord;
 use crate::measure::{SampleObserver, SamplePhase};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, RequestMarks};
+use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord};
 use crate::telemetry::sampler::{Sampler, SamplerConfig};
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::{SourceKind, TelemetrySource};
@@ -71,7 +72,7 @@ impl<'a> StudyObserver<'a> {
     /// GPU-less host it reads the server's schedstat every `interval_ms` itself and starts the
     /// request's sampler (at the study's rate, 10 ms windows) only once the gate has passed, so
     /// the gate's fast reads never run beside the measured request.
-    fn gate(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
+    fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, String> {
         let t0 = crate::clock::mono_ns();
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
@@ -129,15 +130,15 @@ impl<'a> StudyObserver<'a> {
             }
         };
         self.gate_ms = waited.as_secs_f64() * 1e3;
-        Ok(serde_json::json!({
-            "source": describe,
-            "consecutive": self.gate.consecutive,
-            "spacing_ms": spacing.as_secs_f64() * 1e3,
-            "threshold_busy_pct": thresholds.max_busy_pct,
-            "threshold_power_w": thresholds.max_power_w,
-            "threshold_cpu_pct": thresholds.max_cpu_pct,
-            "waited_ms": self.gate_ms,
-        }))
+        Ok(IdleGateRecord {
+            source: describe,
+            consecutive: self.gate.consecutive,
+            spacing_ms: spacing.as_secs_f64() * 1e3,
+            threshold_busy_pct: thresholds.max_busy_pct,
+            threshold_power_w: thresholds.max_power_w,
+            threshold_cpu_pct: thresholds.max_cpu_pct,
+            waited_ms: self.gate_ms,
+        })
     }
 
     fn start(&self, source: Box<dyn TelemetrySource>, config: SamplerConfig) -> Result<Sampler, String> {
@@ -164,8 +165,8 @@ impl<'a> StudyObserver<'a> {
         }
     }
 
-    fn finish_telemetry(&mut self, record: &StreamRecord) -> serde_json::Value {
-        let Some((sampler, gpu)) = self.sampler.take() else { return serde_json::Value::Null };
+    fn finish_telemetry(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
+        let (sampler, gpu) = self.sampler.take()?;
         let finished = sampler.stop();
         let series = finished.series;
         if gpu {
@@ -189,14 +190,14 @@ impl<'a> StudyObserver<'a> {
             }),
             _ => None,
         };
-        let phases = marks.map(|m| split_series(&series, &m));
-        serde_json::json!({
-            "source": series.stats.source,
-            "achieved_hz": series.stats.achieved_hz,
-            "samples": series.samples.len(),
-            "fields": series.stats.fields,
-            "phases": phases,
-            "csv": "telemetry.csv",
+        Some(TelemetryRecord {
+            source: series.stats.source.clone(),
+            achieved_hz: series.stats.achieved_hz,
+            samples: series.samples.len(),
+            fields: series.stats.fields.clone(),
+            phases: marks.map(|m| split_series(&series, &m)),
+            csv: "telemetry.csv".into(),
+            host_cpu: None,
         })
     }
 }
@@ -206,11 +207,11 @@ impl SampleObserver for StudyObserver<'_> {
         self.sink.phase(&self.label, phase);
     }
 
-    fn before_request(&mut self, server_pid: u32) -> Result<serde_json::Value, String> {
+    fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
         let gate = self.gate(server_pid)?;
         let (server, me) = (TaskCpu::new(server_pid), TaskCpu::new(std::process::id()));
         self.load = ForeignLoad::snapshot(&server, &me).map(|l| (server, me, l));
-        Ok(gate)
+        Ok(Some(gate))
     }
 
     fn request_finished(&mut self) {
@@ -222,16 +223,13 @@ impl SampleObserver for StudyObserver<'_> {
         }
     }
 
-    fn after_request(&mut self, record: &StreamRecord) -> serde_json::Value {
+    fn after_request(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
         let mut out = self.finish_telemetry(record);
-        if let Some((foreign, server_pct)) = self.host_cpu.take() {
-            if !out.is_object() {
-                out = serde_json::json!({});
-            }
-            out["host_cpu"] = serde_json::json!({
-                "foreign_pct": foreign,
-                "server_pct": server_pct,
-                "source": "/proc/stat minus the server's and abprof's schedstat",
+        if let Some((foreign_pct, server_pct)) = self.host_cpu.take() {
+            out.get_or_insert_with(TelemetryRecord::default).host_cpu = Some(HostCpu {
+                foreign_pct,
+                server_pct,
+                source: "/proc/stat minus the server's and abprof's schedstat".into(),
             });
         }
         out

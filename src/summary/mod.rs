@@ -1,6 +1,7 @@
 //! Medians, confidence intervals and verdicts; the seeds' rejection rules. A `Summary` is built
 //! from an evidence folder alone, so it can be rebuilt at any time, also from an interrupted study.
 pub mod phases;
+pub mod pi;
 pub mod rules;
 pub mod stats;
 
@@ -155,6 +156,10 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let mut missing = 0;
     let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
     for (fi, f) in found.iter().enumerate() {
+        // A traced sample is the trace's evidence; a tracer slows decode, so it is never a median.
+        if plan.is_traced(&f.slot) {
+            continue;
+        }
         for (dir, s) in &f.earlier_attempts {
             let why = s
                 .as_ref()
@@ -240,12 +245,11 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
         let acceptance: Vec<f64> = samples.iter().filter_map(|s| s.draft.as_ref().map(|d| d.rate)).collect();
-        let gate: Vec<f64> =
-            samples.iter().filter_map(|s| s.extra.pointer("/idle_gate/waited_ms").and_then(|v| v.as_f64())).collect();
+        let gate: Vec<f64> = samples.iter().filter_map(|s| s.extra.idle_gate.as_ref().map(|g| g.waited_ms)).collect();
         variants.push(VariantSummary {
             label: label.clone(),
             spec: file.variants.get(vi).cloned().unwrap_or_default(),
-            planned: plan.slots.iter().filter(|s| s.variant == vi).count(),
+            planned: plan.slots.iter().filter(|s| s.variant == vi && !plan.is_traced(s)).count(),
             accepted: samples.len(),
             metrics,
             ms_per_token: decode_med.map(|t| 1000.0 / t),

@@ -28,7 +28,7 @@ pub struct PhaseFigures {
 
 /// The [prefill, decode] phase stats a sample's telemetry recorded.
 pub fn sample_phases(s: &Sample) -> Option<[PhaseStats; 2]> {
-    serde_json::from_value(s.extra.pointer("/telemetry/phases")?.clone()).ok()
+    s.extra.telemetry.as_ref()?.phases.clone()
 }
 
 fn med(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {

@@ -1,5 +1,6 @@
 //! The seeds' rejection rules (benchmark-qwen §5, ab-qwen-profiling §4): a sample that breaks one
 //! is listed with its reason, never silently dropped.
+use crate::measure::pi::TimedExit;
 use crate::measure::Sample;
 use serde::{Deserialize, Serialize};
 
@@ -66,17 +67,29 @@ pub fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
         ));
     }
-    if s.extra.pointer("/expect/matched") == Some(&serde_json::Value::Bool(false)) {
-        let re = s.extra.pointer("/expect/regex").and_then(|r| r.as_str()).unwrap_or("");
-        out.push(reject("expect", format!("expect= regex {re:?} not in the server log: the feature did not engage")));
+    if let Some(e) = s.extra.expect.as_ref().filter(|e| !e.matched) {
+        out.push(reject(
+            "expect",
+            format!("expect= regex {:?} not in the server log: the feature did not engage", e.regex),
+        ));
     }
-    let foreign = s.extra.pointer("/telemetry/host_cpu/foreign_pct").and_then(|v| v.as_f64());
+    let foreign = s.extra.telemetry.as_ref().and_then(|t| t.host_cpu.as_ref()).map(|h| h.foreign_pct);
     if let (Some(foreign), Some(max)) = (foreign, exp.foreign_cpu_max_pct) {
         if foreign > max {
             out.push(reject(
                 "other-workload",
                 format!("other processes used {foreign:.0}% of a core during the request (limit {max:.0}%): another workload was running"),
             ));
+        }
+    }
+    if let Some(pi) = &s.extra.pi {
+        match pi.pi_exit {
+            TimedExit::Exited(0) => {}
+            TimedExit::TimedOut => out.push(reject("pi-exit", "pi ran past its timeout".into())),
+            e => out.push(reject("pi-exit", format!("pi {} (see pi.stderr)", e.describe()))),
+        }
+        for why in &pi.answer_failures {
+            out.push(reject("pi-answer", why.clone()));
         }
     }
     if exp.isolation_restored == Some(false) {
@@ -95,9 +108,10 @@ pub fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::{Sample, StreamMetrics};
+    use crate::measure::{ExpectOutcome, Sample, SampleExtra, StreamMetrics};
+    use crate::telemetry::record::{HostCpu, TelemetryRecord};
 
-    fn sample(extra: serde_json::Value) -> Sample {
+    fn sample(extra: SampleExtra) -> Sample {
         let t = crate::clock::Stamp { mono_ns: 0, boot_ns: 0 };
         Sample {
             usage: Some(crate::client::Usage {
@@ -121,6 +135,7 @@ mod tests {
             response_end: None,
             server_started: t,
             server_pid: 0,
+            server_argv: vec![],
             startup_ms: None,
             stop: None,
             timings: None,
@@ -143,18 +158,23 @@ mod tests {
             foreign_cpu_max_pct: Some(50.0),
             isolation_restored: Some(true),
         };
-        assert!(rules_of(&sample(serde_json::json!({})), &exp).is_empty());
-        let busy = sample(serde_json::json!({"telemetry": {"host_cpu": {"foreign_pct": 96.0}}}));
+        assert!(rules_of(&sample(SampleExtra::default()), &exp).is_empty());
+        let host_cpu = Some(HostCpu { foreign_pct: 96.0, ..HostCpu::default() });
+        let busy = sample(SampleExtra {
+            telemetry: Some(TelemetryRecord { host_cpu, ..TelemetryRecord::default() }),
+            ..SampleExtra::default()
+        });
         assert_eq!(rules_of(&busy, &exp), ["other-workload"]);
-        let unengaged = sample(serde_json::json!({"expect": {"regex": "FlashHead", "matched": false}}));
+        let expect = Some(ExpectOutcome { regex: "FlashHead".into(), matched: false });
+        let unengaged = sample(SampleExtra { expect, ..SampleExtra::default() });
         assert_eq!(rules_of(&unengaged, &exp), ["expect"]);
-        let mut short = sample(serde_json::json!({}));
+        let mut short = sample(SampleExtra::default());
         short.usage.as_mut().unwrap().prompt_tokens = 299;
         short.finish_reason = Some("stop".into());
         short.timing_blocks = 2;
         assert_eq!(rules_of(&short, &exp), ["one-request-per-log", "calibrated-prompt-tokens", "locked-length"]);
         let unrestored = Expectations { isolation_restored: Some(false), ..exp.clone() };
-        assert_eq!(rules_of(&sample(serde_json::json!({})), &unrestored), ["isolation-restored"]);
+        assert_eq!(rules_of(&sample(SampleExtra::default()), &unrestored), ["isolation-restored"]);
         assert!(prompt_tokens_differ(Some(300), Some(300)).is_none());
         assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
     }

@@ -14,6 +14,7 @@ pub mod idle;
 pub mod nvml;
 pub mod phases;
 pub mod proc_cpu;
+pub mod record;
 pub mod rocm_smi;
 pub mod sampler;
 pub mod select;

@@ -8,7 +8,6 @@
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`] / [`render`].
 pub mod attribute;
-pub mod capture;
 pub mod categories;
 pub mod compare;
 pub mod detect;

@@ -1,27 +1,36 @@
-//! `abprof trace`: run a variant under a kernel tracer, send the calibrated request, stop the
-//! server with exactly one SIGTERM, wait — patiently — for the tracer to write its output, find
-//! and validate it, and pair it with untraced samples of the same variant at the same output
-//! length, so its kernel shares can be scaled by an honest ms/token.
+//! `abprof trace` as a configuration of the study loop: one sample of every variant runs under a
+//! kernel tracer, then untraced samples of every variant at the same output length run
+//! interleaved under exactly the study's conditions (hooks, idle gate, telemetry, rules), so the
+//! trace's shares can be scaled by an honest ms/token (docs/methodology.md §10).
 //!
-//! rocprofv3 `exec`s the application, so the PID abprof spawned *is* the server; with
-//! `--disable-signal-handlers` it finalizes from `atexit` after llama-server's clean exit. A
-//! second signal would make llama-server `exit(1)` and a SIGKILL would lose the trace, so a
-//! tracer that outlives the finalize timeout is left running and reported, never killed.
-use super::manifest::{TraceManifest, Tracer, UntracedSamples};
-use super::window::BootWindow;
-use crate::client::ChatRequest;
-use crate::measure::{run_sample, Sample, SampleFiles, SampleObserver, SamplePhase, SampleSpec};
+//! The traced sample stops the server with exactly one SIGTERM and waits — patiently — for the
+//! tracer to write its output. rocprofv3 `exec`s the application, so the PID abprof spawned *is*
+//! the server; with `--disable-signal-handlers` it finalizes from `atexit` after llama-server's
+//! clean exit. A second signal would make llama-server `exit(1)` and a SIGKILL would lose the
+//! trace, so a tracer that outlives the finalize timeout is left running and reported, never
+//! killed.
+use super::chat::ChatStudy;
+use super::drive::{StudyConfig, StudyContext};
+use super::evidence::{Plan, SampleLayout};
+use super::file::StudyFile;
+use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
+use crate::schedule::{interleaved, Slot};
 use crate::server::LaunchSpec;
+use crate::trace::manifest::{TraceManifest, Tracer, UntracedSamples};
+use crate::trace::window::BootWindow;
 use crate::variant::Variant;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use regex::Regex;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Which tracer wraps the server.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TracerCommand {
     /// `rocprofv3 --disable-signal-handlers --kernel-trace --output-format rocpd -d OUT -o trace --`
     Rocprofv3 { program: PathBuf },
@@ -84,30 +93,8 @@ impl TracerCommand {
     }
 }
 
-/// Everything one `abprof trace` run needs.
-#[derive(Debug, Clone)]
-pub struct CaptureSpec {
-    pub variants: Vec<Variant>,
-    pub model: PathBuf,
-    pub common_args: Vec<String>,
-    pub tokens: u32,
-    pub prompt: String,
-    pub prompt_tokens: Option<u64>,
-    pub ignore_eos: bool,
-    pub port: u16,
-    pub tracer: TracerCommand,
-    /// Untraced samples per variant (interleaved across variants).
-    pub untraced: usize,
-    pub health_timeout: Duration,
-    /// How long to wait for the tracer to write its output after the SIGTERM.
-    pub finalize_timeout: Duration,
-    pub root: PathBuf,
-}
-
 /// Shows how long the tracer has been finalizing and how big its output is, while abprof waits.
 struct FinalizeWatch {
-    out: PathBuf,
-    label: String,
     running: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -131,82 +118,36 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-impl SampleObserver for FinalizeWatch {
-    fn phase(&mut self, phase: SamplePhase) {
-        if phase != SamplePhase::Stopping || self.thread.is_some() {
-            return;
-        }
-        let (out, label, running) = (self.out.clone(), self.label.clone(), self.running.clone());
-        running.store(true, Ordering::SeqCst);
-        self.thread = Some(std::thread::spawn(move || {
+impl FinalizeWatch {
+    fn start(out: PathBuf, label: String) -> FinalizeWatch {
+        let running = Arc::new(AtomicBool::new(true));
+        let flag = running.clone();
+        let (o, l) = (out, label);
+        let thread = std::thread::spawn(move || {
             let t0 = Instant::now();
             let mut next = Duration::from_secs(2);
-            while running.load(Ordering::SeqCst) {
+            while flag.load(Ordering::SeqCst) {
                 std::thread::sleep(Duration::from_millis(50));
                 if t0.elapsed() >= next {
                     eprintln!(
-                        "abprof trace: {label}: one SIGTERM sent; waiting for the tracer to finish writing ({:.0} s, {:.1} MB so far)",
+                        "abprof trace: {l}: one SIGTERM sent; waiting for the tracer to finish writing ({:.0} s, {:.1} MB so far)",
                         t0.elapsed().as_secs_f64(),
-                        dir_bytes(&out) as f64 / 1e6
+                        dir_bytes(&o) as f64 / 1e6
                     );
                     next += Duration::from_secs(5);
                 }
             }
-        }));
+        });
+        FinalizeWatch { running, thread: Some(thread) }
     }
 }
 
-impl FinalizeWatch {
-    fn finish(mut self) {
+impl Drop for FinalizeWatch {
+    fn drop(&mut self) {
         self.running.store(false, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-fn request(spec: &CaptureSpec) -> ChatRequest {
-    let mut r = ChatRequest::benchmark(&spec.prompt, spec.tokens);
-    r.ignore_eos = spec.ignore_eos.then_some(true);
-    r
-}
-
-fn sample_spec(
-    spec: &CaptureSpec,
-    v: &Variant,
-    program: PathBuf,
-    prefix: Vec<String>,
-    files: &SampleFiles,
-    traced: bool,
-) -> SampleSpec {
-    // nsys keeps the server as its child and writes its report once the child has exited: the
-    // one SIGTERM goes to the server. rocprofv3 execs the server, so its pid is the server's.
-    let signal_descendant = (traced && matches!(spec.tracer, TracerCommand::Nsys { .. }))
-        .then(|| v.binary.file_name().map(|n| n.to_string_lossy().to_string()))
-        .flatten();
-    let mut args = prefix;
-    if traced {
-        args.push(v.binary.display().to_string());
-    }
-    args.extend(v.server_args(&spec.model, &spec.common_args));
-    SampleSpec {
-        launch: LaunchSpec {
-            program,
-            args,
-            env: v.env.clone(),
-            host: "127.0.0.1".into(),
-            port: spec.port,
-            log_file: files.server_log(),
-            console_file: files.console_log(),
-            signal_descendant,
-        },
-        request: request(spec),
-        expected_prompt_tokens: spec.prompt_tokens,
-        health_timeout: spec.health_timeout,
-        stop_timeout: if traced { spec.finalize_timeout } else { Duration::from_secs(60) },
-        kill_on_stop_timeout: !traced,
-        warm_prompt_cache: false,
-        expect: None,
     }
 }
 
@@ -261,39 +202,66 @@ fn find_output(tracer: &TracerCommand, console: &Path, out: &Path) -> Result<Pat
     Ok(path)
 }
 
-fn ms_per_token(s: &Sample) -> Option<f64> {
-    s.server.as_ref().map(|t| t.decode_ms_per_token).filter(|x| x.is_finite())
+/// A trace study: the chat A/B configuration plus one traced sample of every variant first.
+pub struct TraceStudy {
+    chat: ChatStudy,
+    tracer: TracerCommand,
+    finalize_timeout: Duration,
+    watch: RefCell<Option<FinalizeWatch>>,
+    root: PathBuf,
 }
 
-/// Runs the capture; returns each variant's output folder (with its `trace.json`).
-pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
-    let mut folders = Vec::new();
-    let mut manifests = Vec::new();
-    for v in &spec.variants {
-        let folder = spec.root.join(&v.label);
-        if folder.join(super::manifest::MANIFEST_FILE).exists() {
-            bail!("{} already holds a trace: pass a new --root", folder.display());
-        }
-        let out = folder.join("tracer-out");
-        std::fs::create_dir_all(&out)?;
-        let files = SampleFiles::new(folder.join("traced"));
-        let (program, prefix) = spec.tracer.prefix(&out);
-        let sspec = sample_spec(spec, v, program, prefix, &files, true);
-        let mut watch = FinalizeWatch {
-            out: out.clone(),
-            label: v.label.clone(),
-            running: Arc::new(AtomicBool::new(false)),
-            thread: None,
-        };
-        let sample = run_sample(&sspec, &files, &mut watch).await;
-        watch.finish();
-        let sample = sample.with_context(|| format!("traced run of {}", v.label))?;
+impl TraceStudy {
+    pub fn new(file: &StudyFile) -> Result<TraceStudy> {
+        let t = file.trace.as_ref().context("not a trace study: its study file has no [trace] section")?;
+        Ok(TraceStudy {
+            chat: ChatStudy::default(),
+            tracer: t.tracer.clone(),
+            finalize_timeout: Duration::from_secs(t.finalize_timeout_s),
+            watch: RefCell::new(None),
+            root: PathBuf::new(),
+        })
+    }
+
+    fn traced_spec(&self, ctx: &StudyContext<'_>, v: &Variant, files: &SampleFiles) -> Result<SampleSpec> {
+        let out = tracer_out(ctx, &v.label);
+        std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        let (program, mut args) = self.tracer.prefix(&out);
+        // nsys keeps the server as its child and writes its report once the child has exited: the
+        // one SIGTERM goes to the server. rocprofv3 execs the server, so its pid is the server's.
+        let signal_descendant = matches!(self.tracer, TracerCommand::Nsys { .. })
+            .then(|| v.binary.file_name().map(|n| n.to_string_lossy().to_string()))
+            .flatten();
+        args.push(v.binary.display().to_string());
+        args.extend(v.server_args(&ctx.file.model, ctx.common_args));
+        Ok(SampleSpec {
+            launch: LaunchSpec {
+                program,
+                args,
+                env: v.env.clone(),
+                host: "127.0.0.1".into(),
+                port: ctx.port,
+                log_file: files.server_log(),
+                console_file: files.console_log(),
+                signal_descendant,
+            },
+            expected_prompt_tokens: self.chat.expected_prompt_tokens(),
+            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
+            stop_timeout: self.finalize_timeout,
+            kill_on_stop_timeout: false,
+            expect: None,
+        })
+    }
+
+    fn manifest(&self, ctx: &StudyContext<'_>, v: &Variant, sample: &Sample, files: &SampleFiles) -> Result<()> {
+        let folder = ctx.evidence.root.join(&v.label);
         if let Some(e) = &sample.error {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
-        let trace = find_output(&spec.tracer, &files.console_log(), &out)?;
+        let out = tracer_out(ctx, &v.label);
+        let trace = find_output(&self.tracer, &files.console_log(), &out)?;
         // One parallel pass proves the file readable and not empty; attribution comes later.
-        let kernels = super::detect::open_trace(&trace)
+        let kernels = crate::trace::detect::open_trace(&trace)
             .and_then(|source| source.aggregate(None))
             .with_context(|| format!("the trace {} is not readable", trace.display()))?
             .total()
@@ -308,7 +276,7 @@ pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
         let manifest = TraceManifest {
             label: v.label.clone(),
             variant: v.spec.clone(),
-            tracer: spec.tracer.kind(),
+            tracer: self.tracer.kind(),
             trace_file: trace.strip_prefix(&folder).map(Path::to_path_buf).unwrap_or(trace.clone()),
             prompt_tokens: sample.prompt_tokens().unwrap_or(0) as u32,
             output_tokens: sample.completion_tokens().unwrap_or(0) as u32,
@@ -318,42 +286,79 @@ pub async fn capture(spec: &CaptureSpec) -> Result<Vec<PathBuf>> {
             created_at: chrono::Utc::now(),
         };
         manifest.save(&folder)?;
-        folders.push(folder);
-        manifests.push(manifest);
+        Ok(())
     }
+}
 
-    // Untraced samples of every variant, at the same output length, interleaved.
-    let order = crate::schedule::interleaved(spec.variants.len(), spec.untraced, None);
-    let mut per_variant: Vec<Vec<f64>> = vec![Vec::new(); spec.variants.len()];
-    for slot in order {
-        let v = &spec.variants[slot.variant];
-        let files = SampleFiles::new(folders[slot.variant].join("untraced").join(format!("{:03}", slot.repeat + 1)));
-        let sspec = sample_spec(spec, v, v.binary.clone(), vec![], &files, false);
-        let s = run_sample(&sspec, &files, &mut crate::measure::NoObserver).await?;
-        match (&s.error, ms_per_token(&s)) {
-            (None, Some(m)) if s.completion_tokens() == Some(spec.tokens as u64) => per_variant[slot.variant].push(m),
-            _ => eprintln!(
-                "abprof trace: untraced sample {} of {} not used: {}",
-                slot.repeat + 1,
-                v.label,
-                s.error.clone().unwrap_or_else(|| format!(
-                    "{:?} output tokens, not {}",
-                    s.completion_tokens(),
-                    spec.tokens
-                ))
-            ),
-        }
-    }
-    for ((m, folder), ms) in manifests.iter_mut().zip(&folders).zip(per_variant) {
-        m.untraced = UntracedSamples::from_samples(spec.tokens, ms);
-        if m.untraced.is_none() && spec.untraced > 0 {
-            return Err(anyhow!(
-                "no usable untraced sample of {}: the trace cannot be scaled (see {})",
-                m.label,
-                folder.display()
-            ));
-        }
-        m.save(folder)?;
+fn tracer_out(ctx: &StudyContext<'_>, label: &str) -> PathBuf {
+    ctx.evidence.root.join(label).join("tracer-out")
+}
+
+/// The untraced samples' measured ms/token into each variant's manifest: `per_variant[i]` holds
+/// variant i's accepted (rule-judged) samples, at the study's output length.
+pub fn attach_untraced(root: &Path, labels: &[String], tokens: u32, per_variant: &[Vec<f64>]) -> Result<Vec<PathBuf>> {
+    let mut folders = Vec::new();
+    for (label, ms) in labels.iter().zip(per_variant) {
+        let folder = root.join(label);
+        let mut m = TraceManifest::load(&folder)?;
+        m.untraced = UntracedSamples::from_samples(tokens, ms.clone());
+        m.save(&folder)?;
+        folders.push(folder);
     }
     Ok(folders)
+}
+
+impl StudyConfig for TraceStudy {
+    type Load = ChatLoad;
+
+    /// One traced sample of every variant, then the untraced ones interleaved.
+    fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
+        let n = variants.len();
+        let mut slots: Vec<Slot> = (0..n).map(|v| Slot { index: v, variant: v, repeat: 0 }).collect();
+        slots.extend(
+            interleaved(n, file.samples as usize, file.order_seed)
+                .into_iter()
+                .map(|s| Slot { index: s.index + n, ..s }),
+        );
+        Plan {
+            labels: variants.iter().map(|v| v.label.clone()).collect(),
+            order_seed: file.order_seed,
+            slots,
+            layout: SampleLayout::Study,
+            traced: (0..n).collect(),
+        }
+    }
+
+    async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
+        self.root = ctx.evidence.root.clone();
+        self.chat.prepare(ctx).await
+    }
+
+    fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
+        if ctx.plan.is_traced(slot) {
+            self.traced_spec(ctx, &ctx.variants[slot.variant], files)
+        } else {
+            self.chat.spec(ctx, slot, files)
+        }
+    }
+
+    fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<ChatLoad> {
+        self.chat.load(ctx, slot)
+    }
+
+    fn phase(&self, label: &str, traced: bool, phase: SamplePhase) {
+        if traced && phase == SamplePhase::Stopping && self.watch.borrow().is_none() {
+            let out = self.root.join(label).join("tracer-out");
+            *self.watch.borrow_mut() = Some(FinalizeWatch::start(out, label.to_string()));
+        }
+    }
+
+    fn after_sample(&mut self, ctx: &StudyContext<'_>, slot: &Slot, sample: &Sample) -> Result<()> {
+        self.watch.borrow_mut().take();
+        if ctx.plan.is_traced(slot) {
+            let v = &ctx.variants[slot.variant];
+            self.manifest(ctx, v, sample, &super::drive::sample_files(ctx, slot))?;
+        }
+        Ok(())
+    }
 }

@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn a_recorded_real_run() {
         // The real pi 0.73.1 against SmolLM2 on the test bed (tests/fixtures/pi/README.md).
-        let t = parse_transcript(include_str!("../../tests/fixtures/pi/square-valid.jsonl")).unwrap();
+        let t = parse_transcript(include_str!("../../../tests/fixtures/pi/square-valid.jsonl")).unwrap();
         assert_eq!(t.assistant_messages, 1);
         assert!(t.text.starts_with("```python\nimport math"), "{}", t.text);
         assert_eq!(t.stop_reason.as_deref(), Some("stop"));

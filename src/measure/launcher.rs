@@ -1,0 +1,49 @@
+//! The server side of a sample behind two small traits, so the lifecycle in `run.rs` runs
+//! against the real llama-server in use and against a scripted stand-in in its unit tests.
+use crate::client::Client;
+use crate::clock::Stamp;
+use crate::server::{LaunchSpec, RunningServer, ServerError, StopReport};
+use std::time::Duration;
+
+#[allow(async_fn_in_trait)] // Static dispatch only.
+pub trait ServerControl {
+    fn pid(&self) -> u32;
+    fn started(&self) -> Stamp;
+    async fn wait_healthy(&mut self, client: &Client, timeout: Duration) -> Result<Stamp, ServerError>;
+    /// How the server ended, if it already has.
+    fn exited(&mut self) -> Option<String>;
+    fn stop(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError>;
+}
+
+pub trait Launcher {
+    type Server: ServerControl;
+    fn spawn(&mut self, launch: &LaunchSpec) -> Result<Self::Server, ServerError>;
+}
+
+/// Starts real processes.
+pub struct Spawn;
+
+impl Launcher for Spawn {
+    type Server = RunningServer;
+    fn spawn(&mut self, launch: &LaunchSpec) -> Result<RunningServer, ServerError> {
+        RunningServer::spawn(launch)
+    }
+}
+
+impl ServerControl for RunningServer {
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+    fn started(&self) -> Stamp {
+        self.started
+    }
+    async fn wait_healthy(&mut self, client: &Client, timeout: Duration) -> Result<Stamp, ServerError> {
+        RunningServer::wait_healthy(self, client, timeout).await
+    }
+    fn exited(&mut self) -> Option<String> {
+        RunningServer::exited(self).map(|s| s.to_string())
+    }
+    fn stop(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError> {
+        self.stop_with(timeout, kill_on_timeout)
+    }
+}

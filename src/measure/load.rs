@@ -1,0 +1,34 @@
+//! The measured work of a sample is pluggable: the lifecycle in `run.rs` is written once and
+//! every workload (a streamed chat request, the Pi agent, a request under a tracer) is a `Load`.
+use super::files::SampleFiles;
+use super::record::Sample;
+use crate::client::{Client, StreamRecord};
+
+/// What a load's timed run produced.
+#[derive(Debug, Default)]
+pub struct LoadRun {
+    /// What the client saw on the wire; `None` for a load that is not one streamed request.
+    pub stream: Option<StreamRecord>,
+    /// Why the run is incomplete, when it is (a broken stream, a load that could not start).
+    pub error: Option<String>,
+    /// Stopped because abprof was told to stop: the sample is discarded, not recorded.
+    pub interrupted: bool,
+}
+
+#[allow(async_fn_in_trait)] // Used with static dispatch only; no Send bound is needed.
+pub trait Load {
+    /// Before the server starts: write what the load will send, so a failure keeps it.
+    fn prepare(&mut self, files: &SampleFiles, base_url: &str) -> std::io::Result<()>;
+    /// After /health, before the idle gate: work that must not be timed.
+    async fn warm_up(&mut self, _client: &Client) -> Result<(), String> {
+        Ok(())
+    }
+    /// The timed work.
+    async fn run(&mut self, client: &Client, files: &SampleFiles) -> LoadRun;
+    /// Request timing blocks a clean run leaves in the server log.
+    fn timing_blocks(&self) -> usize {
+        1
+    }
+    /// After the stop and the log parse: the load's own facts into the record.
+    fn finish(&mut self, sample: &mut Sample, files: &SampleFiles);
+}

@@ -1,0 +1,43 @@
+//! What a study plugs into a sample: the idle gate before the load and telemetry around it.
+//! Measurement stays free of telemetry: the lifecycle only calls these hooks at fixed points.
+use crate::client::StreamRecord;
+use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
+
+/// Where a sample is, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplePhase {
+    Starting,
+    IdleGate,
+    Request,
+    Stopping,
+}
+
+impl SamplePhase {
+    pub fn name(self) -> &'static str {
+        match self {
+            SamplePhase::Starting => "start+health",
+            SamplePhase::IdleGate => "idle gate",
+            SamplePhase::Request => "request",
+            SamplePhase::Stopping => "stop",
+        }
+    }
+}
+
+pub trait SampleObserver {
+    fn phase(&mut self, _phase: SamplePhase) {}
+    /// Between health and the load; blocks until the GPU (or the server's CPU) is idle.
+    fn before_request(&mut self, _server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
+        Ok(None)
+    }
+    /// The moment the load has ended, before the server is stopped: cheap work only (mark the
+    /// end of measurement); the server's shutdown is not part of the request.
+    fn request_finished(&mut self) {}
+    /// After the load and the server's stop; `record` is empty for a load without a stream.
+    fn after_request(&mut self, _record: &StreamRecord) -> Option<TelemetryRecord> {
+        None
+    }
+}
+
+/// No gate, no telemetry.
+pub struct NoObserver;
+impl SampleObserver for NoObserver {}

@@ -1,0 +1,87 @@
+//! The A/B configuration of the study loop: every sample is one streamed chat request of the
+//! study's calibrated prompt (docs/methodology.md §3, §4).
+use super::drive::{StudyConfig, StudyContext};
+use super::evidence::Evidence;
+use super::file::StudyFile;
+use crate::client::calibrate::{save as save_prompt, sidecar_path, DEFAULT_SOURCE};
+use crate::client::ChatRequest;
+use crate::measure::calibrate::calibrate_on_fresh_server;
+use crate::measure::{ChatLoad, SampleFiles, SampleSpec};
+use crate::schedule::Slot;
+use crate::server::LaunchSpec;
+use anyhow::{Context, Result};
+use std::time::Duration;
+
+/// The prompt every sample sends, fixed once per run.
+#[derive(Default)]
+pub struct ChatStudy {
+    prompt: String,
+    expected_prompt_tokens: Option<u64>,
+}
+
+/// The study's prompt: the copy in the evidence folder, else the study file's prompt file, else
+/// one calibrated once on the baseline (and kept, so a resume sends the same text).
+async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
+    let (ev, file): (&Evidence, &StudyFile) = (ctx.evidence, ctx.file);
+    let dst = ev.prompt();
+    if dst.is_file() {
+        let text = std::fs::read_to_string(&dst)?;
+        return Ok((text, ev.expected_prompt_tokens(file)));
+    }
+    if let Some(src) = &file.prompt {
+        let text = std::fs::read_to_string(src)
+            .with_context(|| format!("cannot read prompt file {}: make one with `abprof calibrate`", src.display()))?;
+        // The calibration record first, so a resume never reads a prompt without its count.
+        if sidecar_path(src).is_file() {
+            std::fs::copy(sidecar_path(src), sidecar_path(&dst))?;
+        }
+        crate::atomic_file::write_atomic(&dst, text.as_bytes())?;
+        return Ok((text, ev.expected_prompt_tokens(file)));
+    }
+    let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
+    let base = &ctx.variants[0];
+    let launch = LaunchSpec::for_variant(base, &file.model, ctx.common_args, ctx.port, &ev.path("calibration"));
+    let cal = calibrate_on_fresh_server(&launch, Duration::from_secs(file.health_timeout_s), DEFAULT_SOURCE, n)
+        .await
+        .with_context(|| format!("calibrating a {n}-token prompt on the baseline {}", base.label))?;
+    save_prompt(&cal, &dst)?;
+    Ok((cal.text, Some(n)))
+}
+
+impl ChatStudy {
+    pub(crate) fn request(&self, file: &StudyFile) -> ChatRequest {
+        let mut request = ChatRequest::benchmark(&self.prompt, file.tokens);
+        request.ignore_eos = file.ignore_eos.then_some(true);
+        request.cache_prompt = file.pure_decode;
+        request
+    }
+
+    pub(crate) fn expected_prompt_tokens(&self) -> Option<u64> {
+        self.expected_prompt_tokens
+    }
+}
+
+impl StudyConfig for ChatStudy {
+    type Load = ChatLoad;
+
+    async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
+        (self.prompt, self.expected_prompt_tokens) = prompt_for(ctx).await?;
+        Ok(())
+    }
+
+    fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
+        let v = &ctx.variants[slot.variant];
+        Ok(SampleSpec {
+            launch: ctx.launch(v, files),
+            expected_prompt_tokens: self.expected_prompt_tokens,
+            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
+            stop_timeout: Duration::from_secs(60),
+            kill_on_stop_timeout: true,
+            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
+        })
+    }
+
+    fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
+        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode))
+    }
+}

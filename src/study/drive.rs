@@ -1,0 +1,341 @@
+//! THE study loop (docs/methodology.md §2, §5, §6): per planned slot, isolation hooks → a cold
+//! sample through `measure::run_sample` under the idle gate and telemetry → its record and
+//! timeline. Restore hooks run on every exit path; one signal listener turns SIGINT/SIGTERM into
+//! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
+//! configurations of this loop ([`StudyConfig`]), never copies of it.
+use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
+use super::facts::{host_facts, variant_facts, VariantFacts};
+use super::file::StudyFile;
+use super::isolation::Hooks;
+use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
+use crate::measure::{run_sample, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use crate::schedule::{interleaved, Slot};
+use crate::server::{free_port, LaunchSpec};
+use crate::variant::{parse_variants, split_args, Variant};
+use anyhow::{anyhow, bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Completed,
+    /// Stopped by this signal number (SIGINT 2, SIGTERM 15).
+    Interrupted(i32),
+}
+
+pub struct StudyRun {
+    pub outcome: Outcome,
+    pub evidence: Evidence,
+    pub restored: bool,
+    pub samples_taken: usize,
+}
+
+/// What a configuration sees of the running study.
+pub struct StudyContext<'a> {
+    pub file: &'a StudyFile,
+    pub evidence: &'a Evidence,
+    pub plan: &'a Plan,
+    pub variants: &'a [Variant],
+    pub common_args: &'a [String],
+    pub port: u16,
+    /// Set once SIGINT/SIGTERM arrived: a load that blocks must end its work and return.
+    pub cancel: &'a Arc<AtomicBool>,
+}
+
+impl StudyContext<'_> {
+    /// The variant's own server on the study's loopback port.
+    pub fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
+        LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port, &files.dir)
+    }
+}
+
+/// What distinguishes one kind of study: its plan, its load, and what happens around a sample.
+#[allow(async_fn_in_trait)] // Static dispatch only.
+pub trait StudyConfig {
+    type Load: Load;
+    /// The run order of a new study.
+    fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
+        Plan {
+            labels: variants.iter().map(|v| v.label.clone()).collect(),
+            order_seed: file.order_seed,
+            slots: interleaved(variants.len(), file.samples as usize, file.order_seed),
+            layout: SampleLayout::Study,
+            traced: Vec::new(),
+        }
+    }
+    /// Once per run (new or resumed), before the first sample: e.g. the calibrated prompt.
+    async fn prepare(&mut self, _ctx: &StudyContext<'_>) -> Result<()> {
+        Ok(())
+    }
+    /// How one slot's server runs.
+    fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
+        let v = &ctx.variants[slot.variant];
+        Ok(SampleSpec {
+            launch: ctx.launch(v, files),
+            expected_prompt_tokens: None,
+            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
+            stop_timeout: Duration::from_secs(60),
+            kill_on_stop_timeout: true,
+            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
+        })
+    }
+    fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<Self::Load>;
+    /// Shown beside the progress display (a tracer's finalize wait, say).
+    fn phase(&self, _label: &str, _traced: bool, _phase: SamplePhase) {}
+    /// After each recorded sample; an error ends the study (restore hooks still run).
+    fn after_sample(&mut self, _ctx: &StudyContext<'_>, _slot: &Slot, _sample: &Sample) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Where progress goes: an indicatif bar on a terminal, nothing otherwise.
+struct Progress<'c, C: StudyConfig> {
+    bar: indicatif::ProgressBar,
+    config: &'c C,
+    traced: bool,
+}
+
+impl<C: StudyConfig> PhaseSink for Progress<'_, C> {
+    fn phase(&self, label: &str, phase: SamplePhase) {
+        self.bar.set_message(format!("{label}: {}", phase.name()));
+        self.config.phase(label, self.traced, phase);
+    }
+}
+
+fn now() -> String {
+    chrono::Local::now().to_rfc3339()
+}
+
+/// Parses and checks everything that needs no server, before anything is created on disk.
+pub fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
+    file.check()?;
+    let variants = parse_variants(&file.variants)?;
+    let common = split_args(&file.server_args).ok_or_else(|| {
+        anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args)
+    })?;
+    for v in &variants {
+        let m = v.model_or(&file.model);
+        if !m.is_file() {
+            bail!("model {} (variant {}) does not exist: pass a GGUF file", m.display(), v.label);
+        }
+        v.expect
+            .as_deref()
+            .map(regex::Regex::new)
+            .transpose()
+            .with_context(|| format!("variant {}: expect=", v.label))?;
+    }
+    Ok((variants, common))
+}
+
+fn record_facts(
+    ev: &Evidence,
+    file: &StudyFile,
+    variants: &[Variant],
+    common: &[String],
+    resume: bool,
+    telemetry: &str,
+) -> Result<()> {
+    let mut facts = Vec::new();
+    for v in variants {
+        facts.push(
+            variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?,
+        );
+    }
+    let path = ev.path("variants.json");
+    if resume {
+        let before: Vec<VariantFacts> = read_json(&path)?;
+        for (old, new) in before.iter().zip(&facts) {
+            for (what, a, b) in
+                [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)]
+            {
+                if a != b {
+                    bail!(
+                        "variant {}'s {what} changed since the study started (sha256 {} → {}): a resumed study must measure the same bytes; start a new study",
+                        new.label,
+                        &a[..12],
+                        &b[..12]
+                    );
+                }
+            }
+        }
+    } else {
+        write_json(&path, &facts)?;
+        write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
+    }
+    Ok(())
+}
+
+/// Runs (or resumes) the study in `root` under `config`.
+pub fn run_study<C: StudyConfig>(file: &StudyFile, root: &Path, resume: bool, config: &mut C) -> Result<StudyRun> {
+    let (variants, common) = check_study(file)?;
+    let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
+        .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
+    let port = match file.port {
+        Some(p) => p,
+        None => free_port("127.0.0.1")?,
+    };
+    let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
+    let plan: Plan = if resume {
+        read_json(&ev.path("plan.json"))?
+    } else {
+        crate::atomic_file::write_atomic(&ev.study_toml(), file.to_toml().as_bytes())?;
+        let plan = config.plan(file, &variants);
+        write_json(&ev.path("plan.json"), &plan)?;
+        plan
+    };
+    record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
+    let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz.max(1) as f64 };
+
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
+    let restore = hooks.restore_guard();
+    // The one signal listener: the number that interrupted the study (0: none), watched by the
+    // sample loop, and a flag for loads that block (a Pi process).
+    let (signal_tx, signal) = tokio::sync::watch::channel(0i32);
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let _guard = rt.enter();
+        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        let cancel = cancel.clone();
+        rt.spawn(async move {
+            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
+            cancel.store(true, Ordering::SeqCst);
+            let _ = signal_tx.send(n);
+        });
+    }
+    let ctx = StudyContext {
+        file,
+        evidence: &ev,
+        plan: &plan,
+        variants: &variants,
+        common_args: &common,
+        port,
+        cancel: &cancel,
+    };
+    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, signal.clone()));
+    let restored = restore.finish();
+    let taken = result?;
+    let outcome = match *signal.borrow() {
+        0 => Outcome::Completed,
+        n => Outcome::Interrupted(n),
+    };
+    Ok(StudyRun { outcome, evidence: ev, restored, samples_taken: taken })
+}
+
+fn relative(ev: &Evidence, dir: &Path) -> String {
+    dir.strip_prefix(&ev.root).unwrap_or(dir).display().to_string()
+}
+
+async fn drive<C: StudyConfig>(
+    ctx: &StudyContext<'_>,
+    config: &mut C,
+    hooks: &Hooks,
+    telemetry: &mut TelemetrySlot,
+    mut signal: tokio::sync::watch::Receiver<i32>,
+) -> Result<usize> {
+    let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
+    let (ev, plan) = (ctx.evidence, ctx.plan);
+    let todo: Vec<Slot> = ev
+        .samples(plan)
+        .into_iter()
+        .filter(|f| f.sample.as_ref().is_none_or(|s| s.error.is_some()))
+        .map(|f| f.slot)
+        .collect();
+    if todo.is_empty() {
+        return Ok(0);
+    }
+    hooks.before().map_err(|e| anyhow!(e))?;
+    if interrupted(&signal) {
+        return Ok(0);
+    }
+    config.prepare(ctx).await?;
+
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(plan.slots.len() as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:30} sample {pos}/{len} · {msg} · ETA {eta}")
+            .expect("valid template"),
+    );
+    bar.set_position((plan.slots.len() - todo.len()) as u64);
+    let mut taken = 0;
+    for (i, slot) in todo.iter().enumerate() {
+        if interrupted(&signal) {
+            break;
+        }
+        let label = &plan.labels[slot.variant];
+        let t0 = Instant::now();
+        let started_at = now();
+        if i > 0 {
+            hooks.before().map_err(|e| anyhow!(e))?;
+        }
+        let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let dir = ev.sample_dir(plan, slot);
+        if dir.exists() {
+            ev.set_aside(&dir)?;
+        }
+        let files = SampleFiles::new(&dir);
+        let spec = config.spec(ctx, slot, &files)?;
+        let mut load = config.load(ctx, slot)?;
+        let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
+        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone());
+        let outcome = tokio::select! {
+            r = run_sample(&spec, &files, &mut load, &mut observer) => Some(r),
+            _ = signal.changed() => None,
+        };
+        let mut entry = OrderEntry {
+            index: slot.index,
+            label: label.clone(),
+            repeat: slot.repeat,
+            dir: relative(ev, &dir),
+            started_at,
+            ended_at: String::new(),
+            status: "ok".into(),
+            timeline: Timeline { hooks_ms, idle_gate_ms: observer.gate_ms, ..Timeline::default() },
+        };
+        drop(observer);
+        drop(progress);
+        match outcome {
+            None | Some(Err(SampleError::Interrupted)) => {
+                entry.status = "interrupted".into();
+                entry.ended_at = now();
+                ev.append_order(&entry)?;
+                break;
+            }
+            Some(Err(e)) => {
+                entry.status = "error".into();
+                entry.ended_at = now();
+                ev.append_order(&entry)?;
+                return Err(anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)));
+            }
+            Some(Ok(sample)) => {
+                let t = &mut entry.timeline;
+                t.startup_ms = sample.startup_ms.unwrap_or(0.0);
+                t.request_ms = match (sample.request_start, sample.response_end) {
+                    (Some(a), Some(b)) => a.ms_until(&b),
+                    _ => sample.extra.pi.as_ref().map_or(0.0, |p| p.pi_wall_ms),
+                };
+                t.stop_ms = sample.stop.as_ref().map_or(0.0, |s| s.stop_ms);
+                t.total_ms = t0.elapsed().as_secs_f64() * 1e3;
+                t.dead_ms = t.total_ms - t.startup_ms - t.request_ms;
+                entry.status = if sample.error.is_some() { "error".into() } else { "ok".into() };
+                entry.ended_at = now();
+                ev.append_order(&entry)?;
+                taken += 1;
+                bar.inc(1);
+                config.after_sample(ctx, slot, &sample)?;
+            }
+        }
+    }
+    bar.finish_and_clear();
+    Ok(taken)
+}
+
+/// The folder a sample of `slot` is written to, for configurations that name files beside it.
+pub fn sample_files(ctx: &StudyContext<'_>, slot: &Slot) -> SampleFiles {
+    SampleFiles::new(PathBuf::from(ctx.evidence.sample_dir(ctx.plan, slot)))
+}

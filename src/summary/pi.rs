@@ -1,0 +1,243 @@
+//! The Pi study's report (`pi.json`): every sample with its verdict from the one rulebook, and
+//! per-variant medians over the valid ones (a failed sample's speed proves nothing).
+use super::rules::{sample_rejections, Expectations};
+use crate::measure::pi::{CodeCheck, TimedExit};
+use crate::measure::{Sample, ServerTiming};
+use crate::server::log::DraftAcceptance;
+use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::file::StudyFile;
+use crate::study::isolation::IsolationRecord;
+use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+pub const PI_REPORT_FILE: &str = "pi.json";
+
+/// One Pi sample as the report shows it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PiSample {
+    pub index: usize,
+    pub label: String,
+    /// The how-many-th sample of this variant (0-based).
+    pub repeat: usize,
+    pub evidence: PathBuf,
+    /// The whole pi process, spawn to exit (model load excluded: it starts after /health).
+    pub pi_wall_ms: f64,
+    pub pi_exit: TimedExit,
+    pub startup_ms: Option<f64>,
+    pub timing_blocks: usize,
+    pub server: Option<ServerTiming>,
+    pub draft: Option<DraftAcceptance>,
+    /// Pi's usage of its answer (the server's counts are in `server`).
+    pub pi_input_tokens: Option<u64>,
+    pub pi_output_tokens: Option<u64>,
+    pub stop_reason: Option<String>,
+    pub assistant_messages: usize,
+    pub tool_calls: Vec<String>,
+    pub answer_chars: usize,
+    pub code: Option<CodeCheck>,
+    /// No rule broken: one request, no tool call, pi exited 0, the Python passed.
+    pub valid: bool,
+    pub failures: Vec<String>,
+    pub pi_argv: Vec<String>,
+    pub server_argv: Vec<String>,
+    /// What the idle gate saw before pi started.
+    pub idle_gate: Option<IdleGateRecord>,
+    /// The telemetry series over the pi run (GPU, or the server's CPU on GPU-less hosts).
+    pub telemetry: Option<TelemetryRecord>,
+}
+
+impl PiSample {
+    pub fn output_tokens(&self) -> Option<u64> {
+        self.server.as_ref().map(|s| s.decode_tokens).or(self.pi_output_tokens)
+    }
+}
+
+/// Medians over a variant's valid samples.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PiVariantSummary {
+    pub label: String,
+    pub spec: String,
+    pub samples: usize,
+    pub valid: usize,
+    pub median_pi_wall_ms: Option<f64>,
+    pub median_prefill_ms: Option<f64>,
+    pub median_prefill_tps: Option<f64>,
+    pub median_decode_ms: Option<f64>,
+    pub median_decode_tps: Option<f64>,
+    pub median_output_tokens: Option<f64>,
+    pub median_acceptance: Option<f64>,
+    /// Server prompt token counts seen (one value when the Pi prompt was identical every time).
+    pub prompt_tokens: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PiReport {
+    pub schema_version: u32,
+    pub created: String,
+    pub mode: String,
+    pub prompt: String,
+    pub pi_bin: PathBuf,
+    pub pi_version: Option<String>,
+    pub max_tokens: u32,
+    pub context_window: u32,
+    /// The run order, as labels.
+    pub order: Vec<String>,
+    pub samples: Vec<PiSample>,
+    pub variants: Vec<PiVariantSummary>,
+    /// Study-level problems (prompt token counts that differ across samples, …).
+    pub warnings: Vec<String>,
+    /// The telemetry source the idle gate and series used, and why it was chosen.
+    pub telemetry: String,
+    /// The restore and verify hooks ran and succeeded (true when none were declared); `None`
+    /// while the study runs.
+    pub restored: Option<bool>,
+    /// The signal that stopped the study (2 SIGINT, 15 SIGTERM); its sample in flight was discarded.
+    pub interrupted_by: Option<i32>,
+}
+
+/// The rulebook's expectations of a Pi sample: one request per log; no prompt length or output
+/// length is fixed (Pi writes its own prompt), and Pi's own node process is "other load".
+fn expectations(restored: Option<bool>) -> Expectations {
+    Expectations {
+        prompt_tokens: None,
+        locked_length: false,
+        timing_blocks: 1,
+        foreign_cpu_max_pct: None,
+        isolation_restored: restored,
+    }
+}
+
+/// One recorded sample as the report shows it, judged by the rulebook.
+pub fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> PiSample {
+    let reasons = sample_rejections(s, &expectations(None));
+    let pi = s.extra.pi.clone();
+    let p = pi.as_ref();
+    PiSample {
+        index: slot.index,
+        label: plan.labels[slot.variant].clone(),
+        repeat: slot.repeat,
+        evidence: ev.sample_dir(plan, slot),
+        pi_wall_ms: p.map_or(0.0, |p| p.pi_wall_ms),
+        pi_exit: p.map_or(TimedExit::Interrupted, |p| p.pi_exit),
+        startup_ms: s.startup_ms,
+        timing_blocks: s.timing_blocks,
+        server: s.server.clone(),
+        draft: s.draft.clone(),
+        pi_input_tokens: p.and_then(|p| p.pi_input_tokens),
+        pi_output_tokens: p.and_then(|p| p.pi_output_tokens),
+        stop_reason: p.and_then(|p| p.stop_reason.clone()),
+        assistant_messages: p.map_or(0, |p| p.assistant_messages),
+        tool_calls: p.map(|p| p.tool_calls.clone()).unwrap_or_default(),
+        answer_chars: p.map_or(0, |p| p.answer_chars),
+        code: p.and_then(|p| p.code.clone()),
+        valid: reasons.is_empty(),
+        failures: reasons.into_iter().map(|r| r.reason).collect(),
+        pi_argv: p.map(|p| p.pi_argv.clone()).unwrap_or_default(),
+        server_argv: s.server_argv.clone(),
+        idle_gate: s.extra.idle_gate.clone(),
+        telemetry: s.extra.telemetry.clone(),
+    }
+}
+
+fn summarize_variant(label: &str, spec: &str, samples: &[PiSample]) -> PiVariantSummary {
+    let mine: Vec<&PiSample> = samples.iter().filter(|s| s.label == label).collect();
+    let valid: Vec<&PiSample> = mine.iter().copied().filter(|s| s.valid).collect();
+    let of = |f: &dyn Fn(&PiSample) -> Option<f64>| {
+        crate::stats::median(&valid.iter().filter_map(|s| f(s)).collect::<Vec<_>>())
+    };
+    let mut prompt_tokens: Vec<u64> = mine.iter().filter_map(|s| s.server.as_ref().map(|t| t.prompt_tokens)).collect();
+    prompt_tokens.sort_unstable();
+    prompt_tokens.dedup();
+    PiVariantSummary {
+        label: label.into(),
+        spec: spec.into(),
+        samples: mine.len(),
+        valid: valid.len(),
+        median_pi_wall_ms: of(&|s| Some(s.pi_wall_ms)),
+        median_prefill_ms: of(&|s| s.server.as_ref().map(|t| t.prefill_ms)),
+        median_prefill_tps: of(&|s| s.server.as_ref().map(|t| t.prefill_tps)),
+        median_decode_ms: of(&|s| s.server.as_ref().map(|t| t.decode_ms)),
+        median_decode_tps: of(&|s| s.server.as_ref().map(|t| t.decode_tps)),
+        median_output_tokens: of(&|s| s.output_tokens().map(|n| n as f64)),
+        median_acceptance: of(&|s| s.draft.as_ref().map(|d| d.rate)),
+        prompt_tokens,
+    }
+}
+
+fn warnings(summaries: &[PiVariantSummary]) -> Vec<String> {
+    let mut all: Vec<u64> = summaries.iter().flat_map(|s| s.prompt_tokens.iter().copied()).collect();
+    all.sort_unstable();
+    all.dedup();
+    let mut w = Vec::new();
+    if all.len() > 1 {
+        w.push(format!(
+            "server prompt token counts differ across samples ({}): the Pi prompts were not identical, so prefill does not compare",
+            all.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for s in summaries.iter().filter(|s| s.valid == 0) {
+        w.push(format!("variant {}: no valid sample, so no medians", s.label));
+    }
+    w
+}
+
+/// What the report says beyond the samples: the tool's version and the run's end state.
+pub struct PiRunFacts {
+    pub pi_version: Option<String>,
+    pub restored: Option<bool>,
+    pub interrupted_by: Option<i32>,
+}
+
+/// Builds the report of the Pi study in `ev` from its evidence alone (so a resumed study reports
+/// every sample it ever finished).
+pub fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
+    let file = StudyFile::load(&ev.study_toml())?;
+    let pi = file.pi.as_ref().ok_or_else(|| anyhow::anyhow!("{} is not a Pi study", ev.root.display()))?;
+    let plan: Plan = read_json(&ev.path("plan.json"))?;
+    let restored = facts.restored.or_else(|| read_json::<IsolationRecord>(&ev.path("isolation.json")).ok()?.restored);
+    let mut samples = Vec::new();
+    for f in ev.samples(&plan) {
+        if let Some(s) = f.sample.as_ref().filter(|s| s.error.is_none() || s.extra.pi.is_some()) {
+            let mut p = pi_sample(ev, &plan, &f.slot, s);
+            if restored == Some(false) {
+                p.valid = false;
+                p.failures.push("the restore/verify hooks failed: isolation claims do not hold".into());
+            }
+            samples.push(p);
+        }
+    }
+    samples.sort_by_key(|s| s.index);
+    let variants: Vec<PiVariantSummary> = plan
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| summarize_variant(l, file.variants.get(i).map_or("", |s| s.as_str()), &samples))
+        .collect();
+    Ok(PiReport {
+        schema_version: 1,
+        created: chrono::Local::now().to_rfc3339(),
+        mode: pi.mode.clone(),
+        prompt: pi.prompt.clone(),
+        pi_bin: pi.pi_bin.clone(),
+        pi_version: facts.pi_version,
+        max_tokens: pi.max_tokens,
+        context_window: pi.context_window,
+        order: plan.slots.iter().map(|s| plan.labels[s.variant].clone()).collect(),
+        warnings: warnings(&variants),
+        samples,
+        variants,
+        telemetry: read_json::<crate::study::facts::HostFacts>(&ev.path("host.json"))
+            .ok()
+            .and_then(|h| h.telemetry)
+            .unwrap_or_default(),
+        restored: facts.restored,
+        interrupted_by: facts.interrupted_by,
+    })
+}
+
+/// Writes `pi.json` atomically.
+pub fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result<()> {
+    crate::study::evidence::write_json(&ev.path(PI_REPORT_FILE), report)?;
+    Ok(())
+}
