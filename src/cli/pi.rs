@@ -16,7 +16,7 @@ pub struct PiArgs {
     /// label=/path/to/llama-server[|kv=TYPE][|env=VAR=VAL][|extra=ARGS][|model=PATH]; the first is the baseline.
     #[arg(long = "variant", value_name = "SPEC", required = true)]
     pub variants: Vec<String>,
-    /// Samples per variant (the seeds want at least 3).
+    /// Samples per variant (at least 3: docs/methodology.md §8).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub samples: usize,
     /// The controlled workload.

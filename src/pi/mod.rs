@@ -1,4 +1,4 @@
-//! The real Pi coding agent end to end (benchmark-qwen §2), the final realism gate: every
+//! The real Pi coding agent end to end (docs/methodology.md §11), the final realism gate: every
 //! sample starts the variant's server cold, points a private Pi configuration at it, times the
 //! whole `pi --offline --provider … --model … --no-session --mode json -p PROMPT` process,
 //! requires exactly one server request and no tool call, and runs the answer's Python — fast

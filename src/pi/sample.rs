@@ -1,4 +1,4 @@
-//! ONE Pi sample (benchmark-qwen §2.2): the variant's server started cold on its own port,
+//! ONE Pi sample (docs/methodology.md §11): the variant's server started cold on its own port,
 //! `/health`, then the whole `pi … --no-session --mode json -p PROMPT` process timed, the server
 //! stopped, its log required to hold exactly one request, the JSONL read, the answer's Python run.
 use super::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};

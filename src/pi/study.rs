@@ -1,8 +1,8 @@
 //! K Pi samples of every variant, interleaved like `abprof ab` (balanced blocks, ABBA…), and
-//! per-variant medians. Each sample runs under the same conditions as an A/B sample (benchmark-qwen
-//! §2.2): the isolation hooks before it, the idle gate between health and pi, telemetry over the
-//! run, and the restore hooks once on every exit path, SIGINT/SIGTERM included. `ROOT/pi.json` is
-//! rewritten after every sample, so a study cut short keeps what it measured.
+//! per-variant medians. Each sample runs under the same conditions as an A/B sample
+//! (docs/methodology.md §11): the isolation hooks before it, the idle gate between health and pi,
+//! telemetry over the run, and the restore hooks once on every exit path, SIGINT/SIGTERM included.
+//! `ROOT/pi.json` is rewritten after every sample, so a study cut short keeps what it measured.
 use super::error::PiError;
 use super::sample::{run_pi_sample, sample_dir, PiSample, PiSettings, PiSlot};
 use crate::measure::SamplePhase;
