@@ -8,8 +8,8 @@ Layouts follow the kernel's own declarations, field by field, in
 The structs are not packed, so each field sits at the next multiple of its own size and the whole
 struct is padded to its largest member, exactly as the C compiler lays them out on x86-64.
 Offsets are computed here from the field list rather than typed in, so that the Rust decoder
-(src/telemetry/gpu_metrics.rs), which uses fixed offsets from ../shared/reference/formats.md §5,
-is checked against an independent derivation.
+(src/telemetry/gpu_metrics.rs), which uses fixed offsets read off the kernel header
+kgd_pp_interface.h, is checked against an independent derivation.
 
 Each blob gets a JSON sidecar with every field's value (null where the blob holds the driver's
 "not supported" fill of all-ones); the Rust tests compare each decoded field with it.
@@ -188,7 +188,7 @@ V2_VALUES = {
 
 V3_0_VALUES = {
     # Strix Halo (gfx1151) under decode: temperature and activity written in centi-units, as the
-    # SMU 14 metrics table documents them (see formats.md §5.4: the kernel comment says [0-100]).
+    # SMU 14 metrics table documents them (the kernel header's comment says [0-100]).
     "temperature_gfx": 6125, "temperature_soc": 5980,
     "temperature_core": [5500 + i for i in range(16)], "temperature_skin": None,
     "average_gfx_activity": 9312, "average_vcn_activity": 0,

@@ -22,7 +22,8 @@ Kinds:
   bench       a large database (--dispatches, default 2,100,000) of decode steps, no manifest.
   legacy-rpd  a database shaped like the old rocmProfileData (RPD) format, whose tables also
               start with `rocpd_` (rocpd_op, rocpd_api, rocpd_kernelapi, ...), for refusal tests;
-              its DDL is written here from the column lists in formats.md §2.5.
+              its DDL is written here from the tables of ROCm/rocmProfileData's example
+              results/matmul_result.rpd.
   corrupt     a file that starts with the SQLite header and continues with garbage.
 
 Usage:

@@ -1,7 +1,7 @@
 //! Run order. Cold samples are taken in balanced blocks that alternate direction — A B, B A, A B
 //! for two variants, A B C, C B A, … for more — so a linear drift (temperature, clocks) lands
-//! equally on every variant; the seed's `old1 new1 new2 old2 old3 new3`. Optionally each block is
-//! shuffled with a recorded seed, against periodic disturbances.
+//! equally on every variant (docs/methodology.md §5): `old1 new1 new2 old2 old3 new3`. Optionally
+//! each block is shuffled with a recorded seed, against periodic disturbances.
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

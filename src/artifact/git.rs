@@ -1,6 +1,6 @@
 //! The few git operations a safe build needs. The source repository's checkout, index, stash
 //! and branches are never touched: the build happens in a detached worktree of its own, removed
-//! afterwards (benchmark-qwen §4.2, ab-qwen-profiling §3).
+//! afterwards (docs/methodology.md §6 "candidate builds").
 use super::error::ArtifactError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,5 +1,5 @@
 //! What an artifact records about itself: `build-info.json` for tools and `VERSION.txt` for
-//! people (benchmark-qwen §4.1: base commit + patch hash + build configuration + binary hash).
+//! people (docs/methodology.md §6: base commit + patch hash + build configuration + binary hash).
 use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 //! `abprof build`: an immutable llama-server artifact from a commit (plus, optionally, one
 //! patch) of a source tree that may hold uncommitted research — without touching that tree
-//! (benchmark-qwen §4.1–4.2, ab-qwen-profiling §3). A detached worktree of the commit, only the
+//! (docs/methodology.md §6 "candidate builds"). A detached worktree of the commit, only the
 //! given patch applied, CMake + Ninja for the `llama-server` target alone, then a read-only
 //! folder: `bin/llama-server`, `VERSION.txt`, `build-info.json`, `CMakeCache.txt`, the logs and
 //! the patch. A variant spec can name the folder (`variant::resolve_binary`).

@@ -25,7 +25,8 @@ pub struct AbArgs {
     /// Output tokens per request.
     #[arg(long, value_name = "N", conflicts_with = "workload")]
     pub tokens: Option<u32>,
-    /// The seeds' workloads: screening (128 tokens), sustained (1024), trace-matched (512).
+    /// The workloads of docs/methodology.md §4: screening (128 tokens), sustained (1024),
+    /// trace-matched (512).
     #[arg(long, value_enum)]
     pub workload: Option<Workload>,
     /// Cold samples per variant.

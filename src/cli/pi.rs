@@ -19,7 +19,7 @@ pub struct PiArgs {
     /// Finish an interrupted Pi study in DIR (its study.toml holds every setting).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "root"])]
     pub resume: Option<PathBuf>,
-    /// Samples per variant (the seeds want at least 3).
+    /// Samples per variant (at least 3: docs/methodology.md §8).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub samples: usize,
     /// The controlled workload.

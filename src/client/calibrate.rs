@@ -1,4 +1,4 @@
-//! A prompt of exactly N chat-template tokens (benchmark-qwen §3.1). The template adds its own
+//! A prompt of exactly N chat-template tokens (docs/methodology.md §3). The template adds its own
 //! tokens around the user text and re-tokenizes the joins, so the count is found by asking the
 //! server itself: detokenize a prefix, send it with max_tokens=1, read `usage.prompt_tokens`,
 //! correct the prefix by the difference, repeat.
@@ -52,7 +52,7 @@ pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Cal
     let mut ids = client.tokenize(source, false).await?;
     let need = target as usize + 2 * TEMPLATE_ALLOWANCE as usize;
     if ids.len() < need {
-        // The seed repeats its source until it is long enough; so does abprof.
+        // Repeated until long enough (docs/methodology.md §3): any cut must find text to cut.
         let reps = need.div_ceil(ids.len().max(1)) + 1;
         let long = vec![source.trim_end(); reps].join("\n\n");
         ids = client.tokenize(&long, false).await?;

@@ -1,5 +1,5 @@
-//! The one timed request: a streaming `/v1/chat/completions` exactly as the seed's benchmark
-//! sends it, stamped at every non-empty token.
+//! The one timed request: a streaming `/v1/chat/completions` as docs/methodology.md §2 specifies
+//! it, stamped at every non-empty token.
 use super::sse::{SseEvent, SseParser};
 use super::{error_message, Client, ClientError};
 use crate::clock::Stamp;
@@ -41,8 +41,8 @@ pub struct ChatRequest {
 }
 
 impl ChatRequest {
-    /// The seed's static benchmark request: temperature 0, seed 42, no prompt cache, streamed
-    /// with usage.
+    /// The benchmark request (docs/methodology.md §2): temperature 0, seed 42, no prompt cache,
+    /// streamed with usage.
     pub fn benchmark(prompt: &str, max_tokens: u32) -> ChatRequest {
         ChatRequest {
             model: "abprof".into(),

@@ -37,7 +37,7 @@ pub struct Divergence {
     pub candidate: Continuation,
 }
 
-/// The three outcomes of benchmark-qwen §4.5.
+/// The three outcomes of docs/methodology.md §12.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Verdict {

@@ -1,4 +1,4 @@
-//! The numerical fallback gate of the seeds (benchmark-qwen §4.5): when a candidate is not bit
+//! The numerical fallback gate (docs/methodology.md §12): when a candidate is not bit
 //! exact, its output distribution must still be close, cosine similarity ≥ 0.99.
 //!
 //! The server reports only the top-k logprobs of each position, so the vectors compared are

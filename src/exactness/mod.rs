@@ -1,8 +1,8 @@
-//! The exactness gate (benchmark-qwen §4.5): before a candidate's speed matters, does it compute
+//! The exactness gate (docs/methodology.md §12): before a candidate's speed matters, does it compute
 //! the same thing? Baseline and candidate each answer the same deterministic request on a cold
 //! server (temperature 0, seed 42, no prompt cache, the same calibrated prompt) with every
 //! generated token's id and top-5 logprobs; the verdict is **exact**, **equal tokens** (with the
-//! largest logprob change) or **diverged at token k** (with both continuations), plus the seeds'
+//! largest logprob change) or **diverged at token k** (with both continuations), plus the
 //! cosine ≥ 0.99 fallback on the top-k logprob vectors. Stored as `exactness.json` in the
 //! evidence folder.
 //!

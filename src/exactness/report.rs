@@ -41,7 +41,7 @@ pub struct RequestReport {
     pub top_logprobs: u32,
 }
 
-/// Which correctness gate the candidate passes (benchmark-qwen §4.5): bit exact, else the
+/// Which correctness gate the candidate passes (docs/methodology.md §12): bit exact, else the
 /// cosine fallback, else none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

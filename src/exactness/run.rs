@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// Top-k alternatives asked for at every position (the seeds' top-5).
+/// Top-k alternatives asked for at every position (top-5: docs/methodology.md §12).
 pub const TOP_K: u32 = 5;
 
 /// One variant, ready to launch.
@@ -37,7 +37,7 @@ pub struct ExactnessPlan {
 }
 
 impl ExactnessPlan {
-    /// temperature 0, seed 42, no prompt cache (benchmark-qwen §4.5), plus top-k logprobs.
+    /// temperature 0, seed 42, no prompt cache (docs/methodology.md §12), plus top-k logprobs.
     pub fn request(&self) -> ChatRequest {
         let mut r = ChatRequest::benchmark(&self.prompt, self.max_tokens);
         r.logprobs = Some(true);

@@ -46,7 +46,7 @@ impl From<&TimingBlock> for ServerTiming {
     }
 }
 
-/// What the client saw on the wire (benchmark-qwen §1.3).
+/// What the client saw on the wire (docs/methodology.md §1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StreamMetrics {
     /// First non-empty token − request start.

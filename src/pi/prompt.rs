@@ -1,8 +1,8 @@
-//! The controlled Pi workloads of benchmark-qwen §2.1.
+//! The controlled Pi workloads of docs/methodology.md §11.
 use serde::{Deserialize, Serialize};
 
-/// The seed's primary sustained-decode prompt: long enough output to measure decode, and code
-/// that can be executed to prove the output is real.
+/// The primary sustained-decode prompt (docs/methodology.md §11): long enough output to measure
+/// decode, and code that can be executed to prove the output is real.
 pub const DECODE_PROMPT: &str = "Do not use any tools. Write a correct stable merge sort implementation in Python. Include type hints, a docstring, a short explanation of the algorithm and its time and space complexity, and five assert-based tests. Return one self-contained answer.";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

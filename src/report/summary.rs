@@ -1,5 +1,6 @@
-//! A study summary as the seeds report it: every run, mean, median, % change vs the baseline with
-//! its confidence interval and verdict, then the context that makes the numbers comparable.
+//! A study summary as docs/methodology.md §8 reports it: every run, mean, median, % change vs the
+//! baseline with its confidence interval and verdict, then the context that makes the numbers
+//! comparable.
 use crate::summary::{Metric, Summary};
 use std::fmt::Write;
 

@@ -1,5 +1,6 @@
-//! Medians, confidence intervals and verdicts; the seeds' rejection rules. A `Summary` is built
-//! from an evidence folder alone, so it can be rebuilt at any time, also from an interrupted study.
+//! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
+//! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
+//! interrupted study.
 pub mod phases;
 pub mod pi;
 pub mod rules;
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
-/// change (ab-qwen-profiling §4).
+/// change (docs/methodology.md §7 "acceptance caveat").
 pub const ACCEPTANCE_MATERIAL: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

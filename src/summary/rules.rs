@@ -1,5 +1,5 @@
-//! The seeds' rejection rules (benchmark-qwen §5, ab-qwen-profiling §4): a sample that breaks one
-//! is listed with its reason, never silently dropped.
+//! The rejection rules (docs/methodology.md §7, one subsection per rule name used here): a sample
+//! that breaks one is listed with its reason, never silently dropped.
 use crate::measure::pi::TimedExit;
 use crate::measure::Sample;
 use serde::{Deserialize, Serialize};

@@ -1,12 +1,12 @@
 //! The statistics of a comparison: medians, and a bootstrap confidence interval of the ratio of
 //! medians with a verdict word.
 //!
-//! The seeds take 3 cold samples a side. A plain (percentile) bootstrap of a median from 3 values
-//! can only ever return one of those 3 values, so its interval is [min/max, max/min] and it calls
-//! a difference whenever the two sides do not overlap — which happens 1 time in 10 between two
-//! identical variants. abprof therefore resamples with Gaussian-kernel smoothing (bandwidth
-//! sd·(3/n)^¼, Hall, DiCiccio & Romano 1989): magnitudes count, not only order. It works on
-//! log values, because the quantity is a ratio: a resampled median can never go negative and a
+//! Studies take 3 cold samples a side (docs/methodology.md §8). A plain (percentile) bootstrap of a
+//! median from 3 values can only ever return one of those 3 values, so its interval is [min/max,
+//! max/min] and it calls a difference whenever the two sides do not overlap — which happens 1 time
+//! in 10 between two identical variants. abprof therefore resamples with Gaussian-kernel smoothing
+//! (bandwidth sd·(3/n)^¼, Hall, DiCiccio & Romano 1989): magnitudes count, not only order. It works
+//! on log values, because the quantity is a ratio: a resampled median can never go negative and a
 //! halving and a doubling are equally far from "no change". Simulated A/A false-positive rate at
 //! n = 3: ~3% (plain bootstrap ~9%); see `aa_false_positive_rate_is_near_nominal`.
 use rand::{Rng, SeedableRng};
@@ -19,7 +19,7 @@ pub const DEFAULT_SEED: u64 = 42;
 
 pub use crate::stats::{mean, median, stdev};
 
-/// `100 * (candidate / baseline - 1)`, the seeds' relative change.
+/// `100 * (candidate / baseline - 1)`, the relative change of docs/methodology.md §8.
 pub fn pct_change(base: f64, cand: f64) -> f64 {
     100.0 * (cand / base - 1.0)
 }
@@ -141,7 +141,7 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(&[]), None);
-        // The seed's FlashHead example: 64.14 → 71.09 is +10.84%.
+        // A measured FlashHead A/B (3 interleaved cold samples a side): 64.14 → 71.09 is +10.84%.
         assert!((pct_change(64.14, 71.09) - 10.835).abs() < 0.01);
     }
 

@@ -1,7 +1,7 @@
 //! Decoder for amdgpu's binary `gpu_metrics` sysfs file, by its header's (format, content)
 //! revision. Layouts: `drivers/gpu/drm/amd/include/kgd_pp_interface.h` @ torvalds/linux
-//! 00dedab07b52ca16107e82ce5ca7caaaedf6a417; byte offsets as tabulated in
-//! ../shared/reference/formats.md §5.3–5.4 (C natural alignment, little-endian).
+//! 00dedab07b52ca16107e82ce5ca7caaaedf6a417; byte offsets by C natural alignment, little-endian,
+//! checked against scripts/make_gpu_metrics_fixtures.py, which derives them independently.
 //!
 //! Decoded: v1_1–v1_3 (dGPUs up to Navi 3x), v2_1–v2_4 (APUs), v3_0 (Strix Point/Halo).
 //! Not decoded, and said so: v1_0 and v2_0 (unaligned, obsolete), v1_4+ (MI300-class, a different

@@ -1,7 +1,7 @@
 //! NVML (`libnvidia-ml.so.1`), opened at run time.
 //!
-//! What the H200 taught (../shared/gpu/README.md, formats.md §6): every value here refreshes at
-//! 100 ms (power) or 200 ms (utilization) whatever the read rate; `nvmlDeviceGetPowerUsage` is a
+//! What NVML's reference and measurements on an H200 (driver 580) show: every value here refreshes
+//! at 100 ms (power) or 200 ms (utilization) whatever the read rate; `nvmlDeviceGetPowerUsage` is a
 //! 1 s average on Ampere and later, so phases use the instant field `NVML_FI_DEV_POWER_INSTANT`;
 //! the energy counter costs ~4 ms a call, so it is read at a low rate (`energy_every`); and the
 //! driver keeps ~2.4 s of 20 ms power samples, which `drain_driver_power` collects.

@@ -1,6 +1,6 @@
 //! ROCm SMI (`librocm_smi64`), opened at run time. Works on dGPUs with gpu_metrics v1_x; on APUs
-//! with v2_x/v3_0 its energy and activity calls return NOT_SUPPORTED (formats.md §4.3), which
-//! this backend records once and then stops asking for, leaving those fields empty.
+//! with v2_x/v3_0 its energy and activity calls return NOT_SUPPORTED (by ROCm SMI's code paths),
+//! which this backend records once and then stops asking for, leaving those fields empty.
 use std::ffi::CStr;
 
 use abprof_sys::rocm_smi as sys;

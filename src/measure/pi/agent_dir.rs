@@ -40,7 +40,8 @@ pub fn models_json(base_url: &str, model: AgentModel) -> serde_json::Value {
 }
 
 /// `settings.json`: compaction off, or Pi sends a second (compaction) request after the answer
-/// whenever the context window is below its reserve (testbed-facts §6); no install telemetry.
+/// whenever the context window is below its reserve (docs/methodology.md §11); no install
+/// telemetry.
 pub fn settings_json() -> serde_json::Value {
     json!({ "enableInstallTelemetry": false, "compaction": { "enabled": false } })
 }

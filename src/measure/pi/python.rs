@@ -1,4 +1,4 @@
-//! The decode workload's validity check (benchmark-qwen §2.1, §2.3): the answer's fenced Python
+//! The decode workload's validity check (docs/methodology.md §11): the answer's fenced Python
 //! is extracted and executed in a temporary folder with a timeout. Fast invalid code is a failed
 //! sample, however good its speed.
 use super::process::{run_timed, TimedExit};
@@ -11,7 +11,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PythonCode {
     /// Every ```python block, in order, joined: a model that puts its tests in a second block
-    /// still has them run (the seed requires no particular number of blocks).
+    /// still has them run (§11 of docs/methodology.md asks for no particular number of blocks).
     pub code: String,
     pub blocks: usize,
     /// The last block had no closing fence (the answer was cut off); it runs to the end of text.

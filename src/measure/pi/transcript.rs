@@ -1,5 +1,5 @@
 //! Pi's `--mode json` output: one JSON event per line. The answer is the text of the assistant
-//! `message_end` events (benchmark-qwen §2.3: there is no top-level text field); a tool call,
+//! `message_end` events (docs/methodology.md §11: there is no top-level text field); a tool call,
 //! a retry or a compaction means the run was not the one request the sample is about.
 use serde::{Deserialize, Serialize};
 use thiserror::Error;

@@ -1,0 +1,261 @@
+//! The house's module layering, checked from the source text (no binary runs).
+//!
+//! The floors listed in `src/lib.rs` hold only while something checks them. This does:
+//! - the import graph between top-level modules has no cycle (a cycle means two rooms share one
+//!   concern, and neither can be read or changed alone);
+//! - `trace/` is pure analysis of trace files: it imports no driver or presentation layer;
+//! - renderers live in `report/`: no `render.rs` and no `fn render_text` anywhere else.
+//!
+//! The scan is textual and deliberately simple: every `crate::X` outside a `//` comment counts,
+//! test modules included, because a test that needs a higher floor is a sign too.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One `crate::X` reference: the module it names and where.
+#[derive(Debug, Clone)]
+struct Use {
+    target: String,
+    file: String,
+    line: usize,
+}
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Top-level modules: each `src/X/` folder and `src/X.rs` file. `lib.rs` and `main.rs` are the
+/// crate roots that declare the modules, not floors of their own.
+fn modules() -> BTreeMap<String, Vec<PathBuf>> {
+    let src = root().join("src");
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_stem().unwrap().to_string_lossy().to_string();
+        if p.is_dir() {
+            let mut files = Vec::new();
+            rs_files(&p, &mut files);
+            out.entry(name).or_insert_with(Vec::new).extend(files);
+        } else if p.extension().is_some_and(|e| e == "rs") && name != "lib" && name != "main" {
+            out.entry(name).or_insert_with(Vec::new).push(p);
+        }
+    }
+    out
+}
+
+fn rel(p: &Path) -> String {
+    p.strip_prefix(root()).unwrap_or(p).display().to_string()
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The top-level names of a `{a::b, c, d::{e, f}}` group; `s` starts just after the `{`.
+/// Returns them with their byte offsets in `s`.
+fn group_heads(s: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut expect_head = true;
+    let mut i = 0;
+    let bytes = s.as_bytes();
+    while i < bytes.len() {
+        let c = bytes[i] as char;
+        match c {
+            '{' => {
+                depth += 1;
+                expect_head = false;
+            }
+            '}' if depth == 0 => break,
+            '}' => depth -= 1,
+            ',' if depth == 0 => expect_head = true,
+            c if expect_head && (c.is_alphabetic() || c == '_') => {
+                let id = ident_at(&s[i..]);
+                out.push((i, id.to_string()));
+                expect_head = false;
+                i += id.len();
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Every `crate::X` (and `crate::{X, Y}`) in a file, skipping `//` comment lines (doc links are
+/// not imports). The text is scanned whole so that a group may span lines.
+fn crate_uses(path: &Path) -> Vec<Use> {
+    let text = std::fs::read_to_string(path).unwrap();
+    // Blank out comment lines, keeping byte offsets and line numbers.
+    let code: String = text
+        .split_inclusive('\n')
+        .map(|l| if l.trim_start().starts_with("//") { " ".repeat(l.len() - 1) + "\n" } else { l.to_string() })
+        .collect();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("crate::") {
+        // `abprof_crate::…` or `$crate::` are not this crate's paths.
+        let before = code[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let base = at + "crate::{".len();
+            for (off, name) in group_heads(group) {
+                out.push(Use { target: name, file: rel(path), line: line_of(base + off) });
+            }
+        } else {
+            let name = ident_at(rest);
+            if !name.is_empty() {
+                out.push(Use { target: name.to_string(), file: rel(path), line: line_of(at) });
+            }
+        }
+    }
+    out
+}
+
+/// Module → (module it uses → every place it does).
+type Graph = BTreeMap<String, BTreeMap<String, Vec<Use>>>;
+
+fn import_graph() -> Graph {
+    let mods = modules();
+    let mut g: Graph = mods.keys().map(|m| (m.clone(), BTreeMap::new())).collect();
+    for (m, files) in &mods {
+        for f in files {
+            for u in crate_uses(f) {
+                if &u.target != m && mods.contains_key(&u.target) {
+                    g.get_mut(m).unwrap().entry(u.target.clone()).or_default().push(u);
+                }
+            }
+        }
+    }
+    g
+}
+
+/// Every elementary cycle, each reported once, starting at its smallest module name. The graph
+/// has under twenty nodes, so a plain search is enough.
+fn cycles(g: &Graph) -> Vec<Vec<String>> {
+    fn walk(g: &Graph, start: &str, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let last = path.last().unwrap().clone();
+        for next in g[&last].keys() {
+            if next == start {
+                out.push(path.clone());
+            } else if next.as_str() > start && !path.contains(next) {
+                path.push(next.clone());
+                walk(g, start, path, out);
+                path.pop();
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for start in g.keys() {
+        walk(g, start, &mut vec![start.clone()], &mut out);
+    }
+    out
+}
+
+fn show_edge(g: &Graph, from: &str, to: &str) -> String {
+    let places: Vec<String> = g[from][to].iter().map(|u| format!("{}:{}", u.file, u.line)).collect();
+    format!("  {from} → {to}: {}", places.join(", "))
+}
+
+#[test]
+fn the_module_graph_has_no_cycle() {
+    let g = import_graph();
+    let found = cycles(&g);
+    if found.is_empty() {
+        return;
+    }
+    let mut msg = format!("{} import cycle(s) between top-level modules of src/:\n", found.len());
+    for c in &found {
+        let ring: Vec<&str> = c.iter().map(String::as_str).chain([c[0].as_str()]).collect();
+        msg += &format!("\n{}\n", ring.join(" → "));
+        for w in ring.windows(2) {
+            msg += &show_edge(&g, w[0], w[1]);
+            msg += "\n";
+        }
+    }
+    panic!("{msg}");
+}
+
+/// Modules `trace/` must not import: the driver layers above it and the presentation layer.
+const ABOVE_TRACE: [&str; 7] = ["measure", "server", "study", "summary", "cli", "report", "client"];
+
+#[test]
+fn trace_imports_no_driver_or_presentation_layer() {
+    let mut files = Vec::new();
+    rs_files(&root().join("src/trace"), &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        // capture.rs runs a traced server (a driver concern); it is being moved out of trace/
+        // into the study layer, so it is exempt until then rather than failing twice.
+        if f.file_name().is_some_and(|n| n == "capture.rs") {
+            continue;
+        }
+        for u in crate_uses(f) {
+            if ABOVE_TRACE.contains(&u.target.as_str()) {
+                bad.push(format!("  {}:{} uses crate::{}", u.file, u.line, u.target));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "src/trace/ is pure trace analysis, yet:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn renderers_live_in_report() {
+    let report = root().join("src/report");
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let fn_render_text = regex::Regex::new(r"\bfn\s+render_text\b").unwrap();
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(&report)) {
+        if f.file_name().is_some_and(|n| n == "render.rs") {
+            bad.push(format!("  {}: a render.rs outside src/report/", rel(f)));
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if !line.trim_start().starts_with("//") && fn_render_text.is_match(line) {
+                bad.push(format!("  {}:{}: defines render_text outside src/report/", rel(f), i + 1));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "renderers belong in src/report/:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn the_scanner_reads_paths_and_groups() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("x.rs");
+    std::fs::write(
+        &f,
+        "use crate::a::B;\n// crate::ignored\nuse crate::{b, c::{D, E},\n    d};\nfn f() { crate::e::g(); $crate::h; }\n",
+    )
+    .unwrap();
+    let got: Vec<(String, usize)> = crate_uses(&f).into_iter().map(|u| (u.target, u.line)).collect();
+    let want = [("a", 1), ("b", 3), ("c", 3), ("d", 4), ("e", 5)];
+    assert_eq!(got, want.map(|(m, l)| (m.to_string(), l)));
+}
+
+#[test]
+fn the_cycle_search_finds_every_ring_once() {
+    let mut g: Graph = BTreeMap::new();
+    for (from, to) in [("a", "b"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "d")] {
+        g.entry(from.into()).or_default().insert(to.into(), Vec::new());
+        g.entry(to.into()).or_default();
+    }
+    assert_eq!(cycles(&g), [vec!["a", "b"], vec!["a", "b", "c"]]);
+}
