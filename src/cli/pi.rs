@@ -4,7 +4,7 @@ use crate::pi::{pi_version, render_text, sample_line, PiError, PiMode, PiStudy};
 use crate::study::evidence::Evidence;
 use crate::study::file::{PiSection, StudyFile};
 use crate::study::Outcome;
-use crate::summary::pi::{pi_report, pi_sample, save_pi_report, PiRunFacts};
+use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -140,9 +140,11 @@ pub fn run(a: PiArgs) -> Result<i32> {
     let version = Some(pi_version(&section.pi_bin)?);
     let quiet = a.json;
     let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
+        let view = pi_sample(ctx.evidence, ctx.plan, slot, sample);
         if !quiet {
-            eprintln!("{}", sample_line(&pi_sample(ctx.evidence, ctx.plan, slot, sample)));
+            eprintln!("{}", sample_line(&view));
         }
+        save_pi_sample(&view)?;
         let facts = PiRunFacts { pi_version: version.clone(), restored: None, interrupted_by: None };
         save_pi_report(ctx.evidence, &pi_report(ctx.evidence, facts)?)
     });

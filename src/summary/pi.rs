@@ -241,3 +241,9 @@ pub fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result<()> {
     crate::study::evidence::write_json(&ev.path(PI_REPORT_FILE), report)?;
     Ok(())
 }
+
+/// Writes the sample's report view beside its evidence (`pi-sample.json`).
+pub fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
+    crate::study::evidence::write_json(&sample.evidence.join("pi-sample.json"), sample)?;
+    Ok(())
+}
