@@ -9,7 +9,6 @@ mod error;
 mod process;
 mod prompt;
 mod python;
-mod render;
 mod sample;
 mod study;
 mod transcript;
@@ -20,7 +19,9 @@ pub use error::PiError;
 pub use process::{run_timed, TimedExit, TimedRun};
 pub use prompt::{PiMode, DECODE_PROMPT};
 pub use python::{check_python, extract_python, CodeCheck, CodeOutcome, PythonCode};
-pub use render::{render_text, sample_line};
+// The renderers live in `report::pi` now; these names stay until `cli/pi.rs` imports them from
+// there (the only import here that points up a floor).
+pub use crate::report::pi::{render_text, sample_line};
 pub use sample::{run_pi_sample, sample_dir, PiSample, PiSampleFiles, PiSettings, PiSlot};
 pub use study::{
     pi_version, run_pi_study, PiConditions, PiReport, PiStudy, PiVariant, PiVariantSummary, PI_REPORT_FILE,

@@ -1,5 +1,6 @@
 //! A study summary as the seeds report it: every run, mean, median, % change vs the baseline with
 //! its confidence interval and verdict, then the context that makes the numbers comparable.
+use super::Render;
 use crate::summary::{Metric, Summary};
 use std::fmt::Write;
 
@@ -11,6 +12,12 @@ fn digits(m: Metric) -> usize {
     match m {
         Metric::ServerPrefillTps => 1,
         _ => 2,
+    }
+}
+
+impl Render for Summary {
+    fn text(&self) -> String {
+        render_text(self)
     }
 }
 
