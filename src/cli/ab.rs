@@ -1,7 +1,9 @@
 //! `abprof ab`: the A/B study.
-use super::common::split_server_args;
+use super::args::{OutputArgs, PromptArgs, VariantArgs};
+use super::conditions::RunConditions;
+use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
-use crate::study::file::{StudyFile, Workload};
+use crate::study::file::{StudyFile, StudyFileError, Workload};
 use crate::study::{run_study, Outcome};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
@@ -9,44 +11,33 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 done; 1 error; 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (resumable)."
+)]
+#[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
 pub struct AbArgs {
     /// Evidence folder of a new study (must not exist, or be empty).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub root: Option<PathBuf>,
     /// Run the study defined in this TOML file (written into every evidence folder as study.toml).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["variant", "resume"])]
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub study: Option<PathBuf>,
     /// Continue an interrupted study in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variant"])]
+    #[arg(long, value_name = "DIR", conflicts_with = "root")]
     pub resume: Option<PathBuf>,
-    /// A variant: label=binary[|kv=TYPE][|env=VAR=VAL]...[|extra=ARGS][|model=PATH][|expect=REGEX]. First = baseline.
-    #[arg(long, value_name = "SPEC")]
-    pub variant: Vec<String>,
+    #[command(flatten)]
+    pub variants: VariantArgs,
     /// Output tokens per request.
-    #[arg(long, value_name = "N", conflicts_with = "workload")]
+    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = clap::value_parser!(u32).range(2..))]
     pub tokens: Option<u32>,
-    /// The workloads of docs/methodology.md §4: screening (128 tokens), sustained (1024),
-    /// trace-matched (512).
+    /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
     #[arg(long, value_enum)]
     pub workload: Option<Workload>,
     /// Cold samples per variant.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     pub samples: u32,
-    /// Model every variant runs unless its spec says model=.
-    #[arg(long, value_name = "GGUF")]
-    pub model: Option<PathBuf>,
-    /// Server arguments common to every variant (split like a shell would; no shell runs them).
-    #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
-    /// A calibrated prompt file.
-    #[arg(long, value_name = "FILE")]
-    pub prompt: Option<PathBuf>,
-    /// Exact prompt tokens: calibrated once on the baseline (or the count of --prompt).
-    #[arg(long, value_name = "N")]
-    pub prompt_tokens: Option<u64>,
-    /// Fixed loopback port for every sample (default: one free port for the whole study).
-    #[arg(long)]
-    pub port: Option<u16>,
+    #[command(flatten)]
+    pub prompt: PromptArgs,
     /// Send llama-server's ignore_eos so every request decodes exactly N tokens.
     #[arg(long)]
     pub ignore_eos: bool,
@@ -60,40 +51,29 @@ pub struct AbArgs {
     #[arg(long, value_name = "SEED")]
     pub order_seed: Option<u64>,
     #[command(flatten)]
-    pub conditions: super::conditions::ConditionArgs,
-    /// Seconds to wait for each server's /health.
-    #[arg(long, default_value_t = crate::study::file::default_health_timeout(), value_name = "SECS")]
-    pub health_timeout: u64,
-    /// Print the summary as JSON.
-    #[arg(long)]
-    pub json: bool,
+    pub conditions: RunConditions,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
-fn absolute(p: &Path, base: &Path) -> PathBuf {
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        base.join(p)
-    }
-}
-
-/// A study file whose relative paths are taken from `base` made absolute, so the copy in the
-/// evidence folder re-runs from anywhere.
-fn absolutize(mut f: StudyFile, base: &Path) -> StudyFile {
-    f.model = absolute(&f.model, base);
-    f.prompt = f.prompt.map(|p| absolute(&p, base));
-    f
-}
+/// A study file that does not parse is a usage error, like a bad flag: nothing has run.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct BadStudyFile(#[from] pub StudyFileError);
 
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
-    let Some(model) = &a.model else { bail!("--model is required (or pass --study FILE)") };
+    let v = &a.variants;
+    let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
     let tokens = match (a.tokens, a.workload) {
         (Some(t), _) => t,
         (None, Some(w)) => w.tokens(),
         (None, None) => bail!("give --tokens N or --workload screening|sustained|trace-matched"),
     };
-    split_server_args(&a.server_args)?;
-    let mut variants = a.variant.clone();
+    v.launch.common_args()?;
+    let mut variants = v.variants.clone();
+    if variants.is_empty() {
+        bail!("give at least one --variant label=BINARY (or --study FILE)");
+    }
     if a.aa {
         if variants.len() != 1 {
             bail!("--aa runs one variant against itself: give exactly one --variant");
@@ -101,35 +81,37 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         let (label, rest) = variants[0].split_once('=').context("variant spec has no '='")?;
         variants.push(format!("{label}-again={rest}"));
     }
-    if a.prompt.is_none() && a.prompt_tokens.is_none() {
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
-    let cwd = std::env::current_dir()?;
-    Ok(absolutize(
-        StudyFile {
-            name: None,
-            model: model.clone(),
-            server_args: a.server_args.clone(),
-            tokens,
-            workload: a.workload,
-            samples: a.samples,
-            variants,
-            prompt: a.prompt.clone(),
-            prompt_tokens: a.prompt_tokens,
-            ignore_eos: a.ignore_eos,
-            pure_decode: a.pure_decode,
-            port: a.port,
-            order_seed: a.order_seed,
-            health_timeout_s: a.health_timeout,
-            telemetry: a.conditions.telemetry.clone(),
-            telemetry_hz: a.conditions.telemetry_hz,
-            idle: a.conditions.idle(),
-            isolation: a.conditions.isolation(),
-            pi: None,
-            trace: None,
-        },
-        &cwd,
-    ))
+    let file = StudyFile {
+        name: None,
+        model: model.clone(),
+        server_args: v.launch.server_args.clone(),
+        tokens,
+        workload: a.workload,
+        samples: a.samples,
+        variants,
+        prompt: a.prompt.prompt.clone(),
+        prompt_tokens: a.prompt.prompt_tokens,
+        ignore_eos: a.ignore_eos,
+        pure_decode: a.pure_decode,
+        port: v.port,
+        order_seed: a.order_seed,
+        health_timeout_s: v.launch.health_timeout,
+        telemetry: a.conditions.telemetry().into(),
+        telemetry_hz: a.conditions.telemetry_hz,
+        idle: a.conditions.idle(),
+        isolation: a.conditions.isolation(),
+        pi: None,
+        trace: None,
+    };
+    Ok(file.with_paths_from(&std::env::current_dir()?))
+}
+
+fn load_study(path: &Path) -> Result<StudyFile> {
+    let f = StudyFile::load(path).map_err(BadStudyFile)?;
+    Ok(f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }
 
 pub fn run(a: AbArgs) -> Result<i32> {
@@ -138,10 +120,7 @@ pub fn run(a: AbArgs) -> Result<i32> {
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {
-            Some(path) => {
-                let f = StudyFile::load(path)?;
-                absolutize(f, path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
-            }
+            Some(path) => load_study(path)?,
             None => study_from_flags(&a)?,
         };
         (file, root, false)
@@ -149,11 +128,7 @@ pub fn run(a: AbArgs) -> Result<i32> {
     let run = run_study(&file, &root, resume)?;
     let summary = summarize(&run.evidence)?;
     write_json(&run.evidence.path("summary.json"), &summary)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&summary)?);
-    } else {
-        print!("{}", crate::report::summary::render_text(&summary));
-    }
+    emit(&summary, a.output.format());
     if !run.restored {
         eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
     }

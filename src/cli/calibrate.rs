@@ -1,13 +1,13 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
-use super::common::{check_model, port_or_free, runtime, split_server_args};
+use super::args::{prompt_tokens, LaunchArgs};
+use super::common::{check_model, port_or_free, runtime};
 use crate::client::calibrate::DEFAULT_SOURCE;
 use crate::client::{calibrate, Client};
 use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::server::LaunchSpec;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 pub struct CalibrateArgs {
@@ -17,22 +17,24 @@ pub struct CalibrateArgs {
     /// Model for the started server.
     #[arg(long, value_name = "GGUF", required_unless_present = "url")]
     pub model: Option<PathBuf>,
-    /// Further server arguments (they change nothing about token counts, but keep them equal to
-    /// the benchmark's to be safe).
-    #[arg(long, default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
+    /// Server arguments (they change nothing about token counts, but keep them equal to the
+    /// benchmark's to be safe) and the health wait.
+    #[command(flatten)]
+    pub launch: LaunchArgs,
     /// Calibrate against a server that is already running instead.
     #[arg(long, conflicts_with_all = ["server_bin", "model"])]
     pub url: Option<String>,
     /// Exact prompt tokens wanted (chat template included).
-    #[arg(long, value_name = "N")]
-    pub tokens: u64,
+    // `--tokens` was its name; every other command's `--tokens` counts output tokens.
+    #[arg(long, value_name = "N", alias = "tokens", value_parser = prompt_tokens())]
+    pub prompt_tokens: u64,
     /// Where to save the prompt text (a `.calibration.json` is written beside it).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
     /// Source text to cut the prompt from (default: abprof's own).
     #[arg(long, value_name = "FILE")]
     pub source: Option<PathBuf>,
+    /// Loopback port for the started server (default: a free one the OS picks).
     #[arg(long)]
     pub port: Option<u16>,
 }
@@ -42,19 +44,18 @@ pub fn run(a: CalibrateArgs) -> Result<i32> {
         Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read --source {}", p.display()))?,
         None => DEFAULT_SOURCE.to_string(),
     };
-    if a.tokens == 0 {
-        bail!("--tokens must be at least 1");
-    }
     let rt = runtime();
     let cal = rt.block_on(async {
         match &a.url {
-            Some(url) => calibrate::calibrate(&Client::new(url), &source, a.tokens).await.map_err(anyhow::Error::from),
+            Some(url) => {
+                calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens).await.map_err(anyhow::Error::from)
+            }
             None => {
                 let model = a.model.clone().expect("clap requires it");
                 check_model(&model)?;
                 let dir = tempfile::tempdir()?;
                 let mut args = vec!["-m".to_string(), model.display().to_string()];
-                args.extend(split_server_args(&a.server_args)?);
+                args.extend(a.launch.common_args()?);
                 let spec = LaunchSpec {
                     program: crate::variant::resolve_binary(a.server_bin.as_ref().expect("clap requires it")).0,
                     args,
@@ -65,7 +66,7 @@ pub fn run(a: CalibrateArgs) -> Result<i32> {
                     console_file: dir.path().join("console.log"),
                     signal_descendant: None,
                 };
-                calibrate_on_fresh_server(&spec, Duration::from_secs(600), &source, a.tokens).await
+                calibrate_on_fresh_server(&spec, a.launch.health_timeout(), &source, a.prompt_tokens).await
             }
         }
     })?;

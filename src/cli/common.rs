@@ -1,43 +1,7 @@
-//! Options several subcommands share, and the small conversions from them to lower floors.
+//! Small conversions from parsed arguments to what lower floors take (the flags themselves are
+//! in `args/`).
 use anyhow::{bail, Context, Result};
-use clap::Args;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How to start one llama-server.
-#[derive(Args, Debug, Clone)]
-pub struct ServerOpts {
-    /// The llama-server binary (or an `abprof build` artifact folder).
-    #[arg(long, value_name = "BIN")]
-    pub server_bin: PathBuf,
-    /// The GGUF model, passed as `-m`.
-    #[arg(long, value_name = "GGUF")]
-    pub model: PathBuf,
-    /// Further server arguments, split like a shell splits words (no shell runs them), e.g.
-    /// "-c 4096 -t 2 -np 1". --host, --port and --log-file are abprof's.
-    #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
-    /// Loopback port for the server (default: a free one the OS picks).
-    #[arg(long)]
-    pub port: Option<u16>,
-    /// Seconds to wait for /health before giving up.
-    #[arg(long, default_value_t = 600, value_name = "SECS")]
-    pub health_timeout: u64,
-}
-
-impl ServerOpts {
-    pub fn binary(&self) -> PathBuf {
-        crate::variant::resolve_binary(&self.server_bin).0
-    }
-
-    pub fn common_args(&self) -> Result<Vec<String>> {
-        split_server_args(&self.server_args)
-    }
-
-    pub fn health_timeout(&self) -> Duration {
-        Duration::from_secs(self.health_timeout)
-    }
-}
 
 pub fn split_server_args(s: &str) -> Result<Vec<String>> {
     match crate::variant::split_args(s) {

@@ -1,12 +1,17 @@
 //! The sample conditions `ab` and `pi` share: the idle gate, the isolation hooks and telemetry.
 use clap::Args;
 
+use super::args::TelemetryArg;
 use crate::study::file::{self, HookCommand, IdleGate, Isolation};
+use crate::telemetry::SourceKind;
 
+/// Run conditions: `--idle-samples`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
+/// `--telemetry-hz` (ab, pi).
 #[derive(Args, Debug, Clone)]
-pub struct ConditionArgs {
+pub struct RunConditions {
     /// Consecutive idle samples the idle gate needs before each request.
-    #[arg(long, default_value_t = file::default_consecutive(), value_name = "N")]
+    #[arg(long, default_value_t = file::default_consecutive(), value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub idle_samples: u32,
     /// Isolation hook run before every sample (repeatable; no shell).
     #[arg(long, value_name = "CMD")]
@@ -17,11 +22,11 @@ pub struct ConditionArgs {
     /// Verification hook run after the restore (repeatable).
     #[arg(long, value_name = "CMD")]
     pub verify: Vec<String>,
-    /// GPU telemetry for the idle gate and the power series: auto, rocm-smi, amdgpu-sysfs, nvml, none.
-    #[arg(long, default_value_t = file::default_telemetry(), value_name = "KIND")]
-    pub telemetry: String,
+    #[command(flatten)]
+    pub telemetry: TelemetryArg,
     /// Telemetry samples per second during each request.
-    #[arg(long, default_value_t = file::default_hz(), value_name = "HZ")]
+    #[arg(long, default_value_t = file::default_hz(), value_name = "HZ",
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub telemetry_hz: u32,
 }
 
@@ -29,7 +34,11 @@ fn lines(v: &[String]) -> Vec<HookCommand> {
     v.iter().map(|s| HookCommand::Line(s.clone())).collect()
 }
 
-impl ConditionArgs {
+impl RunConditions {
+    pub fn telemetry(&self) -> SourceKind {
+        self.telemetry.telemetry
+    }
+
     pub fn idle(&self) -> IdleGate {
         IdleGate { consecutive: self.idle_samples, ..IdleGate::default() }
     }

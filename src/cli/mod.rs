@@ -2,6 +2,7 @@
 use clap::{Parser, Subcommand};
 
 mod ab;
+mod args;
 mod attribute;
 mod bench;
 mod build;
@@ -15,6 +16,7 @@ mod parse_log;
 mod pi;
 mod summarize;
 mod trace;
+mod usage;
 
 #[derive(Parser, Debug)]
 #[command(name = "abprof", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")"),
@@ -53,14 +55,26 @@ pub enum Command {
 }
 
 /// Runs the CLI and returns the process exit code. Errors are printed as one line naming the
-/// cause (and, where the error carries one, the fix).
+/// cause (and, where the error carries one, the fix); a usage error exits 2 before anything ran.
 pub fn main() -> i32 {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => e.exit(),
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        Err(e) => {
+            eprintln!("abprof: error: {} (see --help)", usage::one_line(&e));
+            return e.exit_code();
+        }
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("abprof: error: {}", crate::cli::one_line(&e));
-            1
+            if e.downcast_ref::<ab::BadStudyFile>().is_some() {
+                2
+            } else {
+                1
+            }
         }
     }
 }

@@ -1,6 +1,10 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
+use super::args::{OutputArgs, VariantArgs};
 use super::common::default_evidence;
-use crate::pi::{pi_version, render_text, sample_line, PiError, PiMode, PiStudy};
+use super::conditions::RunConditions;
+use crate::pi::{pi_version, PiError, PiMode, PiStudy};
+use crate::report::emit;
+use crate::report::pi::{sample_line, PiOutcome};
 use crate::study::evidence::Evidence;
 use crate::study::file::{PiSection, StudyFile};
 use crate::study::Outcome;
@@ -11,30 +15,25 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error.")]
+#[command(
+    after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error; 2 usage; 128+N stopped by signal N (resumable)."
+)]
+#[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
 pub struct PiArgs {
-    /// label=/path/to/llama-server[|kv=TYPE][|env=VAR=VAL][|extra=ARGS][|model=PATH]; the first is the baseline.
-    #[arg(long = "variant", value_name = "SPEC", required_unless_present = "resume")]
-    pub variants: Vec<String>,
+    #[command(flatten)]
+    pub variants: VariantArgs,
     /// Finish an interrupted Pi study in DIR (its study.toml holds every setting).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "root"])]
     pub resume: Option<PathBuf>,
     /// Samples per variant (at least 3: docs/methodology.md §8).
-    #[arg(long, value_name = "K", default_value_t = 3)]
-    pub samples: usize,
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    pub samples: u32,
     /// The controlled workload.
     #[arg(long, value_enum, default_value_t = PiMode::Decode)]
     pub mode: PiMode,
     /// Replace the mode's prompt (its Python is still extracted and run).
     #[arg(long, value_name = "TEXT")]
     pub prompt: Option<String>,
-    /// The GGUF model every variant runs (unless a variant names its own with model=).
-    #[arg(long, value_name = "GGUF")]
-    pub model: Option<PathBuf>,
-    /// Server arguments every variant gets, e.g. "-c 32768 -np 1". Pi's prompt (system prompt and
-    /// tools included) must fit the context.
-    #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
     /// Evidence folder (pi.json, and pi/LABEL-N/ per sample); default a new folder under the temp dir.
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
@@ -45,7 +44,7 @@ pub struct PiArgs {
     #[arg(long, value_name = "S", default_value_t = 900)]
     pub timeout: u64,
     /// The model's maxTokens in Pi's models.json (Pi sends it as max_tokens).
-    #[arg(long, value_name = "N", default_value_t = 4096)]
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(2..))]
     pub max_tokens: u32,
     /// The model's contextWindow in Pi's models.json.
     #[arg(long, value_name = "N", default_value_t = 32768)]
@@ -56,14 +55,10 @@ pub struct PiArgs {
     /// Seconds the answer's code may run.
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub code_timeout: u64,
-    /// Seconds to wait for each server's /health.
-    #[arg(long, default_value_t = crate::study::file::default_health_timeout(), value_name = "SECS")]
-    pub health_timeout: u64,
     #[command(flatten)]
-    pub conditions: super::conditions::ConditionArgs,
-    /// Print the report as JSON.
-    #[arg(long)]
-    pub json: bool,
+    pub conditions: RunConditions,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `pi` alone means the one on PATH; a path is taken as given.
@@ -76,11 +71,8 @@ fn resolve_program(p: &Path) -> Option<PathBuf> {
 
 /// The study file of a new Pi study, from the flags.
 fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<StudyFile> {
-    let variants = parse_variants(&a.variants)?;
-    if a.samples == 0 {
-        bail!(PiError::NoSamples);
-    }
-    let model = match (&a.model, variants.iter().find(|v| v.model.is_none())) {
+    let variants = parse_variants(&a.variants.variants)?;
+    let model = match (&a.variants.model, variants.iter().find(|v| v.model.is_none())) {
         (Some(m), _) => m.clone(),
         (None, Some(v)) => bail!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label),
         (None, None) => variants[0].model.clone().expect("every variant names its model"),
@@ -90,20 +82,20 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
     Ok(StudyFile {
         name: None,
         model: absolute(&model),
-        server_args: a.server_args.clone(),
+        server_args: a.variants.launch.server_args.clone(),
         // Pi sends its model's maxTokens as max_tokens.
         tokens: a.max_tokens,
         workload: None,
-        samples: a.samples as u32,
-        variants: a.variants.clone(),
+        samples: a.samples,
+        variants: a.variants.variants.clone(),
         prompt: None,
         prompt_tokens: None,
         ignore_eos: false,
         pure_decode: false,
-        port: None,
+        port: a.variants.port,
         order_seed: None,
-        health_timeout_s: a.health_timeout,
-        telemetry: a.conditions.telemetry.clone(),
+        health_timeout_s: a.variants.launch.health_timeout,
+        telemetry: a.conditions.telemetry().into(),
         telemetry_hz: a.conditions.telemetry_hz,
         idle: a.conditions.idle(),
         isolation: a.conditions.isolation(),
@@ -138,7 +130,7 @@ pub fn run(a: PiArgs) -> Result<i32> {
         .clone()
         .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
     let version = Some(pi_version(&section.pi_bin)?);
-    let quiet = a.json;
+    let quiet = a.output.json;
     let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
         let view = pi_sample(ctx.evidence, ctx.plan, slot, sample);
         if !quiet {
@@ -156,12 +148,7 @@ pub fn run(a: PiArgs) -> Result<i32> {
     let facts = PiRunFacts { pi_version: version.clone(), restored: Some(run.restored), interrupted_by };
     let report = pi_report(&run.evidence, facts)?;
     save_pi_report(&run.evidence, &report)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", render_text(&report));
-        println!("evidence: {}", root.display());
-    }
+    emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
     if !run.restored {
         eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
     }

@@ -1,4 +1,6 @@
 //! `abprof summarize DIR`: the summary of a study's evidence folder, rebuilt from disk.
+use super::args::OutputArgs;
+use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
 use anyhow::Result;
 use clap::Args;
@@ -8,19 +10,14 @@ use std::path::PathBuf;
 pub struct SummarizeArgs {
     /// The study's evidence folder (the --root of `abprof ab`).
     pub dir: PathBuf,
-    /// Print JSON instead of tables.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 pub fn run(a: SummarizeArgs) -> Result<i32> {
     let ev = Evidence::open(&a.dir)?;
     let s = crate::summary::summarize(&ev)?;
     write_json(&ev.path("summary.json"), &s)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
-    } else {
-        print!("{}", crate::report::summary::render_text(&s));
-    }
+    emit(&s, a.output.format());
     Ok(0)
 }

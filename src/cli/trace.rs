@@ -1,6 +1,8 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
-use super::common::{check_model, split_server_args};
+use super::args::{PromptArgs, VariantArgs};
+use super::common::check_model;
+use super::conditions::RunConditions;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, TraceSection};
 use crate::study::trace_capture::{attach_untraced, TraceStudy, TracerCommand};
@@ -8,7 +10,7 @@ use crate::study::Outcome;
 use crate::summary::{summarize, Metric};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum TracerKind {
@@ -19,19 +21,21 @@ pub enum TracerKind {
 }
 
 #[derive(Args, Debug)]
+#[command(after_help = "Exit status: 0 done; 1 error; 2 usage; 128+N stopped by signal N (resumable with --resume).")]
+#[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
+#[command(mut_arg("prompt", |a| a.conflicts_with("prompt_tokens")))]
 pub struct TraceArgs {
     /// Output folder: a study folder (its untraced samples under samples/) with one subfolder per
     /// variant holding its trace.json.
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variant"])]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variants"])]
     pub resume: Option<PathBuf>,
-    /// Variant(s) to trace, same grammar as `abprof ab`.
-    #[arg(long, value_name = "SPEC", required_unless_present = "resume")]
-    pub variant: Vec<String>,
+    #[command(flatten)]
+    pub variants: VariantArgs,
     /// Output tokens; the untraced samples use the same (trace-matched workload: 512).
-    #[arg(long, default_value_t = 512, value_name = "N")]
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     pub tokens: u32,
     #[arg(long, value_enum, conflicts_with = "tracer_cmd")]
     pub tracer: Option<TracerKind>,
@@ -42,28 +46,17 @@ pub struct TraceArgs {
     #[arg(long, value_name = "TEMPLATE", allow_hyphen_values = true)]
     pub tracer_cmd: Option<String>,
     /// Untraced samples per variant for the ms/token the trace is scaled by.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub untraced: usize,
-    #[arg(long, value_name = "GGUF", required_unless_present = "resume", default_value = "")]
-    pub model: PathBuf,
-    #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
-    #[arg(long, value_name = "FILE", conflicts_with = "prompt_tokens")]
-    pub prompt: Option<PathBuf>,
-    /// Calibrate a prompt of exactly N tokens on the first variant.
-    #[arg(long, value_name = "N")]
-    pub prompt_tokens: Option<u64>,
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub untraced: u32,
+    #[command(flatten)]
+    pub prompt: PromptArgs,
     #[arg(long)]
     pub ignore_eos: bool,
-    #[arg(long)]
-    pub port: Option<u16>,
-    #[arg(long, default_value_t = 600, value_name = "SECS")]
-    pub health_timeout: u64,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
     #[arg(long, default_value_t = 1800, value_name = "SECS")]
     pub finalize_timeout: u64,
     #[command(flatten)]
-    pub conditions: super::conditions::ConditionArgs,
+    pub conditions: RunConditions,
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -100,35 +93,36 @@ fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
 
 /// The study file of a new trace study, from the flags.
 fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
-    check_model(&a.model)?;
-    split_server_args(&a.server_args)?;
-    if a.prompt.is_none() && a.prompt_tokens.is_none() {
+    let v = &a.variants;
+    let Some(model) = &v.model else { bail!("--model is required") };
+    check_model(model)?;
+    v.launch.common_args()?;
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
         bail!("give --prompt FILE or --prompt-tokens N");
     }
-    let cwd = std::env::current_dir()?;
-    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
-    Ok(StudyFile {
+    let file = StudyFile {
         name: None,
-        model: absolute(&a.model),
-        server_args: a.server_args.clone(),
+        model: model.clone(),
+        server_args: v.launch.server_args.clone(),
         tokens: a.tokens,
         workload: None,
-        samples: a.untraced as u32,
-        variants: a.variant.clone(),
-        prompt: a.prompt.as_deref().map(absolute),
-        prompt_tokens: a.prompt_tokens,
+        samples: a.untraced,
+        variants: v.variants.clone(),
+        prompt: a.prompt.prompt.clone(),
+        prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
         pure_decode: false,
-        port: a.port,
+        port: v.port,
         order_seed: None,
-        health_timeout_s: a.health_timeout,
-        telemetry: a.conditions.telemetry.clone(),
+        health_timeout_s: v.launch.health_timeout,
+        telemetry: a.conditions.telemetry().into(),
         telemetry_hz: a.conditions.telemetry_hz,
         idle: a.conditions.idle(),
         isolation: a.conditions.isolation(),
         pi: None,
         trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout }),
-    })
+    };
+    Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
 pub fn run(a: TraceArgs) -> Result<i32> {

@@ -12,7 +12,6 @@
 mod compare;
 mod cosine;
 mod error;
-mod render;
 mod report;
 mod run;
 mod tokens;
@@ -20,7 +19,6 @@ mod tokens;
 pub use compare::{compare, Comparison, Continuation, Divergence, ShownToken, Verdict, CONTEXT_TOKENS};
 pub use cosine::{position_cosine, CosineSummary, COSINE_THRESHOLD, FILL_RULE};
 pub use error::{ExactnessError, LogprobsError};
-pub use render::render_text;
 pub use report::{ExactnessReport, Gate, RequestReport, SideReport, REPORT_FILE, SCHEMA_VERSION};
 pub use run::{run_exactness, ExactnessPlan, ExactnessSide, TOP_K};
 pub use tokens::{captured_tokens, Alternative, CapturedToken};

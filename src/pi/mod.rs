@@ -4,7 +4,6 @@
 //! `summary::pi`.
 mod error;
 mod prompt;
-mod render;
 mod study;
 
 pub use crate::measure::pi::{
@@ -12,8 +11,6 @@ pub use crate::measure::pi::{
     write_agent_dir, AgentModel, AnswerVerdict, CodeCheck, CodeOutcome, CodeRun, PythonCode, TimedExit, TimedRun,
     Transcript, TranscriptError, MODEL_ID, PROVIDER,
 };
-pub use crate::summary::pi::{PiReport, PiSample, PiVariantSummary, PI_REPORT_FILE};
 pub use error::PiError;
 pub use prompt::{PiMode, DECODE_PROMPT};
-pub use render::{render_text, sample_line};
 pub use study::{pi_version, OnSample, PiStudy};

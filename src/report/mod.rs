@@ -1,7 +1,11 @@
 //! Renderers: typed results in, text or JSON out. Nothing here measures or decides. Every result
 //! type abprof prints implements [`Render`] here, and `cli/` prints through [`emit`] alone.
+pub mod exactness;
+pub mod monitor;
+pub mod pi;
 pub mod sample;
 pub mod summary;
+pub mod timing_block;
 
 use serde::Serialize;
 

@@ -1,6 +1,9 @@
 //! One sample as a human reads it.
+use super::Render;
 use crate::measure::Sample;
+use serde::Serialize;
 use std::fmt::Write;
+use std::path::Path;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
@@ -60,4 +63,26 @@ pub fn render_text(s: &Sample) -> String {
         let _ = writeln!(o, "error              {e}");
     }
     o
+}
+
+impl Render for Sample {
+    fn text(&self) -> String {
+        render_text(self)
+    }
+}
+
+/// What `abprof bench` prints: the sample, and in text where its evidence was kept. The JSON is
+/// the sample alone.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct SampleWithEvidence<'a> {
+    pub(crate) sample: &'a Sample,
+    #[serde(skip)]
+    pub(crate) evidence: &'a Path,
+}
+
+impl Render for SampleWithEvidence<'_> {
+    fn text(&self) -> String {
+        format!("{}evidence           {}\n", render_text(self.sample), self.evidence.display())
+    }
 }

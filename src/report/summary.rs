@@ -1,6 +1,7 @@
 //! A study summary as docs/methodology.md §8 reports it: every run, mean, median, % change vs the
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
+use super::Render;
 use crate::summary::{Metric, Summary};
 use std::fmt::Write;
 
@@ -12,6 +13,12 @@ fn digits(m: Metric) -> usize {
     match m {
         Metric::ServerPrefillTps => 1,
         _ => 2,
+    }
+}
+
+impl Render for Summary {
+    fn text(&self) -> String {
+        render_text(self)
     }
 }
 

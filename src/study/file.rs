@@ -260,6 +260,15 @@ impl StudyFile {
         Ok(f)
     }
 
+    /// Relative paths taken from `base` made absolute, so the copy in the evidence folder re-runs
+    /// from anywhere.
+    pub fn with_paths_from(mut self, base: &Path) -> StudyFile {
+        let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
+        self.model = absolute(&self.model);
+        self.prompt = self.prompt.as_deref().map(absolute);
+        self
+    }
+
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("a study file always serializes")
     }

@@ -11,6 +11,7 @@ pub mod amdgpu_sysfs;
 pub mod csv;
 pub mod gpu_metrics;
 pub mod idle;
+pub mod monitor;
 pub mod nvml;
 pub mod phases;
 pub mod proc_cpu;

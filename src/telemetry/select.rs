@@ -11,12 +11,16 @@ use super::proc_cpu::{ProcessCpu, WithProcessCpu};
 use super::rocm_smi::RocmSmiLibrary;
 use super::{Reading, TelemetryError, TelemetrySource};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A `--telemetry` choice. Clap parses it by the names [`SourceKind::name`] gives (kebab case),
+/// so a wrong name is a usage error before anything starts; study files keep the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SourceKind {
+    /// NVML, else amdgpu sysfs, else ROCm SMI, else a process's CPU (with a pid), else none.
     Auto,
     RocmSmi,
     AmdgpuSysfs,
     Nvml,
+    /// Only a process's CPU use (needs its pid).
     Cpu,
     None,
 }
@@ -33,6 +37,12 @@ impl SourceKind {
             SourceKind::Cpu => "cpu",
             SourceKind::None => "none",
         }
+    }
+}
+
+impl From<SourceKind> for String {
+    fn from(kind: SourceKind) -> String {
+        kind.name().to_string()
     }
 }
 
@@ -156,4 +166,21 @@ pub fn open(o: &OpenOptions) -> Result<Opened, TelemetryError> {
         _ => source,
     };
     Ok(Opened { source, why })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn command_line_names_are_the_study_file_names() {
+        for kind in SourceKind::value_variants() {
+            assert_eq!(kind.to_possible_value().unwrap().get_name(), kind.name());
+            assert_eq!(kind.name().parse::<SourceKind>(), Ok(*kind));
+            assert_eq!(String::from(*kind), kind.name());
+        }
+        let names: Vec<&str> = SourceKind::value_variants().iter().map(|k| k.name()).collect();
+        assert_eq!(names.join(", "), SourceKind::CHOICES);
+    }
 }

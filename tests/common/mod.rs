@@ -73,7 +73,7 @@ pub fn calibrated_prompt_for(model: &Path, tag: &str, tokens: u64) -> PathBuf {
             .arg(&testbed().server)
             .arg("--model")
             .arg(model)
-            .args(["--server-args", COMMON, "--tokens", &tokens.to_string(), "--out"])
+            .args(["--server-args", COMMON, "--prompt-tokens", &tokens.to_string(), "--out"])
             .arg(&path)
             .assert()
             .success();

@@ -1,7 +1,9 @@
 //! A Pi study as a person reads it.
-use crate::summary::pi::PiReport;
-use crate::summary::pi::PiSample;
+use super::Render;
+use crate::summary::pi::{PiReport, PiSample};
+use serde::Serialize;
 use std::fmt::Write;
+use std::path::Path;
 
 fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
@@ -68,4 +70,26 @@ pub fn render_text(r: &PiReport) -> String {
         let _ = writeln!(o, "warning: {w}");
     }
     o
+}
+
+impl Render for PiReport {
+    fn text(&self) -> String {
+        render_text(self)
+    }
+}
+
+/// What `abprof pi` prints: the report, and in text its evidence folder. The JSON is the report
+/// alone.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct PiOutcome<'a> {
+    pub(crate) report: &'a PiReport,
+    #[serde(skip)]
+    pub(crate) evidence: &'a Path,
+}
+
+impl Render for PiOutcome<'_> {
+    fn text(&self) -> String {
+        format!("{}evidence: {}\n", render_text(self.report), self.evidence.display())
+    }
 }

@@ -1,7 +1,9 @@
 //! An exactness report as a person reads it in a terminal.
-use super::compare::{ShownToken, Verdict};
-use super::report::{ExactnessReport, Gate};
+use super::Render;
+use crate::exactness::{ExactnessReport, Gate, ShownToken, SideReport, Verdict};
+use serde::Serialize;
 use std::fmt::Write;
+use std::path::Path;
 
 fn tokens(t: &[ShownToken]) -> String {
     t.iter().map(|s| format!("{:?}", s.text)).collect::<Vec<_>>().join(" ")
@@ -13,7 +15,7 @@ fn opt(v: Option<f64>) -> String {
 
 pub fn render_text(r: &ExactnessReport) -> String {
     let mut o = String::new();
-    let side = |s: &super::report::SideReport| {
+    let side = |s: &SideReport| {
         format!(
             "{} ({} prompt + {} generated tokens, finish {})",
             s.label,
@@ -63,4 +65,26 @@ pub fn render_text(r: &ExactnessReport) -> String {
     };
     let _ = writeln!(o, "gate               {gate}");
     o
+}
+
+impl Render for ExactnessReport {
+    fn text(&self) -> String {
+        render_text(self)
+    }
+}
+
+/// What `abprof exactness` prints: the report, and in text where its file was written. The JSON
+/// is the report alone.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct SavedExactness<'a> {
+    pub(crate) report: &'a ExactnessReport,
+    #[serde(skip)]
+    pub(crate) file: &'a Path,
+}
+
+impl Render for SavedExactness<'_> {
+    fn text(&self) -> String {
+        format!("{}report             {}\n", render_text(self.report), self.file.display())
+    }
 }

@@ -1,0 +1,17 @@
+//! `--json`: how a command prints its result.
+use crate::report::Format;
+use clap::Args;
+
+/// Output: `--json` prints the result's JSON instead of text (every printing command).
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// Print the result as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> Format {
+        Format::from_json_flag(self.json)
+    }
+}

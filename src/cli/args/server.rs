@@ -1,0 +1,53 @@
+//! How abprof starts llama-server: the binary, model and port of one server, and the arguments
+//! and health wait every server gets.
+use super::super::common::split_server_args;
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Launch: `--server-args` and `--health-timeout`, for every command that starts servers.
+#[derive(Args, Debug, Clone)]
+pub struct LaunchArgs {
+    /// Further server arguments, split like a shell splits words (no shell runs them), e.g.
+    /// "-c 4096 -t 2 -np 1". --host, --port and --log-file are abprof's.
+    #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
+    pub server_args: String,
+    /// Seconds to wait for each server's /health before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_health_timeout(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub health_timeout: u64,
+}
+
+impl LaunchArgs {
+    pub fn common_args(&self) -> Result<Vec<String>> {
+        split_server_args(&self.server_args)
+    }
+
+    pub fn health_timeout(&self) -> Duration {
+        Duration::from_secs(self.health_timeout)
+    }
+}
+
+/// Server: `--server-bin`, `--model`, `--port` of the one server a command starts, plus
+/// [`LaunchArgs`] (bench).
+#[derive(Args, Debug, Clone)]
+pub struct ServerArgs {
+    /// The llama-server binary (or an `abprof build` artifact folder).
+    #[arg(long, value_name = "BIN")]
+    pub server_bin: PathBuf,
+    /// The GGUF model, passed as `-m`.
+    #[arg(long, value_name = "GGUF")]
+    pub model: PathBuf,
+    /// Loopback port for the server (default: a free one the OS picks).
+    #[arg(long)]
+    pub port: Option<u16>,
+    #[command(flatten)]
+    pub launch: LaunchArgs,
+}
+
+impl ServerArgs {
+    pub fn binary(&self) -> PathBuf {
+        crate::variant::resolve_binary(&self.server_bin).0
+    }
+}

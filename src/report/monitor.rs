@@ -1,0 +1,170 @@
+//! `abprof monitor` as a person watches it: one live line of the newest values while it runs,
+//! then the run's account (rate achieved, jitter, CPU cost, each field's real update interval).
+use std::fmt::Write as _;
+use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
+
+use super::Render;
+use crate::telemetry::monitor::{LiveView, MonitorRun};
+use crate::telemetry::sampler::Sample;
+use crate::telemetry::Field;
+
+/// A value with its unit, compactly.
+fn show(field: Field, v: f64) -> String {
+    match field.unit() {
+        "B" if v >= 1024.0 * 1024.0 * 1024.0 => format!("{:.2} GiB", v / (1u64 << 30) as f64),
+        "B" => format!("{:.0} MiB", v / (1u64 << 20) as f64),
+        "W" | "J" => format!("{v:.1} {}", field.unit()),
+        "°C" => format!("{v:.1} °C"),
+        "%" => format!("{v:.0}%"),
+        "MHz" => format!("{v:.0} MHz"),
+        _ => format!("{v}"),
+    }
+}
+
+/// A short label per field, so the live view fits one terminal line.
+fn label(field: Field) -> Option<&'static str> {
+    Some(match field {
+        Field::BusyPct => "busy",
+        Field::MemBusyPct => "mem-busy",
+        Field::PowerW => "P",
+        Field::PowerAvgW => "P-avg",
+        Field::GfxPowerW => "P-gfx",
+        Field::EnergyJ => "E",
+        Field::TempGpuC => "T",
+        Field::TempHotspotC => "T-hot",
+        Field::TempMemC => "T-mem",
+        Field::GfxClockMhz => "gfx",
+        Field::MemClockMhz => "mem",
+        Field::VramUsedBytes => "vram",
+        Field::GttUsedBytes => "gtt",
+        Field::CpuPct => "cpu",
+        Field::GpuStampNs | Field::MetricsGfxActivityRaw | Field::MetricsTempRaw => return None,
+    })
+}
+
+fn live_line(s: &Sample) -> String {
+    let parts: Vec<String> =
+        s.reading.present().filter_map(|(f, v)| label(f).map(|l| format!("{l} {}", show(f, v)))).collect();
+    if parts.is_empty() {
+        "(no values)".into()
+    } else {
+        parts.join("  ")
+    }
+}
+
+nix::ioctl_read_bad!(window_size, nix::libc::TIOCGWINSZ, nix::libc::winsize);
+
+/// Columns of the terminal on stdout, if it is one.
+fn terminal_columns() -> Option<usize> {
+    let mut ws = nix::libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
+    // SAFETY: TIOCGWINSZ writes one winsize into ws; fd 1 stays open for the process's life.
+    unsafe { window_size(1, &mut ws) }.ok().filter(|_| ws.ws_col > 0).map(|_| ws.ws_col as usize)
+}
+
+/// The live view on stdout: one line redrawn in place on a terminal, else a timestamped line a
+/// second. Which source opened goes to stderr.
+pub(crate) struct LiveLine {
+    tty: bool,
+}
+
+impl LiveLine {
+    pub(crate) fn on_stdout() -> LiveLine {
+        LiveLine { tty: io::stdout().is_terminal() }
+    }
+}
+
+impl LiveView for LiveLine {
+    fn refresh(&self) -> Duration {
+        if self.tty {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_secs(1)
+        }
+    }
+
+    fn opened(&mut self, why: &str, describe: &str) {
+        eprintln!("telemetry: {why}");
+        eprintln!("  {describe}");
+    }
+
+    fn show(&mut self, elapsed: Duration, newest: Option<&Sample>) -> io::Result<()> {
+        let line = newest.map(live_line).unwrap_or_else(|| "(waiting for the first sample)".into());
+        if self.tty {
+            // Longer than the terminal, the line would wrap and \r could no longer redraw it.
+            let line: String = line.chars().take(terminal_columns().unwrap_or(80).saturating_sub(1)).collect();
+            print!("\r\x1b[2K{line}");
+            io::stdout().flush()
+        } else {
+            println!("{:>8.2}s  {line}", elapsed.as_secs_f64());
+            Ok(())
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.tty {
+            println!();
+        }
+        Ok(())
+    }
+}
+
+impl Render for MonitorRun {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let stats = &self.stats;
+        let _ = writeln!(o, "source:       {}", stats.source);
+        let _ = writeln!(
+            o,
+            "reads:        {} in {:.2} s = {:.1} Hz achieved of {} Hz requested ({} errors, {} deadlines skipped)",
+            stats.reads, stats.wall_s, stats.achieved_hz, stats.requested_hz, stats.read_errors, stats.missed_deadlines
+        );
+        if let Some(e) = &stats.first_error {
+            let _ = writeln!(o, "first error:  {e}");
+        }
+        let j = &stats.jitter;
+        let _ = writeln!(
+            o,
+            "jitter:       p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs (read start − deadline)",
+            j.p50_us, j.p99_us, j.max_us
+        );
+        let c = &stats.read_cost;
+        let _ = writeln!(o, "read cost:    p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs", c.p50_us, c.p99_us, c.max_us);
+        let _ = writeln!(
+            o,
+            "CPU:          sampler thread {:.3} s = {:.2}% of one core; whole abprof process {:.3} s = {:.2}% of one core",
+            stats.thread_cpu_s,
+            stats.cpu_share_pct,
+            self.process_cpu_s,
+            100.0 * self.process_cpu_s / self.wall_s.max(1e-9)
+        );
+        if stats.tap_dropped > 0 {
+            let _ = writeln!(
+                o,
+                "note:         {} samples did not reach the CSV/live view (consumer too slow)",
+                stats.tap_dropped
+            );
+        }
+        let _ = writeln!(o, "{:<26} {:>8} {:>8}  {:<28} last", "field", "reads", "changes", "real update interval");
+        for f in &stats.fields {
+            let interval = match (f.median_change_interval_ms, f.changes) {
+                (Some(ms), _) => format!("{ms:.1} ms ({:.1} Hz)", 1000.0 / ms),
+                (None, 0) => "constant during the run".into(),
+                (None, _) => "changed once".into(),
+            };
+            let last_value =
+                self.last.as_ref().and_then(|s| s.reading.get(f.field)).map(|v| show(f.field, v)).unwrap_or_default();
+            let _ =
+                writeln!(o, "{:<26} {:>8} {:>8}  {:<28} {last_value}", f.field.name(), f.present, f.changes, interval);
+        }
+        if stats.driver_power_samples > 0 {
+            let _ = writeln!(
+                o,
+                "driver power: {} buffered samples, median spacing {:.1} ms",
+                stats.driver_power_samples,
+                stats.driver_power_median_interval_ms.unwrap_or(f64::NAN)
+            );
+        }
+        o
+    }
+}

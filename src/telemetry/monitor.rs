@@ -1,0 +1,195 @@
+//! The monitor: one telemetry source read at a fixed rate until a duration passes or Ctrl-C,
+//! every sample written to CSV, the newest shown to a live view, and at the end what a sampling
+//! tool should always admit: the rate it achieved, how often each value really changed, its
+//! timing jitter and what it cost in CPU.
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::time::{Duration, Instant};
+
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use serde::Serialize;
+
+use super::sampler::{Sample, Sampler, SamplerConfig, SamplerStats};
+use super::{csv, open, OpenOptions, TelemetryError};
+
+/// What to read, how fast, for how long, and where to record it.
+#[derive(Debug, Clone)]
+pub struct MonitorPlan {
+    pub source: OpenOptions,
+    /// Reads per second.
+    pub hz: f64,
+    /// `None` runs until Ctrl-C.
+    pub duration: Option<Duration>,
+    /// Every sample, one row each.
+    pub csv: Option<PathBuf>,
+    /// The driver's own buffered power samples (NVML).
+    pub driver_power_csv: Option<PathBuf>,
+    /// The run's statistics ([`MonitorRun`]'s JSON).
+    pub stats_json: Option<PathBuf>,
+}
+
+/// Whatever shows the run while it goes (a terminal line, a log of lines).
+pub trait LiveView {
+    /// How often [`show`](Self::show) is called.
+    fn refresh(&self) -> Duration;
+    /// The source that opened, and why `auto` chose it.
+    fn opened(&mut self, why: &str, describe: &str);
+    /// The newest sample so far (none before the first read lands).
+    fn show(&mut self, elapsed: Duration, newest: Option<&Sample>) -> io::Result<()>;
+    /// The run ended.
+    fn finish(&mut self) -> io::Result<()>;
+}
+
+/// One finished run. Its JSON (the `--stats-json` file) is `process_cpu_s`, `stats`, `wall_s`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MonitorRun {
+    /// CPU time of the whole process over the run, sampler thread included.
+    pub process_cpu_s: f64,
+    pub stats: SamplerStats,
+    pub wall_s: f64,
+    /// The last sample read, for the final value of each field.
+    #[serde(skip)]
+    pub last: Option<Sample>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MonitorError {
+    #[error("opening telemetry")]
+    Open(#[source] TelemetryError),
+    #[error("cannot create {}: check the folder exists and is writable", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("writing {}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+    #[error("installing the Ctrl-C handler")]
+    Interrupt(#[source] nix::errno::Errno),
+    #[error("starting the sampler thread")]
+    Sampler(#[source] io::Error),
+    #[error("showing the live view")]
+    View(#[source] io::Error),
+}
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_interrupt(_: std::ffi::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Ctrl-C ends the run normally, so the summary and CSV are still written.
+fn catch_interrupt() -> Result<(), MonitorError> {
+    let action = SigAction::new(SigHandler::Handler(on_interrupt), SaFlags::SA_RESTART, SigSet::empty());
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe { sigaction(Signal::SIGINT, &action) }.map_err(MonitorError::Interrupt)?;
+    Ok(())
+}
+
+fn process_cpu_s() -> f64 {
+    getrusage(UsageWho::RUSAGE_SELF)
+        .map(|u| {
+            let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+            t(u.user_time()) + t(u.system_time())
+        })
+        .unwrap_or(0.0)
+}
+
+/// A buffered file that names itself in its errors.
+struct Recorder {
+    path: PathBuf,
+    out: BufWriter<File>,
+}
+
+impl Recorder {
+    fn create(path: &Path) -> Result<Recorder, MonitorError> {
+        let file = File::create(path).map_err(|source| MonitorError::Create { path: path.to_path_buf(), source })?;
+        Ok(Recorder { path: path.to_path_buf(), out: BufWriter::new(file) })
+    }
+
+    fn write(&mut self, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<(), MonitorError> {
+        f(&mut self.out).map_err(|source| MonitorError::Write { path: self.path.clone(), source })
+    }
+
+    fn finish(mut self) -> Result<(), MonitorError> {
+        self.write(|w| w.flush())
+    }
+}
+
+/// Writes pending samples to the CSV and keeps the newest.
+fn drain(rx: &Receiver<Sample>, csv_out: &mut Option<Recorder>, last: &mut Option<Sample>) -> Result<(), MonitorError> {
+    for s in rx.try_iter() {
+        if let Some(r) = csv_out.as_mut() {
+            r.write(|w| csv::write_row(w, &s))?;
+        }
+        *last = Some(s);
+    }
+    Ok(())
+}
+
+/// Runs the monitor to its end and records what the plan asks for.
+pub fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result<MonitorRun, MonitorError> {
+    let opened = open(&plan.source).map_err(MonitorError::Open)?;
+    view.opened(&opened.why, &opened.source.describe());
+
+    let mut csv_out = match &plan.csv {
+        Some(path) => {
+            let mut r = Recorder::create(path)?;
+            r.write(|w| csv::write_header(w))?;
+            Some(r)
+        }
+        None => None,
+    };
+
+    catch_interrupt()?;
+    let (tx, rx) = sync_channel(16_384);
+    let mut config = SamplerConfig::new(plan.hz, 0);
+    config.tap = Some(tx);
+    let cpu_before = process_cpu_s();
+    let started = Instant::now();
+    let sampler = Sampler::start(opened.source, config).map_err(MonitorError::Sampler)?;
+
+    let refresh = view.refresh();
+    let mut last: Option<Sample> = None;
+    let mut next_show = started + refresh;
+    loop {
+        let remaining = plan.duration.map(|d| d.saturating_sub(started.elapsed()));
+        if INTERRUPTED.load(Ordering::Relaxed) || remaining == Some(Duration::ZERO) {
+            break;
+        }
+        std::thread::sleep(
+            remaining
+                .unwrap_or(refresh)
+                .min(refresh)
+                .min(next_show.saturating_duration_since(Instant::now()))
+                .max(Duration::from_millis(5)),
+        );
+        drain(&rx, &mut csv_out, &mut last)?;
+        if Instant::now() >= next_show {
+            next_show += refresh;
+            view.show(started.elapsed(), last.as_ref()).map_err(MonitorError::View)?;
+        }
+    }
+    let finished = sampler.stop();
+    let wall_s = started.elapsed().as_secs_f64();
+    drain(&rx, &mut csv_out, &mut last)?;
+    view.finish().map_err(MonitorError::View)?;
+    if let Some(r) = csv_out {
+        r.finish()?;
+    }
+    let series = finished.series;
+    if let Some(path) = &plan.driver_power_csv {
+        let mut r = Recorder::create(path)?;
+        r.write(|w| csv::write_driver_power(w, &series.driver_power))?;
+        r.finish()?;
+    }
+    let run = MonitorRun { process_cpu_s: process_cpu_s() - cpu_before, stats: series.stats, wall_s, last };
+    if let Some(path) = &plan.stats_json {
+        let mut r = Recorder::create(path)?;
+        // Through a `Value`, as the file has always been written: keys sorted at every level.
+        let json = serde_json::to_value(&run).expect("statistics always serialize");
+        r.write(|w| w.write_all(serde_json::to_string_pretty(&json).expect("a value always prints").as_bytes()))?;
+        r.finish()?;
+    }
+    Ok(run)
+}

@@ -1,0 +1,70 @@
+//! Bad flags are usage errors: exit 2 and one line naming the flag, before anything starts. No
+//! server is needed; the values are refused while parsing.
+use assert_cmd::Command;
+
+fn abprof(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("abprof").unwrap().args(args).output().unwrap()
+}
+
+/// Exit 2, nothing on stdout, one line on stderr that names `flag`.
+fn usage_error(args: &[&str], flag: &str) -> String {
+    let out = abprof(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} printed {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: not one line:\n{stderr}");
+    assert!(stderr.starts_with("abprof: error: "), "{stderr}");
+    assert!(stderr.contains(flag), "{args:?}: {flag} not named in {stderr}");
+    stderr
+}
+
+#[test]
+fn monitor_refuses_a_zero_rate() {
+    usage_error(&["monitor", "--hz", "0"], "--hz");
+}
+
+#[test]
+fn calibrate_refuses_zero_prompt_tokens() {
+    usage_error(
+        &["calibrate", "--prompt-tokens", "0", "--url", "http://127.0.0.1:9", "--out", "p.txt"],
+        "--prompt-tokens",
+    );
+}
+
+#[test]
+fn an_unknown_telemetry_backend_lists_the_choices() {
+    let line = usage_error(&["monitor", "--telemetry", "bogus"], "--telemetry");
+    assert!(line.contains("choose one of auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none"), "{line}");
+    usage_error(&["ab", "--root", "r", "--telemetry", "bogus"], "--telemetry");
+}
+
+#[test]
+fn run_condition_ranges_are_checked() {
+    usage_error(&["ab", "--root", "r", "--telemetry-hz", "0"], "--telemetry-hz");
+    usage_error(&["pi", "--variant", "a=b", "--idle-samples", "0"], "--idle-samples");
+}
+
+#[test]
+fn bench_needs_two_output_tokens_and_a_health_wait() {
+    let base = ["bench", "--server-bin", "s", "--model", "m", "--prompt", "p"];
+    usage_error(&[&base[..], &["--tokens", "1"]].concat(), "--tokens");
+    usage_error(&[&base[..], &["--tokens", "8", "--health-timeout", "0"]].concat(), "--health-timeout");
+    usage_error(&["bench", "--server-bin", "s", "--model", "m", "--tokens", "8"], "--prompt");
+}
+
+#[test]
+fn calibrate_still_takes_its_old_tokens_flag() {
+    // Parsing succeeds; the run then fails (exit 1) because nothing listens on port 9.
+    let out = abprof(&["calibrate", "--tokens", "5", "--url", "http://127.0.0.1:9", "--out", "p.txt"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cannot reach the server"), "{stderr}");
+    let help = String::from_utf8_lossy(&abprof(&["calibrate", "--help"]).stdout).to_string();
+    assert!(help.contains("--prompt-tokens") && !help.contains("--tokens"), "{help}");
+}
+
+#[test]
+fn help_and_version_still_exit_0() {
+    assert_eq!(abprof(&["--version"]).status.code(), Some(0));
+    assert_eq!(abprof(&["monitor", "--help"]).status.code(), Some(0));
+}
