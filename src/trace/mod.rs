@@ -98,3 +98,82 @@ pub fn analyze_with(
         if busy { Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?) } else { None };
     Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }
+
+#[cfg(test)]
+mod tests {
+    const DRIVER_LAYERS: [&str; 7] = ["measure", "server", "study", "summary", "cli", "report", "client"];
+
+    /// The top-level modules a source text reaches through `crate::` (`crate::x::...`, `use
+    /// crate::{x, y::z}` also across lines), comments left out.
+    fn crate_modules(text: &str) -> Vec<String> {
+        let code: String = text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n");
+        let mut found = Vec::new();
+        for (at, _) in code.match_indices("crate::") {
+            let rest = &code[at + "crate::".len()..];
+            let heads: Vec<&str> = match rest.strip_prefix('{') {
+                // Only the group's top level names a module of the crate.
+                Some(group) => {
+                    let mut depth = 0;
+                    let end = group
+                        .char_indices()
+                        .find(|&(_, c)| {
+                            match c {
+                                '{' => depth += 1,
+                                '}' if depth == 0 => return true,
+                                '}' => depth -= 1,
+                                _ => {}
+                            }
+                            false
+                        })
+                        .map_or(group.len(), |(i, _)| i);
+                    let mut depth = 0;
+                    let mut items = vec![String::new()];
+                    for c in group[..end].chars() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => items.push(String::new()),
+                            _ if depth == 0 => items.last_mut().unwrap().push(c),
+                            _ => {}
+                        }
+                    }
+                    found.extend(items.iter().map(|i| i.trim().split("::").next().unwrap_or("").to_string()));
+                    continue;
+                }
+                None => vec![rest],
+            };
+            for h in heads {
+                found.push(h.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect());
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn crate_modules_sees_paths_and_groups() {
+        let text = "use crate::stats::median;\nuse crate::{\n    clock::{Stamp, mono},\n    measure,\n};\n// crate::cli in a comment\nlet x = crate::summary::f();";
+        assert_eq!(crate_modules(text), ["stats", "clock", "measure", "", "summary"]);
+    }
+
+    /// Trace readers and analysis sit below every driver layer (see the floors in lib.rs), so
+    /// they can be read, tested and benchmarked without a server. `capture.rs` drives samples and
+    /// is the one exception, on its way out of trace/.
+    #[test]
+    fn readers_and_analysis_import_no_driver_layer() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/trace");
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "rs") || path.file_name().is_some_and(|n| n == "capture.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for m in crate_modules(&text) {
+                if DRIVER_LAYERS.contains(&m.as_str()) {
+                    found.push(format!("{}: crate::{m}", path.display()));
+                }
+            }
+        }
+        assert!(found.is_empty(), "trace/ imports a driver layer:\n{}", found.join("\n"));
+    }
+}
