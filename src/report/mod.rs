@@ -2,6 +2,7 @@
 //! type abprof prints implements [`Render`] here, and `cli/` prints through [`emit`] alone.
 pub mod sample;
 pub mod summary;
+pub mod trace;
 
 use serde::Serialize;
 

@@ -11,7 +11,7 @@
 //! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
 //! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
-//! [`Rules`]) → [`compare::compare`] / [`render`].
+//! [`Rules`]) → [`compare::compare`].
 pub mod attribute;
 pub mod capture;
 pub mod categories;
@@ -24,7 +24,6 @@ pub mod names;
 mod nsys;
 pub mod overlap;
 pub mod phase;
-pub mod render;
 mod rocpd;
 mod rocprof_csv;
 pub mod source;

@@ -19,7 +19,7 @@
 //! 3. **Whole trace**: everything counts, prefill included.
 use std::collections::VecDeque;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::kernels::Aggregate;
 use super::phase::{Phase, PhaseWindows, BURST_GAP_NS};
@@ -29,7 +29,7 @@ use super::TraceError;
 // `capture.rs` (moving out of trace/) still names the manifest's window type here.
 pub use super::phase::BootWindow;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowMethod {
     ManifestWindow,
