@@ -201,11 +201,6 @@ fn trace_imports_no_driver_or_presentation_layer() {
     rs_files(&root().join("src/trace"), &mut files);
     let mut bad = Vec::new();
     for f in &files {
-        // capture.rs runs a traced server (a driver concern); it is being moved out of trace/
-        // into the study layer, so it is exempt until then rather than failing twice.
-        if f.file_name().is_some_and(|n| n == "capture.rs") {
-            continue;
-        }
         for u in crate_uses(f) {
             if ABOVE_TRACE.contains(&u.target.as_str()) {
                 bad.push(format!("  {}:{} uses crate::{}", u.file, u.line, u.target));

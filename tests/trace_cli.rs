@@ -320,3 +320,57 @@ fn compare_traces_blames_flash_attention_not_the_waiting_rotation() {
     let sum: f64 = got["categories"].as_array().unwrap().iter().map(|r| r["ms_per_token"][1].as_f64().unwrap()).sum();
     assert!((sum - 4.8444).abs() < 1e-9, "categories sum to the measured ms/token: {sum}");
 }
+
+/// An `abprof ab` evidence folder without samples yet, with `abprof trace` folders copied from
+/// traces/ into its traces/ (label → fixture folder).
+fn study_with_traces(traced: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(
+        root.join("study.toml"),
+        "model = \"/m.gguf\"\ntokens = 9\nsamples = 1\nprompt_tokens = 64\nvariants = [\"f16=/bin/true|kv=f16\", \"q8=/bin/true|kv=q8_0\"]\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("plan.json"), r#"{"labels": ["f16", "q8"], "order_seed": null, "slots": []}"#).unwrap();
+    for (label, fixture) in traced {
+        let to = root.join("traces").join(label);
+        std::fs::create_dir_all(&to).unwrap();
+        for f in ["trace.json", "trace.db"] {
+            std::fs::copy(traces().join(fixture).join(f), to.join(f)).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn compare_traces_of_a_study_folder_equals_the_variant_form() {
+    let study = study_with_traces(&[("f16", "rocpd-kv-f16"), ("q8", "rocpd-kv-q8_0")]);
+    let root = study.path().to_str().unwrap();
+    let got = json(&["compare-traces", "--study", root, "--json"]);
+    assert_eq!(got["status"], "compared");
+    let want = json(&[
+        "compare-traces",
+        "--variant",
+        &format!("f16={root}/traces/f16"),
+        "--variant",
+        &format!("q8={root}/traces/q8"),
+        "--json",
+    ]);
+    // No sample yet: each trace is scaled by its own untraced samples, as the --variant form does.
+    for key in ["variants", "categories", "measured_delta", "moved_kernels"] {
+        assert_eq!(got[key], want[key], "{key}");
+    }
+    let text = abprof(&["compare-traces", "--study", root]).success().get_output().stdout.clone();
+    assert!(String::from_utf8(text).unwrap().contains("flash attention"));
+}
+
+#[test]
+fn compare_traces_of_a_study_needs_two_traced_variants() {
+    let study = study_with_traces(&[("f16", "rocpd-kv-f16")]);
+    let err = stderr_of_failure(&["compare-traces", "--study", study.path().to_str().unwrap()]);
+    assert!(err.contains("1 traced variant(s) (f16)") && err.contains("at least two"), "{err}");
+    let err = stderr_of_failure(&["compare-traces", "--study", "traces"]);
+    assert!(err.contains("study"), "{err}");
+    // Neither form: clap's usage error.
+    abprof(&["compare-traces"]).failure().code(2);
+}

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 
+use crate::report::{self, trace::AttributionView, Format};
 use crate::trace::{self, Rules};
 
 #[derive(ClapArgs, Debug)]
@@ -55,10 +56,6 @@ pub fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
     let input = trace::resolve_input(&a.trace)?;
     let attribution = trace::analyze_with(&input, &rules, a.reading.tokens, a.busy)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&attribution)?);
-    } else {
-        print!("{}", trace::render::attribution_text(&attribution, a.top));
-    }
+    report::emit(&AttributionView { attribution: &attribution, top: a.top }, Format::from_json_flag(a.json));
     Ok(0)
 }

@@ -1,19 +1,25 @@
-//! `abprof compare-traces --variant LABEL=TRACE[:MS_PER_TOK] ...`: which kernel categories
-//! moved between variants, in measured ms/token.
+//! `abprof compare-traces --variant LABEL=TRACE[:MS_PER_TOK] ...` or `--study DIR`: which kernel
+//! categories moved between variants, in measured ms/token.
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args as ClapArgs;
 
+use crate::report::{self, Format};
+use crate::summary::traces::compare_study_folder;
 use crate::trace::compare::{self, VariantSpec};
-use crate::trace::render;
 
 #[derive(ClapArgs, Debug)]
 pub struct Args {
     /// LABEL=TRACE[:MS_PER_TOK], repeated; the first is the baseline. TRACE is a trace file or an
     /// `abprof trace` folder (whose trace.json gives MS_PER_TOK when it is left out). MS_PER_TOK
     /// must come from untraced runs at the trace's output length.
-    #[arg(long = "variant", value_name = "LABEL=TRACE[:MS_PER_TOK]", required = true)]
+    #[arg(long = "variant", value_name = "LABEL=TRACE[:MS_PER_TOK]", required_unless_present = "study")]
     pub variants: Vec<String>,
+    /// An `abprof ab` evidence folder: compares its traces/LABEL/ folders (`abprof trace --root
+    /// DIR/traces`), each scaled by the study's median ms/token, as its summary does.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "tokens"])]
+    pub study: Option<PathBuf>,
     /// Print the comparison as JSON.
     #[arg(long)]
     pub json: bool,
@@ -26,14 +32,12 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
-    let specs = a.variants.iter().map(|v| v.parse::<VariantSpec>()).collect::<Result<Vec<_>, _>>()?;
-    let inputs =
-        specs.iter().map(|s| compare::load_variant(s, &rules, a.reading.tokens)).collect::<Result<Vec<_>, _>>()?;
-    let comparison = compare::compare(&inputs, a.top)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&comparison)?);
-    } else {
-        print!("{}", render::comparison_text(&comparison));
+    let format = Format::from_json_flag(a.json);
+    if let Some(dir) = &a.study {
+        report::emit(&compare_study_folder(dir, &rules, a.top)?, format);
+        return Ok(0);
     }
+    let specs = a.variants.iter().map(|v| v.parse::<VariantSpec>()).collect::<Result<Vec<_>, _>>()?;
+    report::emit(&compare::compare_specs(&specs, &rules, a.reading.tokens, a.top)?, format);
     Ok(0)
 }

@@ -6,6 +6,7 @@ pub mod pi;
 pub mod sample;
 pub mod summary;
 pub mod timing_block;
+pub mod trace;
 
 use serde::Serialize;
 

@@ -2,6 +2,7 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::Render;
+use crate::summary::traces::TraceComparison;
 use crate::summary::{Metric, Summary};
 use std::fmt::Write;
 
@@ -164,19 +165,11 @@ pub fn render_text(s: &Summary) -> String {
         let gate = x.get("gate").and_then(|v| v.as_str()).unwrap_or("?");
         let _ = writeln!(o, "exactness (exactness.json): {headline} — gate {gate}");
     }
-    if let Some(t) = &s.traces_text {
+    if let Some(t) = &s.traces {
         let _ = writeln!(o, "\nkernel attribution (traces/):");
-        o.push_str(t);
-    }
-    if !s.trace_lines.is_empty() {
-        let note = if s.tokens == 512 {
-            ""
-        } else {
-            " (only valid for a trace of the same output length: use --workload trace-matched)"
-        };
-        let _ = writeln!(o, "\nfor compare-traces{note}:");
-        for l in &s.trace_lines {
-            let _ = writeln!(o, "  {l}");
+        o.push_str(&t.text());
+        if matches!(t, TraceComparison::Compared { .. }) {
+            let _ = writeln!(o, "again with other rules or more kernels: abprof compare-traces --study {}", s.root);
         }
     }
     o

@@ -17,7 +17,7 @@ use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::LaunchSpec;
 use crate::trace::manifest::{TraceManifest, Tracer, UntracedSamples};
-use crate::trace::window::BootWindow;
+use crate::trace::phase::BootWindow;
 use crate::variant::Variant;
 use anyhow::{bail, Context, Result};
 use regex::Regex;

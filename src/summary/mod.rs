@@ -5,6 +5,7 @@ pub mod phases;
 pub mod pi;
 pub mod rules;
 pub mod stats;
+pub mod traces;
 
 use crate::measure::Sample;
 use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
@@ -123,11 +124,9 @@ pub struct Summary {
     pub telemetry: Option<String>,
     pub dead_time_ms_median: Option<f64>,
     pub dead_time_ms_max: Option<f64>,
-    pub trace_lines: Vec<String>,
     /// Kernel attribution beside the medians when the study has `traces/<label>/` folders
-    /// (`abprof trace --root DIR/traces`): the comparison as JSON and as text, or why not.
-    pub traces: Option<serde_json::Value>,
-    pub traces_text: Option<String>,
+    /// (`abprof trace --root DIR/traces`): the comparison, or why not.
+    pub traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
     pub exactness: Option<serde_json::Value>,
 }
@@ -286,15 +285,8 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
 
     let order = ev.order();
     let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
-    let trace_lines = variants
-        .iter()
-        .filter_map(|v| {
-            let dir = ev.root.join("traces").join(&v.label);
-            let shown = if dir.join("trace.json").is_file() { dir.display().to_string() } else { "<trace_dir>".into() };
-            v.ms_per_token.map(|m| format!("--variant {}={shown}:{m:.3}", v.label))
-        })
-        .collect();
-    let (traces, traces_text) = trace_comparison(ev, &variants, file.tokens);
+    let traces =
+        traces::compare_study_traces(ev, &variants, file.tokens, &crate::trace::Rules::builtin(), traces::SUMMARY_TOP);
     Ok(Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
@@ -310,49 +302,7 @@ pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         telemetry: read_json::<crate::study::facts::HostFacts>(&ev.path("host.json")).ok().and_then(|h| h.telemetry),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
-        trace_lines,
         traces,
-        traces_text,
         exactness: read_json(&ev.path("exactness.json")).ok(),
     })
-}
-
-/// Compares the study's traces, scaled by this study's median ms/token when the study ran at the
-/// traces' output length (else by the traces' own untraced samples, and says so).
-fn trace_comparison(
-    ev: &Evidence,
-    variants: &[VariantSummary],
-    tokens: u32,
-) -> (Option<serde_json::Value>, Option<String>) {
-    use crate::trace::compare::{compare, load_variant, VariantSpec};
-    let dir = ev.root.join("traces");
-    let traced: Vec<&VariantSummary> =
-        variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect();
-    if traced.len() < 2 {
-        return (None, None);
-    }
-    let rules = crate::trace::Rules::builtin();
-    let mut inputs = Vec::new();
-    let mut note = String::new();
-    for v in traced {
-        let folder = dir.join(&v.label);
-        let manifest_tokens = crate::trace::TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
-        let ms = if manifest_tokens == Some(tokens) { v.ms_per_token } else { None };
-        if ms.is_none() {
-            note = format!("(scaled by each trace's own untraced samples: this study ran {tokens} tokens, the traces {manifest_tokens:?})\n");
-        }
-        match load_variant(&VariantSpec { label: v.label.clone(), trace: folder, ms_per_token: ms }, &rules, None) {
-            Ok(mut i) => {
-                if ms.is_some() {
-                    i.measured_from = format!("this study's median at {tokens} tokens");
-                }
-                inputs.push(i)
-            }
-            Err(e) => return (None, Some(format!("traces not compared: {e}\n"))),
-        }
-    }
-    match compare(&inputs, 10) {
-        Ok(c) => (serde_json::to_value(&c).ok(), Some(note + &crate::trace::render::comparison_text(&c))),
-        Err(e) => (None, Some(format!("traces not compared: {e}\n"))),
-    }
 }

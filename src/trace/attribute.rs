@@ -4,9 +4,10 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::categories::{Rules, OTHER};
-use super::kernels::{Aggregate, Phase, Totals};
+use super::kernels::{Aggregate, Totals};
 use super::names;
 use super::overlap::OverlapSplit;
+use super::phase::Phase;
 use super::window::{WindowChoice, WindowMethod};
 
 #[derive(Debug, Clone, Serialize)]

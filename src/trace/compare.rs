@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::attribute::Attribution;
 use super::categories::Rules;
@@ -111,7 +111,7 @@ pub fn load_variant(spec: &VariantSpec, rules: &Rules, tokens: Option<u32>) -> R
     Ok(VariantInput { label: spec.label.clone(), attribution, measured_ms_per_token: measured, measured_from: from })
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VariantColumn {
     pub label: String,
     pub trace: String,
@@ -126,7 +126,7 @@ pub struct VariantColumn {
     pub unattributed_ms_per_token: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CategoryRow {
     pub category: String,
     /// Scaled: the category's exclusive share of the trace's decode busy time × measured
@@ -138,7 +138,7 @@ pub struct CategoryRow {
     pub share_of_delta: Vec<Option<f64>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MovedKernel {
     /// The function name kernels are matched by across variants.
     pub kernel: String,
@@ -151,13 +151,17 @@ pub struct MovedKernel {
 }
 
 /// What every share in a comparison is a share of: the decode window's GPU busy time, overlaps
-/// resolved ([`super::overlap`]); [`load_variant`] always computes it.
-pub const SHARE_BASIS: &str = "exclusive";
+/// resolved ([`super::overlap`]); [`load_variant`] always computes it. The only basis there is,
+/// named in the JSON for its readers, so a summary naming another is refused when read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShareBasis {
+    Exclusive,
+}
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
-    /// [`SHARE_BASIS`], for readers of the JSON.
-    pub share_basis: &'static str,
+    pub share_basis: ShareBasis,
     pub variants: Vec<VariantColumn>,
     pub categories: Vec<CategoryRow>,
     /// Measured ms/token minus the baseline's, per variant.
@@ -167,6 +171,17 @@ pub struct Comparison {
 }
 
 const NEGLIGIBLE_MS: f64 = 1e-9;
+
+/// Reads every variant's trace and compares them, the first as the baseline.
+pub fn compare_specs(
+    specs: &[VariantSpec],
+    rules: &Rules,
+    tokens: Option<u32>,
+    top: usize,
+) -> Result<Comparison, CompareError> {
+    let inputs = specs.iter().map(|s| load_variant(s, rules, tokens)).collect::<Result<Vec<_>, _>>()?;
+    compare(&inputs, top)
+}
 
 pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, CompareError> {
     if variants.len() < 2 {
@@ -244,7 +259,7 @@ pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, Comp
 
     Ok(Comparison {
         moved_kernels: moved_kernels(variants, top),
-        share_basis: SHARE_BASIS,
+        share_basis: ShareBasis::Exclusive,
         variants: columns,
         categories,
         measured_delta,

@@ -1,35 +1,16 @@
 //! Tells a trace's format from its content (never from its name alone) and opens the right
 //! reader; anything else is refused with what it is and what to pass instead.
-use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags};
-
-use super::kernels::KernelSource;
 use super::nsys::NsysTrace;
 use super::rocpd::RocpdTrace;
 use super::rocprof_csv::CsvTrace;
+use super::source::KernelSource;
+use super::sqlite_scan::{open_read_only, schema_names};
 use super::TraceError;
 
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
-
-pub(crate) fn open_read_only(path: &Path) -> Result<Connection, TraceError> {
-    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
-        .map_err(|e| TraceError::sqlite(path, e))
-}
-
-/// Names of all tables and views.
-pub(crate) fn schema_names(path: &Path, conn: &Connection) -> Result<HashSet<String>, TraceError> {
-    let mut stmt = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-        .map_err(|e| TraceError::sqlite(path, e))?;
-    let names = stmt
-        .query_map([], |r| r.get::<_, String>(0))
-        .and_then(|rows| rows.collect::<Result<HashSet<_>, _>>())
-        .map_err(|e| TraceError::sqlite(path, e))?;
-    Ok(names)
-}
 
 /// Opens a kernel trace: a rocprofv3 rocpd database, a rocprofv3 kernel_trace CSV (direct or
 /// from `rocpd convert`), or an Nsight Systems SQLite export.

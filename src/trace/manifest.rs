@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::window::BootWindow;
+use super::phase::BootWindow;
 
 pub const MANIFEST_FILE: &str = "trace.json";
 

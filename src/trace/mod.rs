@@ -3,10 +3,15 @@
 //! categories and put them in ms/token, alone (`abprof attribute`) or against other variants
 //! (`abprof compare-traces`).
 //!
+//! Floors, each using only those below it: [`phase`] (request phases and their windows) →
+//! [`kernels`] (per-kernel totals) → [`source`] (the reader trait) → the readers (rocpd, nsys,
+//! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`]
+//! → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
+//!
 //! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
 //! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
-//! [`Rules`]) → [`compare::compare`] / [`render`].
+//! [`Rules`]) → [`compare::compare`].
 pub mod attribute;
 pub mod categories;
 pub mod compare;
@@ -17,9 +22,10 @@ pub mod manifest;
 pub mod names;
 mod nsys;
 pub mod overlap;
-pub mod render;
+pub mod phase;
 mod rocpd;
 mod rocprof_csv;
+pub mod source;
 mod sqlite_scan;
 pub mod window;
 
@@ -75,7 +81,7 @@ pub fn analyze_with(
         .manifest
         .as_ref()
         .filter(|m| m.tracer.stamps_in_boottime())
-        .and_then(|m| m.decode_window.map(|d| window::PhaseWindows::from_manifest(d, m.prefill_window)));
+        .and_then(|m| m.decode_window.map(|d| phase::PhaseWindows::from_manifest(d, m.prefill_window)));
     let decode_steps = output_tokens.map(|n| n.saturating_sub(1));
     let (agg, choice) = window::aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
     if agg.total().calls == 0 {

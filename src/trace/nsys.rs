@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::kernels::{Aggregate, Dispatch, KernelKey, KernelSource};
+use super::kernels::Aggregate;
+use super::phase::PhaseWindows;
+use super::source::{Dispatch, KernelKey, KernelSource};
 use super::sqlite_scan::{self, KernelTable};
-use super::window::PhaseWindows;
 use super::TraceError;
 
 const KERNEL_TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
@@ -77,7 +78,7 @@ impl NsysTrace {
 impl NsysTrace {
     /// Kernel names are ids into `StringIds`.
     fn string_ids(&self, ids: &[i64]) -> Result<HashMap<i64, String>, TraceError> {
-        let conn = super::detect::open_read_only(&self.path)?;
+        let conn = sqlite_scan::open_read_only(&self.path)?;
         let mut stmt =
             conn.prepare("SELECT value FROM StringIds WHERE id = ?1").map_err(|e| TraceError::sqlite(&self.path, e))?;
         let mut names: HashMap<i64, String> = HashMap::with_capacity(ids.len());
@@ -132,7 +133,7 @@ impl KernelSource for NsysTrace {
 mod tests {
     use super::*;
     use crate::trace::detect::open_trace;
-    use crate::trace::kernels::Phase;
+    use crate::trace::phase::Phase;
     use crate::trace::window::{aggregate_with_best_window, WindowMethod};
 
     /// An export shaped like Nsight Systems 2024.x (schema 3.x): META_DATA_EXPORT, the extra

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use super::kernels::{Dispatch, KernelKey, KernelSource};
+use super::source::{Dispatch, KernelKey, KernelSource};
 use super::TraceError;
 
 /// Busy time and the exclusive time of each kernel, by full kernel name.

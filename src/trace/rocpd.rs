@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::kernels::{Aggregate, Dispatch, KernelKey, KernelSource, Totals, PHASES};
+use super::kernels::{Aggregate, Totals};
+use super::phase::{PhaseWindows, PHASES};
+use super::source::{Dispatch, KernelKey, KernelSource};
 use super::sqlite_scan::{self, quote_ident, KernelTable};
-use super::window::PhaseWindows;
 use super::TraceError;
 
 const DISPATCH: &str = "rocpd_kernel_dispatch";
@@ -104,7 +105,7 @@ impl RocpdTrace {
 
     /// kernel id → the name to report: the formatted (demangled) display name, else the symbol.
     fn symbol_names(&self, set: &TableSet) -> Result<HashMap<i64, String>, TraceError> {
-        let conn = super::detect::open_read_only(&self.path)?;
+        let conn = sqlite_scan::open_read_only(&self.path)?;
         let sql = format!("SELECT id, {} FROM {}", set.symbol_name_columns.join(", "), set.symbols);
         let mut stmt = conn.prepare(&sql).map_err(|e| TraceError::sqlite(&self.path, e))?;
         let n = set.symbol_name_columns.len();
@@ -190,7 +191,7 @@ impl KernelSource for RocpdTrace {
 mod tests {
     use super::*;
     use crate::trace::detect::open_trace;
-    use crate::trace::kernels::Phase;
+    use crate::trace::phase::Phase;
     use crate::trace::window::{aggregate_with_best_window, WindowMethod};
 
     /// A minimal rocpd-shaped database: only the columns the reader uses (the full official DDL

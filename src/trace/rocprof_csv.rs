@@ -9,8 +9,9 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::kernels::{accumulate, Aggregate, Dispatch, KernelKey, KernelSource, Totals, PHASES};
-use super::window::PhaseWindows;
+use super::kernels::{accumulate, Aggregate, Totals};
+use super::phase::{PhaseWindows, PHASES};
+use super::source::{Dispatch, KernelKey, KernelSource};
 use super::TraceError;
 
 const NAME_COLUMNS: [&str; 2] = ["Kernel_Name", "KernelName"];
@@ -183,7 +184,7 @@ impl KernelSource for CsvTrace {
         self.for_each_row(|name, start, end, _| {
             // Look up by slice first so a known name costs no allocation.
             if let Some(acc) = by_name.get_mut(name) {
-                let phase = windows.map_or(super::kernels::Phase::Decode, |w| w.classify(start));
+                let phase = windows.map_or(super::phase::Phase::Decode, |w| w.classify(start));
                 acc[phase as usize].add(start, end);
             } else {
                 accumulate(&mut by_name, name.to_vec(), start, end, windows);
@@ -237,7 +238,7 @@ impl KernelSource for CsvTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::kernels::Phase;
+    use crate::trace::phase::Phase;
     use std::io::Write;
 
     fn write(text: &str) -> tempfile::NamedTempFile {

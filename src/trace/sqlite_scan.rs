@@ -1,18 +1,37 @@
-//! Fast aggregation of a kernel table shared by the rocpd and nsys readers.
+//! Fast aggregation of a kernel table shared by the rocpd and nsys readers, and how they (and
+//! [`super::detect`]) open a database.
 //!
 //! A trace of a long decode run holds millions of dispatches. SQLite's own `GROUP BY` sorts
 //! them; here the table's rowid range is split into one chunk per core, each scanned by its own
 //! thread with its own read-only connection, and aggregated into an integer-keyed map in the
 //! thread. Only the per-key totals ever sit in memory.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
 
-use super::detect::open_read_only;
-use super::kernels::{accumulate, Dispatch, KernelKey, Phase, Totals, PHASES};
-use super::window::{PhaseWindows, BURST_GAP_NS};
+use super::kernels::{accumulate, Totals};
+use super::phase::{Phase, PhaseWindows, BURST_GAP_NS, PHASES};
+use super::source::{Dispatch, KernelKey};
 use super::TraceError;
+
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, TraceError> {
+    Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+        .map_err(|e| TraceError::sqlite(path, e))
+}
+
+/// Names of all tables and views.
+pub(crate) fn schema_names(path: &Path, conn: &Connection) -> Result<HashSet<String>, TraceError> {
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        .map_err(|e| TraceError::sqlite(path, e))?;
+    let names = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<Result<HashSet<_>, _>>())
+        .map_err(|e| TraceError::sqlite(path, e))?;
+    Ok(names)
+}
 
 /// Below this many rows one thread is faster than starting more.
 const MIN_ROWS_PER_THREAD: i64 = 50_000;

@@ -21,50 +21,12 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::kernels::{Aggregate, Dispatch, KernelSource, Phase};
+use super::kernels::Aggregate;
+use super::phase::{Phase, PhaseWindows, BURST_GAP_NS};
+use super::source::{Dispatch, KernelSource};
 use super::TraceError;
 
-/// A span of CLOCK_BOOTTIME nanoseconds, as a manifest records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BootWindow {
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-/// The phase boundaries a dispatch's start is compared with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PhaseWindows {
-    pub decode_start: i64,
-    pub decode_end: i64,
-    /// When the request was sent; without it, everything before decode is prefill.
-    pub prefill_start: Option<i64>,
-}
-
-impl PhaseWindows {
-    pub fn from_manifest(decode: BootWindow, prefill: Option<BootWindow>) -> PhaseWindows {
-        PhaseWindows {
-            decode_start: decode.start_ns as i64,
-            decode_end: decode.end_ns as i64,
-            prefill_start: prefill.map(|p| p.start_ns as i64),
-        }
-    }
-
-    #[inline]
-    pub fn classify(&self, start: i64) -> Phase {
-        if start > self.decode_end {
-            Phase::AfterDecode
-        } else if start >= self.decode_start {
-            Phase::Decode
-        } else {
-            match self.prefill_start {
-                Some(p) if start < p => Phase::BeforePrefill,
-                _ => Phase::Prefill,
-            }
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum WindowMethod {
     ManifestWindow,
@@ -217,10 +179,6 @@ impl StepCounter {
     }
 }
 
-/// GPU idle time that ends a burst of activity: no decode step waits this long for the host, so
-/// kernels beyond such a gap (model load, warmup, shutdown) are not part of the request.
-pub const BURST_GAP_NS: i64 = 100_000_000;
-
 /// Finds the last `decode_steps` steps of the last burst that has at least `decode_steps + 1`
 /// (see the module docs). One pass in start order; memory is `decode_steps` timestamps per
 /// threshold.
@@ -269,7 +227,9 @@ pub fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Opti
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::kernels::{accumulate, KernelKey, Totals, PHASES};
+    use crate::trace::kernels::{accumulate, Totals};
+    use crate::trace::phase::PHASES;
+    use crate::trace::source::KernelKey;
     use std::collections::HashMap;
 
     /// Intervals in memory, for heuristics tests.
@@ -318,18 +278,6 @@ mod tests {
             }
         }
         v
-    }
-
-    #[test]
-    fn classify_by_start() {
-        let w = PhaseWindows { decode_start: 100, decode_end: 200, prefill_start: Some(50) };
-        assert_eq!(w.classify(10), Phase::BeforePrefill);
-        assert_eq!(w.classify(50), Phase::Prefill);
-        assert_eq!(w.classify(100), Phase::Decode);
-        assert_eq!(w.classify(200), Phase::Decode);
-        assert_eq!(w.classify(201), Phase::AfterDecode);
-        let w = PhaseWindows { prefill_start: None, ..w };
-        assert_eq!(w.classify(10), Phase::Prefill);
     }
 
     #[test]

@@ -1,8 +1,53 @@
-//! Plain-text tables of an attribution and a comparison, for the terminal.
+//! Kernel attribution as printed: plain-text tables of an attribution, a comparison and a study's
+//! trace comparison, for the terminal; their JSON is the types' serde form.
 use std::fmt::Write;
 
-use super::attribute::{Attribution, CategoryLine};
-use super::compare::Comparison;
+use serde::Serialize;
+
+use super::Render;
+use crate::summary::traces::TraceComparison;
+use crate::trace::attribute::{Attribution, CategoryLine};
+use crate::trace::compare::Comparison;
+
+/// An attribution as `abprof attribute` prints it: the text lists the `top` kernels; the JSON is
+/// the attribution alone (every kernel), as it always was.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub(crate) struct AttributionView<'a> {
+    pub attribution: &'a Attribution,
+    #[serde(skip)]
+    pub top: usize,
+}
+
+impl Render for AttributionView<'_> {
+    fn text(&self) -> String {
+        attribution_text(self.attribution, self.top)
+    }
+}
+
+impl Render for Comparison {
+    fn text(&self) -> String {
+        comparison_text(self)
+    }
+}
+
+impl Render for TraceComparison {
+    fn text(&self) -> String {
+        match self {
+            TraceComparison::Compared { comparison, scaled_by_trace_samples } => {
+                let note = scaled_by_trace_samples.as_ref().map_or(String::new(), |s| {
+                    format!(
+                        "(scaled by each trace's own untraced samples: this study ran {} tokens, the traces {})\n",
+                        s.study_tokens,
+                        s.trace_tokens.map_or("an unknown number".into(), |t| t.to_string())
+                    )
+                });
+                note + &comparison_text(comparison)
+            }
+            TraceComparison::NotCompared { reason } => format!("traces not compared: {reason}\n"),
+        }
+    }
+}
 
 /// Names longer than this are cut in tables (the JSON output keeps them whole).
 const NAME_WIDTH: usize = 88;

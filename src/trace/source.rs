@@ -1,0 +1,48 @@
+//! The trait every trace reader implements, and the dispatch records it streams. Readers sit
+//! below [`super::detect`] (which only picks one) and the analysis above it
+//! ([`super::window`], [`super::overlap`]).
+use std::collections::HashMap;
+
+use super::kernels::Aggregate;
+use super::phase::PhaseWindows;
+use super::TraceError;
+
+/// Which kernel a dispatch ran, as the trace names it: an id into the trace's name table, and
+/// which table (a rocpd database merged from several processes has one per writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelKey {
+    pub set: u32,
+    pub id: i64,
+}
+
+/// One kernel dispatch: GPU start and end (ns, the trace's clock) and its kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dispatch {
+    pub start: i64,
+    pub end: i64,
+    pub key: KernelKey,
+    /// The in-order stream it ran on (device and stream folded into one number), 0 when the
+    /// trace does not say; see [`super::overlap`] for why it matters.
+    pub lane: i64,
+}
+
+/// A kernel trace file, opened. Readers stream their rows; none holds all dispatches in memory
+/// except where noted.
+pub trait KernelSource: Send + Sync {
+    /// One line naming the format and its version, for the report.
+    fn describe(&self) -> String;
+
+    /// Per-kernel totals; with `windows`, each dispatch goes to the phase its start falls in,
+    /// without, every dispatch counts as decode.
+    fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError>;
+
+    /// First start and last end of the kernels launched from CUDA/HIP graphs, if the trace
+    /// records graph node ids and any are set.
+    fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError>;
+
+    /// Calls `f` for every dispatch in start order.
+    fn for_each_by_start(&self, f: &mut dyn FnMut(Dispatch)) -> Result<(), TraceError>;
+
+    /// The kernel names of keys that [`KernelSource::for_each_by_start`] gave.
+    fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError>;
+}
