@@ -40,6 +40,8 @@ fn main() {
         telemetry_hz: 100,
         idle: IdleGate::default(),
         isolation: Isolation::default(),
+        pi: None,
+        trace: None,
     };
     let root = dir.path().join("study");
     let run = run_study(&file, &root, false).expect("study");

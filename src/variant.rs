@@ -284,7 +284,8 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let bin = exe(d.path(), "srv");
         let b = bin.display();
-        let cases: Vec<(String, fn(&VariantError) -> bool)> = vec![
+        type Judge = fn(&VariantError) -> bool;
+        let cases: Vec<(String, Judge)> = vec![
             ("no-equals-here".into(), |e| matches!(e, VariantError::NoEquals(_))),
             (format!("a={b}|color=red"), |e| matches!(e, VariantError::UnknownKey { .. })),
             ("a=/no/such/llama-server".into(), |e| matches!(e, VariantError::MissingBinary { .. })),

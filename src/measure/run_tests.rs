@@ -128,6 +128,7 @@ impl SampleObserver for TestObserver {
     }
 }
 
+#[derive(Default)]
 struct Case {
     script: Script,
     load_fails: bool,
@@ -136,11 +137,6 @@ struct Case {
     expect: Option<&'static str>,
 }
 
-impl Default for Case {
-    fn default() -> Self {
-        Case { script: Script::default(), load_fails: false, interrupted: false, gate_fails: false, expect: None }
-    }
-}
 
 fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,7 @@ use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -337,5 +337,5 @@ async fn drive<C: StudyConfig>(
 
 /// The folder a sample of `slot` is written to, for configurations that name files beside it.
 pub fn sample_files(ctx: &StudyContext<'_>, slot: &Slot) -> SampleFiles {
-    SampleFiles::new(PathBuf::from(ctx.evidence.sample_dir(ctx.plan, slot)))
+    SampleFiles::new(ctx.evidence.sample_dir(ctx.plan, slot))
 }

@@ -264,8 +264,8 @@ impl StudyFile {
     /// from anywhere.
     pub fn with_paths_from(mut self, base: &Path) -> StudyFile {
         let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
-        self.model = absolute(&self.model);
         self.prompt = self.prompt.as_deref().map(absolute);
+        self.model = absolute(&self.model);
         self
     }
 

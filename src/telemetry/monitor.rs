@@ -135,7 +135,7 @@ pub fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result<Monito
     let mut csv_out = match &plan.csv {
         Some(path) => {
             let mut r = Recorder::create(path)?;
-            r.write(|w| csv::write_header(w))?;
+            r.write(csv::write_header)?;
             Some(r)
         }
         None => None,
