@@ -68,3 +68,30 @@ fn help_and_version_still_exit_0() {
     assert_eq!(abprof(&["--version"]).status.code(), Some(0));
     assert_eq!(abprof(&["monitor", "--help"]).status.code(), Some(0));
 }
+
+/// The whole study is checked before its evidence folder exists: each of these is refused as a
+/// usage error and leaves nothing on disk, so the same --root can be used again.
+#[test]
+fn a_study_refused_for_a_bad_value_creates_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("study");
+    let r = root.to_str().unwrap();
+    let base =
+        ["ab", "--root", r, "--model", "m.gguf", "--variant", "a=/bin/true", "--tokens", "8", "--prompt-tokens", "50"];
+    for (bad, flag) in [
+        (&["--telemetry-hz", "0"][..], "--telemetry-hz"),
+        (&["--telemetry", "bogus"][..], "--telemetry"),
+        (&["--samples", "0"][..], "--samples"),
+    ] {
+        usage_error(&[&base[..], bad].concat(), flag);
+        assert!(!root.exists(), "{bad:?} created {}", root.display());
+    }
+    let study = d.path().join("study.toml");
+    std::fs::write(
+        &study,
+        "model = 'm.gguf'\ntokens = 8\nsamples = 1\nvariants = ['a=/bin/true']\nprompt_tokens = 50\nbogus = 1\n",
+    )
+    .unwrap();
+    usage_error(&["ab", "--root", r, "--study", study.to_str().unwrap()], "bogus");
+    assert!(!root.exists(), "a study file with an unknown key created {}", root.display());
+}

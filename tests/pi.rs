@@ -165,6 +165,53 @@ fn sigint_during_a_pi_run_stops_it_and_restores() {
     );
 }
 
+#[test]
+fn an_interrupted_pi_study_is_finished_by_resume() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
+    let s = tb.server.display();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
+        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "1", "--model"])
+        .arg(&tb.smollm2)
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "2000", "--timeout", "300", "--json", "--root"])
+        .arg(root.path())
+        .args(hook_args(markers.path()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop it while b's pi runs: a is finished and must be kept, b must be measured again.
+    let b_jsonl = root.path().join("pi/b-1/pi.jsonl");
+    let t0 = std::time::Instant::now();
+    while !b_jsonl.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(300), "b's pi never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let first = read_json(&root.path().join("pi.json"));
+    assert_eq!(first["samples"].as_array().unwrap().len(), 1, "a was measured, b was in flight");
+    let a_wall = first["samples"][0]["pi_wall_ms"].clone();
+
+    let out = abprof().args(["pi", "--resume"]).arg(root.path()).args(["--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let samples = r["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2, "{r}");
+    assert_eq!((samples[0]["label"].as_str(), samples[1]["label"].as_str()), (Some("a"), Some("b")));
+    assert_eq!(samples[0]["pi_wall_ms"], a_wall, "a's sample is kept, not re-measured");
+    assert!(samples[1]["pi_exit"] == serde_json::json!({"exited": 0}), "{}", samples[1]);
+    assert!(root.path().join("pi/b-1.attempt-1").is_dir(), "the interrupted attempt is kept aside");
+    assert_eq!(r["interrupted_by"], serde_json::Value::Null);
+    assert_eq!(r["restored"], true);
+    // The resumed run re-ran its hooks: before for b, and the restore once more.
+    assert_eq!(lines(&markers.path().join("after")), 2);
+    assert_ne!(out.status.code(), Some(130), "{stderr}");
+}
+
 fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {
     Some(CodeRun { python: Path::new("python3"), timeout: Duration::from_secs(30), evidence })
 }

@@ -96,3 +96,51 @@ fn a_tracer_that_writes_nothing_is_a_clear_error() {
     assert_eq!(err.len(), 1, "{err:?}");
     assert!(err[0].contains("wrote no trace"), "{}", err[0]);
 }
+
+/// The untraced samples that scale a trace run under the study's conditions (hooks, idle gate,
+/// telemetry) and are judged by the study's rules: here `expect=` never matches, so every
+/// untraced sample is rejected and the trace is refused a scale, naming the rule.
+#[test]
+fn untraced_samples_run_under_the_study_conditions_and_rules() {
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let tracer = stand_in_tracer(d.path());
+    let markers = d.path().join("markers");
+    std::fs::create_dir_all(&markers).unwrap();
+    let root = d.path().join("tr");
+    let hook = |h: &str| format!("sh -c 'echo x >> {}'", markers.join(h).display());
+    let out = abprof()
+        .args(["trace", "--root"])
+        .arg(&root)
+        .arg("--variant")
+        .arg(format!("base={}|expect=NEVER_IN_A_SERVER_LOG", tb.server.display()))
+        .args(["--tokens", "16", "--untraced", "2", "--ignore-eos", "--server-args", COMMON, "--model"])
+        .arg(&tb.target)
+        .arg("--prompt")
+        .arg(calibrated_prompt(300))
+        .arg("--tracer-cmd")
+        .arg(format!("{} {{out}}", tracer.display()))
+        .args(["--before", &hook("before"), "--after", &hook("after")])
+        .output()
+        .unwrap();
+    let err = stderr_lines(&out);
+    assert_eq!(out.status.code(), Some(1), "{err:?}");
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert!(err[0].contains("no accepted untraced sample of base") && err[0].contains("expect"), "{}", err[0]);
+
+    // The trace itself was taken; the untraced samples ran like A/B samples and were judged.
+    assert!(root.join("base/trace.json").is_file());
+    let summary = read_json(&root.join("summary.json"));
+    let rejected = summary["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 2, "{rejected:?}");
+    assert!(rejected.iter().all(|r| r["reasons"][0]["rule"] == "expect"), "{rejected:?}");
+    for n in ["002-base", "003-base"] {
+        let s = read_json(&root.join("samples").join(n).join("sample.json"));
+        let gate = &s["extra"]["idle_gate"];
+        assert!(gate["waited_ms"].as_f64().unwrap() >= 0.0 && gate["consecutive"] == 10, "{s}");
+        assert!(s["extra"]["telemetry"]["samples"].as_u64().unwrap() > 0, "{s}");
+        assert_eq!(s["extra"]["expect"]["matched"], false);
+    }
+    let lines = |h: &str| std::fs::read_to_string(markers.join(h)).map_or(0, |s| s.lines().count());
+    assert_eq!((lines("before"), lines("after")), (3, 1), "hooks before every sample, the restore once");
+}

@@ -137,7 +137,6 @@ struct Case {
     expect: Option<&'static str>,
 }
 
-
 fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let files = SampleFiles::new(dir.path().join("s"));
