@@ -73,6 +73,7 @@ pub fn run(a: ExactnessArgs) -> Result<i32> {
             label: v.label.clone(),
             spec: v.spec.clone(),
             launch: launch(v, model, &common, &dir)?,
+            expect: v.expect.as_deref().map(regex::Regex::new).transpose().context("expect=")?,
         });
     }
     let rt = runtime();

@@ -26,6 +26,8 @@ pub enum ExactnessError {
     VariantCount(usize),
     #[error("variant {label}: {source}")]
     Start { label: String, source: SampleError },
+    #[error("variant {label}: expect= regex {regex:?} is not in the server log: the feature did not engage, so the gate proves nothing (evidence in {dir})")]
+    Expect { label: String, regex: String, dir: PathBuf },
     #[error("variant {label}: the request failed: {message} (evidence in {dir})")]
     Request { label: String, message: String, dir: PathBuf },
     #[error("variant {label}: malformed or missing logprobs: {source} (evidence in {dir})")]

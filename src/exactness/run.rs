@@ -21,6 +21,8 @@ pub struct ExactnessSide {
     /// The `--variant` spec as written, for the report.
     pub spec: String,
     pub launch: LaunchSpec,
+    /// The variant's `expect=`: a gate passed by a feature that never engaged proves nothing.
+    pub expect: Option<regex::Regex>,
 }
 
 /// What both sides are asked, and where the evidence goes.
@@ -69,7 +71,7 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
         health_timeout: plan.health_timeout,
         stop_timeout: Duration::from_secs(60),
         kill_on_stop_timeout: true,
-        expect: None,
+        expect: side.expect.clone(),
     };
     let mut tap = ChatLoad::new(plan.request(), false);
     let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap, &mut NoObserver)
@@ -85,6 +87,9 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
             });
         }
         return Err(ExactnessError::Request { label: side.label.clone(), message: message.clone(), dir });
+    }
+    if let Some(e) = sample.extra.expect.as_ref().filter(|e| !e.matched) {
+        return Err(ExactnessError::Expect { label: side.label.clone(), regex: e.regex.clone(), dir });
     }
     let tokens =
         captured_tokens(&tap.logprobs, sample.completion_tokens(), sample.finish_reason.as_deref(), TOP_K as usize)

@@ -1,0 +1,29 @@
+//! Evidence folders written by earlier releases still load: the typed sample record reads the
+//! untyped `extra` of the release before it, and the summary rebuilt today from that folder
+//! gives the numbers that release computed.
+mod common;
+use common::*;
+
+#[test]
+fn a_study_written_before_the_typed_record_summarizes_to_the_same_numbers() {
+    let d = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
+    let dir = d.path().join("study");
+    let st = std::process::Command::new("cp").arg("-r").arg(&src).arg(&dir).status().unwrap();
+    assert!(st.success());
+    let old = read_json(&src.join("summary.json"));
+    let out = abprof().arg("summarize").arg(&dir).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let new: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(new["missing"], 0, "every sample.json of the old release loads");
+    assert_eq!(new["rejected"], serde_json::json!([]));
+    for (o, n) in old["variants"].as_array().unwrap().iter().zip(new["variants"].as_array().unwrap()) {
+        assert_eq!(n["accepted"], 2, "{n}");
+        for key in ["metrics", "ms_per_token", "idle_gate_ms_median", "prefill", "decode", "throttled"] {
+            assert_eq!(n[key], o[key], "{key} of {} changed", n["label"]);
+        }
+    }
+    // The typed fields are the old keys: the idle gate and the per-phase server CPU were read.
+    assert!(new["variants"][0]["idle_gate_ms_median"].as_f64().unwrap() > 0.0);
+    assert!(new["variants"][0]["decode"]["mean_cpu_pct"].as_f64().unwrap() > 0.0);
+}
