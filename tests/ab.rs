@@ -3,15 +3,7 @@ mod common;
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// A/B studies measure speed: never two at once on this machine.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn variant(label: &str, extra: &str) -> String {
     let mut s = format!("{label}={}", testbed().server.display());

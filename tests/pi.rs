@@ -174,7 +174,7 @@ fn an_interrupted_pi_study_is_finished_by_resume() {
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
         .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "1", "--model"])
         .arg(&tb.smollm2)
-        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "2000", "--timeout", "300", "--json", "--root"])
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "400", "--timeout", "300", "--json", "--root"])
         .arg(root.path())
         .args(hook_args(markers.path()))
         .stdout(std::process::Stdio::piped())

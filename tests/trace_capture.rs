@@ -24,6 +24,7 @@ fn stand_in_tracer(dir: &std::path::Path) -> std::path::PathBuf {
 
 #[test]
 fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
+    let _g = serial();
     let tb = testbed();
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());
@@ -73,6 +74,7 @@ fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
 
 #[test]
 fn a_tracer_that_writes_nothing_is_a_clear_error() {
+    let _g = serial();
     let tb = testbed();
     let d = tempfile::tempdir().unwrap();
     let lazy = d.path().join("lazy-tracer");
@@ -102,6 +104,7 @@ fn a_tracer_that_writes_nothing_is_a_clear_error() {
 /// untraced sample is rejected and the trace is refused a scale, naming the rule.
 #[test]
 fn untraced_samples_run_under_the_study_conditions_and_rules() {
+    let _g = serial();
     let tb = testbed();
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());

@@ -88,3 +88,10 @@ pub fn stderr_lines(out: &std::process::Output) -> Vec<String> {
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
+
+/// Studies measure speed and judge samples by the host's foreign CPU: never two at once in one
+/// test binary (each binary runs its tests on parallel threads).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
