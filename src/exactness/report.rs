@@ -102,16 +102,4 @@ impl ExactnessReport {
         crate::atomic_file::write_json(&path, self)?;
         Ok(path)
     }
-
-    /// `DIR/exactness.json` if the study has one.
-    pub(crate) fn load(dir: &Path) -> Result<Option<ExactnessReport>, String> {
-        let path = Self::path_in(dir);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| format!("{} is not an exactness report: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-        }
-    }
 }

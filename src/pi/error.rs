@@ -7,6 +7,4 @@ pub(crate) enum PiError {
     PiMissing(PathBuf),
     #[error("could not start pi ({bin}): {source}")]
     PiSpawn { bin: PathBuf, source: std::io::Error },
-    #[error("--samples must be at least 1")]
-    NoSamples,
 }

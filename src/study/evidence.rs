@@ -120,10 +120,6 @@ pub struct Evidence {
 /// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
 const LOCK_FILE: &str = "abprof.lock";
 
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    crate::atomic_file::write_atomic(path, bytes).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
-}
-
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }

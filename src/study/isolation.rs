@@ -147,10 +147,6 @@ impl Hooks {
         }
     }
 
-    pub(crate) fn record(&self) -> IsolationRecord {
-        self.record.lock().unwrap().clone()
-    }
-
     /// A guard that restores when dropped (or when `finish` is called).
     pub(crate) fn restore_guard(self: &Arc<Self>) -> Restore {
         Restore { hooks: Some(self.clone()) }
@@ -204,7 +200,7 @@ mod tests {
         {
             let _guard = h.restore_guard();
         }
-        let rec = h.record();
+        let rec = h.record.lock().unwrap().clone();
         assert_eq!(
             rec.runs.iter().map(|r| r.phase.as_str()).collect::<Vec<_>>(),
             ["before", "after", "after", "verify"]
@@ -221,7 +217,7 @@ mod tests {
         let (_d, h) = hooks(vec!["sh -c 'exit 3'", "true"], vec![], vec![]);
         let err = h.before().unwrap_err();
         assert!(err.contains("exit 3"), "{err}");
-        assert_eq!(h.record().runs.len(), 1, "stops at the first failure");
+        assert_eq!(h.record.lock().unwrap().runs.len(), 1, "stops at the first failure");
         let (_d, h) = hooks(vec!["sleep 30"], vec![], vec![]);
         let t = Instant::now();
         assert!(h.before().unwrap_err().contains("timed out"));

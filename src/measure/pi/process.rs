@@ -30,10 +30,6 @@ impl TimedExit {
             TimedExit::Interrupted => "was stopped because abprof was interrupted".into(),
         }
     }
-
-    pub(crate) fn success(&self) -> bool {
-        *self == TimedExit::Exited(0)
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -41,8 +37,6 @@ pub(crate) struct TimedRun {
     pub(crate) exit: TimedExit,
     /// Spawn to exit (to the kill, on a timeout), ms.
     pub(crate) wall_ms: f64,
-    pub(crate) started: Stamp,
-    pub(crate) ended: Stamp,
 }
 
 /// How often a running process's wait looks at the cancel flag.
@@ -95,7 +89,7 @@ pub(crate) fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBoo
     if killpg(group, None).is_ok() {
         let _ = killpg(group, Signal::SIGKILL);
     }
-    Ok(TimedRun { exit, wall_ms: started.ms_until(&ended), started, ended })
+    Ok(TimedRun { exit, wall_ms: started.ms_until(&ended) })
 }
 
 #[cfg(test)]
