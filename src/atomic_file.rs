@@ -5,7 +5,7 @@ use std::path::Path;
 use serde::Serialize;
 
 /// Writes `bytes` to `path` through `.<name>.tmp` in the same folder.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp"));
     std::fs::write(&tmp, bytes)?;
@@ -13,7 +13,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// `value` as pretty JSON with a final newline, written atomically.
-pub fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     write_atomic(path, (serde_json::to_string_pretty(value).expect("serializable") + "\n").as_bytes())
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
     pub mono_ns: u64,
-    pub boot_ns: u64,
+    pub(crate) boot_ns: u64,
 }
 
 /// A clock's reading in ns.
@@ -18,14 +18,14 @@ pub(crate) fn read(id: ClockId) -> u64 {
 }
 
 impl Stamp {
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         let mono_ns = read(ClockId::CLOCK_MONOTONIC);
         let boot_ns = read(ClockId::CLOCK_BOOTTIME);
         Stamp { mono_ns, boot_ns }
     }
 
     /// Milliseconds from `self` to `later` on the monotonic clock (negative if `later` is earlier).
-    pub fn ms_until(&self, later: &Stamp) -> f64 {
+    pub(crate) fn ms_until(&self, later: &Stamp) -> f64 {
         (later.mono_ns as i128 - self.mono_ns as i128) as f64 / 1e6
     }
 }

@@ -5,20 +5,20 @@
 //! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
 //! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
 //! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
-pub mod artifact;
-pub mod atomic_file;
+pub(crate) mod artifact;
+pub(crate) mod atomic_file;
 pub mod cli;
 pub mod client;
 pub mod clock;
-pub mod exactness;
-pub mod measure;
+pub(crate) mod exactness;
+pub(crate) mod measure;
 pub mod pi;
-pub mod report;
-pub mod schedule;
+pub(crate) mod report;
+pub(crate) mod schedule;
 pub mod server;
 pub mod stats;
 pub mod study;
-pub mod summary;
+pub(crate) mod summary;
 pub mod telemetry;
 pub mod trace;
 pub mod variant;

@@ -9,16 +9,16 @@ use serde::{Deserialize, Serialize};
 
 /// One planned sample: its position in the study and which variant it measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Slot {
-    pub index: usize,
-    pub variant: usize,
+pub(crate) struct Slot {
+    pub(crate) index: usize,
+    pub(crate) variant: usize,
     /// The how-many-th sample of this variant (0-based).
-    pub repeat: usize,
+    pub(crate) repeat: usize,
 }
 
 /// `samples` samples of each of `variants` variants, interleaved; `shuffle_seed` shuffles within
 /// each block.
-pub fn interleaved(variants: usize, samples: usize, shuffle_seed: Option<u64>) -> Vec<Slot> {
+pub(crate) fn interleaved(variants: usize, samples: usize, shuffle_seed: Option<u64>) -> Vec<Slot> {
     let mut rng = shuffle_seed.map(ChaCha8Rng::seed_from_u64);
     let mut order = Vec::with_capacity(variants * samples);
     for block in 0..samples {

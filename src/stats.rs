@@ -2,7 +2,7 @@
 //! manifests, Pi studies). Non-finite values are ignored: a NaN from a zero-length interval must
 //! not poison a median.
 
-pub fn mean(xs: &[f64]) -> Option<f64> {
+pub(crate) fn mean(xs: &[f64]) -> Option<f64> {
     let mut n = 0usize;
     let mut sum = 0.0;
     for x in xs.iter().filter(|x| x.is_finite()) {
@@ -24,7 +24,7 @@ pub fn median(xs: &[f64]) -> Option<f64> {
 }
 
 /// Sample standard deviation (n − 1).
-pub fn stdev(xs: &[f64]) -> Option<f64> {
+pub(crate) fn stdev(xs: &[f64]) -> Option<f64> {
     let m = mean(xs)?;
     let v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
     (v.len() > 1).then(|| (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())

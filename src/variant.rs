@@ -12,24 +12,24 @@ use std::sync::LazyLock;
 use thiserror::Error;
 
 /// KV cache types llama-server accepts for `-ctk/-ctv`.
-pub const KV_TYPES: &[&str] = &["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"];
+pub(crate) const KV_TYPES: &[&str] = &["f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Variant {
-    pub label: String,
+    pub(crate) label: String,
     /// The llama-server executable (resolved from an artifact folder when one was named).
     pub binary: PathBuf,
     /// The `abprof build` artifact folder the binary came from, if any.
     pub artifact: Option<PathBuf>,
-    pub kv: Option<String>,
+    pub(crate) kv: Option<String>,
     /// Environment overrides for this variant only; the baseline has them absent, not "0".
-    pub env: Vec<(String, String)>,
-    pub extra: Vec<String>,
-    pub model: Option<PathBuf>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) extra: Vec<String>,
+    pub(crate) model: Option<PathBuf>,
     /// A regex that must appear in each run's server log to prove the feature engaged.
-    pub expect: Option<String>,
+    pub(crate) expect: Option<String>,
     /// The spec as written.
-    pub spec: String,
+    pub(crate) spec: String,
 }
 
 #[derive(Debug, Error, PartialEq)]
@@ -91,7 +91,7 @@ fn split_fields(s: &str) -> Vec<String> {
 
 /// The executable a variant names: a binary, or an artifact folder holding `bin/llama-server`
 /// or `llama-server`.
-pub fn resolve_binary(path: &Path) -> (PathBuf, Option<PathBuf>) {
+pub(crate) fn resolve_binary(path: &Path) -> (PathBuf, Option<PathBuf>) {
     if path.is_dir() {
         for rel in ["bin/llama-server", "llama-server"] {
             let p = path.join(rel);
@@ -197,7 +197,7 @@ impl Variant {
 
     /// The server arguments of this variant: model, the study's common args, then the variant's
     /// own (KV type, extra), so a variant's flag wins over a common one.
-    pub fn server_args(&self, default_model: &Path, common: &[String]) -> Vec<String> {
+    pub(crate) fn server_args(&self, default_model: &Path, common: &[String]) -> Vec<String> {
         let model = self.model.as_deref().unwrap_or(default_model);
         let mut a = vec!["-m".to_string(), model.display().to_string()];
         a.extend(common.iter().cloned());
@@ -209,13 +209,13 @@ impl Variant {
     }
 
     /// The model this variant runs.
-    pub fn model_or<'a>(&'a self, default_model: &'a Path) -> &'a Path {
+    pub(crate) fn model_or<'a>(&'a self, default_model: &'a Path) -> &'a Path {
         self.model.as_deref().unwrap_or(default_model)
     }
 }
 
 /// Parses every spec; labels must be unique. The first is the baseline.
-pub fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, VariantError> {
+pub(crate) fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, VariantError> {
     if specs.is_empty() {
         return Err(VariantError::None);
     }
@@ -231,7 +231,7 @@ pub fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, Varian
 }
 
 /// Splits a `--server-args "..."` string the way a shell splits words (no shell runs it).
-pub fn split_args(s: &str) -> Option<Vec<String>> {
+pub(crate) fn split_args(s: &str) -> Option<Vec<String>> {
     shlex::split(s)
 }
 

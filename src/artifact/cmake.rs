@@ -5,10 +5,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-pub const TARGET: &str = "llama-server";
+pub(crate) const TARGET: &str = "llama-server";
 
 /// The configure argv: Ninja and Release unless the user chose otherwise, then the user's args.
-pub fn configure_args(src: &Path, build: &Path, user: &[String]) -> Vec<String> {
+pub(crate) fn configure_args(src: &Path, build: &Path, user: &[String]) -> Vec<String> {
     let mut a = vec!["-S".to_string(), src.display().to_string(), "-B".into(), build.display().to_string()];
     if !user.iter().any(|x| x.starts_with("-G")) {
         a.extend(["-G".into(), "Ninja".into()]);
@@ -49,11 +49,11 @@ fn run_logged(step: &'static str, args: &[String], log: &Path) -> Result<(), Art
     }
 }
 
-pub fn configure(args: &[String], log: &Path) -> Result<(), ArtifactError> {
+pub(crate) fn configure(args: &[String], log: &Path) -> Result<(), ArtifactError> {
     run_logged("configure", args, log)
 }
 
-pub fn build(build_dir: &Path, jobs: usize, log: &Path) -> Result<(), ArtifactError> {
+pub(crate) fn build(build_dir: &Path, jobs: usize, log: &Path) -> Result<(), ArtifactError> {
     let args = vec![
         "--build".to_string(),
         build_dir.display().to_string(),
@@ -66,7 +66,7 @@ pub fn build(build_dir: &Path, jobs: usize, log: &Path) -> Result<(), ArtifactEr
 }
 
 /// The built executable: llama.cpp puts it in `bin/`, a plain project in the build root.
-pub fn find_binary(build_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn find_binary(build_dir: &Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let is_exe = |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
     for rel in ["bin/llama-server", "llama-server"] {
@@ -90,7 +90,7 @@ pub fn find_binary(build_dir: &Path) -> Option<PathBuf> {
 }
 
 /// `KEY:TYPE=VALUE` entries of a CMakeCache.txt.
-pub fn read_cache(text: &str) -> Vec<(String, String)> {
+pub(crate) fn read_cache(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with("//") && !l.trim().is_empty())
         .filter_map(|l| {
@@ -102,7 +102,7 @@ pub fn read_cache(text: &str) -> Vec<(String, String)> {
 
 /// The cache entries worth recording: the build type, every compiler, and each variable the
 /// user set with -D.
-pub fn recorded_options(cache: &[(String, String)], user: &[String]) -> Vec<(String, String)> {
+pub(crate) fn recorded_options(cache: &[(String, String)], user: &[String]) -> Vec<(String, String)> {
     let mut keys: Vec<String> = vec!["CMAKE_BUILD_TYPE".into(), "CMAKE_GENERATOR".into()];
     keys.extend(
         cache.iter().filter(|(k, _)| k.ends_with("_COMPILER") && k.starts_with("CMAKE_")).map(|(k, _)| k.clone()),
@@ -119,7 +119,7 @@ pub fn recorded_options(cache: &[(String, String)], user: &[String]) -> Vec<(Str
 }
 
 /// `LANG: PATH — first line of PATH --version` for every compiler the cache names.
-pub fn compiler_versions(cache: &[(String, String)]) -> Vec<String> {
+pub(crate) fn compiler_versions(cache: &[(String, String)]) -> Vec<String> {
     cache
         .iter()
         .filter(|(k, v)| k.starts_with("CMAKE_") && k.ends_with("_COMPILER") && !v.is_empty())
@@ -136,7 +136,7 @@ pub fn compiler_versions(cache: &[(String, String)]) -> Vec<String> {
         .collect()
 }
 
-pub fn cmake_version() -> Option<String> {
+pub(crate) fn cmake_version() -> Option<String> {
     let out = Command::new("cmake").arg("--version").output().ok()?;
     String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_string)
 }

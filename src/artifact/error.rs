@@ -2,7 +2,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum ArtifactError {
+pub(crate) enum ArtifactError {
     #[error("{0} is not a git repository: pass --repo the llama.cpp source tree to build from")]
     NotARepo(PathBuf),
     #[error("commit {commit:?} is not in {repo}: check the sha, or fetch it into that repository first")]

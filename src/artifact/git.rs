@@ -27,7 +27,7 @@ fn check(out: Output, action: &str) -> Result<Output, ArtifactError> {
 }
 
 /// The full sha of `commit` in `repo`.
-pub fn resolve_commit(repo: &Path, commit: &str) -> Result<String, ArtifactError> {
+pub(crate) fn resolve_commit(repo: &Path, commit: &str) -> Result<String, ArtifactError> {
     if !git(repo, &["rev-parse", "--git-dir"])?.status.success() {
         return Err(ArtifactError::NotARepo(repo.to_path_buf()));
     }
@@ -40,20 +40,20 @@ pub fn resolve_commit(repo: &Path, commit: &str) -> Result<String, ArtifactError
 
 /// A detached worktree of one commit; removed (and pruned from the repository's list) when
 /// dropped, on every path out of a build.
-pub struct DetachedWorktree {
+pub(crate) struct DetachedWorktree {
     repo: PathBuf,
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
 }
 
 impl DetachedWorktree {
-    pub fn add(repo: &Path, path: &Path, commit: &str) -> Result<DetachedWorktree, ArtifactError> {
+    pub(crate) fn add(repo: &Path, path: &Path, commit: &str) -> Result<DetachedWorktree, ArtifactError> {
         let p = path.to_string_lossy();
         check(git(repo, &["worktree", "add", "--quiet", "--detach", &p, commit])?, "worktree add")?;
         Ok(DetachedWorktree { repo: repo.to_path_buf(), path: path.to_path_buf() })
     }
 
     /// `git apply` of one patch file, checked first so a failure leaves the tree as it was.
-    pub fn apply(&self, patch: &Path, patch_name: &Path, commit: &str) -> Result<(), ArtifactError> {
+    pub(crate) fn apply(&self, patch: &Path, patch_name: &Path, commit: &str) -> Result<(), ArtifactError> {
         let p = patch.to_string_lossy();
         let dry = git(&self.path, &["apply", "--check", &p])?;
         if !dry.status.success() {

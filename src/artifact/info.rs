@@ -4,38 +4,38 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write;
 use std::path::PathBuf;
 
-pub const BINARY_PATH: &str = "bin/llama-server";
+pub(crate) const BINARY_PATH: &str = "bin/llama-server";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PatchInfo {
+pub(crate) struct PatchInfo {
     /// Where the patch was read from; a copy is kept in the artifact as `source.patch`.
-    pub source: PathBuf,
-    pub sha256: String,
-    pub bytes: usize,
+    pub(crate) source: PathBuf,
+    pub(crate) sha256: String,
+    pub(crate) bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BuildInfo {
-    pub name: String,
-    pub repo: PathBuf,
-    pub base_commit: String,
-    pub patch: Option<PatchInfo>,
+pub(crate) struct BuildInfo {
+    pub(crate) name: String,
+    pub(crate) repo: PathBuf,
+    pub(crate) base_commit: String,
+    pub(crate) patch: Option<PatchInfo>,
     /// The full `cmake` configure arguments.
-    pub configure_args: Vec<String>,
+    pub(crate) configure_args: Vec<String>,
     /// The build type, generator, compilers and every -D variable, as the cache holds them.
-    pub cache_options: Vec<(String, String)>,
+    pub(crate) cache_options: Vec<(String, String)>,
     /// `LANG: PATH — version` per compiler.
-    pub compilers: Vec<String>,
-    pub cmake_version: Option<String>,
-    pub binary: String,
-    pub binary_sha256: String,
-    pub built_at: String,
-    pub build_seconds: f64,
-    pub abprof_version: String,
+    pub(crate) compilers: Vec<String>,
+    pub(crate) cmake_version: Option<String>,
+    pub(crate) binary: String,
+    pub(crate) binary_sha256: String,
+    pub(crate) built_at: String,
+    pub(crate) build_seconds: f64,
+    pub(crate) abprof_version: String,
 }
 
 impl BuildInfo {
-    pub fn version_txt(&self) -> String {
+    pub(crate) fn version_txt(&self) -> String {
         let mut o = String::new();
         let _ = writeln!(o, "name: {}", self.name);
         let _ = writeln!(o, "base_commit: {}", self.base_commit);

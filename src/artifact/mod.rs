@@ -10,9 +10,9 @@ mod git;
 mod info;
 mod store;
 
-pub use error::ArtifactError;
-pub use info::{BuildInfo, PatchInfo, BINARY_PATH};
-pub use store::sha256_file;
+pub(crate) use error::ArtifactError;
+pub(crate) use info::{BuildInfo, PatchInfo, BINARY_PATH};
+pub(crate) use store::sha256_file;
 
 use git::{resolve_commit, DetachedWorktree};
 use std::path::{Path, PathBuf};
@@ -21,23 +21,23 @@ use store::{check_name, Staging};
 
 /// What to build.
 #[derive(Debug, Clone)]
-pub struct BuildSpec {
-    pub repo: PathBuf,
-    pub commit: String,
-    pub patch: Option<PathBuf>,
+pub(crate) struct BuildSpec {
+    pub(crate) repo: PathBuf,
+    pub(crate) commit: String,
+    pub(crate) patch: Option<PathBuf>,
     /// Default: `llama-server-<sha12>[-p<patch sha8>]`.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Folder the artifact folder is created in.
-    pub out: PathBuf,
-    pub cmake_args: Vec<String>,
-    pub jobs: usize,
+    pub(crate) out: PathBuf,
+    pub(crate) cmake_args: Vec<String>,
+    pub(crate) jobs: usize,
 }
 
 /// A finished artifact.
 #[derive(Debug, Clone)]
-pub struct Artifact {
-    pub dir: PathBuf,
-    pub info: BuildInfo,
+pub(crate) struct Artifact {
+    pub(crate) dir: PathBuf,
+    pub(crate) info: BuildInfo,
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
@@ -45,7 +45,7 @@ fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
 }
 
 /// Builds the artifact; `progress` hears about each step.
-pub fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -> Result<Artifact, ArtifactError> {
+pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -> Result<Artifact, ArtifactError> {
     let t0 = Instant::now();
     let repo = std::path::absolute(&spec.repo).map_err(write_err(&spec.repo))?;
     let commit = resolve_commit(&repo, &spec.commit)?;

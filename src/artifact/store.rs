@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 static NAME: LazyLock<regex::Regex> = LazyLock::new(|| regex::Regex::new(r"^[A-Za-z0-9._-]+$").unwrap());
 
-pub fn check_name(name: &str) -> Result<(), ArtifactError> {
+pub(crate) fn check_name(name: &str) -> Result<(), ArtifactError> {
     if NAME.is_match(name) && !name.starts_with('.') {
         Ok(())
     } else {
@@ -17,7 +17,7 @@ pub fn check_name(name: &str) -> Result<(), ArtifactError> {
     }
 }
 
-pub fn sha256_file(path: &Path) -> std::io::Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> std::io::Result<String> {
     let mut f = std::fs::File::open(path)?;
     let mut h = Sha256::new();
     std::io::copy(&mut f, &mut h)?;
@@ -26,9 +26,9 @@ pub fn sha256_file(path: &Path) -> std::io::Result<String> {
 
 /// The folder being assembled; a failed build leaves it (with its logs) for inspection, and the
 /// next attempt starts it afresh.
-pub struct Staging {
-    pub dir: PathBuf,
-    pub dest: PathBuf,
+pub(crate) struct Staging {
+    pub(crate) dir: PathBuf,
+    pub(crate) dest: PathBuf,
 }
 
 fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
@@ -36,7 +36,7 @@ fn write_err(path: &Path) -> impl FnOnce(std::io::Error) -> ArtifactError + '_ {
 }
 
 impl Staging {
-    pub fn create(out: &Path, name: &str) -> Result<Staging, ArtifactError> {
+    pub(crate) fn create(out: &Path, name: &str) -> Result<Staging, ArtifactError> {
         let dest = out.join(name);
         if dest.exists() {
             return Err(ArtifactError::Exists(dest));
@@ -49,13 +49,13 @@ impl Staging {
         Ok(Staging { dir, dest })
     }
 
-    pub fn write(&self, rel: &str, bytes: &[u8]) -> Result<PathBuf, ArtifactError> {
+    pub(crate) fn write(&self, rel: &str, bytes: &[u8]) -> Result<PathBuf, ArtifactError> {
         let p = self.dir.join(rel);
         std::fs::write(&p, bytes).map_err(write_err(&p))?;
         Ok(p)
     }
 
-    pub fn copy_in(&self, from: &Path, rel: &str) -> Result<PathBuf, ArtifactError> {
+    pub(crate) fn copy_in(&self, from: &Path, rel: &str) -> Result<PathBuf, ArtifactError> {
         let p = self.dir.join(rel);
         std::fs::copy(from, &p).map_err(write_err(&p))?;
         Ok(p)
@@ -63,7 +63,7 @@ impl Staging {
 
     /// Read-only files (executables keep their execute bits), then the rename into place.
     /// Folders stay writable so an artifact can still be deleted deliberately.
-    pub fn seal(self) -> Result<PathBuf, ArtifactError> {
+    pub(crate) fn seal(self) -> Result<PathBuf, ArtifactError> {
         let mut stack = vec![self.dir.clone()];
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).map_err(write_err(&d))?.flatten() {

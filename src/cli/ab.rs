@@ -15,51 +15,51 @@ use std::path::{Path, PathBuf};
     after_help = "Exit status: 0 done; 1 error; 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (resumable)."
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
-pub struct AbArgs {
+pub(crate) struct AbArgs {
     /// Evidence folder of a new study (must not exist, or be empty).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     /// Run the study defined in this TOML file (written into every evidence folder as study.toml).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
-    pub study: Option<PathBuf>,
+    pub(crate) study: Option<PathBuf>,
     /// Continue an interrupted study in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root")]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
-    pub variants: VariantArgs,
+    pub(crate) variants: VariantArgs,
     /// Output tokens per request.
     #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = clap::value_parser!(u32).range(2..))]
-    pub tokens: Option<u32>,
+    pub(crate) tokens: Option<u32>,
     /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
     #[arg(long, value_enum)]
-    pub workload: Option<Workload>,
+    pub(crate) workload: Option<Workload>,
     /// Cold samples per variant.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub samples: u32,
+    pub(crate) samples: u32,
     #[command(flatten)]
-    pub prompt: PromptArgs,
+    pub(crate) prompt: PromptArgs,
     /// Send llama-server's ignore_eos so every request decodes exactly N tokens.
     #[arg(long)]
-    pub ignore_eos: bool,
+    pub(crate) ignore_eos: bool,
     /// Warm the prompt cache, then time decode with the full-length KV in place.
     #[arg(long)]
-    pub pure_decode: bool,
+    pub(crate) pure_decode: bool,
     /// Run the (single) variant against itself to measure the noise floor.
     #[arg(long)]
-    pub aa: bool,
+    pub(crate) aa: bool,
     /// Shuffle within each balanced block with this seed (recorded in plan.json).
     #[arg(long, value_name = "SEED")]
-    pub order_seed: Option<u64>,
+    pub(crate) order_seed: Option<u64>,
     #[command(flatten)]
-    pub conditions: RunConditions,
+    pub(crate) conditions: RunConditions,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
 /// A study file that does not parse is a usage error, like a bad flag: nothing has run.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct BadStudyFile(#[from] pub StudyFileError);
+pub(crate) struct BadStudyFile(#[from] pub(crate) StudyFileError);
 
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
@@ -114,7 +114,7 @@ fn load_study(path: &Path) -> Result<StudyFile> {
     Ok(f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }
 
-pub fn run(a: AbArgs) -> Result<i32> {
+pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let (file, root, resume) = if let Some(dir) = &a.resume {
         (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true)
     } else {

@@ -8,39 +8,39 @@ use crate::report::{self, trace::AttributionView, Format};
 use crate::trace::{self, Rules};
 
 #[derive(ClapArgs, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// A rocprofv3 rocpd database (.db), a rocprofv3 kernel_trace.csv, an Nsight Systems SQLite
     /// export (.sqlite), or an `abprof trace` output folder.
-    pub trace: PathBuf,
+    pub(crate) trace: PathBuf,
     /// Print the attribution as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub reading: TraceReading,
+    pub(crate) reading: TraceReading,
     /// Also compute the decode window's GPU busy time (union of kernel intervals) and each
     /// kernel's exclusive part of it, which is what to read when kernels overlap (one more pass
     /// over the trace, sorted by start).
     #[arg(long)]
-    pub busy: bool,
+    pub(crate) busy: bool,
     /// How many kernels the "top kernels" table lists.
     #[arg(long, default_value_t = 15, value_name = "N")]
-    pub top: usize,
+    pub(crate) top: usize,
 }
 
 /// How a trace is read, shared by `attribute` and `compare-traces`.
 #[derive(ClapArgs, Debug)]
-pub struct TraceReading {
+pub(crate) struct TraceReading {
     /// Category rules (TOML, same layout as assets/kernel-categories.toml) instead of the built-in ones.
     #[arg(long, value_name = "FILE")]
-    pub rules: Option<PathBuf>,
+    pub(crate) rules: Option<PathBuf>,
     /// Output tokens of the traced request (default: from the folder's trace.json); needed for
     /// per-token figures and for finding decode in a bare trace file.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub tokens: Option<u32>,
+    pub(crate) tokens: Option<u32>,
 }
 
 impl TraceReading {
-    pub fn rules(&self) -> Result<Rules> {
+    pub(crate) fn rules(&self) -> Result<Rules> {
         load_rules(self.rules.as_deref())
     }
 }
@@ -52,7 +52,7 @@ fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
     })
 }
 
-pub fn run(a: Args) -> Result<i32> {
+pub(crate) fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
     let input = trace::resolve_input(&a.trace)?;
     let attribution = trace::analyze_with(&input, &rules, a.reading.tokens, a.busy)?;

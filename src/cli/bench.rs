@@ -14,26 +14,26 @@ use std::time::Duration;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("prompt", |a| a.required(true)))]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub(crate) server: ServerArgs,
     #[command(flatten)]
-    pub prompt: PromptArgs,
+    pub(crate) prompt: PromptArgs,
     /// Output tokens (max_tokens); the sample must finish by `length` with exactly N (at least 2:
     /// decode TPS needs two).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
-    pub tokens: u32,
+    pub(crate) tokens: u32,
     /// Send llama-server's `ignore_eos` so a model that would stop early decodes exactly N.
     #[arg(long)]
-    pub ignore_eos: bool,
+    pub(crate) ignore_eos: bool,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
     /// Evidence folder (default: a new folder under the temp dir).
     #[arg(long, value_name = "DIR")]
-    pub evidence: Option<PathBuf>,
+    pub(crate) evidence: Option<PathBuf>,
 }
 
-pub fn run(a: BenchArgs) -> Result<i32> {
+pub(crate) fn run(a: BenchArgs) -> Result<i32> {
     check_model(&a.server.model)?;
     let prompt_file = a.prompt.prompt.as_deref().expect("clap requires --prompt");
     let prompt = read_prompt(prompt_file)?;

@@ -9,28 +9,28 @@ use std::path::PathBuf;
 #[command(
     after_help = "Example: abprof build --repo ~/llama.cpp --commit 0c1e57098 --patch cand.patch --name cand -- -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151"
 )]
-pub struct BuildArgs {
+pub(crate) struct BuildArgs {
     /// The git source tree (it may hold uncommitted work: it is only read).
     #[arg(long, value_name = "DIR")]
-    pub repo: PathBuf,
+    pub(crate) repo: PathBuf,
     /// The base commit (any name git resolves to a commit).
     #[arg(long, value_name = "SHA")]
-    pub commit: String,
+    pub(crate) commit: String,
     /// One patch applied with `git apply` on top of the commit (e.g. `git diff BASE -- file.cu`).
     #[arg(long, value_name = "FILE")]
-    pub patch: Option<PathBuf>,
+    pub(crate) patch: Option<PathBuf>,
     /// Artifact folder name (default llama-server-<sha12>[-p<patch sha8>]).
     #[arg(long, value_name = "NAME")]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Where artifact folders are kept (default $ABPROF_CACHE/artifacts, else ~/.cache/abprof/artifacts).
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Parallel build jobs (default: the number of CPUs).
     #[arg(long, value_name = "N")]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
     /// CMake configure arguments after `--`, e.g. -DGGML_HIP=ON (Ninja and Release unless given).
     #[arg(last = true, value_name = "CMAKE_ARGS")]
-    pub cmake_args: Vec<String>,
+    pub(crate) cmake_args: Vec<String>,
 }
 
 fn default_out() -> PathBuf {
@@ -41,7 +41,7 @@ fn default_out() -> PathBuf {
     home.join(".cache/abprof/artifacts")
 }
 
-pub fn run(a: BuildArgs) -> Result<i32> {
+pub(crate) fn run(a: BuildArgs) -> Result<i32> {
     let spec = BuildSpec {
         repo: a.repo,
         commit: a.commit,

@@ -10,36 +10,36 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// llama-server binary to start for calibration (or use --url).
     #[arg(long, value_name = "BIN", required_unless_present = "url")]
-    pub server_bin: Option<PathBuf>,
+    pub(crate) server_bin: Option<PathBuf>,
     /// Model for the started server.
     #[arg(long, value_name = "GGUF", required_unless_present = "url")]
-    pub model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     /// Server arguments (they change nothing about token counts, but keep them equal to the
     /// benchmark's to be safe) and the health wait.
     #[command(flatten)]
-    pub launch: LaunchArgs,
+    pub(crate) launch: LaunchArgs,
     /// Calibrate against a server that is already running instead.
     #[arg(long, conflicts_with_all = ["server_bin", "model"])]
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// Exact prompt tokens wanted (chat template included).
     // `--tokens` was its name; every other command's `--tokens` counts output tokens.
     #[arg(long, value_name = "N", alias = "tokens", value_parser = prompt_tokens())]
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     /// Where to save the prompt text (a `.calibration.json` is written beside it).
     #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// Source text to cut the prompt from (default: abprof's own).
     #[arg(long, value_name = "FILE")]
-    pub source: Option<PathBuf>,
+    pub(crate) source: Option<PathBuf>,
     /// Loopback port for the started server (default: a free one the OS picks).
     #[arg(long)]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
 }
 
-pub fn run(a: CalibrateArgs) -> Result<i32> {
+pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
     let source = match &a.source {
         Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read --source {}", p.display()))?,
         None => DEFAULT_SOURCE.to_string(),

@@ -3,14 +3,14 @@
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-pub fn split_server_args(s: &str) -> Result<Vec<String>> {
+pub(crate) fn split_server_args(s: &str) -> Result<Vec<String>> {
     match crate::variant::split_args(s) {
         Some(v) => Ok(v),
         None => bail!("cannot split --server-args {s:?} like a shell would: check its quotes"),
     }
 }
 
-pub fn check_model(model: &Path) -> Result<()> {
+pub(crate) fn check_model(model: &Path) -> Result<()> {
     if !model.is_file() {
         bail!(
             "model {} does not exist: pass a GGUF file (scripts/testbed prints TARGET_MODEL and SMOLLM2_MODEL)",
@@ -20,7 +20,7 @@ pub fn check_model(model: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn read_prompt(path: &Path) -> Result<String> {
+pub(crate) fn read_prompt(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).with_context(|| {
         format!(
             "cannot read prompt file {}: make one with `abprof calibrate ... --out {}`",
@@ -30,7 +30,7 @@ pub fn read_prompt(path: &Path) -> Result<String> {
     })
 }
 
-pub fn port_or_free(port: Option<u16>) -> Result<u16> {
+pub(crate) fn port_or_free(port: Option<u16>) -> Result<u16> {
     match port {
         Some(p) => Ok(p),
         None => crate::server::free_port("127.0.0.1").context("no free loopback port"),
@@ -38,13 +38,13 @@ pub fn port_or_free(port: Option<u16>) -> Result<u16> {
 }
 
 /// A fresh folder name under the system temp dir, for evidence the user did not place.
-pub fn default_evidence(kind: &str) -> PathBuf {
+pub(crate) fn default_evidence(kind: &str) -> PathBuf {
     let ts = chrono::Local::now().format("%Y%m%d-%H%M%S");
     std::env::temp_dir().join(format!("abprof-{kind}-{ts}-{}", std::process::id()))
 }
 
 /// The async runtime every HTTP-speaking subcommand runs on. Multi-threaded so a blocking idle
 /// gate can run in place without stalling the stream reader.
-pub fn runtime() -> tokio::runtime::Runtime {
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
 }

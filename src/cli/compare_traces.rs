@@ -10,27 +10,27 @@ use crate::summary::traces::compare_study_folder;
 use crate::trace::compare::{self, VariantSpec};
 
 #[derive(ClapArgs, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// LABEL=TRACE[:MS_PER_TOK], repeated; the first is the baseline. TRACE is a trace file or an
     /// `abprof trace` folder (whose trace.json gives MS_PER_TOK when it is left out). MS_PER_TOK
     /// must come from untraced runs at the trace's output length.
     #[arg(long = "variant", value_name = "LABEL=TRACE[:MS_PER_TOK]", required_unless_present = "study")]
-    pub variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
     /// An `abprof ab` evidence folder: compares its traces/LABEL/ folders (`abprof trace --root
     /// DIR/traces`), each scaled by the study's median ms/token, as its summary does.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "tokens"])]
-    pub study: Option<PathBuf>,
+    pub(crate) study: Option<PathBuf>,
     /// Print the comparison as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     #[command(flatten)]
-    pub reading: super::attribute::TraceReading,
+    pub(crate) reading: super::attribute::TraceReading,
     /// How many moved kernels to list.
     #[arg(long, default_value_t = 10, value_name = "N")]
-    pub top: usize,
+    pub(crate) top: usize,
 }
 
-pub fn run(a: Args) -> Result<i32> {
+pub(crate) fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
     let format = Format::from_json_flag(a.json);
     if let Some(dir) = &a.study {

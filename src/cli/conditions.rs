@@ -8,26 +8,26 @@ use crate::telemetry::SourceKind;
 /// Run conditions: `--idle-samples`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
 /// `--telemetry-hz` (ab, pi).
 #[derive(Args, Debug, Clone)]
-pub struct RunConditions {
+pub(crate) struct RunConditions {
     /// Consecutive idle samples the idle gate needs before each request.
     #[arg(long, default_value_t = file::default_consecutive(), value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub idle_samples: u32,
+    pub(crate) idle_samples: u32,
     /// Isolation hook run before every sample (repeatable; no shell).
     #[arg(long, value_name = "CMD")]
-    pub before: Vec<String>,
+    pub(crate) before: Vec<String>,
     /// Restore hook run once at exit, on every exit path (repeatable).
     #[arg(long, value_name = "CMD")]
-    pub after: Vec<String>,
+    pub(crate) after: Vec<String>,
     /// Verification hook run after the restore (repeatable).
     #[arg(long, value_name = "CMD")]
-    pub verify: Vec<String>,
+    pub(crate) verify: Vec<String>,
     #[command(flatten)]
-    pub telemetry: TelemetryArg,
+    pub(crate) telemetry: TelemetryArg,
     /// Telemetry samples per second during each request.
     #[arg(long, default_value_t = file::default_hz(), value_name = "HZ",
           value_parser = clap::value_parser!(u32).range(1..))]
-    pub telemetry_hz: u32,
+    pub(crate) telemetry_hz: u32,
 }
 
 fn lines(v: &[String]) -> Vec<HookCommand> {
@@ -35,15 +35,15 @@ fn lines(v: &[String]) -> Vec<HookCommand> {
 }
 
 impl RunConditions {
-    pub fn telemetry(&self) -> SourceKind {
+    pub(crate) fn telemetry(&self) -> SourceKind {
         self.telemetry.telemetry
     }
 
-    pub fn idle(&self) -> IdleGate {
+    pub(crate) fn idle(&self) -> IdleGate {
         IdleGate { consecutive: self.idle_samples, ..IdleGate::default() }
     }
 
-    pub fn isolation(&self) -> Isolation {
+    pub(crate) fn isolation(&self) -> Isolation {
         Isolation {
             before: lines(&self.before),
             after: lines(&self.after),

@@ -18,29 +18,29 @@ use std::path::{Path, PathBuf};
     mut_arg("prompt", |a| a.conflicts_with("prompt_tokens").help("Calibrated prompt text (see `abprof calibrate`); use the study's own prompt")),
     mut_arg("prompt_tokens", |a| a.default_value("1000").help("Without --prompt: calibrate a prompt of exactly N tokens on the baseline first"))
 )]
-pub struct ExactnessArgs {
+pub(crate) struct ExactnessArgs {
     /// Baseline then candidate: label=/path/to/llama-server[|kv=TYPE][|env=VAR=VAL][|extra=ARGS][|model=PATH].
     #[arg(long = "variant", value_name = "SPEC", required = true)]
-    pub variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
     /// The GGUF model both run (unless a variant names its own with model=).
     #[arg(long, value_name = "GGUF")]
-    pub model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     #[command(flatten)]
-    pub launch: LaunchArgs,
+    pub(crate) launch: LaunchArgs,
     #[command(flatten)]
-    pub prompt: PromptArgs,
+    pub(crate) prompt: PromptArgs,
     /// Output tokens to generate and compare (max_tokens).
     #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
-    pub tokens: u32,
+    pub(crate) tokens: u32,
     /// Send llama-server's `ignore_eos`, so both generate exactly N tokens even past end-of-text.
     #[arg(long)]
-    pub ignore_eos: bool,
+    pub(crate) ignore_eos: bool,
     /// Evidence folder: `exactness.json` goes here (pass the A/B study's folder to have
     /// `abprof summarize` show it); default a new folder under the temp dir.
     #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
 fn model_of<'a>(v: &'a Variant, default: Option<&'a Path>) -> Result<&'a Path> {
@@ -58,7 +58,7 @@ fn launch(v: &Variant, model: &Path, common: &[String], dir: &Path) -> Result<La
     Ok(LaunchSpec::for_variant(v, model, common, port, dir))
 }
 
-pub fn run(a: ExactnessArgs) -> Result<i32> {
+pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     let variants = parse_variants(&a.variants)?;
     if variants.len() != 2 {
         bail!(crate::exactness::ExactnessError::VariantCount(variants.len()));

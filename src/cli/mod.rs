@@ -21,13 +21,13 @@ mod usage;
 #[derive(Parser, Debug)]
 #[command(name = "abprof", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")"),
           about = "Is llama-server variant B faster than A, by how much, and which kernels are responsible?")]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// The A/B study: cold interleaved samples of every variant, isolation, evidence, verdict.
     Ab(ab::AbArgs),
     /// One cold sample: start the server, one timed streaming request, stop, parse its log.
@@ -98,7 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
 
 /// Joins an error chain into one line: "outer: inner: root". Typed errors often quote their
 /// source already; a cause whose text is already in the line is not repeated.
-pub fn one_line(e: &anyhow::Error) -> String {
+pub(crate) fn one_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
         let text = cause.to_string();

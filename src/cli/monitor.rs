@@ -12,36 +12,36 @@ use crate::telemetry::monitor::{run_monitor, MonitorPlan};
 use crate::telemetry::OpenOptions;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
-    pub telemetry: TelemetryArg,
+    pub(crate) telemetry: TelemetryArg,
     /// Reads per second (1 to 10000).
     #[arg(long, default_value_t = 100.0, value_parser = parse_hz, value_name = "N")]
-    pub hz: f64,
+    pub(crate) hz: f64,
     /// How long to run, e.g. 30s, 500ms, 2m (default: until Ctrl-C).
     #[arg(long, value_parser = parse_duration, value_name = "D")]
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Write every sample to this CSV file.
     #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
+    pub(crate) csv: Option<PathBuf>,
     /// Write the driver's own buffered power samples (NVML, 20 ms) to this CSV file.
     #[arg(long, value_name = "FILE")]
-    pub driver_power_csv: Option<PathBuf>,
+    pub(crate) driver_power_csv: Option<PathBuf>,
     /// Write the run's statistics as JSON to this file.
     #[arg(long, value_name = "FILE")]
-    pub stats_json: Option<PathBuf>,
+    pub(crate) stats_json: Option<PathBuf>,
     /// Device index within the backend.
     #[arg(long, default_value_t = 0, value_name = "I")]
-    pub device: u32,
+    pub(crate) device: u32,
     /// What stands for /sys (for fixture trees).
     #[arg(long, default_value = "/sys", value_name = "DIR")]
-    pub sysfs_root: PathBuf,
+    pub(crate) sysfs_root: PathBuf,
     /// Also report this process's CPU use (e.g. the server's); required by --telemetry cpu.
     #[arg(long, value_name = "PID")]
-    pub pid: Option<i32>,
+    pub(crate) pid: Option<i32>,
     /// NVML energy counter read interval in ms (each read costs ~4 ms on an H200); 0 = never.
     #[arg(long, default_value_t = 1000, value_name = "MS")]
-    pub nvml_energy_every_ms: u64,
+    pub(crate) nvml_energy_every_ms: u64,
 }
 
 /// 1 to 10000 reads per second; fractions are fine.
@@ -54,7 +54,7 @@ fn parse_hz(s: &str) -> Result<f64, String> {
 }
 
 /// "500ms", "30s", "1.5s", "2m", or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
@@ -72,7 +72,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-pub fn run(args: Args) -> Result<i32> {
+pub(crate) fn run(args: Args) -> Result<i32> {
     let plan = MonitorPlan {
         source: OpenOptions {
             kind: args.telemetry.telemetry,

@@ -7,14 +7,14 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-pub struct ParseLogArgs {
+pub(crate) struct ParseLogArgs {
     /// A llama-server log (--log-file, stderr, or --log-jsonl stdout).
-    pub log: PathBuf,
+    pub(crate) log: PathBuf,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
-pub fn run(a: ParseLogArgs) -> Result<i32> {
+pub(crate) fn run(a: ParseLogArgs) -> Result<i32> {
     let text = std::fs::read_to_string(&a.log).with_context(|| format!("cannot read {}", a.log.display()))?;
     let b = crate::server::log::single_timing_block(&text).with_context(|| a.log.display().to_string())?;
     emit(&ParsedTimingBlock(&b), a.output.format());

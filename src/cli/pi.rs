@@ -19,46 +19,46 @@ use std::path::{Path, PathBuf};
     after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error; 2 usage; 128+N stopped by signal N (resumable)."
 )]
 #[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
-pub struct PiArgs {
+pub(crate) struct PiArgs {
     #[command(flatten)]
-    pub variants: VariantArgs,
+    pub(crate) variants: VariantArgs,
     /// Finish an interrupted Pi study in DIR (its study.toml holds every setting).
     #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "root"])]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     /// Samples per variant (at least 3: docs/methodology.md §8).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub samples: u32,
+    pub(crate) samples: u32,
     /// The controlled workload.
     #[arg(long, value_enum, default_value_t = PiMode::Decode)]
-    pub mode: PiMode,
+    pub(crate) mode: PiMode,
     /// Replace the mode's prompt (its Python is still extracted and run).
     #[arg(long, value_name = "TEXT")]
-    pub prompt: Option<String>,
+    pub(crate) prompt: Option<String>,
     /// Evidence folder (pi.json, and pi/LABEL-N/ per sample); default a new folder under the temp dir.
     #[arg(long, value_name = "DIR")]
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     /// The pi executable.
     #[arg(long, value_name = "PATH", default_value = "pi")]
-    pub pi_bin: PathBuf,
+    pub(crate) pi_bin: PathBuf,
     /// Seconds one whole pi process may take.
     #[arg(long, value_name = "S", default_value_t = 900)]
-    pub timeout: u64,
+    pub(crate) timeout: u64,
     /// The model's maxTokens in Pi's models.json (Pi sends it as max_tokens).
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(2..))]
-    pub max_tokens: u32,
+    pub(crate) max_tokens: u32,
     /// The model's contextWindow in Pi's models.json.
     #[arg(long, value_name = "N", default_value_t = 32768)]
-    pub context_window: u32,
+    pub(crate) context_window: u32,
     /// Python interpreter for the answer's code.
     #[arg(long, value_name = "PATH", default_value = "python3")]
-    pub python: PathBuf,
+    pub(crate) python: PathBuf,
     /// Seconds the answer's code may run.
     #[arg(long, value_name = "S", default_value_t = 60)]
-    pub code_timeout: u64,
+    pub(crate) code_timeout: u64,
     #[command(flatten)]
-    pub conditions: RunConditions,
+    pub(crate) conditions: RunConditions,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
 /// `pi` alone means the one on PATH; a path is taken as given.
@@ -113,7 +113,7 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
     })
 }
 
-pub fn run(a: PiArgs) -> Result<i32> {
+pub(crate) fn run(a: PiArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
         Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
         None => {

@@ -7,14 +7,14 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-pub struct SummarizeArgs {
+pub(crate) struct SummarizeArgs {
     /// The study's evidence folder (the --root of `abprof ab`).
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub(crate) output: OutputArgs,
 }
 
-pub fn run(a: SummarizeArgs) -> Result<i32> {
+pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
     let ev = Evidence::open(&a.dir)?;
     let s = crate::summary::summarize(&ev)?;
     write_json(&ev.path("summary.json"), &s)?;

@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum TracerKind {
+pub(crate) enum TracerKind {
     /// AMD ROCm: rocprofv3 --kernel-trace, rocpd SQLite output.
     Rocprofv3,
     /// NVIDIA: Nsight Systems with CUDA graph nodes traced, exported to SQLite.
@@ -24,39 +24,39 @@ pub enum TracerKind {
 #[command(after_help = "Exit status: 0 done; 1 error; 2 usage; 128+N stopped by signal N (resumable with --resume).")]
 #[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
 #[command(mut_arg("prompt", |a| a.conflicts_with("prompt_tokens")))]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// Output folder: a study folder (its untraced samples under samples/) with one subfolder per
     /// variant holding its trace.json.
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
-    pub root: Option<PathBuf>,
+    pub(crate) root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variants"])]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
-    pub variants: VariantArgs,
+    pub(crate) variants: VariantArgs,
     /// Output tokens; the untraced samples use the same (trace-matched workload: 512).
     #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
-    pub tokens: u32,
+    pub(crate) tokens: u32,
     #[arg(long, value_enum, conflicts_with = "tracer_cmd")]
-    pub tracer: Option<TracerKind>,
+    pub(crate) tracer: Option<TracerKind>,
     /// The tracer binary (default: rocprofv3 or nsys from PATH).
     #[arg(long, value_name = "BIN")]
-    pub tracer_bin: Option<PathBuf>,
+    pub(crate) tracer_bin: Option<PathBuf>,
     /// A custom tracer command; `{out}` becomes its output folder and the server argv is appended.
     #[arg(long, value_name = "TEMPLATE", allow_hyphen_values = true)]
-    pub tracer_cmd: Option<String>,
+    pub(crate) tracer_cmd: Option<String>,
     /// Untraced samples per variant for the ms/token the trace is scaled by.
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub untraced: u32,
+    pub(crate) untraced: u32,
     #[command(flatten)]
-    pub prompt: PromptArgs,
+    pub(crate) prompt: PromptArgs,
     #[arg(long)]
-    pub ignore_eos: bool,
+    pub(crate) ignore_eos: bool,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
     #[arg(long, default_value_t = 1800, value_name = "SECS")]
-    pub finalize_timeout: u64,
+    pub(crate) finalize_timeout: u64,
     #[command(flatten)]
-    pub conditions: RunConditions,
+    pub(crate) conditions: RunConditions,
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -125,7 +125,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
-pub fn run(a: TraceArgs) -> Result<i32> {
+pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
         Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),

@@ -3,7 +3,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 /// Clap's message without its usage block and tips, on one line; a rejected choice lists the
 /// choices.
-pub fn one_line(e: &clap::Error) -> String {
+pub(crate) fn one_line(e: &clap::Error) -> String {
     let rendered = e.render().to_string();
     let paragraph: Vec<&str> = rendered
         .lines()

@@ -7,14 +7,14 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-pub const MAX_ROUNDS: usize = 8;
+pub(crate) const MAX_ROUNDS: usize = 8;
 /// The varied technical prose prompts are cut from (written for abprof; assets/README.md).
-pub const DEFAULT_SOURCE: &str = include_str!("../../assets/prompt-source.md");
+pub(crate) const DEFAULT_SOURCE: &str = include_str!("../../assets/prompt-source.md");
 /// The first guess leaves this many tokens for the chat template.
 const TEMPLATE_ALLOWANCE: u64 = 30;
 
 #[derive(Debug, Error)]
-pub enum CalibrateError {
+pub(crate) enum CalibrateError {
     #[error(transparent)]
     Client(#[from] ClientError),
     #[error("the server's response carried no usage: it must support stream_options.include_usage (llama-server 2025-08 or newer)")]
@@ -28,24 +28,24 @@ pub enum CalibrateError {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Round {
-    pub content_tokens: u64,
-    pub prompt_tokens: u64,
+pub(crate) struct Round {
+    pub(crate) content_tokens: u64,
+    pub(crate) prompt_tokens: u64,
 }
 
 /// The calibrated prompt and how it was found. Saved beside the text as `<file>.calibration.json`
 /// so later runs can verify the count without recalibrating.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Calibration {
-    pub prompt_tokens: u64,
-    pub content_tokens: u64,
-    pub rounds: Vec<Round>,
-    pub system_fingerprint: Option<String>,
+pub(crate) struct Calibration {
+    pub(crate) prompt_tokens: u64,
+    pub(crate) content_tokens: u64,
+    pub(crate) rounds: Vec<Round>,
+    pub(crate) system_fingerprint: Option<String>,
     #[serde(skip)]
-    pub text: String,
+    pub(crate) text: String,
 }
 
-pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Calibration, CalibrateError> {
+pub(crate) async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Calibration, CalibrateError> {
     if source.trim().is_empty() {
         return Err(CalibrateError::EmptySource);
     }
@@ -99,7 +99,7 @@ pub async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Cal
 }
 
 /// `<prompt file>.calibration.json`
-pub fn sidecar_path(prompt: &Path) -> PathBuf {
+pub(crate) fn sidecar_path(prompt: &Path) -> PathBuf {
     let mut s = prompt.as_os_str().to_owned();
     s.push(".calibration.json");
     PathBuf::from(s)
@@ -107,7 +107,7 @@ pub fn sidecar_path(prompt: &Path) -> PathBuf {
 
 /// Saves the text (the artefact is text, not token ids: a tokenizer change needs recalibration)
 /// and its sidecar.
-pub fn save(cal: &Calibration, out: &Path) -> std::io::Result<()> {
+pub(crate) fn save(cal: &Calibration, out: &Path) -> std::io::Result<()> {
     if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
@@ -116,7 +116,7 @@ pub fn save(cal: &Calibration, out: &Path) -> std::io::Result<()> {
 }
 
 /// The calibrated count recorded beside a prompt file, if there is one.
-pub fn recorded_prompt_tokens(prompt: &Path) -> Option<u64> {
+pub(crate) fn recorded_prompt_tokens(prompt: &Path) -> Option<u64> {
     let text = std::fs::read_to_string(sidecar_path(prompt)).ok()?;
     serde_json::from_str::<Calibration>(&text).ok().map(|c| c.prompt_tokens)
 }

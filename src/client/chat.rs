@@ -7,43 +7,43 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Message {
-    pub role: String,
-    pub content: String,
+pub(crate) struct Message {
+    pub(crate) role: String,
+    pub(crate) content: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct StreamOptions {
-    pub include_usage: bool,
+pub(crate) struct StreamOptions {
+    pub(crate) include_usage: bool,
 }
 
 /// The request body. Field names are the wire names.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ChatRequest {
-    pub model: String,
-    pub messages: Vec<Message>,
-    pub max_tokens: u32,
-    pub temperature: f64,
-    pub seed: u64,
+pub(crate) struct ChatRequest {
+    pub(crate) model: String,
+    pub(crate) messages: Vec<Message>,
+    pub(crate) max_tokens: u32,
+    pub(crate) temperature: f64,
+    pub(crate) seed: u64,
     /// False for cold-KV samples; true only for pure-decode studies that warm the cache first.
-    pub cache_prompt: bool,
-    pub stream: bool,
+    pub(crate) cache_prompt: bool,
+    pub(crate) stream: bool,
     /// Without it newer servers send no usage chunk.
-    pub stream_options: StreamOptions,
+    pub(crate) stream_options: StreamOptions,
     /// llama-server extension: generate exactly `max_tokens` even past end-of-sequence. Part of
     /// the workload, so it is recorded with the request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ignore_eos: Option<bool>,
+    pub(crate) ignore_eos: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub logprobs: Option<bool>,
+    pub(crate) logprobs: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub top_logprobs: Option<u32>,
+    pub(crate) top_logprobs: Option<u32>,
 }
 
 impl ChatRequest {
     /// The benchmark request (docs/methodology.md §2): temperature 0, seed 42, no prompt cache,
     /// streamed with usage.
-    pub fn benchmark(prompt: &str, max_tokens: u32) -> ChatRequest {
+    pub(crate) fn benchmark(prompt: &str, max_tokens: u32) -> ChatRequest {
         ChatRequest {
             model: "abprof".into(),
             messages: vec![Message { role: "user".into(), content: prompt.into() }],
@@ -61,63 +61,63 @@ impl ChatRequest {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
+pub(crate) struct Usage {
+    pub(crate) prompt_tokens: u64,
+    pub(crate) completion_tokens: u64,
     #[serde(default)]
-    pub total_tokens: u64,
+    pub(crate) total_tokens: u64,
     /// `prompt_tokens_details.cached_tokens`: prompt tokens the server reused from its cache.
     #[serde(default)]
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TopLogprob {
-    pub id: Option<u32>,
-    pub token: String,
-    pub logprob: f64,
+pub(crate) struct TopLogprob {
+    pub(crate) id: Option<u32>,
+    pub(crate) token: String,
+    pub(crate) logprob: f64,
 }
 
 /// One generated token with its top-k alternatives (OpenAI `logprobs.content[]`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TokenLogprobs {
-    pub id: Option<u32>,
-    pub token: String,
-    pub logprob: f64,
-    pub top_logprobs: Vec<TopLogprob>,
+pub(crate) struct TokenLogprobs {
+    pub(crate) id: Option<u32>,
+    pub(crate) token: String,
+    pub(crate) logprob: f64,
+    pub(crate) top_logprobs: Vec<TopLogprob>,
 }
 
 /// What one streamed request measured. Stamps are taken when the bytes carrying an event are
 /// read from the socket.
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
-pub struct StreamRecord {
-    pub request_start: Option<Stamp>,
+pub(crate) struct StreamRecord {
+    pub(crate) request_start: Option<Stamp>,
     /// Response headers received (the server accepted the request).
-    pub response_headers: Option<Stamp>,
+    pub(crate) response_headers: Option<Stamp>,
     /// First and last non-empty content or reasoning delta.
-    pub first_token: Option<Stamp>,
-    pub last_token: Option<Stamp>,
-    pub response_end: Option<Stamp>,
+    pub(crate) first_token: Option<Stamp>,
+    pub(crate) last_token: Option<Stamp>,
+    pub(crate) response_end: Option<Stamp>,
     /// CLOCK_MONOTONIC ns of every non-empty delta, for inter-token latency.
-    pub token_mono_ns: Vec<u64>,
-    pub content: String,
-    pub reasoning: String,
-    pub finish_reason: Option<String>,
-    pub usage: Option<Usage>,
+    pub(crate) token_mono_ns: Vec<u64>,
+    pub(crate) content: String,
+    pub(crate) reasoning: String,
+    pub(crate) finish_reason: Option<String>,
+    pub(crate) usage: Option<Usage>,
     /// The server's `timings` object of the last chunk that carried one.
-    pub timings: Option<serde_json::Value>,
-    pub system_fingerprint: Option<String>,
-    pub chunks: usize,
-    pub logprobs: Vec<TokenLogprobs>,
+    pub(crate) timings: Option<serde_json::Value>,
+    pub(crate) system_fingerprint: Option<String>,
+    pub(crate) chunks: usize,
+    pub(crate) logprobs: Vec<TokenLogprobs>,
     /// Every byte of the response, for the evidence folder.
     #[serde(skip)]
-    pub raw_sse: Vec<u8>,
-    pub saw_done: bool,
+    pub(crate) raw_sse: Vec<u8>,
+    pub(crate) saw_done: bool,
 }
 
 impl StreamRecord {
     /// Non-empty deltas seen.
-    pub fn content_deltas(&self) -> usize {
+    pub(crate) fn content_deltas(&self) -> usize {
         self.token_mono_ns.len()
     }
 
@@ -175,7 +175,7 @@ impl StreamRecord {
 }
 
 /// One `logprobs.content[]` entry; a malformed one is an error, not a silent zero.
-pub fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprobs, String> {
+pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprobs, String> {
     let lp = |x: &serde_json::Value| x.get("logprob").and_then(|l| l.as_f64());
     let token = |x: &serde_json::Value| x.get("token").and_then(|s| s.as_str()).map(String::from);
     let id = |x: &serde_json::Value| x.get("id").and_then(|i| i.as_u64()).map(|i| i as u32);
@@ -195,7 +195,7 @@ pub fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprobs, Stri
 impl Client {
     /// Sends one streaming chat request and records it. A stream that breaks returns an error
     /// that still carries everything received.
-    pub async fn chat_stream(&self, req: &ChatRequest) -> Result<StreamRecord, ClientError> {
+    pub(crate) async fn chat_stream(&self, req: &ChatRequest) -> Result<StreamRecord, ClientError> {
         let url = format!("{}/v1/chat/completions", self.base_url());
         let mut rec = StreamRecord { request_start: Some(Stamp::now()), ..Default::default() };
         let resp = self

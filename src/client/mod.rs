@@ -1,19 +1,20 @@
 //! HTTP to one llama-server: `/health`, `/tokenize`, `/detokenize` and the timed streaming chat
 //! request. Loopback only, plain HTTP, no proxy: nothing between abprof and the server may add
 //! latency to the stamps.
-pub mod calibrate;
+pub(crate) mod calibrate;
 mod chat;
 mod sse;
 
-pub use chat::{ChatRequest, StreamRecord, TokenLogprobs, TopLogprob, Usage};
-pub use sse::{SseEvent, SseParser};
+pub(crate) use chat::{ChatRequest, StreamRecord, TokenLogprobs, Usage};
+#[cfg(test)]
+pub(crate) use sse::SseParser;
 
 use serde::Deserialize;
 use std::time::Duration;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     #[error("cannot reach the server at {url}: {source} (is it running and healthy?)")]
     Unreachable { url: String, source: reqwest::Error },
     #[error("{endpoint} answered HTTP {status}: {message}")]
@@ -28,7 +29,7 @@ pub enum ClientError {
 
 impl ClientError {
     /// What was received before a stream broke, so nothing already measured is lost.
-    pub fn partial(&self) -> Option<&StreamRecord> {
+    pub(crate) fn partial(&self) -> Option<&StreamRecord> {
         match self {
             ClientError::TruncatedStream { partial, .. } | ClientError::StreamError { partial, .. } => Some(partial),
             _ => None,
@@ -58,7 +59,7 @@ impl Client {
         Client { base: base_url.trim_end_matches('/').to_string(), http }
     }
 
-    pub fn base_url(&self) -> &str {
+    pub(crate) fn base_url(&self) -> &str {
         &self.base
     }
 
@@ -67,7 +68,7 @@ impl Client {
     }
 
     /// True once `/health` answers 200 (503 while the model loads).
-    pub async fn health(&self) -> bool {
+    pub(crate) async fn health(&self) -> bool {
         match self.http.get(self.url("/health")).timeout(Duration::from_secs(2)).send().await {
             Ok(r) => r.status().is_success(),
             Err(_) => false,
@@ -96,7 +97,7 @@ impl Client {
 
     /// Token ids of `content`; `add_special` false for prompt calibration (the chat template
     /// adds its own specials).
-    pub async fn tokenize(&self, content: &str, add_special: bool) -> Result<Vec<u32>, ClientError> {
+    pub(crate) async fn tokenize(&self, content: &str, add_special: bool) -> Result<Vec<u32>, ClientError> {
         #[derive(Deserialize)]
         struct R {
             tokens: Vec<u32>,
@@ -105,7 +106,7 @@ impl Client {
         Ok(self.post_json::<R>("/tokenize", &body).await?.tokens)
     }
 
-    pub async fn detokenize(&self, tokens: &[u32]) -> Result<String, ClientError> {
+    pub(crate) async fn detokenize(&self, tokens: &[u32]) -> Result<String, ClientError> {
         #[derive(Deserialize)]
         struct R {
             content: String,

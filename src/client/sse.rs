@@ -3,25 +3,25 @@
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
-    pub event: Option<String>,
-    pub data: String,
+pub(crate) struct SseEvent {
+    pub(crate) event: Option<String>,
+    pub(crate) data: String,
 }
 
 /// Feed it bytes as they arrive; it returns the events completed by each piece.
 #[derive(Debug, Default)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     line: Vec<u8>,
     data: Option<String>,
     event: Option<String>,
 }
 
 impl SseParser {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
-    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+    pub(crate) fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         for &b in bytes {
             if b == b'\n' {
                 let mut line = std::mem::take(&mut self.line);
@@ -36,7 +36,7 @@ impl SseParser {
     }
 
     /// True when bytes of an unfinished event are buffered (a stream cut mid-event).
-    pub fn has_partial(&self) -> bool {
+    pub(crate) fn has_partial(&self) -> bool {
         !self.line.is_empty() || self.data.is_some()
     }
 

@@ -5,42 +5,42 @@ use super::tokens::{Alternative, CapturedToken};
 use serde::{Deserialize, Serialize};
 
 /// Tokens shown on each side of a divergence.
-pub const CONTEXT_TOKENS: usize = 8;
+pub(crate) const CONTEXT_TOKENS: usize = 8;
 
 /// A token as a reader sees it in a divergence report.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShownToken {
-    pub index: usize,
-    pub id: u32,
-    pub text: String,
+pub(crate) struct ShownToken {
+    pub(crate) index: usize,
+    pub(crate) id: u32,
+    pub(crate) text: String,
 }
 
 /// What one side generated from the divergence on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Continuation {
+pub(crate) struct Continuation {
     /// Up to [`CONTEXT_TOKENS`] tokens from position `at` on.
-    pub tokens: Vec<ShownToken>,
+    pub(crate) tokens: Vec<ShownToken>,
     /// The side's top-k at position `at` (empty when it had already ended).
-    pub top_at: Vec<Alternative>,
+    pub(crate) top_at: Vec<Alternative>,
     /// Set when the side ended at `at` (its finish reason), so the other one has more tokens.
-    pub ended: Option<String>,
+    pub(crate) ended: Option<String>,
 }
 
 /// Where and how the two outputs part.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Divergence {
+pub(crate) struct Divergence {
     /// The first generated-token index (0-based) whose token differs.
-    pub at: usize,
+    pub(crate) at: usize,
     /// The shared tokens just before `at`.
-    pub shared_before: Vec<ShownToken>,
-    pub baseline: Continuation,
-    pub candidate: Continuation,
+    pub(crate) shared_before: Vec<ShownToken>,
+    pub(crate) baseline: Continuation,
+    pub(crate) candidate: Continuation,
 }
 
 /// The three outcomes of docs/methodology.md §12.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Every token and every top-k logprob identical.
     Exact,
     /// The same tokens, but some logprob differs.
@@ -50,7 +50,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn headline(&self) -> String {
+    pub(crate) fn headline(&self) -> String {
         match self {
             Verdict::Exact => "exact".into(),
             Verdict::EqualTokens { max_abs_delta, at } => {
@@ -63,17 +63,17 @@ impl Verdict {
 
 /// Everything the comparison found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    pub verdict: Verdict,
+pub(crate) struct Comparison {
+    pub(crate) verdict: Verdict,
     /// Positions whose distributions are comparable: all of them when the tokens agree, else
     /// those up to and including the divergence (after it the contexts differ).
-    pub compared_positions: usize,
+    pub(crate) compared_positions: usize,
     /// Largest |Δlogprob| over ids in both sides' top-k at compared positions, and where.
-    pub max_abs_logprob_delta: Option<f64>,
-    pub max_delta_at: Option<usize>,
+    pub(crate) max_abs_logprob_delta: Option<f64>,
+    pub(crate) max_delta_at: Option<usize>,
     /// Compared positions whose top-k id sets are not the same set.
-    pub topk_set_differences: usize,
-    pub cosine: CosineSummary,
+    pub(crate) topk_set_differences: usize,
+    pub(crate) cosine: CosineSummary,
 }
 
 fn shown(tokens: &[CapturedToken], from: usize, to: usize) -> Vec<ShownToken> {
@@ -115,7 +115,7 @@ fn same_set(a: &[Alternative], b: &[Alternative]) -> bool {
     a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| y.id == x.id))
 }
 
-pub fn compare(
+pub(crate) fn compare(
     baseline: &[CapturedToken],
     candidate: &[CapturedToken],
     baseline_finish: Option<&str>,

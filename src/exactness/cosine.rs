@@ -15,32 +15,32 @@
 use super::tokens::Alternative;
 use serde::{Deserialize, Serialize};
 
-pub const COSINE_THRESHOLD: f64 = 0.99;
+pub(crate) const COSINE_THRESHOLD: f64 = 0.99;
 
 /// How missing ids are filled, recorded with every report so the number can be read correctly.
-pub const FILL_RULE: &str =
+pub(crate) const FILL_RULE: &str =
     "union of both top-k id sets; an id missing from one side's top-k gets that side's k-th (lowest reported) logprob";
 
 /// Per-position and overall cosine similarity of the aligned top-k logprob vectors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CosineSummary {
-    pub threshold: f64,
+pub(crate) struct CosineSummary {
+    pub(crate) threshold: f64,
     /// Cosine of all compared positions' aligned vectors laid end to end.
-    pub overall: Option<f64>,
+    pub(crate) overall: Option<f64>,
     /// The lowest per-position cosine and where it is.
-    pub min: Option<f64>,
-    pub min_at: Option<usize>,
+    pub(crate) min: Option<f64>,
+    pub(crate) min_at: Option<usize>,
     /// Positions whose cosine is below the threshold.
-    pub below_threshold: Vec<usize>,
+    pub(crate) below_threshold: Vec<usize>,
     /// Cosine at each compared position (0-based generated-token index).
-    pub per_position: Vec<f64>,
+    pub(crate) per_position: Vec<f64>,
     /// Overall and every position at or above the threshold (false when nothing was compared).
-    pub pass: bool,
-    pub fill: String,
+    pub(crate) pass: bool,
+    pub(crate) fill: String,
 }
 
 /// The two aligned vectors of one position.
-pub fn aligned(a: &[Alternative], b: &[Alternative]) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn aligned(a: &[Alternative], b: &[Alternative]) -> (Vec<f64>, Vec<f64>) {
     let floor = |side: &[Alternative]| side.iter().map(|t| t.logprob).fold(f64::INFINITY, f64::min);
     let (fa, fb) = (floor(a), floor(b));
     let mut ids: Vec<u32> = a.iter().map(|t| t.id).collect();
@@ -65,15 +65,8 @@ fn cosine_of(dot: f64, nx: f64, ny: f64) -> f64 {
     }
 }
 
-/// Cosine of one position's top-k lists.
-pub fn position_cosine(a: &[Alternative], b: &[Alternative]) -> f64 {
-    let (x, y) = aligned(a, b);
-    let (dot, nx, ny) = cosine_parts(&x, &y);
-    cosine_of(dot, nx, ny)
-}
-
 /// Summarizes positions `0..pairs.len()`, each a pair of top-k lists.
-pub fn summarize<'a>(pairs: impl Iterator<Item = (&'a [Alternative], &'a [Alternative])>) -> CosineSummary {
+pub(crate) fn summarize<'a>(pairs: impl Iterator<Item = (&'a [Alternative], &'a [Alternative])>) -> CosineSummary {
     let (mut dot, mut nx, mut ny) = (0.0, 0.0, 0.0);
     let mut per_position = Vec::new();
     for (a, b) in pairs {
@@ -118,7 +111,8 @@ mod tests {
     fn identical_lists_score_one_and_order_does_not_matter() {
         let a = alts(&[(1, -0.5), (2, -1.5), (3, -2.0)]);
         let b = alts(&[(2, -1.5), (1, -0.5), (3, -2.0)]);
-        assert!((position_cosine(&a, &b) - 1.0).abs() < 1e-12);
+        let s = summarize(std::iter::once((&a[..], &b[..])));
+        assert!((s.per_position[0] - 1.0).abs() < 1e-12);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use thiserror::Error;
 /// What is wrong with a response's logprobs. Each one makes the comparison meaningless, so none
 /// is papered over with a default.
 #[derive(Debug, Error, PartialEq)]
-pub enum LogprobsError {
+pub(crate) enum LogprobsError {
     #[error("the response carried no logprobs for its {tokens} generated tokens: the server ignored `logprobs: true, top_logprobs: 5` (use a llama-server that supports OpenAI logprobs)")]
     Missing { tokens: u64 },
     #[error("the response carried logprobs for {got} of its {tokens} generated tokens: every generated token needs its entry")]
@@ -21,7 +21,7 @@ pub enum LogprobsError {
 }
 
 #[derive(Debug, Error)]
-pub enum ExactnessError {
+pub(crate) enum ExactnessError {
     #[error("exactness needs exactly two variants (baseline and candidate), got {0}: pass --variant twice")]
     VariantCount(usize),
     #[error("variant {label}: {source}")]

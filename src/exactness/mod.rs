@@ -16,9 +16,7 @@ mod report;
 mod run;
 mod tokens;
 
-pub use compare::{compare, Comparison, Continuation, Divergence, ShownToken, Verdict, CONTEXT_TOKENS};
-pub use cosine::{position_cosine, CosineSummary, COSINE_THRESHOLD, FILL_RULE};
-pub use error::{ExactnessError, LogprobsError};
-pub use report::{ExactnessReport, Gate, RequestReport, SideReport, REPORT_FILE, SCHEMA_VERSION};
-pub use run::{run_exactness, ExactnessPlan, ExactnessSide, TOP_K};
-pub use tokens::{captured_tokens, Alternative, CapturedToken};
+pub(crate) use compare::{ShownToken, Verdict};
+pub(crate) use error::ExactnessError;
+pub(crate) use report::{ExactnessReport, Gate, SideReport};
+pub(crate) use run::{run_exactness, ExactnessPlan, ExactnessSide};

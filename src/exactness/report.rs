@@ -4,55 +4,55 @@ use super::compare::{Comparison, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub const REPORT_FILE: &str = "exactness.json";
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const REPORT_FILE: &str = "exactness.json";
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// One side of the comparison: what ran and what it answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SideReport {
-    pub label: String,
+pub(crate) struct SideReport {
+    pub(crate) label: String,
     /// The `--variant` spec as written.
-    pub spec: String,
-    pub binary: PathBuf,
-    pub binary_sha256: Option<String>,
+    pub(crate) spec: String,
+    pub(crate) binary: PathBuf,
+    pub(crate) binary_sha256: Option<String>,
     /// The server's full argv (host/port/log file included) and environment overrides.
-    pub argv: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub prompt_tokens: Option<u64>,
-    pub completion_tokens: Option<u64>,
-    pub finish_reason: Option<String>,
-    pub system_fingerprint: Option<String>,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+    pub(crate) finish_reason: Option<String>,
+    pub(crate) system_fingerprint: Option<String>,
     /// The side's sample folder: request.json, response.sse, server.log, sample.json, tokens.json.
-    pub evidence: PathBuf,
+    pub(crate) evidence: PathBuf,
 }
 
 /// The deterministic request both sides got.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RequestReport {
-    pub prompt_file: Option<PathBuf>,
-    pub prompt_sha256: String,
+pub(crate) struct RequestReport {
+    pub(crate) prompt_file: Option<PathBuf>,
+    pub(crate) prompt_sha256: String,
     /// The calibrated prompt length, when known.
-    pub prompt_tokens: Option<u64>,
-    pub max_tokens: u32,
-    pub temperature: f64,
-    pub seed: u64,
-    pub cache_prompt: bool,
-    pub ignore_eos: bool,
-    pub top_logprobs: u32,
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) max_tokens: u32,
+    pub(crate) temperature: f64,
+    pub(crate) seed: u64,
+    pub(crate) cache_prompt: bool,
+    pub(crate) ignore_eos: bool,
+    pub(crate) top_logprobs: u32,
 }
 
 /// Which correctness gate the candidate passes (docs/methodology.md §12): bit exact, else the
 /// cosine fallback, else none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Gate {
+pub(crate) enum Gate {
     Exact,
     CosinePass,
     Fail,
 }
 
 impl Gate {
-    pub fn of(c: &Comparison) -> Gate {
+    pub(crate) fn of(c: &Comparison) -> Gate {
         match (&c.verdict, c.cosine.pass) {
             (Verdict::Exact, _) => Gate::Exact,
             (_, true) => Gate::CosinePass,
@@ -62,23 +62,23 @@ impl Gate {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExactnessReport {
-    pub schema_version: u32,
+pub(crate) struct ExactnessReport {
+    pub(crate) schema_version: u32,
     /// Local time the report was written (RFC 3339).
-    pub created: String,
-    pub baseline: SideReport,
-    pub candidate: SideReport,
-    pub request: RequestReport,
+    pub(crate) created: String,
+    pub(crate) baseline: SideReport,
+    pub(crate) candidate: SideReport,
+    pub(crate) request: RequestReport,
     /// "exact", "equal tokens (…max |Δ|…)" or "diverged at token k".
-    pub headline: String,
-    pub gate: Gate,
+    pub(crate) headline: String,
+    pub(crate) gate: Gate,
     /// The comparison's fields sit at the top level of exactness.json.
     #[serde(flatten)]
-    pub comparison: Comparison,
+    pub(crate) comparison: Comparison,
 }
 
 impl ExactnessReport {
-    pub fn new(baseline: SideReport, candidate: SideReport, request: RequestReport, c: Comparison) -> Self {
+    pub(crate) fn new(baseline: SideReport, candidate: SideReport, request: RequestReport, c: Comparison) -> Self {
         ExactnessReport {
             schema_version: SCHEMA_VERSION,
             created: chrono::Local::now().to_rfc3339(),
@@ -91,27 +91,15 @@ impl ExactnessReport {
         }
     }
 
-    pub fn path_in(dir: &Path) -> PathBuf {
+    pub(crate) fn path_in(dir: &Path) -> PathBuf {
         dir.join(REPORT_FILE)
     }
 
     /// Writes `DIR/exactness.json` atomically (temp file + rename).
-    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
+    pub(crate) fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
         let path = Self::path_in(dir);
         crate::atomic_file::write_json(&path, self)?;
         Ok(path)
-    }
-
-    /// `DIR/exactness.json` if the study has one.
-    pub fn load(dir: &Path) -> Result<Option<ExactnessReport>, String> {
-        let path = Self::path_in(dir);
-        match std::fs::read_to_string(&path) {
-            Ok(text) => serde_json::from_str(&text)
-                .map(Some)
-                .map_err(|e| format!("{} is not an exactness report: {e}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-        }
     }
 }

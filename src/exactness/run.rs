@@ -12,35 +12,35 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Top-k alternatives asked for at every position (top-5: docs/methodology.md §12).
-pub const TOP_K: u32 = 5;
+pub(crate) const TOP_K: u32 = 5;
 
 /// One variant, ready to launch.
 #[derive(Debug, Clone)]
-pub struct ExactnessSide {
-    pub label: String,
+pub(crate) struct ExactnessSide {
+    pub(crate) label: String,
     /// The `--variant` spec as written, for the report.
-    pub spec: String,
-    pub launch: LaunchSpec,
+    pub(crate) spec: String,
+    pub(crate) launch: LaunchSpec,
     /// The variant's `expect=`: a gate passed by a feature that never engaged proves nothing.
-    pub expect: Option<regex::Regex>,
+    pub(crate) expect: Option<regex::Regex>,
 }
 
 /// What both sides are asked, and where the evidence goes.
 #[derive(Debug, Clone)]
-pub struct ExactnessPlan {
-    pub prompt: String,
-    pub prompt_file: Option<PathBuf>,
-    pub expected_prompt_tokens: Option<u64>,
-    pub max_tokens: u32,
-    pub ignore_eos: bool,
-    pub health_timeout: Duration,
+pub(crate) struct ExactnessPlan {
+    pub(crate) prompt: String,
+    pub(crate) prompt_file: Option<PathBuf>,
+    pub(crate) expected_prompt_tokens: Option<u64>,
+    pub(crate) max_tokens: u32,
+    pub(crate) ignore_eos: bool,
+    pub(crate) health_timeout: Duration,
     /// The evidence folder; `exactness.json` goes here, each side's files under `exactness/LABEL/`.
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
 }
 
 impl ExactnessPlan {
     /// temperature 0, seed 42, no prompt cache (docs/methodology.md §12), plus top-k logprobs.
-    pub fn request(&self) -> ChatRequest {
+    pub(crate) fn request(&self) -> ChatRequest {
         let mut r = ChatRequest::benchmark(&self.prompt, self.max_tokens);
         r.logprobs = Some(true);
         r.top_logprobs = Some(TOP_K);
@@ -48,7 +48,7 @@ impl ExactnessPlan {
         r
     }
 
-    pub fn side_dir(&self, label: &str) -> PathBuf {
+    pub(crate) fn side_dir(&self, label: &str) -> PathBuf {
         self.root.join("exactness").join(label)
     }
 }
@@ -125,7 +125,7 @@ fn side_report(side: &ExactnessSide, c: &Captured) -> SideReport {
 }
 
 /// Runs baseline then candidate, compares them and writes `ROOT/exactness.json`.
-pub async fn run_exactness(
+pub(crate) async fn run_exactness(
     baseline: &ExactnessSide,
     candidate: &ExactnessSide,
     plan: &ExactnessPlan,

@@ -7,19 +7,19 @@ use serde::{Deserialize, Serialize};
 
 /// One of the k most likely tokens at a position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Alternative {
-    pub id: u32,
-    pub text: String,
-    pub logprob: f64,
+pub(crate) struct Alternative {
+    pub(crate) id: u32,
+    pub(crate) text: String,
+    pub(crate) logprob: f64,
 }
 
 /// One generated token: what was chosen, and the top-k the server reported for its position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CapturedToken {
-    pub id: u32,
-    pub text: String,
-    pub logprob: f64,
-    pub top: Vec<Alternative>,
+pub(crate) struct CapturedToken {
+    pub(crate) id: u32,
+    pub(crate) text: String,
+    pub(crate) logprob: f64,
+    pub(crate) top: Vec<Alternative>,
 }
 
 fn finite(index: usize, text: &str, value: f64) -> Result<f64, LogprobsError> {
@@ -33,7 +33,7 @@ fn finite(index: usize, text: &str, value: f64) -> Result<f64, LogprobsError> {
 /// Checks a streamed response's logprobs against its usage and `top_k`, in order. A response
 /// that ended on end-of-generation (`finish_reason` "stop") counts that token in its usage but
 /// sends no logprobs entry for it (seen on the test bed), so one entry fewer is complete there.
-pub fn captured_tokens(
+pub(crate) fn captured_tokens(
     logprobs: &[TokenLogprobs],
     completion_tokens: Option<u64>,
     finish_reason: Option<&str>,

@@ -5,7 +5,7 @@ use crate::client::Client;
 use crate::server::{LaunchSpec, RunningServer};
 use std::time::Duration;
 
-pub async fn calibrate_on_fresh_server(
+pub(crate) async fn calibrate_on_fresh_server(
     launch: &LaunchSpec,
     health_timeout: Duration,
     source: &str,

@@ -5,18 +5,18 @@ use super::load::{Load, LoadRun};
 use super::record::Sample;
 use crate::client::{ChatRequest, Client, StreamRecord, TokenLogprobs};
 
-pub struct ChatLoad {
-    pub request: ChatRequest,
+pub(crate) struct ChatLoad {
+    pub(crate) request: ChatRequest,
     /// Pure decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
     /// the timed one decodes with the full-length KV in place and no prefill.
-    pub warm_prompt_cache: bool,
+    pub(crate) warm_prompt_cache: bool,
     /// The streamed logprobs, kept when the request asked for them (the record does not carry
     /// them; the exactness gate reads them here).
-    pub logprobs: Vec<TokenLogprobs>,
+    pub(crate) logprobs: Vec<TokenLogprobs>,
 }
 
 impl ChatLoad {
-    pub fn new(request: ChatRequest, warm_prompt_cache: bool) -> ChatLoad {
+    pub(crate) fn new(request: ChatRequest, warm_prompt_cache: bool) -> ChatLoad {
         ChatLoad { request, warm_prompt_cache, logprobs: Vec::new() }
     }
 }

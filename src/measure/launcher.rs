@@ -6,7 +6,7 @@ use crate::server::{LaunchSpec, RunningServer, ServerError, StopReport};
 use std::time::Duration;
 
 #[allow(async_fn_in_trait)] // Static dispatch only.
-pub trait ServerControl {
+pub(crate) trait ServerControl {
     fn pid(&self) -> u32;
     fn started(&self) -> Stamp;
     async fn wait_healthy(&mut self, client: &Client, timeout: Duration) -> Result<Stamp, ServerError>;
@@ -15,13 +15,13 @@ pub trait ServerControl {
     fn stop(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError>;
 }
 
-pub trait Launcher {
+pub(crate) trait Launcher {
     type Server: ServerControl;
     fn spawn(&mut self, launch: &LaunchSpec) -> Result<Self::Server, ServerError>;
 }
 
 /// Starts real processes.
-pub struct Spawn;
+pub(crate) struct Spawn;
 
 impl Launcher for Spawn {
     type Server = RunningServer;

@@ -6,17 +6,17 @@ use crate::client::{Client, StreamRecord};
 
 /// What a load's timed run produced.
 #[derive(Debug, Default)]
-pub struct LoadRun {
+pub(crate) struct LoadRun {
     /// What the client saw on the wire; `None` for a load that is not one streamed request.
-    pub stream: Option<StreamRecord>,
+    pub(crate) stream: Option<StreamRecord>,
     /// Why the run is incomplete, when it is (a broken stream, a load that could not start).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Stopped because abprof was told to stop: the sample is discarded, not recorded.
-    pub interrupted: bool,
+    pub(crate) interrupted: bool,
 }
 
 #[allow(async_fn_in_trait)] // Used with static dispatch only; no Send bound is needed.
-pub trait Load {
+pub(crate) trait Load {
     /// Before the server starts: write what the load will send, so a failure keeps it.
     fn prepare(&mut self, files: &SampleFiles, base_url: &str) -> std::io::Result<()>;
     /// After /health, before the idle gate: work that must not be timed.

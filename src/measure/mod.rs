@@ -1,21 +1,23 @@
 //! ONE sample: start the server cold → health → idle gate → the load → stop → parse → a typed
 //! record. Every artefact lands in the sample's evidence folder as soon as it exists, so a failure
 //! at any step loses nothing that was already measured.
-pub mod calibrate;
+pub(crate) mod calibrate;
 mod chat;
 mod files;
 mod launcher;
 mod load;
 mod observer;
-pub mod pi;
+pub(crate) mod pi;
 mod record;
 mod run;
 #[cfg(test)]
 mod run_tests;
 
-pub use chat::ChatLoad;
-pub use files::SampleFiles;
-pub use load::{Load, LoadRun};
-pub use observer::{NoObserver, SampleObserver, SamplePhase};
-pub use record::{ExpectOutcome, PiRun, Sample, SampleExtra, ServerTiming, StreamMetrics, TracerRun};
-pub use run::{run_sample, save_record, SampleError, SampleSpec};
+pub(crate) use chat::ChatLoad;
+pub(crate) use files::SampleFiles;
+pub(crate) use load::Load;
+pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
+#[cfg(test)]
+pub(crate) use record::{ExpectOutcome, SampleExtra, StreamMetrics};
+pub(crate) use record::{Sample, ServerTiming};
+pub(crate) use run::{run_sample, SampleError, SampleSpec};

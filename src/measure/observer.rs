@@ -5,7 +5,7 @@ use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 
 /// Where a sample is, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SamplePhase {
+pub(crate) enum SamplePhase {
     Starting,
     IdleGate,
     Request,
@@ -13,7 +13,7 @@ pub enum SamplePhase {
 }
 
 impl SamplePhase {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SamplePhase::Starting => "start+health",
             SamplePhase::IdleGate => "idle gate",
@@ -23,7 +23,7 @@ impl SamplePhase {
     }
 }
 
-pub trait SampleObserver {
+pub(crate) trait SampleObserver {
     fn phase(&mut self, _phase: SamplePhase) {}
     /// Between health and the load; blocks until the GPU (or the server's CPU) is idle.
     fn before_request(&mut self, _server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
@@ -39,5 +39,5 @@ pub trait SampleObserver {
 }
 
 /// No gate, no telemetry.
-pub struct NoObserver;
+pub(crate) struct NoObserver;
 impl SampleObserver for NoObserver {}

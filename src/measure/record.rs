@@ -9,22 +9,22 @@ use serde::{Deserialize, Serialize};
 
 /// The server's own account of the request, from its log's timing block.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ServerTiming {
-    pub prompt_tokens: u64,
-    pub prefill_ms: f64,
-    pub prefill_tps: f64,
-    pub decode_tokens: u64,
-    pub decode_ms: f64,
-    pub decode_tps: f64,
-    pub decode_tps_n_minus_1: f64,
+pub(crate) struct ServerTiming {
+    pub(crate) prompt_tokens: u64,
+    pub(crate) prefill_ms: f64,
+    pub(crate) prefill_tps: f64,
+    pub(crate) decode_tokens: u64,
+    pub(crate) decode_ms: f64,
+    pub(crate) decode_tps: f64,
+    pub(crate) decode_tps_n_minus_1: f64,
     /// The tokens-per-second figure the server printed. Builds since late 2025 print
     /// (N−1)/eval-seconds ("the first token is free"), older ones N/eval-seconds; abprof
     /// recomputes both from the interval so versions compare like with like.
-    pub decode_tps_printed: f64,
-    pub decode_ms_per_token: f64,
-    pub total_ms: Option<f64>,
-    pub graphs_reused: Option<u64>,
-    pub spec_statistics: Vec<SpecStatistics>,
+    pub(crate) decode_tps_printed: f64,
+    pub(crate) decode_ms_per_token: f64,
+    pub(crate) total_ms: Option<f64>,
+    pub(crate) graphs_reused: Option<u64>,
+    pub(crate) spec_statistics: Vec<SpecStatistics>,
 }
 
 impl From<&TimingBlock> for ServerTiming {
@@ -48,24 +48,24 @@ impl From<&TimingBlock> for ServerTiming {
 
 /// What the client saw on the wire (docs/methodology.md §1).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct StreamMetrics {
+pub(crate) struct StreamMetrics {
     /// First non-empty token − request start.
-    pub ttft_ms: Option<f64>,
+    pub(crate) ttft_ms: Option<f64>,
     /// Response end − request start.
-    pub http_elapsed_ms: Option<f64>,
+    pub(crate) http_elapsed_ms: Option<f64>,
     /// (N−1) / (last token − first token): strict inter-token throughput.
-    pub strict_tps: Option<f64>,
+    pub(crate) strict_tps: Option<f64>,
     /// N / (response end − first token): an external throughput indicator only.
-    pub external_decode_tps: Option<f64>,
+    pub(crate) external_decode_tps: Option<f64>,
     /// Non-empty content/reasoning deltas received.
-    pub content_deltas: usize,
-    pub itl_p50_ms: Option<f64>,
-    pub itl_p99_ms: Option<f64>,
-    pub itl_max_ms: Option<f64>,
+    pub(crate) content_deltas: usize,
+    pub(crate) itl_p50_ms: Option<f64>,
+    pub(crate) itl_p99_ms: Option<f64>,
+    pub(crate) itl_max_ms: Option<f64>,
 }
 
 impl StreamMetrics {
-    pub fn from_record(r: &StreamRecord) -> StreamMetrics {
+    pub(crate) fn from_record(r: &StreamRecord) -> StreamMetrics {
         let n = r.usage.as_ref().map_or(r.content_deltas() as u64, |u| u.completion_tokens);
         let ms = |a: &Option<Stamp>, b: &Option<Stamp>| match (a, b) {
             (Some(a), Some(b)) => Some(a.ms_until(b)),
@@ -92,108 +92,108 @@ impl StreamMetrics {
 
 /// One measured sample: everything a summary needs, nothing it must re-derive from files.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Sample {
-    pub usage: Option<Usage>,
-    pub finish_reason: Option<String>,
+pub(crate) struct Sample {
+    pub(crate) usage: Option<Usage>,
+    pub(crate) finish_reason: Option<String>,
     /// Prompt tokens the prompt was calibrated to, when known.
-    pub expected_prompt_tokens: Option<u64>,
+    pub(crate) expected_prompt_tokens: Option<u64>,
     /// Output tokens asked for (`max_tokens`).
-    pub max_tokens: u32,
-    pub ignore_eos: bool,
-    pub cache_prompt: bool,
-    pub server: Option<ServerTiming>,
-    pub draft: Option<DraftAcceptance>,
-    pub stream: StreamMetrics,
+    pub(crate) max_tokens: u32,
+    pub(crate) ignore_eos: bool,
+    pub(crate) cache_prompt: bool,
+    pub(crate) server: Option<ServerTiming>,
+    pub(crate) draft: Option<DraftAcceptance>,
+    pub(crate) stream: StreamMetrics,
     /// Request timing blocks found in the log (exactly one for a valid sample).
-    pub timing_blocks: usize,
-    pub request_start: Option<Stamp>,
-    pub first_token: Option<Stamp>,
-    pub last_token: Option<Stamp>,
-    pub response_end: Option<Stamp>,
-    pub server_started: Stamp,
+    pub(crate) timing_blocks: usize,
+    pub(crate) request_start: Option<Stamp>,
+    pub(crate) first_token: Option<Stamp>,
+    pub(crate) last_token: Option<Stamp>,
+    pub(crate) response_end: Option<Stamp>,
+    pub(crate) server_started: Stamp,
     /// The pid abprof spawned (the server, or the tracer that became or runs it).
     #[serde(default)]
-    pub server_pid: u32,
+    pub(crate) server_pid: u32,
     /// What abprof spawned: program and arguments, host, port and log file included.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub server_argv: Vec<String>,
+    pub(crate) server_argv: Vec<String>,
     /// Spawn → first healthy `/health`, ms (model load; never part of a timing).
-    pub startup_ms: Option<f64>,
-    pub stop: Option<StopReport>,
+    pub(crate) startup_ms: Option<f64>,
+    pub(crate) stop: Option<StopReport>,
     /// The server's `timings` JSON as sent in the usage chunk.
-    pub timings: Option<serde_json::Value>,
-    pub system_fingerprint: Option<String>,
+    pub(crate) timings: Option<serde_json::Value>,
+    pub(crate) system_fingerprint: Option<String>,
     /// Why the sample is incomplete, when it is (the server died, the stream broke…).
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// What was recorded around the request (idle gate, telemetry, `expect=`, the Pi run). The
     /// JSON key is `extra`, as in records written before these fields were typed.
     #[serde(default, skip_serializing_if = "SampleExtra::is_empty")]
-    pub extra: SampleExtra,
+    pub(crate) extra: SampleExtra,
 }
 
 /// Everything a sample's conditions and its load record beside the measurement.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SampleExtra {
+pub(crate) struct SampleExtra {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub idle_gate: Option<IdleGateRecord>,
+    pub(crate) idle_gate: Option<IdleGateRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<TelemetryRecord>,
+    pub(crate) telemetry: Option<TelemetryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expect: Option<ExpectOutcome>,
+    pub(crate) expect: Option<ExpectOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tracer: Option<TracerRun>,
+    pub(crate) tracer: Option<TracerRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pi: Option<PiRun>,
+    pub(crate) pi: Option<PiRun>,
 }
 
 impl SampleExtra {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == SampleExtra::default()
     }
 }
 
 /// A variant's `expect=` regex and whether the server log matched it (proof a feature engaged).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExpectOutcome {
-    pub regex: String,
-    pub matched: bool,
+pub(crate) struct ExpectOutcome {
+    pub(crate) regex: String,
+    pub(crate) matched: bool,
 }
 
 /// A sample taken under a kernel tracer: which one, and where it wrote.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TracerRun {
-    pub tracer: String,
-    pub argv: Vec<String>,
+pub(crate) struct TracerRun {
+    pub(crate) tracer: String,
+    pub(crate) argv: Vec<String>,
     /// The tracer's output folder.
-    pub output: std::path::PathBuf,
+    pub(crate) output: std::path::PathBuf,
 }
 
 /// One run of the real Pi agent: the whole process timed, and what its JSONL and its answer's
 /// Python showed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PiRun {
+pub(crate) struct PiRun {
     /// Spawn to exit of the whole pi process (it starts after /health: model load excluded).
-    pub pi_wall_ms: f64,
-    pub pi_exit: TimedExit,
-    pub pi_argv: Vec<String>,
+    pub(crate) pi_wall_ms: f64,
+    pub(crate) pi_exit: TimedExit,
+    pub(crate) pi_argv: Vec<String>,
     /// Pi's usage of its answer (the server's counts are in `Sample::server`).
-    pub pi_input_tokens: Option<u64>,
-    pub pi_output_tokens: Option<u64>,
-    pub stop_reason: Option<String>,
-    pub assistant_messages: usize,
-    pub tool_calls: Vec<String>,
-    pub answer_chars: usize,
-    pub code: Option<CodeCheck>,
+    pub(crate) pi_input_tokens: Option<u64>,
+    pub(crate) pi_output_tokens: Option<u64>,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) assistant_messages: usize,
+    pub(crate) tool_calls: Vec<String>,
+    pub(crate) answer_chars: usize,
+    pub(crate) code: Option<CodeCheck>,
     /// What is wrong with the answer (its JSONL, tool calls, its Python); empty when valid.
-    pub answer_failures: Vec<String>,
+    pub(crate) answer_failures: Vec<String>,
 }
 
 impl Sample {
-    pub fn prompt_tokens(&self) -> Option<u64> {
+    pub(crate) fn prompt_tokens(&self) -> Option<u64> {
         self.usage.as_ref().map(|u| u.prompt_tokens)
     }
 
-    pub fn completion_tokens(&self) -> Option<u64> {
+    pub(crate) fn completion_tokens(&self) -> Option<u64> {
         self.usage.as_ref().map(|u| u.completion_tokens)
     }
 }

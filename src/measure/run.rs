@@ -17,21 +17,21 @@ use thiserror::Error;
 
 /// How to run one sample's server.
 #[derive(Debug, Clone)]
-pub struct SampleSpec {
-    pub launch: LaunchSpec,
-    pub expected_prompt_tokens: Option<u64>,
-    pub health_timeout: Duration,
-    pub stop_timeout: Duration,
+pub(crate) struct SampleSpec {
+    pub(crate) launch: LaunchSpec,
+    pub(crate) expected_prompt_tokens: Option<u64>,
+    pub(crate) health_timeout: Duration,
+    pub(crate) stop_timeout: Duration,
     /// SIGKILL the process group if it outlives `stop_timeout`; false for a tracer, whose output
     /// a kill would destroy.
-    pub kill_on_stop_timeout: bool,
+    pub(crate) kill_on_stop_timeout: bool,
     /// A regex that must appear in the server log to prove a feature engaged (a variant's
     /// `expect=`); the outcome is recorded in the sample.
-    pub expect: Option<regex::Regex>,
+    pub(crate) expect: Option<regex::Regex>,
 }
 
 #[derive(Debug, Error)]
-pub enum SampleError {
+pub(crate) enum SampleError {
     /// The server could not be started or never became healthy: nothing was measured.
     #[error(transparent)]
     Start(#[from] ServerError),
@@ -45,7 +45,7 @@ pub enum SampleError {
 }
 
 /// Writes `sample.json` atomically (temp file + rename): a reader never sees half a record.
-pub fn save_record(files: &SampleFiles, sample: &Sample) -> Result<(), SampleError> {
+pub(crate) fn save_record(files: &SampleFiles, sample: &Sample) -> Result<(), SampleError> {
     crate::atomic_file::write_json(&files.record(), sample)
         .map_err(|e| SampleError::Evidence { path: files.record(), source: e })
 }
@@ -54,7 +54,7 @@ pub fn save_record(files: &SampleFiles, sample: &Sample) -> Result<(), SampleErr
 /// mid-request, a log without its timing block) still return a `Sample`, with `error` set and
 /// every measured field kept; a server that never became healthy, an idle gate that gave up, or
 /// an interruption is an `Err`.
-pub async fn run_sample<L: Load>(
+pub(crate) async fn run_sample<L: Load>(
     spec: &SampleSpec,
     files: &SampleFiles,
     load: &mut L,

@@ -6,11 +6,7 @@ mod error;
 mod prompt;
 mod study;
 
-pub use crate::measure::pi::{
-    check_python, extract_python, judge_answer, models_json, parse_transcript, run_timed, settings_json,
-    write_agent_dir, AgentModel, AnswerVerdict, CodeCheck, CodeOutcome, CodeRun, PythonCode, TimedExit, TimedRun,
-    Transcript, TranscriptError, MODEL_ID, PROVIDER,
-};
-pub use error::PiError;
-pub use prompt::{PiMode, DECODE_PROMPT};
-pub use study::{pi_version, OnSample, PiStudy};
+pub use crate::measure::pi::{judge_answer, parse_transcript, CodeOutcome, CodeRun};
+pub(crate) use error::PiError;
+pub(crate) use prompt::PiMode;
+pub(crate) use study::{pi_version, OnSample, PiStudy};

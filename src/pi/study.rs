@@ -14,15 +14,15 @@ use std::process::Command;
 use std::time::Duration;
 
 /// Called after each recorded sample (the CLI rewrites `pi.json` and prints a line).
-pub type OnSample<'a> = Box<dyn FnMut(&StudyContext<'_>, &Slot, &Sample) -> Result<()> + 'a>;
+pub(crate) type OnSample<'a> = Box<dyn FnMut(&StudyContext<'_>, &Slot, &Sample) -> Result<()> + 'a>;
 
-pub struct PiStudy<'a> {
+pub(crate) struct PiStudy<'a> {
     settings: PiSettings,
     on_sample: OnSample<'a>,
 }
 
 impl<'a> PiStudy<'a> {
-    pub fn new(section: &PiSection, on_sample: OnSample<'a>) -> PiStudy<'a> {
+    pub(crate) fn new(section: &PiSection, on_sample: OnSample<'a>) -> PiStudy<'a> {
         PiStudy {
             settings: PiSettings {
                 pi_bin: section.pi_bin.clone(),
@@ -73,7 +73,7 @@ impl StudyConfig for PiStudy<'_> {
 }
 
 /// `pi --version`, recorded with the study (the Pi version must stay identical across variants).
-pub fn pi_version(pi_bin: &Path) -> Result<String, PiError> {
+pub(crate) fn pi_version(pi_bin: &Path) -> Result<String, PiError> {
     let out = Command::new(pi_bin).arg("--version").env("PI_OFFLINE", "1").output().map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => PiError::PiMissing(pi_bin.to_path_buf()),
         _ => PiError::PiSpawn { bin: pi_bin.to_path_buf(), source: e },

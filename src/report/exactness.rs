@@ -13,7 +13,7 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "—".into(), |x| format!("{x:.6}"))
 }
 
-pub fn render_text(r: &ExactnessReport) -> String {
+pub(crate) fn render_text(r: &ExactnessReport) -> String {
     let mut o = String::new();
     let side = |s: &SideReport| {
         format!(

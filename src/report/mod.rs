@@ -1,18 +1,18 @@
 //! Renderers: typed results in, text or JSON out. Nothing here measures or decides. Every result
 //! type abprof prints implements [`Render`] here, and `cli/` prints through [`emit`] alone.
-pub mod exactness;
-pub mod monitor;
-pub mod pi;
-pub mod sample;
-pub mod summary;
-pub mod timing_block;
-pub mod trace;
+pub(crate) mod exactness;
+pub(crate) mod monitor;
+pub(crate) mod pi;
+pub(crate) mod sample;
+pub(crate) mod summary;
+pub(crate) mod timing_block;
+pub(crate) mod trace;
 
 use serde::Serialize;
 
 /// How a result is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Format {
+pub(crate) enum Format {
     #[default]
     Text,
     Json,
@@ -20,7 +20,7 @@ pub enum Format {
 
 impl Format {
     /// The `--json` switch every printing subcommand has.
-    pub fn from_json_flag(json: bool) -> Format {
+    pub(crate) fn from_json_flag(json: bool) -> Format {
         if json {
             Format::Json
         } else {
@@ -30,12 +30,12 @@ impl Format {
 }
 
 /// A result a person reads (text) or a program reads (its serde form, pretty JSON).
-pub trait Render: Serialize {
+pub(crate) trait Render: Serialize {
     fn text(&self) -> String;
 }
 
 /// The one way a result becomes output.
-pub fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
+pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
     match format {
         Format::Text => value.text(),
         Format::Json => serde_json::to_string_pretty(value).expect("results always serialize") + "\n",
@@ -43,6 +43,6 @@ pub fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
 }
 
 /// Prints a result on stdout.
-pub fn emit<T: Render + ?Sized>(value: &T, format: Format) {
+pub(crate) fn emit<T: Render + ?Sized>(value: &T, format: Format) {
     print!("{}", render(value, format));
 }

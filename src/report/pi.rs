@@ -10,7 +10,7 @@ fn num(v: Option<f64>, digits: usize) -> String {
 }
 
 /// One line per sample, as it finishes.
-pub fn sample_line(s: &PiSample) -> String {
+pub(crate) fn sample_line(s: &PiSample) -> String {
     let t = s.server.as_ref();
     format!(
         "#{:<3} {:<12} gate {:>7} ms  pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
@@ -28,7 +28,7 @@ pub fn sample_line(s: &PiSample) -> String {
     )
 }
 
-pub fn render_text(r: &PiReport) -> String {
+pub(crate) fn render_text(r: &PiReport) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,

@@ -9,7 +9,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
 }
 
-pub fn render_text(s: &Sample) -> String {
+pub(crate) fn render_text(s: &Sample) -> String {
     let mut o = String::new();
     let u = s.usage.clone().unwrap_or_default();
     let _ = writeln!(

@@ -23,7 +23,7 @@ impl Render for Summary {
     }
 }
 
-pub fn render_text(s: &Summary) -> String {
+pub(crate) fn render_text(s: &Summary) -> String {
     let mut o = String::new();
     let base = &s.variants[0].label;
     let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();

@@ -14,9 +14,9 @@ use crate::trace::compare::Comparison;
 #[derive(Serialize)]
 #[serde(transparent)]
 pub(crate) struct AttributionView<'a> {
-    pub attribution: &'a Attribution,
+    pub(crate) attribution: &'a Attribution,
     #[serde(skip)]
-    pub top: usize,
+    pub(crate) top: usize,
 }
 
 impl Render for AttributionView<'_> {
@@ -162,7 +162,7 @@ fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
     table(&header, &rows)
 }
 
-pub fn attribution_text(a: &Attribution, top: usize) -> String {
+pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
     let mut s = String::new();
     let per_token = a.per_token_divisor.is_some();
     let _ = writeln!(s, "trace    {}", a.trace);
@@ -287,7 +287,7 @@ pub fn attribution_text(a: &Attribution, top: usize) -> String {
 /// Kernel sum over busy time above which the report notes that kernels overlap.
 const OVERLAP_NOTE: f64 = 1.15;
 
-pub fn comparison_text(c: &Comparison) -> String {
+pub(crate) fn comparison_text(c: &Comparison) -> String {
     let mut s = String::new();
     for (i, v) in c.variants.iter().enumerate() {
         let _ = writeln!(

@@ -13,63 +13,63 @@ use thiserror::Error;
 
 /// Speculative decoding's acceptance, as the server reports it for one request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DraftAcceptance {
+pub(crate) struct DraftAcceptance {
     /// Accepted draft tokens over drafted ("generated") tokens.
-    pub rate: f64,
-    pub accepted: u64,
+    pub(crate) rate: f64,
+    pub(crate) accepted: u64,
     /// Tokens the draft proposed (llama.cpp calls them "generated").
-    pub generated: u64,
+    pub(crate) generated: u64,
     /// 1 + accepted / verification steps; printed by builds from 2026 on.
-    pub mean_len: Option<f64>,
+    pub(crate) mean_len: Option<f64>,
 }
 
 /// The per-implementation statistics line (`statistics draft-simple: #calls…`), printed at INFO
 /// in 2025 builds and at TRACE (`-lv 4`) since.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SpecStatistics {
-    pub implementation: String,
-    pub gen_drafts: u64,
-    pub acc_drafts: u64,
-    pub gen_tokens: u64,
-    pub acc_tokens: u64,
+pub(crate) struct SpecStatistics {
+    pub(crate) implementation: String,
+    pub(crate) gen_drafts: u64,
+    pub(crate) acc_drafts: u64,
+    pub(crate) gen_tokens: u64,
+    pub(crate) acc_tokens: u64,
 }
 
 /// One request's timing block.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimingBlock {
-    pub slot: Option<u32>,
-    pub task: Option<i64>,
+pub(crate) struct TimingBlock {
+    pub(crate) slot: Option<u32>,
+    pub(crate) task: Option<i64>,
     /// Prompt tokens processed; excludes tokens reused from the prompt cache.
-    pub prompt_tokens: u64,
-    pub prompt_ms: f64,
-    pub prompt_tps: f64,
-    pub eval_tokens: u64,
-    pub eval_ms: f64,
-    pub eval_tps: f64,
-    pub total_ms: Option<f64>,
-    pub total_tokens: Option<u64>,
-    pub graphs_reused: Option<u64>,
-    pub draft: Option<DraftAcceptance>,
-    pub spec_statistics: Vec<SpecStatistics>,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) prompt_ms: f64,
+    pub(crate) prompt_tps: f64,
+    pub(crate) eval_tokens: u64,
+    pub(crate) eval_ms: f64,
+    pub(crate) eval_tps: f64,
+    pub(crate) total_ms: Option<f64>,
+    pub(crate) total_tokens: Option<u64>,
+    pub(crate) graphs_reused: Option<u64>,
+    pub(crate) draft: Option<DraftAcceptance>,
+    pub(crate) spec_statistics: Vec<SpecStatistics>,
 }
 
 impl TimingBlock {
     /// Server decode TPS recomputed from the interval (N / eval seconds), not the rounded print.
-    pub fn decode_tps(&self) -> f64 {
+    pub(crate) fn decode_tps(&self) -> f64 {
         per_second(self.eval_tokens as f64, self.eval_ms)
     }
 
     /// The standards-style (N−1)/eval-seconds estimate: llama-server's interval is not literally
     /// first-to-last token, so both are reported.
-    pub fn decode_tps_n_minus_1(&self) -> f64 {
+    pub(crate) fn decode_tps_n_minus_1(&self) -> f64 {
         per_second(self.eval_tokens.saturating_sub(1) as f64, self.eval_ms)
     }
 
-    pub fn prefill_tps(&self) -> f64 {
+    pub(crate) fn prefill_tps(&self) -> f64 {
         per_second(self.prompt_tokens as f64, self.prompt_ms)
     }
 
-    pub fn decode_ms_per_token(&self) -> f64 {
+    pub(crate) fn decode_ms_per_token(&self) -> f64 {
         if self.eval_tokens == 0 {
             f64::NAN
         } else {
@@ -87,7 +87,7 @@ fn per_second(n: f64, ms: f64) -> f64 {
 }
 
 #[derive(Debug, Error, PartialEq)]
-pub enum LogError {
+pub(crate) enum LogError {
     #[error(
         "no request timing block in the server log: the request never completed (read the log's last lines for why)"
     )]
@@ -120,7 +120,7 @@ static PREFIX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\
 
 /// The message of one log line: the text after the optional timestamp/level prefix, or the
 /// `msg` of a `--log-jsonl` object. Non-log JSONL records yield `None`.
-pub fn message(line: &str) -> Option<std::borrow::Cow<'_, str>> {
+pub(crate) fn message(line: &str) -> Option<std::borrow::Cow<'_, str>> {
     let trimmed = line.trim_end_matches(['\r', '\n']);
     if trimmed.starts_with('{') {
         let v: serde_json::Value = serde_json::from_str(trimmed).ok()?;
@@ -143,7 +143,7 @@ fn tps(c: &regex::Captures, i: usize) -> f64 {
 }
 
 /// Every timing block in a log, in order.
-pub fn timing_blocks(text: &str) -> Result<Vec<TimingBlock>, LogError> {
+pub(crate) fn timing_blocks(text: &str) -> Result<Vec<TimingBlock>, LogError> {
     let mut blocks: Vec<TimingBlock> = Vec::new();
     // A block is open from its prompt-eval line until its eval line arrives.
     let mut awaiting_eval = false;
@@ -220,7 +220,7 @@ fn incomplete(block: Option<&TimingBlock>) -> LogError {
 }
 
 /// The one timing block of a single-request log; zero or several is an error saying how many.
-pub fn single_timing_block(text: &str) -> Result<TimingBlock, LogError> {
+pub(crate) fn single_timing_block(text: &str) -> Result<TimingBlock, LogError> {
     let mut blocks = timing_blocks(text)?;
     match blocks.len() {
         0 => Err(LogError::NoTimingBlock),
@@ -238,7 +238,7 @@ pub fn single_timing_block(text: &str) -> Result<TimingBlock, LogError> {
 
 /// The line that explains why a server died while loading: the first `GGML_ASSERT`, else the
 /// first error-level line, else the first line mentioning an error.
-pub fn first_error_line(text: &str) -> Option<String> {
+pub(crate) fn first_error_line(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let pick = |pred: &dyn Fn(&str, &str) -> bool| {
         lines.iter().find_map(|l| {

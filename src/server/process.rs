@@ -38,7 +38,7 @@ pub struct LaunchSpec {
 
 impl LaunchSpec {
     /// A variant's own server on loopback `port`, its log and console output in `dir`.
-    pub fn for_variant(
+    pub(crate) fn for_variant(
         v: &crate::variant::Variant,
         default_model: &Path,
         common: &[String],
@@ -58,7 +58,7 @@ impl LaunchSpec {
     }
 
     /// The full argv: abprof owns host, port and log file, so it appends them last.
-    pub fn argv(&self) -> Vec<String> {
+    pub(crate) fn argv(&self) -> Vec<String> {
         let mut v = vec![self.program.display().to_string()];
         v.extend(self.args.iter().cloned());
         v.extend([
@@ -107,18 +107,18 @@ pub enum ServerError {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StopReport {
     /// SIGTERM to exit, in ms.
-    pub stop_ms: f64,
-    pub exit: String,
+    pub(crate) stop_ms: f64,
+    pub(crate) exit: String,
     /// True when the server outlived the timeout and its process group got SIGKILL.
-    pub killed: bool,
+    pub(crate) killed: bool,
 }
 
 /// A server abprof started. Dropping it stops the server, so no error path leaks one.
 pub struct RunningServer {
     child: Option<Child>,
-    pub spec: LaunchSpec,
-    pub pid: u32,
-    pub started: Stamp,
+    pub(crate) spec: LaunchSpec,
+    pub(crate) pid: u32,
+    pub(crate) started: Stamp,
 }
 
 fn describe(status: &ExitStatus) -> String {
@@ -217,7 +217,7 @@ impl RunningServer {
     }
 
     /// Has the server exited? Reaps it if so.
-    pub fn exited(&mut self) -> Option<ExitStatus> {
+    pub(crate) fn exited(&mut self) -> Option<ExitStatus> {
         self.child.as_mut().and_then(|c| c.try_wait().ok().flatten())
     }
 
@@ -259,7 +259,7 @@ impl RunningServer {
 
     /// Like [`stop`](Self::stop); with `kill_on_timeout` false a process still running after
     /// `timeout` is left alone (a tracer writing its output must not be killed) and reported.
-    pub fn stop_with(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError> {
+    pub(crate) fn stop_with(&mut self, timeout: Duration, kill_on_timeout: bool) -> Result<StopReport, ServerError> {
         let Some(mut child) = self.child.take() else {
             return Ok(StopReport { stop_ms: 0.0, exit: "already stopped".into(), killed: false });
         };
@@ -308,11 +308,6 @@ impl RunningServer {
             }
         }
         Ok(StopReport { stop_ms: t0.ms_until(&Stamp::now()), exit: describe(&status), killed })
-    }
-
-    /// True while any process of the server's group is alive.
-    pub fn group_alive(&self) -> bool {
-        killpg(self.pgid(), None).is_ok()
     }
 }
 
@@ -384,6 +379,6 @@ mod tests {
         let report = srv.stop(Duration::from_secs(5)).unwrap();
         assert!(!report.killed);
         assert_eq!(std::fs::read_to_string(&marks).unwrap().lines().count(), 1);
-        assert!(!srv.group_alive());
+        assert!(killpg(srv.pgid(), None).is_err(), "no process of the server's group is alive");
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]
-pub struct ChatStudy {
+pub(crate) struct ChatStudy {
     prompt: String,
     expected_prompt_tokens: Option<u64>,
 }

@@ -19,41 +19,41 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Completed,
     /// Stopped by this signal number (SIGINT 2, SIGTERM 15).
     Interrupted(i32),
 }
 
 pub struct StudyRun {
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     pub evidence: Evidence,
-    pub restored: bool,
-    pub samples_taken: usize,
+    pub(crate) restored: bool,
+    pub(crate) samples_taken: usize,
 }
 
 /// What a configuration sees of the running study.
-pub struct StudyContext<'a> {
-    pub file: &'a StudyFile,
-    pub evidence: &'a Evidence,
-    pub plan: &'a Plan,
-    pub variants: &'a [Variant],
-    pub common_args: &'a [String],
-    pub port: u16,
+pub(crate) struct StudyContext<'a> {
+    pub(crate) file: &'a StudyFile,
+    pub(crate) evidence: &'a Evidence,
+    pub(crate) plan: &'a Plan,
+    pub(crate) variants: &'a [Variant],
+    pub(crate) common_args: &'a [String],
+    pub(crate) port: u16,
     /// Set once SIGINT/SIGTERM arrived: a load that blocks must end its work and return.
-    pub cancel: &'a Arc<AtomicBool>,
+    pub(crate) cancel: &'a Arc<AtomicBool>,
 }
 
 impl StudyContext<'_> {
     /// The variant's own server on the study's loopback port.
-    pub fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
+    pub(crate) fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
         LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port, &files.dir)
     }
 }
 
 /// What distinguishes one kind of study: its plan, its load, and what happens around a sample.
 #[allow(async_fn_in_trait)] // Static dispatch only.
-pub trait StudyConfig {
+pub(crate) trait StudyConfig {
     type Load: Load;
     /// The run order of a new study.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
@@ -109,7 +109,7 @@ fn now() -> String {
 }
 
 /// Parses and checks everything that needs no server, before anything is created on disk.
-pub fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
+pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
     file.check()?;
     let variants = parse_variants(&file.variants)?;
     let common = split_args(&file.server_args).ok_or_else(|| {
@@ -168,7 +168,12 @@ fn record_facts(
 }
 
 /// Runs (or resumes) the study in `root` under `config`.
-pub fn run_study<C: StudyConfig>(file: &StudyFile, root: &Path, resume: bool, config: &mut C) -> Result<StudyRun> {
+pub(crate) fn run_study<C: StudyConfig>(
+    file: &StudyFile,
+    root: &Path,
+    resume: bool,
+    config: &mut C,
+) -> Result<StudyRun> {
     let (variants, common) = check_study(file)?;
     let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
@@ -336,6 +341,6 @@ async fn drive<C: StudyConfig>(
 }
 
 /// The folder a sample of `slot` is written to, for configurations that name files beside it.
-pub fn sample_files(ctx: &StudyContext<'_>, slot: &Slot) -> SampleFiles {
+pub(crate) fn sample_files(ctx: &StudyContext<'_>, slot: &Slot) -> SampleFiles {
     SampleFiles::new(ctx.evidence.sample_dir(ctx.plan, slot))
 }

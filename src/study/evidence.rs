@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
-pub enum EvidenceError {
+pub(crate) enum EvidenceError {
     #[error("{0} already holds files: pass a new --root, or --resume {0} to continue that study")]
     NotEmpty(PathBuf),
     #[error("{0} is not an abprof study folder (no study.toml): pass the --root of an earlier `abprof ab`")]
@@ -37,12 +37,12 @@ pub enum EvidenceError {
 /// One line of `order.jsonl`: a sample attempt as it happened.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OrderEntry {
-    pub index: usize,
-    pub label: String,
-    pub repeat: usize,
-    pub dir: String,
-    pub started_at: String,
-    pub ended_at: String,
+    pub(crate) index: usize,
+    pub(crate) label: String,
+    pub(crate) repeat: usize,
+    pub(crate) dir: String,
+    pub(crate) started_at: String,
+    pub(crate) ended_at: String,
     /// `ok`, `error`, `interrupted`.
     pub status: String,
     pub timeline: Timeline,
@@ -52,8 +52,8 @@ pub struct OrderEntry {
 /// the server's start-up-to-health and the request itself.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
 pub struct Timeline {
-    pub total_ms: f64,
-    pub hooks_ms: f64,
+    pub(crate) total_ms: f64,
+    pub(crate) hooks_ms: f64,
     pub startup_ms: f64,
     pub idle_gate_ms: f64,
     pub request_ms: f64,
@@ -63,21 +63,21 @@ pub struct Timeline {
 
 /// The run order, fixed when the study starts so `--resume` keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Plan {
-    pub labels: Vec<String>,
-    pub order_seed: Option<u64>,
-    pub slots: Vec<Slot>,
+pub(crate) struct Plan {
+    pub(crate) labels: Vec<String>,
+    pub(crate) order_seed: Option<u64>,
+    pub(crate) slots: Vec<Slot>,
     /// Where each sample's folder goes (absent in plans of earlier releases: the A/B layout).
     #[serde(default, skip_serializing_if = "SampleLayout::is_default")]
-    pub layout: SampleLayout,
+    pub(crate) layout: SampleLayout,
     /// Indices (into `slots`) of samples taken under a kernel tracer: evidence for the trace,
     /// never part of the medians (a tracer slows decode).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub traced: Vec<usize>,
+    pub(crate) traced: Vec<usize>,
 }
 
 impl Plan {
-    pub fn is_traced(&self, slot: &Slot) -> bool {
+    pub(crate) fn is_traced(&self, slot: &Slot) -> bool {
         self.traced.contains(&slot.index)
     }
 }
@@ -85,7 +85,7 @@ impl Plan {
 /// How sample folders are named.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum SampleLayout {
+pub(crate) enum SampleLayout {
     /// `samples/NNN-LABEL/`, NNN the study index from 1.
     #[default]
     Study,
@@ -101,18 +101,18 @@ impl SampleLayout {
 
 /// A sample folder as found on disk.
 #[derive(Debug, Clone)]
-pub struct FoundSample {
-    pub slot: Slot,
-    pub label: String,
-    pub dir: PathBuf,
-    pub sample: Option<Sample>,
+pub(crate) struct FoundSample {
+    pub(crate) slot: Slot,
+    pub(crate) label: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) sample: Option<Sample>,
     /// Earlier failed attempts at this slot, kept beside it (`NNN-LABEL.attempt-K`).
-    pub earlier_attempts: Vec<(PathBuf, Option<Sample>)>,
+    pub(crate) earlier_attempts: Vec<(PathBuf, Option<Sample>)>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Evidence {
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// The exclusive lock a run holds on the folder (see [`Evidence::lock`]).
     lock: Option<std::sync::Arc<std::fs::File>>,
 }
@@ -120,15 +120,11 @@ pub struct Evidence {
 /// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
 const LOCK_FILE: &str = "abprof.lock";
 
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), EvidenceError> {
-    crate::atomic_file::write_atomic(path, bytes).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
-}
-
-pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
+pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
-pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
+pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
     serde_json::from_str(&text).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })
@@ -136,7 +132,7 @@ pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
 
 impl Evidence {
     /// A new study folder: it may exist only if empty.
-    pub fn create(root: &Path) -> Result<Evidence, EvidenceError> {
+    pub(crate) fn create(root: &Path) -> Result<Evidence, EvidenceError> {
         if root.exists() && std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(true) {
             return Err(EvidenceError::NotEmpty(root.into()));
         }
@@ -147,7 +143,7 @@ impl Evidence {
     }
 
     /// An existing study folder.
-    pub fn open(root: &Path) -> Result<Evidence, EvidenceError> {
+    pub(crate) fn open(root: &Path) -> Result<Evidence, EvidenceError> {
         if !root.join("study.toml").is_file() {
             return Err(EvidenceError::NotAStudy(root.into()));
         }
@@ -156,7 +152,7 @@ impl Evidence {
 
     /// Takes the folder for this run: two runs measuring into one folder would take the same
     /// slots and set each other's samples aside. The lock ends with the process, however it ends.
-    pub fn lock(mut self) -> Result<Evidence, EvidenceError> {
+    pub(crate) fn lock(mut self) -> Result<Evidence, EvidenceError> {
         use std::os::fd::AsRawFd;
         let path = self.root.join(LOCK_FILE);
         let file = std::fs::OpenOptions::new()
@@ -177,24 +173,24 @@ impl Evidence {
         }
     }
 
-    pub fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
-    pub fn study_toml(&self) -> PathBuf {
+    pub(crate) fn study_toml(&self) -> PathBuf {
         self.path("study.toml")
     }
-    pub fn prompt(&self) -> PathBuf {
+    pub(crate) fn prompt(&self) -> PathBuf {
         self.path("prompt.txt")
     }
 
     /// The prompt length every sample must show: the calibration record beside the study's
     /// prompt, else the study file's `prompt_tokens`. The driver and `summarize` both ask here.
-    pub fn expected_prompt_tokens(&self, file: &super::file::StudyFile) -> Option<u64> {
+    pub(crate) fn expected_prompt_tokens(&self, file: &super::file::StudyFile) -> Option<u64> {
         crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
     /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`.
-    pub fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
+    pub(crate) fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
         let label = &plan.labels[slot.variant];
         if plan.is_traced(slot) {
             return self.root.join(label).join("traced");
@@ -206,7 +202,7 @@ impl Evidence {
     }
 
     /// Appends one line to order.jsonl in a single write (atomic for a line this size).
-    pub fn append_order(&self, entry: &OrderEntry) -> Result<(), EvidenceError> {
+    pub(crate) fn append_order(&self, entry: &OrderEntry) -> Result<(), EvidenceError> {
         let path = self.path("order.jsonl");
         let line = serde_json::to_string(entry).expect("serializable") + "\n";
         let mut f = std::fs::OpenOptions::new()
@@ -227,7 +223,7 @@ impl Evidence {
 
     /// Moves a failed or unfinished attempt aside so the slot can be measured again; nothing is
     /// deleted.
-    pub fn set_aside(&self, dir: &Path) -> Result<PathBuf, EvidenceError> {
+    pub(crate) fn set_aside(&self, dir: &Path) -> Result<PathBuf, EvidenceError> {
         for k in 1.. {
             let aside = PathBuf::from(format!("{}.attempt-{k}", dir.display()));
             if !aside.exists() {
@@ -239,7 +235,7 @@ impl Evidence {
     }
 
     /// Every planned slot with what is on disk for it.
-    pub fn samples(&self, plan: &Plan) -> Vec<FoundSample> {
+    pub(crate) fn samples(&self, plan: &Plan) -> Vec<FoundSample> {
         plan.slots
             .iter()
             .map(|slot| {

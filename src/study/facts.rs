@@ -9,40 +9,40 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HostFacts {
-    pub hostname: String,
-    pub kernel: String,
-    pub cpu: String,
-    pub cores: usize,
-    pub memory_kib: Option<u64>,
-    pub abprof: String,
-    pub started_at: String,
+pub(crate) struct HostFacts {
+    pub(crate) hostname: String,
+    pub(crate) kernel: String,
+    pub(crate) cpu: String,
+    pub(crate) cores: usize,
+    pub(crate) memory_kib: Option<u64>,
+    pub(crate) abprof: String,
+    pub(crate) started_at: String,
     #[serde(default)]
-    pub telemetry: Option<String>,
+    pub(crate) telemetry: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct FileFacts {
-    pub path: PathBuf,
-    pub real_path: PathBuf,
-    pub size: u64,
-    pub sha256: String,
+pub(crate) struct FileFacts {
+    pub(crate) path: PathBuf,
+    pub(crate) real_path: PathBuf,
+    pub(crate) size: u64,
+    pub(crate) sha256: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct VariantFacts {
-    pub label: String,
-    pub spec: String,
-    pub binary: FileFacts,
+pub(crate) struct VariantFacts {
+    pub(crate) label: String,
+    pub(crate) spec: String,
+    pub(crate) binary: FileFacts,
     /// What `binary --version` printed.
-    pub version: String,
+    pub(crate) version: String,
     /// The artifact's VERSION.txt, when the spec named an `abprof build` folder.
-    pub artifact_version: Option<String>,
-    pub model: FileFacts,
+    pub(crate) artifact_version: Option<String>,
+    pub(crate) model: FileFacts,
     /// Server arguments as launched (abprof appends --host, --port and --log-file).
-    pub server_args: Vec<String>,
-    pub env: Vec<(String, String)>,
-    pub expect: Option<String>,
+    pub(crate) server_args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) expect: Option<String>,
 }
 
 fn cache_dir() -> PathBuf {
@@ -54,7 +54,7 @@ fn cache_dir() -> PathBuf {
 }
 
 /// sha256 of a file, remembered per (real path, size, mtime) so a 15 GiB model is hashed once.
-pub fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
+pub(crate) fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
     let real = std::fs::canonicalize(path)?;
     let meta = std::fs::metadata(&real)?;
     let key = hex::encode(Sha256::digest(format!(
@@ -88,7 +88,7 @@ pub fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
 }
 
 /// `binary --version`, stdout and stderr together, with a timeout.
-pub fn binary_version(binary: &Path) -> String {
+pub(crate) fn binary_version(binary: &Path) -> String {
     let out = std::process::Command::new("timeout")
         .arg("10")
         .arg(binary)
@@ -113,7 +113,7 @@ fn first_line_of(path: &str, prefix: &str) -> Option<String> {
         .map(|l| l.split_once(':').map_or(l, |(_, v)| v).trim().to_string())
 }
 
-pub fn host_facts(telemetry: Option<String>) -> HostFacts {
+pub(crate) fn host_facts(telemetry: Option<String>) -> HostFacts {
     let uname = nix::sys::utsname::uname().ok();
     HostFacts {
         hostname: nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default(),
@@ -137,7 +137,7 @@ pub fn host_facts(telemetry: Option<String>) -> HostFacts {
     }
 }
 
-pub fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> std::io::Result<VariantFacts> {
+pub(crate) fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> std::io::Result<VariantFacts> {
     let artifact_version = v.artifact.as_ref().and_then(|a| std::fs::read_to_string(a.join("VERSION.txt")).ok());
     Ok(VariantFacts {
         label: v.label.clone(),

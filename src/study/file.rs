@@ -18,7 +18,7 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub fn tokens(self) -> u32 {
+    pub(crate) fn tokens(self) -> u32 {
         match self {
             Workload::Screening => 128,
             Workload::Sustained => 1024,
@@ -31,13 +31,13 @@ impl Workload {
 /// words (`"systemctl stop qwen-mtp.service"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum HookCommand {
+pub(crate) enum HookCommand {
     Argv(Vec<String>),
     Line(String),
 }
 
 impl HookCommand {
-    pub fn argv(&self) -> Option<Vec<String>> {
+    pub(crate) fn argv(&self) -> Option<Vec<String>> {
         match self {
             HookCommand::Argv(v) => (!v.is_empty()).then(|| v.clone()),
             HookCommand::Line(s) => shlex::split(s).filter(|v| !v.is_empty()),
@@ -51,14 +51,14 @@ impl HookCommand {
 #[serde(deny_unknown_fields)]
 pub struct Isolation {
     #[serde(default)]
-    pub before: Vec<HookCommand>,
+    pub(crate) before: Vec<HookCommand>,
     #[serde(default)]
-    pub after: Vec<HookCommand>,
+    pub(crate) after: Vec<HookCommand>,
     #[serde(default)]
-    pub verify: Vec<HookCommand>,
+    pub(crate) verify: Vec<HookCommand>,
     /// Seconds one hook may run before abprof kills it (its own child).
     #[serde(default = "default_hook_timeout")]
-    pub timeout_s: u64,
+    pub(crate) timeout_s: u64,
 }
 
 fn default_hook_timeout() -> u64 {
@@ -67,7 +67,7 @@ fn default_hook_timeout() -> u64 {
 
 impl Isolation {
     /// Every hook splits into a program and its arguments (they run without a shell).
-    pub fn check(&self) -> Result<(), StudyFileError> {
+    pub(crate) fn check(&self) -> Result<(), StudyFileError> {
         for h in self.before.iter().chain(&self.after).chain(&self.verify) {
             if h.argv().is_none() {
                 return Err(StudyFileError::BadHook(format!("{h:?}")));
@@ -89,30 +89,30 @@ impl Default for Isolation {
 #[serde(deny_unknown_fields)]
 pub struct IdleGate {
     #[serde(default = "default_consecutive")]
-    pub consecutive: u32,
+    pub(crate) consecutive: u32,
     /// GPU busy % at or below which a sample counts as idle.
     #[serde(default = "default_busy")]
-    pub busy_max_pct: f64,
+    pub(crate) busy_max_pct: f64,
     /// GPU power at or below which a sample counts as idle (unset: power is not gated).
     #[serde(default)]
-    pub power_max_w: Option<f64>,
+    pub(crate) power_max_w: Option<f64>,
     /// On GPU-less hosts: the server's CPU use at or below which a sample counts as idle.
     #[serde(default = "default_cpu")]
-    pub cpu_max_pct: f64,
+    pub(crate) cpu_max_pct: f64,
     /// A sample is rejected when processes other than the server and abprof used more than this
     /// (% of one core) during its request: "nothing else was running" must hold.
     #[serde(default = "default_foreign")]
-    pub foreign_cpu_max_pct: f64,
+    pub(crate) foreign_cpu_max_pct: f64,
     /// Milliseconds between gate samples on GPU-less hosts (the server's CPU window). GPU readings
     /// are taken at least 100 ms apart, the rate NVML and the SMU refresh at.
     #[serde(default = "default_interval")]
-    pub interval_ms: u64,
+    pub(crate) interval_ms: u64,
     /// Give up (and reject the sample) after this many seconds.
     #[serde(default = "default_gate_timeout")]
-    pub timeout_s: u64,
+    pub(crate) timeout_s: u64,
 }
 
-pub fn default_consecutive() -> u32 {
+pub(crate) fn default_consecutive() -> u32 {
     10
 }
 fn default_busy() -> f64 {
@@ -205,40 +205,40 @@ pub struct StudyFile {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PiSection {
-    pub pi_bin: PathBuf,
+    pub(crate) pi_bin: PathBuf,
     /// The workload's name (`decode`, …) as recorded in the report.
-    pub mode: String,
-    pub prompt: String,
+    pub(crate) mode: String,
+    pub(crate) prompt: String,
     /// Bound on one whole pi process.
-    pub timeout_s: u64,
+    pub(crate) timeout_s: u64,
     /// Pi's maxTokens and contextWindow for the model.
-    pub max_tokens: u32,
-    pub context_window: u32,
-    pub python: PathBuf,
-    pub code_timeout_s: u64,
+    pub(crate) max_tokens: u32,
+    pub(crate) context_window: u32,
+    pub(crate) python: PathBuf,
+    pub(crate) code_timeout_s: u64,
 }
 
 /// A trace study: the tracer wrapping each variant's traced sample.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSection {
-    pub tracer: super::trace_capture::TracerCommand,
+    pub(crate) tracer: super::trace_capture::TracerCommand,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
-    pub finalize_timeout_s: u64,
+    pub(crate) finalize_timeout_s: u64,
 }
 
-pub fn default_health_timeout() -> u64 {
+pub(crate) fn default_health_timeout() -> u64 {
     600
 }
-pub fn default_telemetry() -> String {
+pub(crate) fn default_telemetry() -> String {
     "auto".into()
 }
-pub fn default_hz() -> u32 {
+pub(crate) fn default_hz() -> u32 {
     100
 }
 
 #[derive(Debug, Error)]
-pub enum StudyFileError {
+pub(crate) enum StudyFileError {
     #[error("cannot read study file {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("study file {path} is not valid: {message}")]
@@ -250,7 +250,7 @@ pub enum StudyFileError {
 }
 
 impl StudyFile {
-    pub fn load(path: &Path) -> Result<StudyFile, StudyFileError> {
+    pub(crate) fn load(path: &Path) -> Result<StudyFile, StudyFileError> {
         let text = std::fs::read_to_string(path).map_err(|e| StudyFileError::Read { path: path.into(), source: e })?;
         let f: StudyFile = toml::from_str(&text).map_err(|e| StudyFileError::Parse {
             path: path.into(),
@@ -262,18 +262,18 @@ impl StudyFile {
 
     /// Relative paths taken from `base` made absolute, so the copy in the evidence folder re-runs
     /// from anywhere.
-    pub fn with_paths_from(mut self, base: &Path) -> StudyFile {
+    pub(crate) fn with_paths_from(mut self, base: &Path) -> StudyFile {
         let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { base.join(p) };
         self.prompt = self.prompt.as_deref().map(absolute);
         self.model = absolute(&self.model);
         self
     }
 
-    pub fn to_toml(&self) -> String {
+    pub(crate) fn to_toml(&self) -> String {
         toml::to_string_pretty(self).expect("a study file always serializes")
     }
 
-    pub fn check(&self) -> Result<(), StudyFileError> {
+    pub(crate) fn check(&self) -> Result<(), StudyFileError> {
         if self.variants.is_empty() {
             return Err(StudyFileError::Missing("at least one variant"));
         }

@@ -14,33 +14,33 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct HookRun {
-    pub phase: String,
-    pub argv: Vec<String>,
-    pub ok: bool,
-    pub status: String,
-    pub ms: f64,
+pub(crate) struct HookRun {
+    pub(crate) phase: String,
+    pub(crate) argv: Vec<String>,
+    pub(crate) ok: bool,
+    pub(crate) status: String,
+    pub(crate) ms: f64,
     /// Output file, relative to the evidence folder.
-    pub output: String,
-    pub at: String,
+    pub(crate) output: String,
+    pub(crate) at: String,
 }
 
 /// Everything the hooks did during a study (`isolation.json`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct IsolationRecord {
-    pub runs: Vec<HookRun>,
+pub(crate) struct IsolationRecord {
+    pub(crate) runs: Vec<HookRun>,
     /// `after` and `verify` ran and all succeeded (true when none were declared).
-    pub restored: Option<bool>,
+    pub(crate) restored: Option<bool>,
 }
 
 impl IsolationRecord {
-    pub fn before_failed(&self) -> Option<&HookRun> {
+    pub(crate) fn before_failed(&self) -> Option<&HookRun> {
         self.runs.iter().find(|r| r.phase == "before" && !r.ok)
     }
 }
 
 /// Runs hooks and keeps the record on disk after every run.
-pub struct Hooks {
+pub(crate) struct Hooks {
     /// The evidence folder: `isolation.json` and `isolation/` go here.
     root: PathBuf,
     iso: Isolation,
@@ -48,7 +48,7 @@ pub struct Hooks {
 }
 
 impl Hooks {
-    pub fn new(root: &Path, iso: &Isolation) -> Hooks {
+    pub(crate) fn new(root: &Path, iso: &Isolation) -> Hooks {
         let previous = super::evidence::read_json(&root.join("isolation.json")).unwrap_or_default();
         Hooks { root: root.into(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
     }
@@ -137,7 +137,7 @@ impl Hooks {
     }
 
     /// The `before` hooks, stopping at the first failure (which is then the returned error).
-    pub fn before(&self) -> Result<(), String> {
+    pub(crate) fn before(&self) -> Result<(), String> {
         if self.run_phase("before", &self.iso.before, true) {
             Ok(())
         } else {
@@ -147,24 +147,20 @@ impl Hooks {
         }
     }
 
-    pub fn record(&self) -> IsolationRecord {
-        self.record.lock().unwrap().clone()
-    }
-
     /// A guard that restores when dropped (or when `finish` is called).
-    pub fn restore_guard(self: &Arc<Self>) -> Restore {
+    pub(crate) fn restore_guard(self: &Arc<Self>) -> Restore {
         Restore { hooks: Some(self.clone()) }
     }
 }
 
 /// Runs `after` (all of them, whatever fails) then `verify`, once.
-pub struct Restore {
+pub(crate) struct Restore {
     hooks: Option<Arc<Hooks>>,
 }
 
 impl Restore {
     /// Restores now and says whether the restore was verified.
-    pub fn finish(mut self) -> bool {
+    pub(crate) fn finish(mut self) -> bool {
         self.restore()
     }
 
@@ -204,7 +200,7 @@ mod tests {
         {
             let _guard = h.restore_guard();
         }
-        let rec = h.record();
+        let rec = h.record.lock().unwrap().clone();
         assert_eq!(
             rec.runs.iter().map(|r| r.phase.as_str()).collect::<Vec<_>>(),
             ["before", "after", "after", "verify"]
@@ -221,7 +217,7 @@ mod tests {
         let (_d, h) = hooks(vec!["sh -c 'exit 3'", "true"], vec![], vec![]);
         let err = h.before().unwrap_err();
         assert!(err.contains("exit 3"), "{err}");
-        assert_eq!(h.record().runs.len(), 1, "stops at the first failure");
+        assert_eq!(h.record.lock().unwrap().runs.len(), 1, "stops at the first failure");
         let (_d, h) = hooks(vec!["sleep 30"], vec![], vec![]);
         let t = Instant::now();
         assert!(h.before().unwrap_err().contains("timed out"));

@@ -4,14 +4,14 @@
 mod chat;
 mod drive;
 pub mod evidence;
-pub mod facts;
+pub(crate) mod facts;
 pub mod file;
-pub mod isolation;
-pub mod observer;
-pub mod trace_capture;
+pub(crate) mod isolation;
+pub(crate) mod observer;
+pub(crate) mod trace_capture;
 
-pub use chat::ChatStudy;
-pub use drive::{check_study, run_study as run_study_with, sample_files, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use chat::ChatStudy;
+pub(crate) use drive::{run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
 
 /// Runs (or resumes) an A/B study: every sample one streamed chat request.
 pub fn run_study(file: &file::StudyFile, root: &std::path::Path, resume: bool) -> anyhow::Result<StudyRun> {

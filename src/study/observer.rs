@@ -14,25 +14,25 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Shows the phase somewhere (a progress bar, or nowhere).
-pub trait PhaseSink {
+pub(crate) trait PhaseSink {
     fn phase(&self, label: &str, phase: SamplePhase);
 }
 
 /// The study's telemetry source, lent to one sample at a time. `None` inside: GPU-less host (the
 /// server's CPU is sampled instead).
-pub struct TelemetrySlot {
-    pub gpu: Option<Box<dyn TelemetrySource>>,
-    pub hz: f64,
+pub(crate) struct TelemetrySlot {
+    pub(crate) gpu: Option<Box<dyn TelemetrySource>>,
+    pub(crate) hz: f64,
 }
 
-pub struct StudyObserver<'a> {
+pub(crate) struct StudyObserver<'a> {
     label: String,
     gate: IdleGate,
     sink: &'a dyn PhaseSink,
     telemetry: &'a mut TelemetrySlot,
     sample_dir: PathBuf,
     /// How long the gate waited, for the sample's timeline.
-    pub gate_ms: f64,
+    pub(crate) gate_ms: f64,
     sampler: Option<(Sampler, bool)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
     /// Foreign load over the request, measured when it finished.
@@ -46,7 +46,7 @@ const GPU_GATE_SPACING: Duration = Duration::from_millis(100);
 const REQUEST_CPU_WINDOW: Duration = Duration::from_millis(10);
 
 impl<'a> StudyObserver<'a> {
-    pub fn new(
+    pub(crate) fn new(
         label: &str,
         gate: &IdleGate,
         sink: &'a dyn PhaseSink,
@@ -249,7 +249,7 @@ impl Drop for StudyObserver<'_> {
 }
 
 /// Opens the study's telemetry source: a GPU backend, or none (GPU-less host, or `none`).
-pub fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
+pub(crate) fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
     let kind: SourceKind = kind.parse().map_err(|e| format!("telemetry {kind:?}: {e}"))?;
     if matches!(kind, SourceKind::None | SourceKind::Cpu) {
         return Ok((None, "server CPU only (telemetry none/cpu)".into()));

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 /// Which tracer wraps the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum TracerCommand {
+pub(crate) enum TracerCommand {
     /// `rocprofv3 --disable-signal-handlers --kernel-trace --output-format rocpd -d OUT -o trace --`
     Rocprofv3 { program: PathBuf },
     /// `nsys profile -t cuda --cuda-graph-trace=node -o OUT/trace`, then `nsys export --type sqlite`.
@@ -42,7 +42,7 @@ pub enum TracerCommand {
 }
 
 impl TracerCommand {
-    pub fn kind(&self) -> Tracer {
+    pub(crate) fn kind(&self) -> Tracer {
         match self {
             TracerCommand::Rocprofv3 { .. } => Tracer::Rocprofv3,
             TracerCommand::Nsys { .. } => Tracer::Nsys,
@@ -53,7 +53,7 @@ impl TracerCommand {
     }
 
     /// The tracer's program and its arguments up to (not including) the server argv.
-    pub fn prefix(&self, out: &Path) -> (PathBuf, Vec<String>) {
+    pub(crate) fn prefix(&self, out: &Path) -> (PathBuf, Vec<String>) {
         let o = out.display().to_string();
         match self {
             TracerCommand::Rocprofv3 { program } => (
@@ -203,7 +203,7 @@ fn find_output(tracer: &TracerCommand, console: &Path, out: &Path) -> Result<Pat
 }
 
 /// A trace study: the chat A/B configuration plus one traced sample of every variant first.
-pub struct TraceStudy {
+pub(crate) struct TraceStudy {
     chat: ChatStudy,
     tracer: TracerCommand,
     finalize_timeout: Duration,
@@ -212,7 +212,7 @@ pub struct TraceStudy {
 }
 
 impl TraceStudy {
-    pub fn new(file: &StudyFile) -> Result<TraceStudy> {
+    pub(crate) fn new(file: &StudyFile) -> Result<TraceStudy> {
         let t = file.trace.as_ref().context("not a trace study: its study file has no [trace] section")?;
         Ok(TraceStudy {
             chat: ChatStudy::default(),
@@ -296,7 +296,12 @@ fn tracer_out(ctx: &StudyContext<'_>, label: &str) -> PathBuf {
 
 /// The untraced samples' measured ms/token into each variant's manifest: `per_variant[i]` holds
 /// variant i's accepted (rule-judged) samples, at the study's output length.
-pub fn attach_untraced(root: &Path, labels: &[String], tokens: u32, per_variant: &[Vec<f64>]) -> Result<Vec<PathBuf>> {
+pub(crate) fn attach_untraced(
+    root: &Path,
+    labels: &[String],
+    tokens: u32,
+    per_variant: &[Vec<f64>],
+) -> Result<Vec<PathBuf>> {
     let mut folders = Vec::new();
     for (label, ms) in labels.iter().zip(per_variant) {
         let folder = root.join(label);

@@ -1,11 +1,11 @@
 //! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
-pub mod phases;
-pub mod pi;
-pub mod rules;
-pub mod stats;
-pub mod traces;
+pub(crate) mod phases;
+pub(crate) mod pi;
+pub(crate) mod rules;
+pub(crate) mod stats;
+pub(crate) mod traces;
 
 use crate::measure::Sample;
 use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
@@ -17,11 +17,11 @@ use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DE
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
-pub const ACCEPTANCE_MATERIAL: f64 = 0.05;
+pub(crate) const ACCEPTANCE_MATERIAL: f64 = 0.05;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Metric {
+pub(crate) enum Metric {
     ServerDecodeTps,
     ServerPrefillTps,
     StrictStreamedTps,
@@ -29,10 +29,10 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] =
+    pub(crate) const ALL: [Metric; 4] =
         [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
 
-    pub fn title(self) -> &'static str {
+    pub(crate) fn title(self) -> &'static str {
         match self {
             Metric::ServerDecodeTps => "server decode TPS (tok/s)",
             Metric::ServerPrefillTps => "server prefill TPS (tok/s)",
@@ -41,11 +41,11 @@ impl Metric {
         }
     }
 
-    pub fn higher_is_better(self) -> bool {
+    pub(crate) fn higher_is_better(self) -> bool {
         !matches!(self, Metric::TtftMs)
     }
 
-    pub fn of(self, s: &Sample) -> Option<f64> {
+    pub(crate) fn of(self, s: &Sample) -> Option<f64> {
         let v = match self {
             Metric::ServerDecodeTps => s.server.as_ref().map(|t| t.decode_tps),
             Metric::ServerPrefillTps => s.server.as_ref().map(|t| t.prefill_tps),
@@ -57,78 +57,78 @@ impl Metric {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MetricSummary {
-    pub metric: Metric,
-    pub runs: Vec<f64>,
-    pub mean: Option<f64>,
-    pub median: Option<f64>,
+pub(crate) struct MetricSummary {
+    pub(crate) metric: Metric,
+    pub(crate) runs: Vec<f64>,
+    pub(crate) mean: Option<f64>,
+    pub(crate) median: Option<f64>,
     /// `100*(median/baseline median - 1)`; None for the baseline.
-    pub change_pct: Option<f64>,
-    pub ci: Option<ChangeCi>,
-    pub verdict: Option<Verdict>,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) ci: Option<ChangeCi>,
+    pub(crate) verdict: Option<Verdict>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VariantSummary {
-    pub label: String,
-    pub spec: String,
-    pub planned: usize,
-    pub accepted: usize,
-    pub metrics: Vec<MetricSummary>,
+pub(crate) struct VariantSummary {
+    pub(crate) label: String,
+    pub(crate) spec: String,
+    pub(crate) planned: usize,
+    pub(crate) accepted: usize,
+    pub(crate) metrics: Vec<MetricSummary>,
     /// 1000 / median server decode TPS, the figure a trace comparison scales by.
-    pub ms_per_token: Option<f64>,
-    pub decode_tps_n_minus_1_median: Option<f64>,
-    pub acceptance: Vec<f64>,
-    pub acceptance_median: Option<f64>,
-    pub output_tokens: Vec<u64>,
-    pub prompt_tokens: Vec<u64>,
-    pub idle_gate_ms_median: Option<f64>,
+    pub(crate) ms_per_token: Option<f64>,
+    pub(crate) decode_tps_n_minus_1_median: Option<f64>,
+    pub(crate) acceptance: Vec<f64>,
+    pub(crate) acceptance_median: Option<f64>,
+    pub(crate) output_tokens: Vec<u64>,
+    pub(crate) prompt_tokens: Vec<u64>,
+    pub(crate) idle_gate_ms_median: Option<f64>,
     /// Telemetry per phase (GPU, or the server's CPU on GPU-less hosts).
-    pub prefill: Option<phases::PhaseFigures>,
-    pub decode: Option<phases::PhaseFigures>,
+    pub(crate) prefill: Option<phases::PhaseFigures>,
+    pub(crate) decode: Option<phases::PhaseFigures>,
     /// Accepted samples (1-based study index) whose GPU clock sagged > 10% during decode.
-    pub throttled: Vec<usize>,
+    pub(crate) throttled: Vec<usize>,
     /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
-    pub caveats: Vec<String>,
+    pub(crate) caveats: Vec<String>,
 }
 
 impl VariantSummary {
-    pub fn metric(&self, m: Metric) -> Option<&MetricSummary> {
+    pub(crate) fn metric(&self, m: Metric) -> Option<&MetricSummary> {
         self.metrics.iter().find(|x| x.metric == m)
     }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct RejectedSample {
-    pub index: usize,
-    pub label: String,
-    pub dir: String,
-    pub reasons: Vec<Rejection>,
+pub(crate) struct RejectedSample {
+    pub(crate) index: usize,
+    pub(crate) label: String,
+    pub(crate) dir: String,
+    pub(crate) reasons: Vec<Rejection>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Summary {
-    pub root: String,
-    pub name: Option<String>,
-    pub tokens: u32,
-    pub samples_per_variant: u32,
-    pub pure_decode: bool,
-    pub expected_prompt_tokens: Option<u64>,
-    pub variants: Vec<VariantSummary>,
-    pub rejected: Vec<RejectedSample>,
+pub(crate) struct Summary {
+    pub(crate) root: String,
+    pub(crate) name: Option<String>,
+    pub(crate) tokens: u32,
+    pub(crate) samples_per_variant: u32,
+    pub(crate) pure_decode: bool,
+    pub(crate) expected_prompt_tokens: Option<u64>,
+    pub(crate) variants: Vec<VariantSummary>,
+    pub(crate) rejected: Vec<RejectedSample>,
     /// Planned slots with no sample on disk yet (an interrupted study: `abprof ab --resume`).
-    pub missing: usize,
-    pub order: Vec<OrderEntry>,
-    pub isolation_restored: Option<bool>,
+    pub(crate) missing: usize,
+    pub(crate) order: Vec<OrderEntry>,
+    pub(crate) isolation_restored: Option<bool>,
     /// The telemetry source the study sampled (host.json).
-    pub telemetry: Option<String>,
-    pub dead_time_ms_median: Option<f64>,
-    pub dead_time_ms_max: Option<f64>,
+    pub(crate) telemetry: Option<String>,
+    pub(crate) dead_time_ms_median: Option<f64>,
+    pub(crate) dead_time_ms_max: Option<f64>,
     /// Kernel attribution beside the medians when the study has `traces/<label>/` folders
     /// (`abprof trace --root DIR/traces`): the comparison, or why not.
-    pub traces: Option<traces::TraceComparison>,
+    pub(crate) traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
-    pub exactness: Option<serde_json::Value>,
+    pub(crate) exactness: Option<serde_json::Value>,
 }
 
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
@@ -136,7 +136,7 @@ fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
 }
 
 /// Builds the summary of the study in `ev`.
-pub fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
+pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let file = StudyFile::load(&ev.study_toml())?;
     let plan: Plan = read_json(&ev.path("plan.json"))?;
     let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();

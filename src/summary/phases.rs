@@ -8,26 +8,26 @@ use serde::{Deserialize, Serialize};
 use super::stats::median;
 
 /// A decode whose lowest gfx clock fell more than this below the study's median is throttled.
-pub const THROTTLE_DROP: f64 = 0.10;
+pub(crate) const THROTTLE_DROP: f64 = 0.10;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PhaseFigures {
-    pub samples: usize,
-    pub mean_power_w: Option<f64>,
-    pub mean_busy_pct: Option<f64>,
-    pub mean_cpu_pct: Option<f64>,
-    pub peak_temp_c: Option<f64>,
-    pub gfx_clock_min_mhz: Option<f64>,
-    pub gfx_clock_median_mhz: Option<f64>,
-    pub gfx_clock_max_mhz: Option<f64>,
-    pub energy_j: Option<f64>,
-    pub j_per_token: Option<f64>,
+pub(crate) struct PhaseFigures {
+    pub(crate) samples: usize,
+    pub(crate) mean_power_w: Option<f64>,
+    pub(crate) mean_busy_pct: Option<f64>,
+    pub(crate) mean_cpu_pct: Option<f64>,
+    pub(crate) peak_temp_c: Option<f64>,
+    pub(crate) gfx_clock_min_mhz: Option<f64>,
+    pub(crate) gfx_clock_median_mhz: Option<f64>,
+    pub(crate) gfx_clock_max_mhz: Option<f64>,
+    pub(crate) energy_j: Option<f64>,
+    pub(crate) j_per_token: Option<f64>,
     /// Where the energy came from (the energy counter, or the integral of power).
-    pub energy_from: Option<String>,
+    pub(crate) energy_from: Option<String>,
 }
 
 /// The [prefill, decode] phase stats a sample's telemetry recorded.
-pub fn sample_phases(s: &Sample) -> Option<[PhaseStats; 2]> {
+pub(crate) fn sample_phases(s: &Sample) -> Option<[PhaseStats; 2]> {
     s.extra.telemetry.as_ref()?.phases.clone()
 }
 
@@ -36,7 +36,7 @@ fn med(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
 }
 
 /// Medians over samples (peak temperature: the highest; clock min/max: the extremes).
-pub fn figures(phases: &[&PhaseStats]) -> Option<PhaseFigures> {
+pub(crate) fn figures(phases: &[&PhaseStats]) -> Option<PhaseFigures> {
     if phases.is_empty() {
         return None;
     }
@@ -60,7 +60,7 @@ pub fn figures(phases: &[&PhaseStats]) -> Option<PhaseFigures> {
 }
 
 /// True when this decode's lowest gfx clock is more than [`THROTTLE_DROP`] below `study_median`.
-pub fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> bool {
+pub(crate) fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> bool {
     match (decode.gfx_clock_min_mhz, study_median_mhz) {
         (Some(min), Some(m)) => min < (1.0 - THROTTLE_DROP) * m,
         _ => false,

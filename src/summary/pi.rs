@@ -11,89 +11,89 @@ use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
-pub const PI_REPORT_FILE: &str = "pi.json";
+pub(crate) const PI_REPORT_FILE: &str = "pi.json";
 
 /// One Pi sample as the report shows it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PiSample {
-    pub index: usize,
-    pub label: String,
+pub(crate) struct PiSample {
+    pub(crate) index: usize,
+    pub(crate) label: String,
     /// The how-many-th sample of this variant (0-based).
-    pub repeat: usize,
-    pub evidence: PathBuf,
+    pub(crate) repeat: usize,
+    pub(crate) evidence: PathBuf,
     /// The whole pi process, spawn to exit (model load excluded: it starts after /health).
-    pub pi_wall_ms: f64,
-    pub pi_exit: TimedExit,
-    pub startup_ms: Option<f64>,
-    pub timing_blocks: usize,
-    pub server: Option<ServerTiming>,
-    pub draft: Option<DraftAcceptance>,
+    pub(crate) pi_wall_ms: f64,
+    pub(crate) pi_exit: TimedExit,
+    pub(crate) startup_ms: Option<f64>,
+    pub(crate) timing_blocks: usize,
+    pub(crate) server: Option<ServerTiming>,
+    pub(crate) draft: Option<DraftAcceptance>,
     /// Pi's usage of its answer (the server's counts are in `server`).
-    pub pi_input_tokens: Option<u64>,
-    pub pi_output_tokens: Option<u64>,
-    pub stop_reason: Option<String>,
-    pub assistant_messages: usize,
-    pub tool_calls: Vec<String>,
-    pub answer_chars: usize,
-    pub code: Option<CodeCheck>,
+    pub(crate) pi_input_tokens: Option<u64>,
+    pub(crate) pi_output_tokens: Option<u64>,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) assistant_messages: usize,
+    pub(crate) tool_calls: Vec<String>,
+    pub(crate) answer_chars: usize,
+    pub(crate) code: Option<CodeCheck>,
     /// No rule broken: one request, no tool call, pi exited 0, the Python passed.
-    pub valid: bool,
-    pub failures: Vec<String>,
-    pub pi_argv: Vec<String>,
-    pub server_argv: Vec<String>,
+    pub(crate) valid: bool,
+    pub(crate) failures: Vec<String>,
+    pub(crate) pi_argv: Vec<String>,
+    pub(crate) server_argv: Vec<String>,
     /// What the idle gate saw before pi started.
-    pub idle_gate: Option<IdleGateRecord>,
+    pub(crate) idle_gate: Option<IdleGateRecord>,
     /// The telemetry series over the pi run (GPU, or the server's CPU on GPU-less hosts).
-    pub telemetry: Option<TelemetryRecord>,
+    pub(crate) telemetry: Option<TelemetryRecord>,
 }
 
 impl PiSample {
-    pub fn output_tokens(&self) -> Option<u64> {
+    pub(crate) fn output_tokens(&self) -> Option<u64> {
         self.server.as_ref().map(|s| s.decode_tokens).or(self.pi_output_tokens)
     }
 }
 
 /// Medians over a variant's valid samples.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct PiVariantSummary {
-    pub label: String,
-    pub spec: String,
-    pub samples: usize,
-    pub valid: usize,
-    pub median_pi_wall_ms: Option<f64>,
-    pub median_prefill_ms: Option<f64>,
-    pub median_prefill_tps: Option<f64>,
-    pub median_decode_ms: Option<f64>,
-    pub median_decode_tps: Option<f64>,
-    pub median_output_tokens: Option<f64>,
-    pub median_acceptance: Option<f64>,
+pub(crate) struct PiVariantSummary {
+    pub(crate) label: String,
+    pub(crate) spec: String,
+    pub(crate) samples: usize,
+    pub(crate) valid: usize,
+    pub(crate) median_pi_wall_ms: Option<f64>,
+    pub(crate) median_prefill_ms: Option<f64>,
+    pub(crate) median_prefill_tps: Option<f64>,
+    pub(crate) median_decode_ms: Option<f64>,
+    pub(crate) median_decode_tps: Option<f64>,
+    pub(crate) median_output_tokens: Option<f64>,
+    pub(crate) median_acceptance: Option<f64>,
     /// Server prompt token counts seen (one value when the Pi prompt was identical every time).
-    pub prompt_tokens: Vec<u64>,
+    pub(crate) prompt_tokens: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PiReport {
-    pub schema_version: u32,
-    pub created: String,
-    pub mode: String,
-    pub prompt: String,
-    pub pi_bin: PathBuf,
-    pub pi_version: Option<String>,
-    pub max_tokens: u32,
-    pub context_window: u32,
+pub(crate) struct PiReport {
+    pub(crate) schema_version: u32,
+    pub(crate) created: String,
+    pub(crate) mode: String,
+    pub(crate) prompt: String,
+    pub(crate) pi_bin: PathBuf,
+    pub(crate) pi_version: Option<String>,
+    pub(crate) max_tokens: u32,
+    pub(crate) context_window: u32,
     /// The run order, as labels.
-    pub order: Vec<String>,
-    pub samples: Vec<PiSample>,
-    pub variants: Vec<PiVariantSummary>,
+    pub(crate) order: Vec<String>,
+    pub(crate) samples: Vec<PiSample>,
+    pub(crate) variants: Vec<PiVariantSummary>,
     /// Study-level problems (prompt token counts that differ across samples, …).
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The telemetry source the idle gate and series used, and why it was chosen.
-    pub telemetry: String,
+    pub(crate) telemetry: String,
     /// The restore and verify hooks ran and succeeded (true when none were declared); `None`
     /// while the study runs.
-    pub restored: Option<bool>,
+    pub(crate) restored: Option<bool>,
     /// The signal that stopped the study (2 SIGINT, 15 SIGTERM); its sample in flight was discarded.
-    pub interrupted_by: Option<i32>,
+    pub(crate) interrupted_by: Option<i32>,
 }
 
 /// The rulebook's expectations of a Pi sample: one request per log; no prompt length or output
@@ -109,7 +109,7 @@ fn expectations(restored: Option<bool>) -> Expectations {
 }
 
 /// One recorded sample as the report shows it, judged by the rulebook.
-pub fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> PiSample {
+pub(crate) fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> PiSample {
     let reasons = sample_rejections(s, &expectations(None));
     let pi = s.extra.pi.clone();
     let p = pi.as_ref();
@@ -183,15 +183,15 @@ fn warnings(summaries: &[PiVariantSummary]) -> Vec<String> {
 }
 
 /// What the report says beyond the samples: the tool's version and the run's end state.
-pub struct PiRunFacts {
-    pub pi_version: Option<String>,
-    pub restored: Option<bool>,
-    pub interrupted_by: Option<i32>,
+pub(crate) struct PiRunFacts {
+    pub(crate) pi_version: Option<String>,
+    pub(crate) restored: Option<bool>,
+    pub(crate) interrupted_by: Option<i32>,
 }
 
 /// Builds the report of the Pi study in `ev` from its evidence alone (so a resumed study reports
 /// every sample it ever finished).
-pub fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
+pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
     let file = StudyFile::load(&ev.study_toml())?;
     let pi = file.pi.as_ref().ok_or_else(|| anyhow::anyhow!("{} is not a Pi study", ev.root.display()))?;
     let plan: Plan = read_json(&ev.path("plan.json"))?;
@@ -237,13 +237,13 @@ pub fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
 }
 
 /// Writes `pi.json` atomically.
-pub fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result<()> {
+pub(crate) fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result<()> {
     crate::study::evidence::write_json(&ev.path(PI_REPORT_FILE), report)?;
     Ok(())
 }
 
 /// Writes the sample's report view beside its evidence (`pi-sample.json`).
-pub fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
+pub(crate) fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
     crate::study::evidence::write_json(&sample.evidence.join("pi-sample.json"), sample)?;
     Ok(())
 }

@@ -6,23 +6,23 @@ use serde::{Deserialize, Serialize};
 
 /// What a sample is judged against.
 #[derive(Debug, Clone, Default)]
-pub struct Expectations {
+pub(crate) struct Expectations {
     /// The calibrated prompt length every response must report.
-    pub prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// Locked-length workload: must finish by `length` with exactly max_tokens output.
-    pub locked_length: bool,
+    pub(crate) locked_length: bool,
     /// Timing blocks the log must hold (2 when the prompt cache was warmed first).
-    pub timing_blocks: usize,
+    pub(crate) timing_blocks: usize,
     /// Other processes may use at most this much CPU (% of a core) during the request.
-    pub foreign_cpu_max_pct: Option<f64>,
+    pub(crate) foreign_cpu_max_pct: Option<f64>,
     /// The study's restore/verify hooks' outcome (None: no record).
-    pub isolation_restored: Option<bool>,
+    pub(crate) isolation_restored: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Rejection {
-    pub rule: String,
-    pub reason: String,
+pub(crate) struct Rejection {
+    pub(crate) rule: String,
+    pub(crate) reason: String,
 }
 
 fn reject(rule: &str, reason: String) -> Rejection {
@@ -31,7 +31,7 @@ fn reject(rule: &str, reason: String) -> Rejection {
 
 /// Per-sample rules. The cross-variant ones are [`prompt_tokens_differ`] and, as a comparison
 /// caveat rather than a rejection, acceptance differing materially (the study summary).
-pub fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
+pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
     let mut out = Vec::new();
     if let Some(e) = &s.error {
         out.push(reject("incomplete", e.clone()));
@@ -99,7 +99,7 @@ pub fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
 }
 
 /// Without a calibrated count, every variant's prompt must still match the baseline's.
-pub fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<Rejection> {
+pub(crate) fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<Rejection> {
     (got != baseline).then(|| {
         reject("prompt-tokens-differ", format!("prompt tokens {got:?} differ from the baseline's {baseline:?}"))
     })

@@ -14,13 +14,13 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
 
-pub const DEFAULT_RESAMPLES: usize = 10_000;
-pub const DEFAULT_SEED: u64 = 42;
+pub(crate) const DEFAULT_RESAMPLES: usize = 10_000;
+pub(crate) const DEFAULT_SEED: u64 = 42;
 
-pub use crate::stats::{mean, median, stdev};
+pub(crate) use crate::stats::{mean, median, stdev};
 
 /// `100 * (candidate / baseline - 1)`, the relative change of docs/methodology.md §8.
-pub fn pct_change(base: f64, cand: f64) -> f64 {
+pub(crate) fn pct_change(base: f64, cand: f64) -> f64 {
     100.0 * (cand / base - 1.0)
 }
 
@@ -47,23 +47,23 @@ fn bandwidth(xs: &[f64]) -> f64 {
 
 /// A confidence interval of the median % change, candidate vs baseline.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct ChangeCi {
-    pub lo_pct: f64,
-    pub hi_pct: f64,
-    pub confidence: f64,
-    pub resamples: usize,
-    pub seed: u64,
+pub(crate) struct ChangeCi {
+    pub(crate) lo_pct: f64,
+    pub(crate) hi_pct: f64,
+    pub(crate) confidence: f64,
+    pub(crate) resamples: usize,
+    pub(crate) seed: u64,
 }
 
 impl ChangeCi {
-    pub fn contains_zero(&self) -> bool {
+    pub(crate) fn contains_zero(&self) -> bool {
         self.lo_pct <= 0.0 && self.hi_pct >= 0.0
     }
 }
 
 /// The `confidence` interval of `100*(median(cand)/median(base) - 1)` by the smoothed bootstrap.
 /// Needs at least 2 positive values a side (one value has no spread to resample).
-pub fn bootstrap_change_ci(
+pub(crate) fn bootstrap_change_ci(
     base: &[f64],
     cand: &[f64],
     resamples: usize,
@@ -98,7 +98,7 @@ pub fn bootstrap_change_ci(
 /// The verdict word beside a median change.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Faster,
     Slower,
     NoClearDifference,
@@ -107,7 +107,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
@@ -117,7 +117,7 @@ impl Verdict {
     }
 
     /// `higher_is_better`: TPS metrics; false for latencies such as TTFT.
-    pub fn from_ci(ci: Option<&ChangeCi>, higher_is_better: bool) -> Verdict {
+    pub(crate) fn from_ci(ci: Option<&ChangeCi>, higher_is_better: bool) -> Verdict {
         match ci {
             None => Verdict::TooFewSamples,
             Some(c) if c.contains_zero() => Verdict::NoClearDifference,

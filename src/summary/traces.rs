@@ -16,7 +16,7 @@ pub(crate) const SUMMARY_TOP: usize = 10;
 /// The study's traces compared, or why they could not be.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "kebab-case")]
-pub enum TraceComparison {
+pub(crate) enum TraceComparison {
     Compared {
         #[serde(flatten)]
         comparison: Comparison,
@@ -32,9 +32,9 @@ pub enum TraceComparison {
 
 /// The study's output length against the traces' (per-token cost grows with context).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LengthMismatch {
-    pub study_tokens: u32,
-    pub trace_tokens: Option<u32>,
+pub(crate) struct LengthMismatch {
+    pub(crate) study_tokens: u32,
+    pub(crate) trace_tokens: Option<u32>,
 }
 
 fn traces_dir(ev: &Evidence) -> PathBuf {

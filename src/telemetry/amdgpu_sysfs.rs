@@ -21,7 +21,7 @@ const METRICS_BUF: usize = 4096;
 /// on a scale of many milliseconds (thermal mass, allocations, the SMU's filters), so they are
 /// re-read at most this often and held in between. At 1 kHz this removes seven of the thirteen
 /// reads a dGPU sample makes; those fields' change statistics then show ≥ 10 ms.
-pub const SLOW_FIELDS_EVERY: Duration = Duration::from_millis(10);
+pub(crate) const SLOW_FIELDS_EVERY: Duration = Duration::from_millis(10);
 
 pub struct AmdgpuSysfs {
     card: String,

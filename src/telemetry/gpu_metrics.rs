@@ -27,10 +27,10 @@ pub enum GpuMetricsError {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Header {
-    pub structure_size: u16,
-    pub format_revision: u8,
-    pub content_revision: u8,
+pub(crate) struct Header {
+    pub(crate) structure_size: u16,
+    pub(crate) format_revision: u8,
+    pub(crate) content_revision: u8,
 }
 
 /// One decoded table; field names are the kernel's.
@@ -48,39 +48,39 @@ pub enum GpuMetrics {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricsV1 {
     #[serde(flatten)]
-    pub header: Header,
-    pub temperature_edge: Option<u16>,
-    pub temperature_hotspot: Option<u16>,
-    pub temperature_mem: Option<u16>,
-    pub temperature_vrgfx: Option<u16>,
-    pub temperature_vrsoc: Option<u16>,
-    pub temperature_vrmem: Option<u16>,
-    pub average_gfx_activity: Option<u16>,
-    pub average_umc_activity: Option<u16>,
-    pub average_mm_activity: Option<u16>,
-    pub average_socket_power: Option<u16>,
-    pub energy_accumulator: Option<u64>,
-    pub system_clock_counter: Option<u64>,
-    pub average_gfxclk_frequency: Option<u16>,
-    pub average_socclk_frequency: Option<u16>,
-    pub average_uclk_frequency: Option<u16>,
-    pub current_gfxclk: Option<u16>,
-    pub current_socclk: Option<u16>,
-    pub current_uclk: Option<u16>,
-    pub throttle_status: Option<u32>,
-    pub current_fan_speed: Option<u16>,
-    pub pcie_link_width: Option<u16>,
-    pub pcie_link_speed: Option<u16>,
-    pub gfx_activity_acc: Option<u32>,
-    pub mem_activity_acc: Option<u32>,
-    pub temperature_hbm: [Option<u16>; 4],
+    pub(crate) header: Header,
+    pub(crate) temperature_edge: Option<u16>,
+    pub(crate) temperature_hotspot: Option<u16>,
+    pub(crate) temperature_mem: Option<u16>,
+    pub(crate) temperature_vrgfx: Option<u16>,
+    pub(crate) temperature_vrsoc: Option<u16>,
+    pub(crate) temperature_vrmem: Option<u16>,
+    pub(crate) average_gfx_activity: Option<u16>,
+    pub(crate) average_umc_activity: Option<u16>,
+    pub(crate) average_mm_activity: Option<u16>,
+    pub(crate) average_socket_power: Option<u16>,
+    pub(crate) energy_accumulator: Option<u64>,
+    pub(crate) system_clock_counter: Option<u64>,
+    pub(crate) average_gfxclk_frequency: Option<u16>,
+    pub(crate) average_socclk_frequency: Option<u16>,
+    pub(crate) average_uclk_frequency: Option<u16>,
+    pub(crate) current_gfxclk: Option<u16>,
+    pub(crate) current_socclk: Option<u16>,
+    pub(crate) current_uclk: Option<u16>,
+    pub(crate) throttle_status: Option<u32>,
+    pub(crate) current_fan_speed: Option<u16>,
+    pub(crate) pcie_link_width: Option<u16>,
+    pub(crate) pcie_link_speed: Option<u16>,
+    pub(crate) gfx_activity_acc: Option<u32>,
+    pub(crate) mem_activity_acc: Option<u32>,
+    pub(crate) temperature_hbm: [Option<u16>; 4],
     /// v1_2+.
-    pub firmware_timestamp: Option<u64>,
+    pub(crate) firmware_timestamp: Option<u64>,
     /// v1_3.
-    pub voltage_soc: Option<u16>,
-    pub voltage_gfx: Option<u16>,
-    pub voltage_mem: Option<u16>,
-    pub indep_throttle_status: Option<u64>,
+    pub(crate) voltage_soc: Option<u16>,
+    pub(crate) voltage_gfx: Option<u16>,
+    pub(crate) voltage_mem: Option<u16>,
+    pub(crate) indep_throttle_status: Option<u64>,
 }
 
 /// gpu_metrics_v2_1 … v2_4 (APUs; each a prefix of the next). v2_4 documents temperature in
@@ -88,47 +88,47 @@ pub struct MetricsV1 {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricsV2 {
     #[serde(flatten)]
-    pub header: Header,
-    pub temperature_gfx: Option<u16>,
-    pub temperature_soc: Option<u16>,
-    pub temperature_core: [Option<u16>; 8],
-    pub temperature_l3: [Option<u16>; 2],
-    pub average_gfx_activity: Option<u16>,
-    pub average_mm_activity: Option<u16>,
-    pub system_clock_counter: Option<u64>,
-    pub average_socket_power: Option<u16>,
-    pub average_cpu_power: Option<u16>,
-    pub average_soc_power: Option<u16>,
-    pub average_gfx_power: Option<u16>,
-    pub average_core_power: [Option<u16>; 8],
-    pub average_gfxclk_frequency: Option<u16>,
-    pub average_socclk_frequency: Option<u16>,
-    pub average_uclk_frequency: Option<u16>,
-    pub average_fclk_frequency: Option<u16>,
-    pub average_vclk_frequency: Option<u16>,
-    pub average_dclk_frequency: Option<u16>,
-    pub current_gfxclk: Option<u16>,
-    pub current_socclk: Option<u16>,
-    pub current_uclk: Option<u16>,
-    pub current_fclk: Option<u16>,
-    pub current_vclk: Option<u16>,
-    pub current_dclk: Option<u16>,
-    pub current_coreclk: [Option<u16>; 8],
-    pub current_l3clk: [Option<u16>; 2],
-    pub throttle_status: Option<u32>,
-    pub fan_pwm: Option<u16>,
+    pub(crate) header: Header,
+    pub(crate) temperature_gfx: Option<u16>,
+    pub(crate) temperature_soc: Option<u16>,
+    pub(crate) temperature_core: [Option<u16>; 8],
+    pub(crate) temperature_l3: [Option<u16>; 2],
+    pub(crate) average_gfx_activity: Option<u16>,
+    pub(crate) average_mm_activity: Option<u16>,
+    pub(crate) system_clock_counter: Option<u64>,
+    pub(crate) average_socket_power: Option<u16>,
+    pub(crate) average_cpu_power: Option<u16>,
+    pub(crate) average_soc_power: Option<u16>,
+    pub(crate) average_gfx_power: Option<u16>,
+    pub(crate) average_core_power: [Option<u16>; 8],
+    pub(crate) average_gfxclk_frequency: Option<u16>,
+    pub(crate) average_socclk_frequency: Option<u16>,
+    pub(crate) average_uclk_frequency: Option<u16>,
+    pub(crate) average_fclk_frequency: Option<u16>,
+    pub(crate) average_vclk_frequency: Option<u16>,
+    pub(crate) average_dclk_frequency: Option<u16>,
+    pub(crate) current_gfxclk: Option<u16>,
+    pub(crate) current_socclk: Option<u16>,
+    pub(crate) current_uclk: Option<u16>,
+    pub(crate) current_fclk: Option<u16>,
+    pub(crate) current_vclk: Option<u16>,
+    pub(crate) current_dclk: Option<u16>,
+    pub(crate) current_coreclk: [Option<u16>; 8],
+    pub(crate) current_l3clk: [Option<u16>; 2],
+    pub(crate) throttle_status: Option<u32>,
+    pub(crate) fan_pwm: Option<u16>,
     /// v2_2+.
-    pub indep_throttle_status: Option<u64>,
+    pub(crate) indep_throttle_status: Option<u64>,
     /// v2_3+.
-    pub average_temperature_gfx: Option<u16>,
-    pub average_temperature_soc: Option<u16>,
+    pub(crate) average_temperature_gfx: Option<u16>,
+    pub(crate) average_temperature_soc: Option<u16>,
     /// v2_4.
-    pub average_cpu_voltage: Option<u16>,
-    pub average_soc_voltage: Option<u16>,
-    pub average_gfx_voltage: Option<u16>,
-    pub average_cpu_current: Option<u16>,
-    pub average_soc_current: Option<u16>,
-    pub average_gfx_current: Option<u16>,
+    pub(crate) average_cpu_voltage: Option<u16>,
+    pub(crate) average_soc_voltage: Option<u16>,
+    pub(crate) average_gfx_voltage: Option<u16>,
+    pub(crate) average_cpu_current: Option<u16>,
+    pub(crate) average_soc_current: Option<u16>,
+    pub(crate) average_gfx_current: Option<u16>,
 }
 
 /// gpu_metrics_v3_0 (SMU 14.0.x APUs). Power in mW and clocks in MHz per the kernel comments;
@@ -136,49 +136,49 @@ pub struct MetricsV2 {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MetricsV3 {
     #[serde(flatten)]
-    pub header: Header,
-    pub temperature_gfx: Option<u16>,
-    pub temperature_soc: Option<u16>,
-    pub temperature_core: [Option<u16>; 16],
-    pub temperature_skin: Option<u16>,
-    pub average_gfx_activity: Option<u16>,
-    pub average_vcn_activity: Option<u16>,
-    pub average_ipu_activity: [Option<u16>; 8],
-    pub average_core_c0_activity: [Option<u16>; 16],
-    pub average_dram_reads: Option<u16>,
-    pub average_dram_writes: Option<u16>,
-    pub average_ipu_reads: Option<u16>,
-    pub average_ipu_writes: Option<u16>,
-    pub system_clock_counter: Option<u64>,
-    pub average_socket_power: Option<u32>,
-    pub average_ipu_power: Option<u16>,
-    pub average_apu_power: Option<u32>,
-    pub average_gfx_power: Option<u32>,
-    pub average_dgpu_power: Option<u32>,
-    pub average_all_core_power: Option<u32>,
-    pub average_core_power: [Option<u16>; 16],
-    pub average_sys_power: Option<u16>,
-    pub stapm_power_limit: Option<u16>,
-    pub current_stapm_power_limit: Option<u16>,
-    pub average_gfxclk_frequency: Option<u16>,
-    pub average_socclk_frequency: Option<u16>,
-    pub average_vpeclk_frequency: Option<u16>,
-    pub average_ipuclk_frequency: Option<u16>,
-    pub average_fclk_frequency: Option<u16>,
-    pub average_vclk_frequency: Option<u16>,
-    pub average_uclk_frequency: Option<u16>,
-    pub average_mpipu_frequency: Option<u16>,
-    pub current_coreclk: [Option<u16>; 16],
-    pub current_core_maxfreq: Option<u16>,
-    pub current_gfx_maxfreq: Option<u16>,
-    pub throttle_residency_prochot: Option<u32>,
-    pub throttle_residency_spl: Option<u32>,
-    pub throttle_residency_fppt: Option<u32>,
-    pub throttle_residency_sppt: Option<u32>,
-    pub throttle_residency_thm_core: Option<u32>,
-    pub throttle_residency_thm_gfx: Option<u32>,
-    pub throttle_residency_thm_soc: Option<u32>,
-    pub time_filter_alphavalue: Option<u32>,
+    pub(crate) header: Header,
+    pub(crate) temperature_gfx: Option<u16>,
+    pub(crate) temperature_soc: Option<u16>,
+    pub(crate) temperature_core: [Option<u16>; 16],
+    pub(crate) temperature_skin: Option<u16>,
+    pub(crate) average_gfx_activity: Option<u16>,
+    pub(crate) average_vcn_activity: Option<u16>,
+    pub(crate) average_ipu_activity: [Option<u16>; 8],
+    pub(crate) average_core_c0_activity: [Option<u16>; 16],
+    pub(crate) average_dram_reads: Option<u16>,
+    pub(crate) average_dram_writes: Option<u16>,
+    pub(crate) average_ipu_reads: Option<u16>,
+    pub(crate) average_ipu_writes: Option<u16>,
+    pub(crate) system_clock_counter: Option<u64>,
+    pub(crate) average_socket_power: Option<u32>,
+    pub(crate) average_ipu_power: Option<u16>,
+    pub(crate) average_apu_power: Option<u32>,
+    pub(crate) average_gfx_power: Option<u32>,
+    pub(crate) average_dgpu_power: Option<u32>,
+    pub(crate) average_all_core_power: Option<u32>,
+    pub(crate) average_core_power: [Option<u16>; 16],
+    pub(crate) average_sys_power: Option<u16>,
+    pub(crate) stapm_power_limit: Option<u16>,
+    pub(crate) current_stapm_power_limit: Option<u16>,
+    pub(crate) average_gfxclk_frequency: Option<u16>,
+    pub(crate) average_socclk_frequency: Option<u16>,
+    pub(crate) average_vpeclk_frequency: Option<u16>,
+    pub(crate) average_ipuclk_frequency: Option<u16>,
+    pub(crate) average_fclk_frequency: Option<u16>,
+    pub(crate) average_vclk_frequency: Option<u16>,
+    pub(crate) average_uclk_frequency: Option<u16>,
+    pub(crate) average_mpipu_frequency: Option<u16>,
+    pub(crate) current_coreclk: [Option<u16>; 16],
+    pub(crate) current_core_maxfreq: Option<u16>,
+    pub(crate) current_gfx_maxfreq: Option<u16>,
+    pub(crate) throttle_residency_prochot: Option<u32>,
+    pub(crate) throttle_residency_spl: Option<u32>,
+    pub(crate) throttle_residency_fppt: Option<u32>,
+    pub(crate) throttle_residency_sppt: Option<u32>,
+    pub(crate) throttle_residency_thm_core: Option<u32>,
+    pub(crate) throttle_residency_thm_gfx: Option<u32>,
+    pub(crate) throttle_residency_thm_soc: Option<u32>,
+    pub(crate) time_filter_alphavalue: Option<u32>,
 }
 
 /// Size in bytes of each layout decoded here (C sizeof, tail padding included).
@@ -252,7 +252,7 @@ impl GpuMetrics {
         })
     }
 
-    pub fn header(&self) -> Header {
+    pub(crate) fn header(&self) -> Header {
         match self {
             GpuMetrics::V1(m) => m.header,
             GpuMetrics::V2(m) => m.header,
@@ -261,7 +261,7 @@ impl GpuMetrics {
     }
 
     /// "v3_0" etc.
-    pub fn revision(&self) -> String {
+    pub(crate) fn revision(&self) -> String {
         let h = self.header();
         format!("v{}_{}", h.format_revision, h.content_revision)
     }
@@ -278,7 +278,7 @@ impl GpuMetrics {
     }
 
     /// The raw GPU temperature word (edge on v1, gfx on v2/v3), unscaled.
-    pub fn raw_gpu_temperature(&self) -> Option<u16> {
+    pub(crate) fn raw_gpu_temperature(&self) -> Option<u16> {
         match self {
             GpuMetrics::V1(m) => m.temperature_edge,
             GpuMetrics::V2(m) => m.temperature_gfx,
@@ -339,13 +339,13 @@ impl GpuMetrics {
 /// Whether a raw word is in plain units or hundredths of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Scale {
+pub(crate) enum Scale {
     Plain,
     Centi,
 }
 
 impl Scale {
-    pub fn apply(self, raw: u16) -> f64 {
+    pub(crate) fn apply(self, raw: u16) -> f64 {
         match self {
             Scale::Plain => raw as f64,
             Scale::Centi => raw as f64 / 100.0,
@@ -356,15 +356,15 @@ impl Scale {
 /// How temperature and activity words of a table are read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Interpretation {
-    pub temperature: Scale,
-    pub activity: Scale,
+    pub(crate) temperature: Scale,
+    pub(crate) activity: Scale,
 }
 
 impl Interpretation {
     /// Settles the temperature scale from an independent reading of the same sensor (hwmon
     /// temp1, °C): whichever scale lands within 5 °C of it wins; if neither does, the default
     /// stays and the caller reports the disagreement. Returns whether evidence decided it.
-    pub fn settle_temperature(&mut self, raw: u16, hwmon_c: f64) -> bool {
+    pub(crate) fn settle_temperature(&mut self, raw: u16, hwmon_c: f64) -> bool {
         let close = |s: Scale| (s.apply(raw) - hwmon_c).abs() <= 5.0;
         match (close(Scale::Plain), close(Scale::Centi)) {
             (true, false) => self.temperature = Scale::Plain,

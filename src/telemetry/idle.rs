@@ -10,16 +10,16 @@ use super::Reading;
 
 /// Upper bounds for "idle"; `None` = not checked.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct IdleThresholds {
-    pub max_busy_pct: Option<f64>,
+pub(crate) struct IdleThresholds {
+    pub(crate) max_busy_pct: Option<f64>,
     /// Compared with instant power where the source has it, else its averaged power.
-    pub max_power_w: Option<f64>,
-    pub max_cpu_pct: Option<f64>,
+    pub(crate) max_power_w: Option<f64>,
+    pub(crate) max_cpu_pct: Option<f64>,
 }
 
 /// What one reading says about idleness.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Idle,
     /// A checked value is over its bound: field name, value, bound.
     Busy {
@@ -32,7 +32,7 @@ pub enum Verdict {
 }
 
 impl IdleThresholds {
-    pub fn classify(&self, r: &Reading) -> Verdict {
+    pub(crate) fn classify(&self, r: &Reading) -> Verdict {
         let checks = [
             ("busy_pct", self.max_busy_pct, r.busy_pct),
             ("power_w", self.max_power_w, r.best_power_w()),
@@ -56,7 +56,7 @@ impl IdleThresholds {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum GateState {
+pub(crate) enum GateState {
     Waiting,
     /// `consecutive` idle samples in a row; `waited` from the gate's start to the last of them.
     Idle {
@@ -69,7 +69,7 @@ pub enum GateState {
     },
 }
 
-pub struct IdleGate {
+pub(crate) struct IdleGate {
     thresholds: IdleThresholds,
     consecutive: usize,
     timeout: Duration,
@@ -80,12 +80,17 @@ pub struct IdleGate {
 
 impl IdleGate {
     /// `start_mono_ns`: when waiting began (CLOCK_MONOTONIC, e.g. `crate::clock::mono_ns()`).
-    pub fn new(thresholds: IdleThresholds, consecutive: usize, timeout: Duration, start_mono_ns: u64) -> IdleGate {
+    pub(crate) fn new(
+        thresholds: IdleThresholds,
+        consecutive: usize,
+        timeout: Duration,
+        start_mono_ns: u64,
+    ) -> IdleGate {
         IdleGate { thresholds, consecutive: consecutive.max(1), timeout, start_mono_ns, run: 0, last: Verdict::NoData }
     }
 
     /// Feeds one sample (in time order). Samples from before the start are ignored.
-    pub fn observe(&mut self, s: &Sample) -> GateState {
+    pub(crate) fn observe(&mut self, s: &Sample) -> GateState {
         if s.at.mono_ns < self.start_mono_ns {
             return GateState::Waiting;
         }

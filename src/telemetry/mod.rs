@@ -8,23 +8,24 @@ mod error;
 mod reading;
 
 pub mod amdgpu_sysfs;
-pub mod csv;
+pub(crate) mod csv;
 pub mod gpu_metrics;
-pub mod idle;
-pub mod monitor;
+pub(crate) mod idle;
+pub(crate) mod monitor;
 pub mod nvml;
-pub mod phases;
-pub mod proc_cpu;
-pub mod record;
+pub(crate) mod phases;
+pub(crate) mod proc_cpu;
+pub(crate) mod record;
 pub mod rocm_smi;
 pub mod sampler;
 pub mod select;
 mod sysfs_file;
-pub mod task_cpu;
+pub(crate) mod task_cpu;
 
 pub use error::TelemetryError;
-pub use reading::{Field, Reading};
-pub use select::{open, OpenOptions, Opened, SourceKind};
+pub use reading::Field;
+pub use reading::Reading;
+pub use select::{open, OpenOptions, SourceKind};
 
 use serde::{Deserialize, Serialize};
 
@@ -53,8 +54,8 @@ pub trait TelemetrySource: Send {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DriverPowerSample {
     /// The driver's timestamp converted to CLOCK_MONOTONIC ns (see `nvml.rs` for how).
-    pub mono_ns: u64,
+    pub(crate) mono_ns: u64,
     /// The driver's own timestamp, as it gave it (NVML: µs on the CPU's wall clock).
-    pub driver_us: u64,
-    pub power_w: f64,
+    pub(crate) driver_us: u64,
+    pub(crate) power_w: f64,
 }

@@ -18,22 +18,22 @@ use super::{csv, open, OpenOptions, TelemetryError};
 
 /// What to read, how fast, for how long, and where to record it.
 #[derive(Debug, Clone)]
-pub struct MonitorPlan {
-    pub source: OpenOptions,
+pub(crate) struct MonitorPlan {
+    pub(crate) source: OpenOptions,
     /// Reads per second.
-    pub hz: f64,
+    pub(crate) hz: f64,
     /// `None` runs until Ctrl-C.
-    pub duration: Option<Duration>,
+    pub(crate) duration: Option<Duration>,
     /// Every sample, one row each.
-    pub csv: Option<PathBuf>,
+    pub(crate) csv: Option<PathBuf>,
     /// The driver's own buffered power samples (NVML).
-    pub driver_power_csv: Option<PathBuf>,
+    pub(crate) driver_power_csv: Option<PathBuf>,
     /// The run's statistics ([`MonitorRun`]'s JSON).
-    pub stats_json: Option<PathBuf>,
+    pub(crate) stats_json: Option<PathBuf>,
 }
 
 /// Whatever shows the run while it goes (a terminal line, a log of lines).
-pub trait LiveView {
+pub(crate) trait LiveView {
     /// How often [`show`](Self::show) is called.
     fn refresh(&self) -> Duration;
     /// The source that opened, and why `auto` chose it.
@@ -46,18 +46,18 @@ pub trait LiveView {
 
 /// One finished run. Its JSON (the `--stats-json` file) is `process_cpu_s`, `stats`, `wall_s`.
 #[derive(Debug, Clone, Serialize)]
-pub struct MonitorRun {
+pub(crate) struct MonitorRun {
     /// CPU time of the whole process over the run, sampler thread included.
-    pub process_cpu_s: f64,
-    pub stats: SamplerStats,
-    pub wall_s: f64,
+    pub(crate) process_cpu_s: f64,
+    pub(crate) stats: SamplerStats,
+    pub(crate) wall_s: f64,
     /// The last sample read, for the final value of each field.
     #[serde(skip)]
-    pub last: Option<Sample>,
+    pub(crate) last: Option<Sample>,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum MonitorError {
+pub(crate) enum MonitorError {
     #[error("opening telemetry")]
     Open(#[source] TelemetryError),
     #[error("cannot create {}: check the folder exists and is writable", path.display())]
@@ -128,7 +128,7 @@ fn drain(rx: &Receiver<Sample>, csv_out: &mut Option<Recorder>, last: &mut Optio
 }
 
 /// Runs the monitor to its end and records what the plan asks for.
-pub fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result<MonitorRun, MonitorError> {
+pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result<MonitorRun, MonitorError> {
     let opened = open(&plan.source).map_err(MonitorError::Open)?;
     view.opened(&opened.why, &opened.source.describe());
 

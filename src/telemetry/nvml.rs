@@ -17,16 +17,16 @@ use crate::clock::mono_ns;
 const LIBRARY: &str = "libnvidia-ml";
 
 /// `ABPROF_NVML_LIB` (a path) is tried first when set.
-pub const LIBRARY_CANDIDATES: &[&str] = &["libnvidia-ml.so.1", "libnvidia-ml.so"];
+pub(crate) const LIBRARY_CANDIDATES: &[&str] = &["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
 /// The driver's ring holds ~120 power samples; twice that leaves room for slow drains.
 const SAMPLE_CAPACITY: usize = 256;
 
 /// Default interval between energy-counter reads (each costs ~4 ms on an H200).
-pub const DEFAULT_ENERGY_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_ENERGY_EVERY: Duration = Duration::from_secs(1);
 
 /// The short name of an NVML return code, from the constants bindgen generated.
-pub fn return_name(code: sys::nvmlReturn_t) -> &'static str {
+pub(crate) fn return_name(code: sys::nvmlReturn_t) -> &'static str {
     match code {
         sys::nvmlReturn_enum_NVML_SUCCESS => "NVML_SUCCESS",
         sys::nvmlReturn_enum_NVML_ERROR_UNINITIALIZED => "NVML_ERROR_UNINITIALIZED",

@@ -16,24 +16,24 @@ use crate::clock::Stamp;
 
 /// The request's timeline, as the client observed it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct RequestMarks {
-    pub start: Stamp,
-    pub first_token: Stamp,
-    pub last_token: Stamp,
-    pub prompt_tokens: u64,
-    pub output_tokens: u64,
+pub(crate) struct RequestMarks {
+    pub(crate) start: Stamp,
+    pub(crate) first_token: Stamp,
+    pub(crate) last_token: Stamp,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) output_tokens: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Phase {
+pub(crate) enum Phase {
     Prefill,
     Decode,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EnergyFrom {
+pub(crate) enum EnergyFrom {
     /// Increase of the device energy counter between its first and last update in the phase,
     /// scaled to the phase; only where those updates span most of it (see `COUNTER_MIN_SPAN`).
     Counter,
@@ -47,7 +47,7 @@ pub enum EnergyFrom {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PowerFrom {
+pub(crate) enum PowerFrom {
     DriverSamples,
     Instant,
     Averaged,
@@ -55,30 +55,30 @@ pub enum PowerFrom {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PhaseStats {
-    pub phase: Phase,
-    pub duration_s: f64,
+pub(crate) struct PhaseStats {
+    pub(crate) phase: Phase,
+    pub(crate) duration_s: f64,
     /// Telemetry samples inside the phase.
-    pub samples: usize,
+    pub(crate) samples: usize,
     /// Time-weighted mean (energy ÷ duration when energy comes from power).
-    pub mean_power_w: Option<f64>,
-    pub median_power_w: Option<f64>,
-    pub power_from: PowerFrom,
-    pub mean_busy_pct: Option<f64>,
-    pub mean_cpu_pct: Option<f64>,
-    pub peak_temp_c: Option<f64>,
-    pub gfx_clock_min_mhz: Option<f64>,
-    pub gfx_clock_median_mhz: Option<f64>,
-    pub gfx_clock_max_mhz: Option<f64>,
-    pub energy_j: Option<f64>,
-    pub energy_from: EnergyFrom,
+    pub(crate) mean_power_w: Option<f64>,
+    pub(crate) median_power_w: Option<f64>,
+    pub(crate) power_from: PowerFrom,
+    pub(crate) mean_busy_pct: Option<f64>,
+    pub(crate) mean_cpu_pct: Option<f64>,
+    pub(crate) peak_temp_c: Option<f64>,
+    pub(crate) gfx_clock_min_mhz: Option<f64>,
+    pub(crate) gfx_clock_median_mhz: Option<f64>,
+    pub(crate) gfx_clock_max_mhz: Option<f64>,
+    pub(crate) energy_j: Option<f64>,
+    pub(crate) energy_from: EnergyFrom,
     /// Prompt tokens for prefill, output tokens for decode.
-    pub tokens: u64,
-    pub j_per_token: Option<f64>,
+    pub(crate) tokens: u64,
+    pub(crate) j_per_token: Option<f64>,
 }
 
 /// Prefill and decode statistics of one request.
-pub fn split(samples: &[Sample], driver_power: &[DriverPowerSample], marks: &RequestMarks) -> [PhaseStats; 2] {
+pub(crate) fn split(samples: &[Sample], driver_power: &[DriverPowerSample], marks: &RequestMarks) -> [PhaseStats; 2] {
     [
         phase_stats(
             Phase::Prefill,
@@ -100,7 +100,7 @@ pub fn split(samples: &[Sample], driver_power: &[DriverPowerSample], marks: &Req
 }
 
 /// `split` over a sampler's series (its samples and the driver's power samples).
-pub fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {
+pub(crate) fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {
     split(&series.samples, &series.driver_power, marks)
 }
 

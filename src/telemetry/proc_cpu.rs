@@ -13,9 +13,9 @@ const TICKS_PER_S: f64 = 100.0;
 /// utime+stime move in 10 ms ticks, so a rate over a few ms would read 0% or 1000%. The value is
 /// recomputed once this much time has passed and held in between; the sampler's change tracking
 /// then shows this window as the field's real update interval.
-pub const CPU_WINDOW: Duration = Duration::from_millis(200);
+pub(crate) const CPU_WINDOW: Duration = Duration::from_millis(200);
 
-pub struct ProcessCpu {
+pub(crate) struct ProcessCpu {
     pid: i32,
     stat: SysfsFile,
     window_start: Option<(u64, u64)>,
@@ -35,14 +35,14 @@ fn parse_cpu_ticks(stat: &[u8]) -> Option<u64> {
 }
 
 impl ProcessCpu {
-    pub fn open(pid: i32) -> Result<ProcessCpu, TelemetryError> {
+    pub(crate) fn open(pid: i32) -> Result<ProcessCpu, TelemetryError> {
         let path = PathBuf::from(format!("/proc/{pid}/stat"));
         let stat = SysfsFile::open_readable(&path).map_err(|_| TelemetryError::NoSuchProcess { pid })?;
         Ok(ProcessCpu { pid, stat, window_start: None, last_pct: None })
     }
 
     /// % of one core over the latest complete window; `None` until the first window closes.
-    pub fn read_pct(&mut self) -> Result<Option<f64>, TelemetryError> {
+    pub(crate) fn read_pct(&mut self) -> Result<Option<f64>, TelemetryError> {
         let now = mono_ns();
         // The stat file is read only when a window closes: in between the last value stands.
         let window = CPU_WINDOW.as_nanos() as u64;
@@ -76,9 +76,9 @@ impl TelemetrySource for ProcessCpu {
 }
 
 /// Any source plus the CPU use of one process (the server), so the idle gate can check both.
-pub struct WithProcessCpu {
-    pub inner: Box<dyn TelemetrySource>,
-    pub cpu: ProcessCpu,
+pub(crate) struct WithProcessCpu {
+    pub(crate) inner: Box<dyn TelemetrySource>,
+    pub(crate) cpu: ProcessCpu,
 }
 
 impl TelemetrySource for WithProcessCpu {

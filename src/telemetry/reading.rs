@@ -20,24 +20,24 @@ macro_rules! reading_fields {
         pub enum Field { $( $variant, )* }
 
         impl Field {
-            pub const ALL: &'static [Field] = &[ $( Field::$variant, )* ];
+            pub(crate) const ALL: &'static [Field] = &[ $( Field::$variant, )* ];
 
             /// The field's name in JSON, CSV and reports.
-            pub fn name(self) -> &'static str {
+            pub(crate) fn name(self) -> &'static str {
                 match self { $( Field::$variant => stringify!($name), )* }
             }
 
-            pub fn unit(self) -> &'static str {
+            pub(crate) fn unit(self) -> &'static str {
                 match self { $( Field::$variant => $unit, )* }
             }
         }
 
         impl Reading {
-            pub fn get(&self, field: Field) -> Option<f64> {
+            pub(crate) fn get(&self, field: Field) -> Option<f64> {
                 match field { $( Field::$variant => self.$name, )* }
             }
 
-            pub fn set(&mut self, field: Field, value: Option<f64>) {
+            pub(crate) fn set(&mut self, field: Field, value: Option<f64>) {
                 match field { $( Field::$variant => self.$name = value, )* }
             }
         }
@@ -93,7 +93,7 @@ impl Reading {
     }
 
     /// Fills each field that is `None` here from `other`.
-    pub fn fill_missing_from(&mut self, other: &Reading) {
+    pub(crate) fn fill_missing_from(&mut self, other: &Reading) {
         for &f in Field::ALL {
             if self.get(f).is_none() {
                 self.set(f, other.get(f));
@@ -102,12 +102,12 @@ impl Reading {
     }
 
     /// The hottest temperature present (GPU, hotspot or memory).
-    pub fn hottest_c(&self) -> Option<f64> {
+    pub(crate) fn hottest_c(&self) -> Option<f64> {
         [self.temp_gpu_c, self.temp_hotspot_c, self.temp_mem_c].into_iter().flatten().reduce(f64::max)
     }
 
     /// Instant power if the source has it, else its averaged power.
-    pub fn best_power_w(&self) -> Option<f64> {
+    pub(crate) fn best_power_w(&self) -> Option<f64> {
         self.power_w.or(self.power_avg_w)
     }
 }

@@ -12,7 +12,7 @@ const LIBRARY: &str = "librocm_smi64";
 /// Sonames in the order they are tried: Debian's (.so.1), Ubuntu's and ROCm 6.x/7.x (.so.7,
 /// .so.6), older ROCm (.so.5), the dev link, and ROCm's own install folder.
 /// `ABPROF_ROCM_SMI_LIB` (a path) is tried first when set.
-pub const LIBRARY_CANDIDATES: &[&str] = &[
+pub(crate) const LIBRARY_CANDIDATES: &[&str] = &[
     "librocm_smi64.so.1",
     "librocm_smi64.so.7",
     "librocm_smi64.so.6",
@@ -28,7 +28,7 @@ pub struct RocmSmiLibrary {
 }
 
 /// The short name of a status code, from the constants bindgen generated out of the header.
-pub fn status_name(code: sys::rsmi_status_t) -> &'static str {
+pub(crate) fn status_name(code: sys::rsmi_status_t) -> &'static str {
     match code {
         sys::rsmi_status_t_RSMI_STATUS_SUCCESS => "RSMI_STATUS_SUCCESS",
         sys::rsmi_status_t_RSMI_STATUS_INVALID_ARGS => "RSMI_STATUS_INVALID_ARGS",

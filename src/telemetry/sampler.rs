@@ -34,25 +34,25 @@ const STOP_CHECK: u64 = 50_000_000;
 pub struct Sample {
     /// When the read started (both clocks).
     #[serde(flatten)]
-    pub at: Stamp,
+    pub(crate) at: Stamp,
     /// How far after its scheduled deadline the read started.
-    pub late_ns: u64,
+    pub(crate) late_ns: u64,
     #[serde(flatten)]
     pub reading: Reading,
 }
 
 pub struct SamplerConfig {
     /// Reads per second.
-    pub hz: f64,
+    pub(crate) hz: f64,
     /// Samples kept for the returned series, allocated up front; later ones are counted as
     /// dropped. 0 keeps none (a live view that only uses `tap`).
-    pub keep: usize,
+    pub(crate) keep: usize,
     /// Every sample is also offered here without blocking; a full channel drops it (counted).
-    pub tap: Option<SyncSender<Sample>>,
+    pub(crate) tap: Option<SyncSender<Sample>>,
     /// How often the driver's own power buffer is collected (NVML holds ~2.4 s).
-    pub driver_drain_every: Duration,
+    pub(crate) driver_drain_every: Duration,
     /// Most driver power samples kept.
-    pub driver_keep: usize,
+    pub(crate) driver_keep: usize,
 }
 
 impl SamplerConfig {
@@ -129,14 +129,14 @@ pub struct SamplerStats {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
     pub samples: Vec<Sample>,
-    pub driver_power: Vec<DriverPowerSample>,
+    pub(crate) driver_power: Vec<DriverPowerSample>,
     pub stats: SamplerStats,
 }
 
 /// The series, and the source back for the next run (ROCm SMI and NVML are slow to open).
 pub struct Finished {
     pub series: Series,
-    pub source: Box<dyn TelemetrySource>,
+    pub(crate) source: Box<dyn TelemetrySource>,
 }
 
 /// A running sampler; `stop` ends it.
@@ -158,7 +158,7 @@ impl Sampler {
 
     /// Asks the thread to stop after its current sleep without waiting for it, so a caller can do
     /// other work (stop a server) before collecting the series with [`stop`](Self::stop).
-    pub fn request_stop(&self) {
+    pub(crate) fn request_stop(&self) {
         self.stop.store(true, Ordering::Release);
     }
 

@@ -26,9 +26,9 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
-    pub const CHOICES: &'static str = "auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none";
+    pub(crate) const CHOICES: &'static str = "auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none";
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SourceKind::Auto => "auto",
             SourceKind::RocmSmi => "rocm-smi",

@@ -15,7 +15,7 @@ pub(crate) struct SysfsFile {
 impl SysfsFile {
     /// Opens `path` and reads it once, so an attribute that exists but cannot be read (some
     /// return EINVAL or ENODATA on parts that lack the sensor) is rejected up front.
-    pub fn open_readable(path: &Path) -> Result<SysfsFile, TelemetryError> {
+    pub(crate) fn open_readable(path: &Path) -> Result<SysfsFile, TelemetryError> {
         let file = File::open(path).map_err(|source| TelemetryError::Io { path: path.to_owned(), source })?;
         let f = SysfsFile { file, path: path.to_owned() };
         let mut probe = [0u8; 4096];
@@ -25,18 +25,18 @@ impl SysfsFile {
 
     /// `open_readable`, or `None` when the file is absent or unreadable: most attributes exist
     /// only on some ASICs, and a missing one just leaves its field empty.
-    pub fn open_optional(path: &Path) -> Option<SysfsFile> {
+    pub(crate) fn open_optional(path: &Path) -> Option<SysfsFile> {
         Self::open_readable(path).ok()
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Reads the whole attribute into `buf`; returns the bytes read. A read that returns less
     /// than asked is taken as the end: sysfs and procfs hand over a whole attribute in one read,
     /// and stopping there saves the second, empty read on every sample.
-    pub fn read_into(&self, buf: &mut [u8]) -> Result<usize, TelemetryError> {
+    pub(crate) fn read_into(&self, buf: &mut [u8]) -> Result<usize, TelemetryError> {
         let mut n = 0;
         while n < buf.len() {
             match self.file.read_at(&mut buf[n..], n as u64) {
@@ -51,13 +51,13 @@ impl SysfsFile {
     }
 
     /// The attribute as one integer (leading/trailing whitespace ignored).
-    pub fn read_i64(&self) -> Result<i64, TelemetryError> {
+    pub(crate) fn read_i64(&self) -> Result<i64, TelemetryError> {
         let mut buf = [0u8; 64];
         let n = self.read_into(&mut buf)?;
         parse_i64(&buf[..n]).ok_or_else(|| self.parse_error("an integer", &buf[..n]))
     }
 
-    pub fn parse_error(&self, what: &'static str, bytes: &[u8]) -> TelemetryError {
+    pub(crate) fn parse_error(&self, what: &'static str, bytes: &[u8]) -> TelemetryError {
         TelemetryError::Parse { path: self.path.clone(), what, text: String::from_utf8_lossy(bytes).into_owned() }
     }
 }

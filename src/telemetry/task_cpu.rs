@@ -5,17 +5,17 @@
 //! the CPU per thread: summed over the server's threads, a 5 ms window already tells idle from busy.
 use std::path::PathBuf;
 
-pub struct TaskCpu {
+pub(crate) struct TaskCpu {
     task_dir: PathBuf,
 }
 
 impl TaskCpu {
-    pub fn new(pid: u32) -> TaskCpu {
+    pub(crate) fn new(pid: u32) -> TaskCpu {
         TaskCpu { task_dir: PathBuf::from(format!("/proc/{pid}/task")) }
     }
 
     /// Nanoseconds on the CPU of all the process's threads, or None if it is gone.
-    pub fn cpu_ns(&self) -> Option<u64> {
+    pub(crate) fn cpu_ns(&self) -> Option<u64> {
         let mut total = 0u64;
         for entry in std::fs::read_dir(&self.task_dir).ok()?.flatten() {
             let text = std::fs::read_to_string(entry.path().join("schedstat")).unwrap_or_default();
@@ -35,7 +35,7 @@ pub(crate) fn window_closes(t0: u64, now: u64, window_ns: u64) -> bool {
 /// The server's CPU use as a telemetry source (GPU-less hosts): % of one core over windows of at
 /// least `window`, precise because schedstat counts nanoseconds (a 2 ms window already tells
 /// idle from busy). Read it no faster than the window, or readings repeat one value.
-pub struct TaskCpuSource {
+pub(crate) struct TaskCpuSource {
     cpu: TaskCpu,
     window: std::time::Duration,
     window_start: Option<(u64, u64)>,
@@ -43,7 +43,7 @@ pub struct TaskCpuSource {
 }
 
 impl TaskCpuSource {
-    pub fn new(pid: u32, window: std::time::Duration) -> TaskCpuSource {
+    pub(crate) fn new(pid: u32, window: std::time::Duration) -> TaskCpuSource {
         TaskCpuSource { cpu: TaskCpu::new(pid), window, window_start: None, last_pct: None }
     }
 }
@@ -73,7 +73,7 @@ impl super::TelemetrySource for TaskCpuSource {
 
 /// Busy CPU time of the whole host, from the first line of `/proc/stat` (user, nice, system, irq,
 /// softirq, steal; idle and iowait excluded), in ns.
-pub fn host_busy_ns() -> Option<u64> {
+pub(crate) fn host_busy_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().next()?;
     let f: Vec<u64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
@@ -87,7 +87,7 @@ pub fn host_busy_ns() -> Option<u64> {
 /// CPU used on this host by processes other than the server and abprof itself between two
 /// snapshots: the load a "nothing else was running" claim must rule out.
 #[derive(Debug, Clone, Copy)]
-pub struct ForeignLoad {
+pub(crate) struct ForeignLoad {
     mono_ns: u64,
     host_ns: u64,
     server_ns: u64,
@@ -95,7 +95,7 @@ pub struct ForeignLoad {
 }
 
 impl ForeignLoad {
-    pub fn snapshot(server: &TaskCpu, me: &TaskCpu) -> Option<ForeignLoad> {
+    pub(crate) fn snapshot(server: &TaskCpu, me: &TaskCpu) -> Option<ForeignLoad> {
         Some(ForeignLoad {
             mono_ns: crate::clock::mono_ns(),
             host_ns: host_busy_ns()?,
@@ -105,7 +105,7 @@ impl ForeignLoad {
     }
 
     /// (% of one core used by others, % used by the server) from `self` to `later`.
-    pub fn since(&self, later: &ForeignLoad) -> (f64, f64) {
+    pub(crate) fn since(&self, later: &ForeignLoad) -> (f64, f64) {
         let wall = later.mono_ns.saturating_sub(self.mono_ns).max(1) as f64;
         let host = later.host_ns.saturating_sub(self.host_ns) as f64;
         let server = later.server_ns.saturating_sub(self.server_ns) as f64;

@@ -11,45 +11,45 @@ use super::phase::Phase;
 use super::window::{WindowChoice, WindowMethod};
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CategoryLine {
-    pub category: String,
-    pub calls: u64,
+pub(crate) struct CategoryLine {
+    pub(crate) category: String,
+    pub(crate) calls: u64,
     /// Exact GPU kernel time; `ms` is the same in milliseconds.
-    pub ns: u64,
-    pub ms: f64,
-    pub calls_per_token: Option<f64>,
-    pub ms_per_token: Option<f64>,
+    pub(crate) ns: u64,
+    pub(crate) ms: f64,
+    pub(crate) calls_per_token: Option<f64>,
+    pub(crate) ms_per_token: Option<f64>,
     /// Of the phase's traced kernel time, 0..1.
-    pub share: f64,
+    pub(crate) share: f64,
     /// Decode only, when busy time was computed: the time these kernels own once overlaps are
     /// resolved (see [`super::overlap`]); the categories' exclusive times sum to GPU busy.
-    pub exclusive_ms_per_token: Option<f64>,
+    pub(crate) exclusive_ms_per_token: Option<f64>,
     /// Of the decode window's GPU busy time, 0..1.
-    pub exclusive_share: Option<f64>,
+    pub(crate) exclusive_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct KernelLine {
+pub(crate) struct KernelLine {
     /// Function name with template arguments, parameters dropped.
-    pub name: String,
-    pub base_name: String,
-    pub category: String,
+    pub(crate) name: String,
+    pub(crate) base_name: String,
+    pub(crate) category: String,
     /// Whether a rule matched (an unmatched kernel's category is "other").
-    pub matched: bool,
-    pub calls: u64,
-    pub ns: u64,
-    pub ms: f64,
-    pub ms_per_token: Option<f64>,
-    pub share: f64,
-    pub exclusive_ms_per_token: Option<f64>,
-    pub exclusive_share: Option<f64>,
+    pub(crate) matched: bool,
+    pub(crate) calls: u64,
+    pub(crate) ns: u64,
+    pub(crate) ms: f64,
+    pub(crate) ms_per_token: Option<f64>,
+    pub(crate) share: f64,
+    pub(crate) exclusive_ms_per_token: Option<f64>,
+    pub(crate) exclusive_share: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct PhaseLine {
-    pub calls: u64,
-    pub ns: u64,
-    pub ms: f64,
+pub(crate) struct PhaseLine {
+    pub(crate) calls: u64,
+    pub(crate) ns: u64,
+    pub(crate) ms: f64,
 }
 
 impl From<Totals> for PhaseLine {
@@ -59,35 +59,35 @@ impl From<Totals> for PhaseLine {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Attribution {
-    pub trace: String,
-    pub format: String,
-    pub rules: String,
-    pub window: WindowChoice,
-    pub output_tokens: Option<u32>,
+pub(crate) struct Attribution {
+    pub(crate) trace: String,
+    pub(crate) format: String,
+    pub(crate) rules: String,
+    pub(crate) window: WindowChoice,
+    pub(crate) output_tokens: Option<u32>,
     /// What per-token figures divide by: decode steps (output tokens − 1, the first token comes
     /// from prefill), or all output tokens when the whole trace is counted.
-    pub per_token_divisor: Option<u32>,
-    pub decode: PhaseLine,
+    pub(crate) per_token_divisor: Option<u32>,
+    pub(crate) decode: PhaseLine,
     /// Traced GPU kernel time per token in decode (the sum of kernel durations).
-    pub gpu_ms_per_token: Option<f64>,
+    pub(crate) gpu_ms_per_token: Option<f64>,
     /// GPU busy time per token in decode (union of kernel intervals), when computed: below the
     /// sum when kernels overlap.
-    pub gpu_busy_ms_per_token: Option<f64>,
+    pub(crate) gpu_busy_ms_per_token: Option<f64>,
     /// Summed kernel time over busy time in decode: above 1 when kernels overlap.
-    pub overlap_ratio: Option<f64>,
+    pub(crate) overlap_ratio: Option<f64>,
     /// Decode categories, most time first; categories with no kernel are left out.
-    pub categories: Vec<CategoryLine>,
+    pub(crate) categories: Vec<CategoryLine>,
     /// Decode kernels, most time first.
-    pub kernels: Vec<KernelLine>,
-    pub prefill: PhaseLine,
-    pub prefill_categories: Vec<CategoryLine>,
+    pub(crate) kernels: Vec<KernelLine>,
+    pub(crate) prefill: PhaseLine,
+    pub(crate) prefill_categories: Vec<CategoryLine>,
     /// Model load and warmup, before the request was sent.
-    pub before_prefill: PhaseLine,
+    pub(crate) before_prefill: PhaseLine,
     /// After the last token: shutdown.
-    pub after_decode: PhaseLine,
+    pub(crate) after_decode: PhaseLine,
     /// Kernels no rule matched, in any phase, most time first.
-    pub unmatched: Vec<KernelLine>,
+    pub(crate) unmatched: Vec<KernelLine>,
 }
 
 fn ns_to_ms(ns: u64) -> f64 {
@@ -102,14 +102,14 @@ fn share(part: u64, whole: u64) -> f64 {
     }
 }
 
-pub struct TraceFacts {
-    pub trace: String,
-    pub format: String,
-    pub output_tokens: Option<u32>,
+pub(crate) struct TraceFacts {
+    pub(crate) trace: String,
+    pub(crate) format: String,
+    pub(crate) output_tokens: Option<u32>,
 }
 
 /// `overlap`, when given, is the decode window's busy time and exclusive split.
-pub fn attribute(
+pub(crate) fn attribute(
     agg: &Aggregate,
     rules: &Rules,
     window: WindowChoice,

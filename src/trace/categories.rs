@@ -8,12 +8,12 @@ use serde::Deserialize;
 
 use super::names;
 
-pub const OTHER: &str = "other";
+pub(crate) const OTHER: &str = "other";
 
 const BUILTIN: &str = include_str!("../../assets/kernel-categories.toml");
 
 #[derive(Debug, thiserror::Error)]
-pub enum RulesError {
+pub(crate) enum RulesError {
     #[error("rules file {p}: {source}: check the path given to --rules", p = .path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("rules file {p}: {detail}: each rule is a [[rule]] table with `category` and `regex` (and optionally `match = \"name\"|\"full\"`)", p = .path.display())]
@@ -27,7 +27,7 @@ pub enum RulesError {
 /// What a rule's regex is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum MatchOn {
+pub(crate) enum MatchOn {
     /// The function name alone (`mul_mat_vec_q`), see [`names::base_name`].
     #[default]
     Name,
@@ -60,21 +60,21 @@ struct Rule {
 }
 
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub(crate) struct Rules {
     rules: Vec<Rule>,
     /// Category names in the order they first appear in the file, then "other".
     categories: Vec<String>,
     /// Where the rules came from, for the report.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 impl Rules {
-    pub fn builtin() -> Rules {
+    pub(crate) fn builtin() -> Rules {
         Rules::parse(BUILTIN, Path::new("assets/kernel-categories.toml"), "built-in".into())
             .expect("the built-in rules parse (tested)")
     }
 
-    pub fn load(path: &Path) -> Result<Rules, RulesError> {
+    pub(crate) fn load(path: &Path) -> Result<Rules, RulesError> {
         let text = std::fs::read_to_string(path).map_err(|source| RulesError::Read { path: path.into(), source })?;
         Rules::parse(&text, path, path.display().to_string())
     }
@@ -110,12 +110,12 @@ impl Rules {
     }
 
     /// Category names, in rule-file order, "other" included.
-    pub fn categories(&self) -> &[String] {
+    pub(crate) fn categories(&self) -> &[String] {
         &self.categories
     }
 
     /// The category of a kernel (by its full name), or `None` when no rule matches.
-    pub fn categorize(&self, full_name: &str) -> Option<&str> {
+    pub(crate) fn categorize(&self, full_name: &str) -> Option<&str> {
         let base = names::base_name(full_name);
         self.rules
             .iter()

@@ -18,7 +18,7 @@ use super::window::WindowMethod;
 use super::{resolve_input, TraceError};
 
 #[derive(Debug, thiserror::Error)]
-pub enum CompareError {
+pub(crate) enum CompareError {
     #[error("--variant `{0}`: expected LABEL=TRACE[:MS_PER_TOK], e.g. f16=/tmp/tr/f16:15.444 (TRACE: a trace file or an `abprof trace` folder)")]
     Spec(String),
     #[error("variant {label}: {source}")]
@@ -46,10 +46,10 @@ pub enum CompareError {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct VariantSpec {
-    pub label: String,
-    pub trace: PathBuf,
-    pub ms_per_token: Option<f64>,
+pub(crate) struct VariantSpec {
+    pub(crate) label: String,
+    pub(crate) trace: PathBuf,
+    pub(crate) ms_per_token: Option<f64>,
 }
 
 impl FromStr for VariantSpec {
@@ -77,15 +77,19 @@ impl FromStr for VariantSpec {
     }
 }
 
-pub struct VariantInput {
-    pub label: String,
-    pub attribution: Attribution,
-    pub measured_ms_per_token: f64,
-    pub measured_from: String,
+pub(crate) struct VariantInput {
+    pub(crate) label: String,
+    pub(crate) attribution: Attribution,
+    pub(crate) measured_ms_per_token: f64,
+    pub(crate) measured_from: String,
 }
 
 /// Reads a variant's trace and finds its measured ms/token (given, or from the manifest).
-pub fn load_variant(spec: &VariantSpec, rules: &Rules, tokens: Option<u32>) -> Result<VariantInput, CompareError> {
+pub(crate) fn load_variant(
+    spec: &VariantSpec,
+    rules: &Rules,
+    tokens: Option<u32>,
+) -> Result<VariantInput, CompareError> {
     let label = spec.label.clone();
     let wrap = |source| CompareError::Trace { label: label.clone(), source };
     let input = resolve_input(&spec.trace).map_err(wrap)?;
@@ -112,42 +116,42 @@ pub fn load_variant(spec: &VariantSpec, rules: &Rules, tokens: Option<u32>) -> R
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct VariantColumn {
-    pub label: String,
-    pub trace: String,
-    pub window_method: WindowMethod,
-    pub output_tokens: Option<u32>,
-    pub measured_ms_per_token: f64,
-    pub measured_from: String,
-    pub traced_gpu_ms_per_token: Option<f64>,
+pub(crate) struct VariantColumn {
+    pub(crate) label: String,
+    pub(crate) trace: String,
+    pub(crate) window_method: WindowMethod,
+    pub(crate) output_tokens: Option<u32>,
+    pub(crate) measured_ms_per_token: f64,
+    pub(crate) measured_from: String,
+    pub(crate) traced_gpu_ms_per_token: Option<f64>,
     /// Union of the decode kernels' intervals per token (kernels may overlap).
-    pub gpu_busy_ms_per_token: Option<f64>,
+    pub(crate) gpu_busy_ms_per_token: Option<f64>,
     /// Measured − traced GPU time per token: launch gaps and host work.
-    pub unattributed_ms_per_token: Option<f64>,
+    pub(crate) unattributed_ms_per_token: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CategoryRow {
-    pub category: String,
+pub(crate) struct CategoryRow {
+    pub(crate) category: String,
     /// Scaled: the category's exclusive share of the trace's decode busy time × measured
     /// ms/token, per variant.
-    pub ms_per_token: Vec<f64>,
+    pub(crate) ms_per_token: Vec<f64>,
     /// Against the baseline (the first variant); 0 for the baseline itself.
-    pub delta: Vec<f64>,
+    pub(crate) delta: Vec<f64>,
     /// This row's delta over the measured delta; absent when the measured delta is ~0.
-    pub share_of_delta: Vec<Option<f64>>,
+    pub(crate) share_of_delta: Vec<Option<f64>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MovedKernel {
+pub(crate) struct MovedKernel {
     /// The function name kernels are matched by across variants.
-    pub kernel: String,
-    pub category: String,
+    pub(crate) kernel: String,
+    pub(crate) category: String,
     /// Per variant: the instantiation with most time (template arguments kept) and how many
     /// other instantiations were merged into the row.
-    pub names: Vec<Option<String>>,
-    pub ms_per_token: Vec<f64>,
-    pub delta: Vec<f64>,
+    pub(crate) names: Vec<Option<String>>,
+    pub(crate) ms_per_token: Vec<f64>,
+    pub(crate) delta: Vec<f64>,
 }
 
 /// What every share in a comparison is a share of: the decode window's GPU busy time, overlaps
@@ -155,25 +159,25 @@ pub struct MovedKernel {
 /// named in the JSON for its readers, so a summary naming another is refused when read back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum ShareBasis {
+pub(crate) enum ShareBasis {
     Exclusive,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Comparison {
-    pub share_basis: ShareBasis,
-    pub variants: Vec<VariantColumn>,
-    pub categories: Vec<CategoryRow>,
+pub(crate) struct Comparison {
+    pub(crate) share_basis: ShareBasis,
+    pub(crate) variants: Vec<VariantColumn>,
+    pub(crate) categories: Vec<CategoryRow>,
     /// Measured ms/token minus the baseline's, per variant.
-    pub measured_delta: Vec<f64>,
-    pub unattributed_delta: Vec<Option<f64>>,
-    pub moved_kernels: Vec<MovedKernel>,
+    pub(crate) measured_delta: Vec<f64>,
+    pub(crate) unattributed_delta: Vec<Option<f64>>,
+    pub(crate) moved_kernels: Vec<MovedKernel>,
 }
 
 const NEGLIGIBLE_MS: f64 = 1e-9;
 
 /// Reads every variant's trace and compares them, the first as the baseline.
-pub fn compare_specs(
+pub(crate) fn compare_specs(
     specs: &[VariantSpec],
     rules: &Rules,
     tokens: Option<u32>,
@@ -183,7 +187,7 @@ pub fn compare_specs(
     compare(&inputs, top)
 }
 
-pub fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, CompareError> {
+pub(crate) fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, CompareError> {
     if variants.len() < 2 {
         return Err(CompareError::TooFew);
     }

@@ -14,7 +14,7 @@ const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// Opens a kernel trace: a rocprofv3 rocpd database, a rocprofv3 kernel_trace CSV (direct or
 /// from `rocpd convert`), or an Nsight Systems SQLite export.
-pub fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
+pub(crate) fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
     let io = |source| TraceError::Io { path: path.into(), source };
     let mut head = Vec::with_capacity(4096);
     std::fs::File::open(path).map_err(io)?.take(4096).read_to_end(&mut head).map_err(io)?;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum TraceError {
+pub(crate) enum TraceError {
     #[error("{p}: {source}: check the path", p = .path.display())]
     Io { path: PathBuf, source: std::io::Error },
 

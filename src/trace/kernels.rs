@@ -4,20 +4,20 @@ use std::collections::HashMap;
 use super::phase::{Phase, PhaseWindows, PHASES};
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
-    pub calls: u64,
-    pub ns: u64,
+pub(crate) struct Totals {
+    pub(crate) calls: u64,
+    pub(crate) ns: u64,
 }
 
 impl Totals {
     #[inline]
-    pub fn add(&mut self, start: i64, end: i64) {
+    pub(crate) fn add(&mut self, start: i64, end: i64) {
         self.calls += 1;
         // A record whose end precedes its start is a tracer glitch; it counts as a call of no time.
         self.ns += end.saturating_sub(start).max(0) as u64;
     }
 
-    pub fn merge(&mut self, other: Totals) {
+    pub(crate) fn merge(&mut self, other: Totals) {
         self.calls += other.calls;
         self.ns += other.ns;
     }
@@ -25,17 +25,17 @@ impl Totals {
 
 /// Totals of one kernel (by its full name as the tracer printed it) in each phase.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KernelTotals {
-    pub name: String,
-    pub phases: [Totals; PHASES],
+pub(crate) struct KernelTotals {
+    pub(crate) name: String,
+    pub(crate) phases: [Totals; PHASES],
 }
 
 impl KernelTotals {
-    pub fn phase(&self, p: Phase) -> Totals {
+    pub(crate) fn phase(&self, p: Phase) -> Totals {
         self.phases[p as usize]
     }
 
-    pub fn all(&self) -> Totals {
+    pub(crate) fn all(&self) -> Totals {
         let mut t = Totals::default();
         for p in self.phases {
             t.merge(p);
@@ -46,14 +46,14 @@ impl KernelTotals {
 
 /// All kernels of a trace, one entry per distinct name.
 #[derive(Debug, Clone, Default)]
-pub struct Aggregate {
-    pub kernels: Vec<KernelTotals>,
+pub(crate) struct Aggregate {
+    pub(crate) kernels: Vec<KernelTotals>,
 }
 
 impl Aggregate {
     /// Builds the per-name list from per-id totals and an id → name lookup; ids that share a
     /// name (the same kernel in two code objects) are merged.
-    pub fn from_ids<K: std::hash::Hash + Eq>(
+    pub(crate) fn from_ids<K: std::hash::Hash + Eq>(
         by_id: HashMap<K, [Totals; PHASES]>,
         mut name_of: impl FnMut(&K) -> String,
     ) -> Aggregate {
@@ -70,7 +70,7 @@ impl Aggregate {
         Aggregate { kernels }
     }
 
-    pub fn phase_total(&self, p: Phase) -> Totals {
+    pub(crate) fn phase_total(&self, p: Phase) -> Totals {
         let mut t = Totals::default();
         for k in &self.kernels {
             t.merge(k.phase(p));
@@ -78,7 +78,7 @@ impl Aggregate {
         t
     }
 
-    pub fn total(&self) -> Totals {
+    pub(crate) fn total(&self) -> Totals {
         let mut t = Totals::default();
         for k in &self.kernels {
             t.merge(k.all());
@@ -89,7 +89,7 @@ impl Aggregate {
 
 /// Adds one dispatch to a per-id map, in the phase its start falls in.
 #[inline]
-pub fn accumulate<K: std::hash::Hash + Eq>(
+pub(crate) fn accumulate<K: std::hash::Hash + Eq>(
     map: &mut HashMap<K, [Totals; PHASES]>,
     key: K,
     start: i64,

@@ -9,10 +9,10 @@ use serde::{Deserialize, Serialize};
 
 use super::phase::BootWindow;
 
-pub const MANIFEST_FILE: &str = "trace.json";
+pub(crate) const MANIFEST_FILE: &str = "trace.json";
 
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     #[error("{p}: {source}: is this an `abprof trace` output folder?", p = .path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{p}: {source}: the manifest is damaged; re-run `abprof trace`", p = .path.display())]
@@ -24,7 +24,7 @@ pub enum ManifestError {
 /// Which tracer wrote the trace file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(from = "String", into = "String")]
-pub enum Tracer {
+pub(crate) enum Tracer {
     Rocprofv3,
     Nsys,
     Other(String),
@@ -33,7 +33,7 @@ pub enum Tracer {
 impl Tracer {
     /// Whether the trace's timestamps are CLOCK_BOOTTIME, the clock the manifest's windows are
     /// recorded in. nsys exports count from the session's start, so those windows cannot match.
-    pub fn stamps_in_boottime(&self) -> bool {
+    pub(crate) fn stamps_in_boottime(&self) -> bool {
         !matches!(self, Tracer::Nsys)
     }
 }
@@ -61,48 +61,48 @@ impl From<Tracer> for String {
 /// Untraced runs of the same variant at the same output length: a tracer slows decode, so the
 /// trace gives shares and these give the ms/token the shares are scaled by.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct UntracedSamples {
+pub(crate) struct UntracedSamples {
     /// Output length of these runs; must equal the trace's for the scaling to mean anything.
-    pub output_tokens: u32,
-    pub ms_per_token: Vec<f64>,
-    pub median_ms_per_token: f64,
+    pub(crate) output_tokens: u32,
+    pub(crate) ms_per_token: Vec<f64>,
+    pub(crate) median_ms_per_token: f64,
 }
 
 impl UntracedSamples {
     /// Fills in the median (the mean of the middle two for an even count).
-    pub fn from_samples(output_tokens: u32, ms_per_token: Vec<f64>) -> Option<UntracedSamples> {
+    pub(crate) fn from_samples(output_tokens: u32, ms_per_token: Vec<f64>) -> Option<UntracedSamples> {
         let median_ms_per_token = crate::stats::median(&ms_per_token)?;
         Some(UntracedSamples { output_tokens, ms_per_token, median_ms_per_token })
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TraceManifest {
-    pub label: String,
+pub(crate) struct TraceManifest {
+    pub(crate) label: String,
     /// The variant spec as given on the command line (`label=binary|kv=TYPE|env=…`).
-    pub variant: String,
-    pub tracer: Tracer,
+    pub(crate) variant: String,
+    pub(crate) tracer: Tracer,
     /// The trace file, relative to the folder holding this manifest.
-    pub trace_file: PathBuf,
-    pub prompt_tokens: u32,
-    pub output_tokens: u32,
+    pub(crate) trace_file: PathBuf,
+    pub(crate) prompt_tokens: u32,
+    pub(crate) output_tokens: u32,
     /// First → last streamed token, CLOCK_BOOTTIME ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub decode_window: Option<BootWindow>,
+    pub(crate) decode_window: Option<BootWindow>,
     /// Request sent → first streamed token, CLOCK_BOOTTIME ns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefill_window: Option<BootWindow>,
+    pub(crate) prefill_window: Option<BootWindow>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub untraced: Option<UntracedSamples>,
-    pub created_at: DateTime<Utc>,
+    pub(crate) untraced: Option<UntracedSamples>,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 impl TraceManifest {
-    pub fn path_in(dir: &Path) -> PathBuf {
+    pub(crate) fn path_in(dir: &Path) -> PathBuf {
         dir.join(MANIFEST_FILE)
     }
 
-    pub fn load(dir: &Path) -> Result<TraceManifest, ManifestError> {
+    pub(crate) fn load(dir: &Path) -> Result<TraceManifest, ManifestError> {
         let path = TraceManifest::path_in(dir);
         let text =
             std::fs::read_to_string(&path).map_err(|source| ManifestError::Read { path: path.clone(), source })?;
@@ -110,12 +110,12 @@ impl TraceManifest {
     }
 
     /// Writes `<dir>/trace.json` through a temporary file, so a reader never sees half of it.
-    pub fn save(&self, dir: &Path) -> Result<(), ManifestError> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), ManifestError> {
         let path = TraceManifest::path_in(dir);
         crate::atomic_file::write_json(&path, self).map_err(|source| ManifestError::Write { path, source })
     }
 
-    pub fn trace_path(&self, dir: &Path) -> PathBuf {
+    pub(crate) fn trace_path(&self, dir: &Path) -> PathBuf {
         dir.join(&self.trace_file)
     }
 }

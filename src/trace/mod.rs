@@ -12,39 +12,39 @@
 //! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`].
-pub mod attribute;
-pub mod categories;
-pub mod compare;
-pub mod detect;
+pub(crate) mod attribute;
+pub(crate) mod categories;
+pub(crate) mod compare;
+pub(crate) mod detect;
 mod error;
-pub mod kernels;
-pub mod manifest;
+pub(crate) mod kernels;
+pub(crate) mod manifest;
 pub mod names;
 mod nsys;
-pub mod overlap;
-pub mod phase;
+pub(crate) mod overlap;
+pub(crate) mod phase;
 mod rocpd;
 mod rocprof_csv;
-pub mod source;
+pub(crate) mod source;
 mod sqlite_scan;
-pub mod window;
+pub(crate) mod window;
 
 use std::path::{Path, PathBuf};
 
-pub use attribute::Attribution;
-pub use categories::Rules;
-pub use error::TraceError;
-pub use manifest::TraceManifest;
+pub(crate) use attribute::Attribution;
+pub(crate) use categories::Rules;
+pub(crate) use error::TraceError;
+pub(crate) use manifest::TraceManifest;
 
 /// A trace to read, and its manifest when it came from an `abprof trace` folder.
 #[derive(Debug, Clone)]
-pub struct TraceInput {
-    pub trace_path: PathBuf,
-    pub manifest: Option<TraceManifest>,
+pub(crate) struct TraceInput {
+    pub(crate) trace_path: PathBuf,
+    pub(crate) manifest: Option<TraceManifest>,
 }
 
 /// Accepts a trace file, or an `abprof trace` output folder (its `trace.json` names the file).
-pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
+pub(crate) fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
     let meta = std::fs::metadata(path).map_err(|source| TraceError::Io { path: path.into(), source })?;
     if !meta.is_dir() {
         return Ok(TraceInput { trace_path: path.into(), manifest: None });
@@ -69,7 +69,7 @@ pub fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
 /// over the trace in start order. Summed kernel time exceeds wall time when kernels overlap
 /// (programmatic dependent launch on Hopper, several streams); "measured − busy" is the honest
 /// unattributed remainder.
-pub fn analyze_with(
+pub(crate) fn analyze_with(
     input: &TraceInput,
     rules: &Rules,
     tokens: Option<u32>,

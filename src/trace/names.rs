@@ -39,7 +39,7 @@ fn split_points(s: &str) -> (Option<usize>, Option<usize>) {
 }
 
 /// The function name: `mul_mat_vec_q`, `cutlass::Kernel2`, `Cijk_Alik_Bljk_…`.
-pub fn base_name(full: &str) -> &str {
+pub(crate) fn base_name(full: &str) -> &str {
     let s = trimmed(full);
     let (params, template) = split_points(s);
     let end = template.or(params).unwrap_or(s.len());

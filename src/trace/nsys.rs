@@ -18,7 +18,7 @@ use super::TraceError;
 
 const KERNEL_TABLE: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
 
-pub struct NsysTrace {
+pub(crate) struct NsysTrace {
     path: PathBuf,
     kernels: KernelTable,
     has_graph_node: bool,
@@ -34,7 +34,7 @@ fn metadata(conn: &Connection, names: &HashSet<String>, key: &str) -> Option<Str
 }
 
 impl NsysTrace {
-    pub fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<NsysTrace, TraceError> {
+    pub(crate) fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<NsysTrace, TraceError> {
         let cols = sqlite_scan::columns(path, conn, KERNEL_TABLE)?;
         let has = |c: &str| cols.iter().any(|x| x == c);
         for need in ["start", "end"] {

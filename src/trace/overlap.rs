@@ -22,11 +22,11 @@ use super::TraceError;
 
 /// Busy time and the exclusive time of each kernel, by full kernel name.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OverlapSplit {
+pub(crate) struct OverlapSplit {
     /// Union of the kernel intervals, ns.
-    pub busy_ns: u64,
+    pub(crate) busy_ns: u64,
     /// Exclusive ns per kernel name; sums to `busy_ns` (up to floating-point rounding).
-    pub exclusive_ns: HashMap<String, f64>,
+    pub(crate) exclusive_ns: HashMap<String, f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -38,7 +38,7 @@ struct Running<K> {
 
 /// The sweep over dispatches fed in start order.
 #[derive(Debug)]
-pub struct ExclusiveSweep<K> {
+pub(crate) struct ExclusiveSweep<K> {
     /// Running kernels, in the order they were fed (so the first of a lane is its owner). Few run
     /// at once in practice, so a vector beats a heap.
     active: Vec<Running<K>>,
@@ -57,7 +57,7 @@ impl<K: Copy + Eq + Hash> Default for ExclusiveSweep<K> {
 
 impl<K: Copy + Eq + Hash> ExclusiveSweep<K> {
     /// Adds one dispatch on `lane` (its stream); starts must not decrease between calls.
-    pub fn push(&mut self, start: i64, end: i64, lane: i64, key: K) {
+    pub(crate) fn push(&mut self, start: i64, end: i64, lane: i64, key: K) {
         self.advance(start);
         // A zero-length or inverted record (a tracer glitch) owns nothing, but the kernel is
         // still listed.
@@ -97,14 +97,14 @@ impl<K: Copy + Eq + Hash> ExclusiveSweep<K> {
     }
 
     /// Busy ns and exclusive ns per key.
-    pub fn finish(mut self) -> (u64, HashMap<K, f64>) {
+    pub(crate) fn finish(mut self) -> (u64, HashMap<K, f64>) {
         self.advance(i64::MAX);
         (self.busy_ns, self.exclusive)
     }
 }
 
 /// Sweeps the dispatches whose start lies in `[lo, hi]` (all when `None`).
-pub fn split(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<OverlapSplit, TraceError> {
+pub(crate) fn split(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<OverlapSplit, TraceError> {
     let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
     let mut sweep: ExclusiveSweep<KernelKey> = ExclusiveSweep::default();
     source.for_each_by_start(&mut |d: Dispatch| {

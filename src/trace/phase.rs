@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Where in the traced request a kernel ran, judged by its start timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
+pub(crate) enum Phase {
     /// Before the request: model load, warmup.
     BeforePrefill = 0,
     Prefill = 1,
@@ -14,30 +14,30 @@ pub enum Phase {
     AfterDecode = 3,
 }
 
-pub const PHASES: usize = 4;
+pub(crate) const PHASES: usize = 4;
 
 /// GPU idle time that ends a burst of activity: no decode step waits this long for the host, so
 /// kernels beyond such a gap (model load, warmup, shutdown) are not part of the request.
-pub const BURST_GAP_NS: i64 = 100_000_000;
+pub(crate) const BURST_GAP_NS: i64 = 100_000_000;
 
 /// A span of CLOCK_BOOTTIME nanoseconds, as a manifest records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BootWindow {
-    pub start_ns: u64,
-    pub end_ns: u64,
+pub(crate) struct BootWindow {
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
 }
 
 /// The phase boundaries a dispatch's start is compared with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PhaseWindows {
-    pub decode_start: i64,
-    pub decode_end: i64,
+pub(crate) struct PhaseWindows {
+    pub(crate) decode_start: i64,
+    pub(crate) decode_end: i64,
     /// When the request was sent; without it, everything before decode is prefill.
-    pub prefill_start: Option<i64>,
+    pub(crate) prefill_start: Option<i64>,
 }
 
 impl PhaseWindows {
-    pub fn from_manifest(decode: BootWindow, prefill: Option<BootWindow>) -> PhaseWindows {
+    pub(crate) fn from_manifest(decode: BootWindow, prefill: Option<BootWindow>) -> PhaseWindows {
         PhaseWindows {
             decode_start: decode.start_ns as i64,
             decode_end: decode.end_ns as i64,
@@ -46,7 +46,7 @@ impl PhaseWindows {
     }
 
     #[inline]
-    pub fn classify(&self, start: i64) -> Phase {
+    pub(crate) fn classify(&self, start: i64) -> Phase {
         if start > self.decode_end {
             Phase::AfterDecode
         } else if start >= self.decode_start {

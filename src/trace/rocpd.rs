@@ -26,7 +26,7 @@ struct TableSet {
     has_graph_node: bool,
 }
 
-pub struct RocpdTrace {
+pub(crate) struct RocpdTrace {
     path: PathBuf,
     sets: Vec<TableSet>,
     schema_version: Option<String>,
@@ -41,7 +41,7 @@ fn object_type(path: &Path, conn: &Connection, name: &str) -> Result<Option<Stri
 }
 
 impl RocpdTrace {
-    pub fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<RocpdTrace, TraceError> {
+    pub(crate) fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<RocpdTrace, TraceError> {
         let mut suffixes: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("rocpd_kernel_dispatch_")).collect();
         suffixes.sort_unstable();
         let mut pairs: Vec<(String, String)> = Vec::new();

@@ -20,7 +20,7 @@ const END_COLUMNS: [&str; 2] = ["End_Timestamp", "EndNs"];
 const AGENT_COLUMNS: [&str; 2] = ["Agent_Id", "gpu-id"];
 const STREAM_COLUMNS: [&str; 3] = ["Stream_Id", "Queue_Id", "queue-id"];
 
-pub struct CsvTrace {
+pub(crate) struct CsvTrace {
     path: PathBuf,
     flavour: &'static str,
     name: usize,
@@ -79,7 +79,7 @@ fn line_count(path: &Path) -> std::io::Result<u64> {
 }
 
 impl CsvTrace {
-    pub fn open(path: &Path, first_line: &str) -> Result<CsvTrace, TraceError> {
+    pub(crate) fn open(path: &Path, first_line: &str) -> Result<CsvTrace, TraceError> {
         let header: Vec<String> = csv::ReaderBuilder::new()
             .has_headers(false)
             .from_reader(first_line.as_bytes())

@@ -10,25 +10,25 @@ use super::TraceError;
 /// Which kernel a dispatch ran, as the trace names it: an id into the trace's name table, and
 /// which table (a rocpd database merged from several processes has one per writer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct KernelKey {
-    pub set: u32,
-    pub id: i64,
+pub(crate) struct KernelKey {
+    pub(crate) set: u32,
+    pub(crate) id: i64,
 }
 
 /// One kernel dispatch: GPU start and end (ns, the trace's clock) and its kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dispatch {
-    pub start: i64,
-    pub end: i64,
-    pub key: KernelKey,
+pub(crate) struct Dispatch {
+    pub(crate) start: i64,
+    pub(crate) end: i64,
+    pub(crate) key: KernelKey,
     /// The in-order stream it ran on (device and stream folded into one number), 0 when the
     /// trace does not say; see [`super::overlap`] for why it matters.
-    pub lane: i64,
+    pub(crate) lane: i64,
 }
 
 /// A kernel trace file, opened. Readers stream their rows; none holds all dispatches in memory
 /// except where noted.
-pub trait KernelSource: Send + Sync {
+pub(crate) trait KernelSource: Send + Sync {
     /// One line naming the format and its version, for the report.
     fn describe(&self) -> String;
 

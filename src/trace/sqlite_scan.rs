@@ -42,16 +42,16 @@ pub(crate) fn quote_ident(name: &str) -> String {
 
 /// Where the rows are: `key`, `start`, `end` columns of `table` (quoted identifiers).
 pub(crate) struct KernelTable {
-    pub table: String,
-    pub key: String,
-    pub start: String,
-    pub end: String,
+    pub(crate) table: String,
+    pub(crate) key: String,
+    pub(crate) start: String,
+    pub(crate) end: String,
     /// An SQL expression for the dispatch's in-order stream ("0" when the table has none).
-    pub lane: String,
+    pub(crate) lane: String,
     /// A real table (rowid ranges work) rather than a view.
-    pub is_table: bool,
+    pub(crate) is_table: bool,
     /// Whether rowid order is start order, found out once on first need.
-    pub sorted: std::sync::OnceLock<bool>,
+    pub(crate) sorted: std::sync::OnceLock<bool>,
 }
 
 impl KernelTable {

@@ -28,7 +28,7 @@ use super::TraceError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum WindowMethod {
+pub(crate) enum WindowMethod {
     ManifestWindow,
     CudaGraph,
     StepGaps,
@@ -37,21 +37,22 @@ pub enum WindowMethod {
 
 /// How decode was told apart, in words for the report.
 #[derive(Debug, Clone, Serialize)]
-pub struct WindowChoice {
-    pub method: WindowMethod,
-    pub description: String,
-    pub decode_start_ns: Option<i64>,
-    pub decode_end_ns: Option<i64>,
+pub(crate) struct WindowChoice {
+    pub(crate) method: WindowMethod,
+    pub(crate) description: String,
+    pub(crate) decode_start_ns: Option<i64>,
+    pub(crate) decode_end_ns: Option<i64>,
     /// Why the better methods could not be used.
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// Idle-gap thresholds tried by the step-gap heuristic, largest first.
-pub const GAP_THRESHOLDS_NS: [i64; 8] = [5_000_000, 2_000_000, 1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000];
+pub(crate) const GAP_THRESHOLDS_NS: [i64; 8] =
+    [5_000_000, 2_000_000, 1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000];
 
 /// Aggregates `source` with the best decode window available (see the module docs).
 /// `decode_steps` is the number of decode steps of the traced request (output tokens − 1).
-pub fn aggregate_with_best_window(
+pub(crate) fn aggregate_with_best_window(
     source: &dyn KernelSource,
     requested: Option<PhaseWindows>,
     decode_steps: Option<u32>,
@@ -135,12 +136,12 @@ pub fn aggregate_with_best_window(
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepsFound {
-    pub threshold_ns: i64,
+pub(crate) struct StepsFound {
+    pub(crate) threshold_ns: i64,
     /// Steps in the burst the decode steps were taken from.
-    pub steps: u64,
-    pub decode_start: i64,
-    pub decode_end: i64,
+    pub(crate) steps: u64,
+    pub(crate) decode_start: i64,
+    pub(crate) decode_end: i64,
 }
 
 /// Step counting at one idle-gap threshold, keeping only the starts of the current burst's
@@ -182,7 +183,7 @@ impl StepCounter {
 /// Finds the last `decode_steps` steps of the last burst that has at least `decode_steps + 1`
 /// (see the module docs). One pass in start order; memory is `decode_steps` timestamps per
 /// threshold.
-pub fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Option<StepsFound>, TraceError> {
+pub(crate) fn find_steps(source: &dyn KernelSource, decode_steps: usize) -> Result<Option<StepsFound>, TraceError> {
     if decode_steps == 0 {
         return Ok(None);
     }

@@ -6,8 +6,8 @@ mod server;
 mod telemetry;
 mod variants;
 
-pub use output::OutputArgs;
-pub use prompt::{prompt_tokens, PromptArgs};
-pub use server::{LaunchArgs, ServerArgs};
-pub use telemetry::TelemetryArg;
-pub use variants::VariantArgs;
+pub(crate) use output::OutputArgs;
+pub(crate) use prompt::{prompt_tokens, PromptArgs};
+pub(crate) use server::{LaunchArgs, ServerArgs};
+pub(crate) use telemetry::TelemetryArg;
+pub(crate) use variants::VariantArgs;

@@ -4,14 +4,14 @@ use clap::Args;
 
 /// Output: `--json` prints the result's JSON instead of text (every printing command).
 #[derive(Args, Debug, Clone)]
-pub struct OutputArgs {
+pub(crate) struct OutputArgs {
     /// Print the result as JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 impl OutputArgs {
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         Format::from_json_flag(self.json)
     }
 }

@@ -6,17 +6,17 @@ use std::path::PathBuf;
 /// Prompt: `--prompt FILE` (made by `abprof calibrate`) and `--prompt-tokens N`, its exact
 /// token count or, without a FILE, the length to calibrate (bench, exactness; ab, trace).
 #[derive(Args, Debug, Clone)]
-pub struct PromptArgs {
+pub(crate) struct PromptArgs {
     /// Calibrated prompt text (see `abprof calibrate`).
     #[arg(long, value_name = "FILE")]
-    pub prompt: Option<PathBuf>,
+    pub(crate) prompt: Option<PathBuf>,
     /// Exact prompt tokens, chat template included: the count FILE must have (default: read from
     /// FILE.calibration.json), or without FILE the length to calibrate.
     #[arg(long, value_name = "N", value_parser = prompt_tokens())]
-    pub prompt_tokens: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
 }
 
 /// A prompt has at least one token.
-pub fn prompt_tokens() -> RangedU64ValueParser<u64> {
+pub(crate) fn prompt_tokens() -> RangedU64ValueParser<u64> {
     clap::value_parser!(u64).range(1..)
 }

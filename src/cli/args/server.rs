@@ -8,23 +8,23 @@ use std::time::Duration;
 
 /// Launch: `--server-args` and `--health-timeout`, for every command that starts servers.
 #[derive(Args, Debug, Clone)]
-pub struct LaunchArgs {
+pub(crate) struct LaunchArgs {
     /// Further server arguments, split like a shell splits words (no shell runs them), e.g.
     /// "-c 4096 -t 2 -np 1". --host, --port and --log-file are abprof's.
     #[arg(long, value_name = "ARGS", default_value = "", allow_hyphen_values = true)]
-    pub server_args: String,
+    pub(crate) server_args: String,
     /// Seconds to wait for each server's /health before giving up.
     #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_health_timeout(),
           value_parser = clap::value_parser!(u64).range(1..))]
-    pub health_timeout: u64,
+    pub(crate) health_timeout: u64,
 }
 
 impl LaunchArgs {
-    pub fn common_args(&self) -> Result<Vec<String>> {
+    pub(crate) fn common_args(&self) -> Result<Vec<String>> {
         split_server_args(&self.server_args)
     }
 
-    pub fn health_timeout(&self) -> Duration {
+    pub(crate) fn health_timeout(&self) -> Duration {
         Duration::from_secs(self.health_timeout)
     }
 }
@@ -32,22 +32,22 @@ impl LaunchArgs {
 /// Server: `--server-bin`, `--model`, `--port` of the one server a command starts, plus
 /// [`LaunchArgs`] (bench).
 #[derive(Args, Debug, Clone)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// The llama-server binary (or an `abprof build` artifact folder).
     #[arg(long, value_name = "BIN")]
-    pub server_bin: PathBuf,
+    pub(crate) server_bin: PathBuf,
     /// The GGUF model, passed as `-m`.
     #[arg(long, value_name = "GGUF")]
-    pub model: PathBuf,
+    pub(crate) model: PathBuf,
     /// Loopback port for the server (default: a free one the OS picks).
     #[arg(long)]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     #[command(flatten)]
-    pub launch: LaunchArgs,
+    pub(crate) launch: LaunchArgs,
 }
 
 impl ServerArgs {
-    pub fn binary(&self) -> PathBuf {
+    pub(crate) fn binary(&self) -> PathBuf {
         crate::variant::resolve_binary(&self.server_bin).0
     }
 }

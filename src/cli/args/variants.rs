@@ -6,16 +6,16 @@ use std::path::PathBuf;
 /// Variants: `--variant SPEC` (repeatable; the first is the baseline), the `--model` they run
 /// unless a spec says `model=`, the study's `--port`, and [`LaunchArgs`] (ab, pi, trace).
 #[derive(Args, Debug, Clone)]
-pub struct VariantArgs {
+pub(crate) struct VariantArgs {
     /// A variant: label=binary[|kv=TYPE][|env=VAR=VAL]...[|extra=ARGS][|model=PATH][|expect=REGEX]. First = baseline.
     #[arg(long = "variant", value_name = "SPEC")]
-    pub variants: Vec<String>,
+    pub(crate) variants: Vec<String>,
     /// Model every variant runs unless its spec says model=.
     #[arg(long, value_name = "GGUF")]
-    pub model: Option<PathBuf>,
+    pub(crate) model: Option<PathBuf>,
     /// Fixed loopback port for every sample (default: one free port for the whole study).
     #[arg(long)]
-    pub port: Option<u16>,
+    pub(crate) port: Option<u16>,
     #[command(flatten)]
-    pub launch: LaunchArgs,
+    pub(crate) launch: LaunchArgs,
 }

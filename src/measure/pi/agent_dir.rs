@@ -6,20 +6,20 @@ use std::path::Path;
 
 /// The provider and model names abprof configures; llama-server serves one model and ignores
 /// the name.
-pub const PROVIDER: &str = "abprof";
-pub const MODEL_ID: &str = "abprof-variant";
+pub(crate) const PROVIDER: &str = "abprof";
+pub(crate) const MODEL_ID: &str = "abprof-variant";
 
 /// What Pi is told about the model.
 #[derive(Debug, Clone, Copy)]
-pub struct AgentModel {
-    pub context_window: u32,
+pub(crate) struct AgentModel {
+    pub(crate) context_window: u32,
     /// Pi sends this as `max_tokens`: it bounds the answer.
-    pub max_tokens: u32,
+    pub(crate) max_tokens: u32,
 }
 
 /// `models.json`: an OpenAI-compatible provider at the server's `/v1`, with the compat switches
 /// llama-server needs (no developer role, no reasoning effort, usage in the stream, `max_tokens`).
-pub fn models_json(base_url: &str, model: AgentModel) -> serde_json::Value {
+pub(crate) fn models_json(base_url: &str, model: AgentModel) -> serde_json::Value {
     json!({ "providers": { PROVIDER: {
         "baseUrl": format!("{}/v1", base_url.trim_end_matches('/')),
         "api": "openai-completions",
@@ -42,12 +42,12 @@ pub fn models_json(base_url: &str, model: AgentModel) -> serde_json::Value {
 /// `settings.json`: compaction off, or Pi sends a second (compaction) request after the answer
 /// whenever the context window is below its reserve (docs/methodology.md §11); no install
 /// telemetry.
-pub fn settings_json() -> serde_json::Value {
+pub(crate) fn settings_json() -> serde_json::Value {
     json!({ "enableInstallTelemetry": false, "compaction": { "enabled": false } })
 }
 
 /// Writes both files into `dir`.
-pub fn write_agent_dir(dir: &Path, base_url: &str, model: AgentModel) -> std::io::Result<()> {
+pub(crate) fn write_agent_dir(dir: &Path, base_url: &str, model: AgentModel) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).expect("serializable") + "\n";
     std::fs::write(dir.join("models.json"), pretty(models_json(base_url, model)))?;

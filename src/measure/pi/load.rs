@@ -16,19 +16,19 @@ use std::time::Duration;
 
 /// What every Pi sample of a study shares.
 #[derive(Debug, Clone)]
-pub struct PiSettings {
-    pub pi_bin: PathBuf,
-    pub prompt: String,
-    pub model: AgentModel,
+pub(crate) struct PiSettings {
+    pub(crate) pi_bin: PathBuf,
+    pub(crate) prompt: String,
+    pub(crate) model: AgentModel,
     /// Bound on the whole pi process.
-    pub timeout: Duration,
-    pub python: PathBuf,
-    pub code_timeout: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) python: PathBuf,
+    pub(crate) code_timeout: Duration,
     /// Run the answer's Python (the decode workload's validity check).
-    pub check_code: bool,
+    pub(crate) check_code: bool,
 }
 
-pub struct PiLoad {
+pub(crate) struct PiLoad {
     settings: PiSettings,
     /// Set by the study's signal listener: pi's process group is ended and the sample discarded.
     cancel: Arc<AtomicBool>,
@@ -38,7 +38,7 @@ pub struct PiLoad {
 }
 
 impl PiLoad {
-    pub fn new(settings: PiSettings, cancel: Arc<AtomicBool>) -> PiLoad {
+    pub(crate) fn new(settings: PiSettings, cancel: Arc<AtomicBool>) -> PiLoad {
         PiLoad { settings, cancel, scratch: None, run: None }
     }
 

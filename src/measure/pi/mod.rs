@@ -8,9 +8,10 @@ mod process;
 mod python;
 mod transcript;
 
-pub use agent_dir::{models_json, settings_json, write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
-pub use answer::{judge_answer, AnswerVerdict, CodeRun};
-pub use load::{PiLoad, PiSettings};
-pub use process::{run_timed, TimedExit, TimedRun};
-pub use python::{check_python, extract_python, CodeCheck, CodeOutcome, PythonCode};
-pub use transcript::{parse_transcript, Transcript, TranscriptError};
+pub(crate) use agent_dir::AgentModel;
+pub use answer::{judge_answer, CodeRun};
+pub(crate) use load::{PiLoad, PiSettings};
+pub(crate) use process::TimedExit;
+pub(crate) use python::CodeCheck;
+pub use python::CodeOutcome;
+pub use transcript::parse_transcript;

@@ -13,7 +13,7 @@ use std::time::Duration;
 /// How a timed process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TimedExit {
+pub(crate) enum TimedExit {
     Exited(i32),
     Signaled(i32),
     TimedOut,
@@ -22,7 +22,7 @@ pub enum TimedExit {
 }
 
 impl TimedExit {
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             TimedExit::Exited(c) => format!("exited with status {c}"),
             TimedExit::Signaled(s) => format!("was killed by signal {s}"),
@@ -30,19 +30,13 @@ impl TimedExit {
             TimedExit::Interrupted => "was stopped because abprof was interrupted".into(),
         }
     }
-
-    pub fn success(&self) -> bool {
-        *self == TimedExit::Exited(0)
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
-pub struct TimedRun {
-    pub exit: TimedExit,
+pub(crate) struct TimedRun {
+    pub(crate) exit: TimedExit,
     /// Spawn to exit (to the kill, on a timeout), ms.
-    pub wall_ms: f64,
-    pub started: Stamp,
-    pub ended: Stamp,
+    pub(crate) wall_ms: f64,
 }
 
 /// How often a running process's wait looks at the cancel flag.
@@ -51,7 +45,7 @@ const CANCEL_POLL: Duration = Duration::from_millis(50);
 /// Runs `cmd` to completion, `timeout`, or until `cancel` is set. The waiting thread stamps the
 /// exit the moment `wait` returns, so the wall time carries no polling delay. On a timeout or a
 /// cancel the group gets SIGTERM, then SIGKILL two seconds later.
-pub fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBool) -> std::io::Result<TimedRun> {
+pub(crate) fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBool) -> std::io::Result<TimedRun> {
     cmd.process_group(0);
     let started = Stamp::now();
     let mut child = cmd.spawn()?;
@@ -95,7 +89,7 @@ pub fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBool) -> s
     if killpg(group, None).is_ok() {
         let _ = killpg(group, Signal::SIGKILL);
     }
-    Ok(TimedRun { exit, wall_ms: started.ms_until(&ended), started, ended })
+    Ok(TimedRun { exit, wall_ms: started.ms_until(&ended) })
 }
 
 #[cfg(test)]

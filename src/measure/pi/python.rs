@@ -9,13 +9,13 @@ use std::time::Duration;
 
 /// The Python of an answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PythonCode {
+pub(crate) struct PythonCode {
     /// Every ```python block, in order, joined: a model that puts its tests in a second block
     /// still has them run (§11 of docs/methodology.md asks for no particular number of blocks).
-    pub code: String,
-    pub blocks: usize,
+    pub(crate) code: String,
+    pub(crate) blocks: usize,
     /// The last block had no closing fence (the answer was cut off); it runs to the end of text.
-    pub unterminated: bool,
+    pub(crate) unterminated: bool,
 }
 
 fn fence(line: &str) -> Option<&str> {
@@ -29,7 +29,7 @@ fn is_python(info: &str) -> bool {
 }
 
 /// The fenced Python blocks of `text`, or `None` when it has none.
-pub fn extract_python(text: &str) -> Option<PythonCode> {
+pub(crate) fn extract_python(text: &str) -> Option<PythonCode> {
     let mut blocks: Vec<String> = Vec::new();
     let mut current: Option<(bool, String)> = None; // (is python, body)
     for line in text.lines() {
@@ -82,8 +82,8 @@ pub struct CodeCheck {
     pub outcome: CodeOutcome,
     pub blocks: usize,
     pub unterminated: bool,
-    pub lines: usize,
-    pub run_ms: Option<f64>,
+    pub(crate) lines: usize,
+    pub(crate) run_ms: Option<f64>,
 }
 
 impl CodeCheck {
@@ -94,7 +94,7 @@ impl CodeCheck {
     }
 
     /// One line for a failed sample's reasons.
-    pub fn failure(&self) -> Option<String> {
+    pub(crate) fn failure(&self) -> Option<String> {
         match &self.outcome {
             CodeOutcome::Passed if self.unterminated => {
                 Some("the extracted Python is cut off (its ```python block never closes): an incomplete answer".into())
@@ -122,7 +122,7 @@ fn tail(text: &str, lines: usize) -> String {
 /// Extracts the Python of `answer` and runs it with `python -I answer.py` in a fresh temporary
 /// folder (isolated mode: no user site-packages, no PYTHON* variables). The program and its
 /// output are kept in `evidence` as `answer.py` and `answer.out`.
-pub fn check_python(answer: &str, python: &Path, timeout: Duration, evidence: &Path) -> CodeCheck {
+pub(crate) fn check_python(answer: &str, python: &Path, timeout: Duration, evidence: &Path) -> CodeCheck {
     let Some(code) = extract_python(answer) else {
         return CodeCheck { outcome: CodeOutcome::NoCode, blocks: 0, unterminated: false, lines: 0, run_ms: None };
     };

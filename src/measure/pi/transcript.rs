@@ -17,7 +17,7 @@ pub enum TranscriptError {
 /// What one Pi run said and did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Transcript {
-    pub events: usize,
+    pub(crate) events: usize,
     /// Assistant `message_end` events (one for a single-request answer).
     pub assistant_messages: usize,
     /// The text parts of every assistant `message_end`, in order.
@@ -27,12 +27,12 @@ pub struct Transcript {
     pub tool_calls: Vec<String>,
     /// The last assistant message's stop reason ("stop", "length", "toolUse", "error", "aborted").
     pub stop_reason: Option<String>,
-    pub error_message: Option<String>,
+    pub(crate) error_message: Option<String>,
     /// Pi's own usage count of the last assistant message.
-    pub input_tokens: Option<u64>,
+    pub(crate) input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
-    pub compactions: usize,
-    pub retries: usize,
+    pub(crate) compactions: usize,
+    pub(crate) retries: usize,
 }
 
 pub fn parse_transcript(jsonl: &str) -> Result<Transcript, TranscriptError> {
