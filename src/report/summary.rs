@@ -171,6 +171,14 @@ pub(crate) fn render_text(s: &Summary) -> String {
         if matches!(t, TraceComparison::Compared { .. }) {
             let _ = writeln!(o, "again with other rules or more kernels: abprof compare-traces --study {}", s.root);
         }
+    } else if s.variants.iter().any(|v| v.ms_per_token.is_some()) {
+        // Attribution needs traces at this study's output length; say how, once.
+        let _ = writeln!(
+            o,
+            "\nkernel attribution: trace at the same output length with `abprof trace --root {root}/traces --tokens {} …`, then `abprof compare-traces --study {root}` scales each trace by this study's ms/token",
+            s.tokens,
+            root = s.root
+        );
     }
     o
 }
