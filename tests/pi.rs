@@ -122,29 +122,41 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
         .collect()
 }
 
+/// `abprof pi` on variants a and b of the test bed's server, in the background, with hooks.
+fn spawn_pi_study(tb: &Testbed, root: &Path, markers: &Path, samples: u32, max_tokens: u32) -> std::process::Child {
+    let s = tb.server.display();
+    std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
+        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples"])
+        .arg(samples.to_string())
+        .arg("--model")
+        .arg(&tb.smollm2)
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens"])
+        .arg(max_tokens.to_string())
+        .args(["--timeout", "300", "--json", "--root"])
+        .arg(root)
+        .args(hook_args(markers))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn wait_for(path: &Path, within: Duration, what: &str) {
+    let t0 = std::time::Instant::now();
+    while !path.exists() {
+        assert!(t0.elapsed() < within, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn sigint_during_a_pi_run_stops_it_and_restores() {
     let tb = testbed();
     let root = tempfile::tempdir().unwrap();
     let markers = tempfile::tempdir().unwrap();
-    let s = tb.server.display();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
-        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "2", "--model"])
-        .arg(&tb.smollm2)
-        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "2000", "--timeout", "300", "--json", "--root"])
-        .arg(root.path())
-        .args(hook_args(markers.path()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_pi_study(tb, root.path(), markers.path(), 2, 2000);
     // Wait until the first sample's pi is running (its JSONL file is created just before spawn).
-    let jsonl = root.path().join("pi/a-1/pi.jsonl");
-    let t0 = std::time::Instant::now();
-    while !jsonl.exists() {
-        assert!(t0.elapsed() < Duration::from_secs(120), "pi never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(&root.path().join("pi/a-1/pi.jsonl"), Duration::from_secs(120), "pi never started");
     std::thread::sleep(Duration::from_millis(1500));
     let signalled = std::time::Instant::now();
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
@@ -170,24 +182,9 @@ fn an_interrupted_pi_study_is_finished_by_resume() {
     let tb = testbed();
     let root = tempfile::tempdir().unwrap();
     let markers = tempfile::tempdir().unwrap();
-    let s = tb.server.display();
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
-        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "1", "--model"])
-        .arg(&tb.smollm2)
-        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "400", "--timeout", "300", "--json", "--root"])
-        .arg(root.path())
-        .args(hook_args(markers.path()))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_pi_study(tb, root.path(), markers.path(), 1, 400);
     // Stop it while b's pi runs: a is finished and must be kept, b must be measured again.
-    let b_jsonl = root.path().join("pi/b-1/pi.jsonl");
-    let t0 = std::time::Instant::now();
-    while !b_jsonl.exists() {
-        assert!(t0.elapsed() < Duration::from_secs(300), "b's pi never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_for(&root.path().join("pi/b-1/pi.jsonl"), Duration::from_secs(300), "b's pi never started");
     std::thread::sleep(Duration::from_millis(500));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();

@@ -1,5 +1,6 @@
 //! `abprof ab`: the A/B study.
 use super::args::{OutputArgs, PromptArgs, VariantArgs};
+use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
@@ -85,26 +86,14 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {
-        name: None,
-        model: model.clone(),
-        server_args: v.launch.server_args.clone(),
-        tokens,
         workload: a.workload,
-        samples: a.samples,
         variants,
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
         pure_decode: a.pure_decode,
-        port: v.port,
         order_seed: a.order_seed,
-        health_timeout_s: v.launch.health_timeout,
-        telemetry: a.conditions.telemetry().into(),
-        telemetry_hz: a.conditions.telemetry_hz,
-        idle: a.conditions.idle(),
-        isolation: a.conditions.isolation(),
-        pi: None,
-        trace: None,
+        ..study_file(v, &a.conditions, model.clone(), tokens, a.samples)
     };
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }

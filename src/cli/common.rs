@@ -48,3 +48,36 @@ pub(crate) fn default_evidence(kind: &str) -> PathBuf {
 pub(crate) fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
 }
+
+/// The study-file fields every study-running command (ab, pi, trace) fills the same way from its
+/// shared flag groups; each command sets the rest.
+pub(crate) fn study_file(
+    v: &super::args::VariantArgs,
+    c: &super::conditions::RunConditions,
+    model: PathBuf,
+    tokens: u32,
+    samples: u32,
+) -> crate::study::file::StudyFile {
+    crate::study::file::StudyFile {
+        name: None,
+        model,
+        server_args: v.launch.server_args.clone(),
+        tokens,
+        workload: None,
+        samples,
+        variants: v.variants.clone(),
+        prompt: None,
+        prompt_tokens: None,
+        ignore_eos: false,
+        pure_decode: false,
+        port: v.port,
+        order_seed: None,
+        health_timeout_s: v.launch.health_timeout,
+        telemetry: c.telemetry().into(),
+        telemetry_hz: c.telemetry_hz,
+        idle: c.idle(),
+        isolation: c.isolation(),
+        pi: None,
+        trace: None,
+    }
+}

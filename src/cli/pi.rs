@@ -1,6 +1,6 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
 use super::args::{OutputArgs, VariantArgs};
-use super::common::default_evidence;
+use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
 use crate::pi::{pi_version, PiError, PiMode, PiStudy};
 use crate::report::emit;
@@ -77,40 +77,19 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
         (None, Some(v)) => bail!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label),
         (None, None) => variants[0].model.clone().expect("every variant names its model"),
     };
-    let cwd = std::env::current_dir()?;
-    let absolute = |p: &Path| if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) };
-    Ok(StudyFile {
-        name: None,
-        model: absolute(&model),
-        server_args: a.variants.launch.server_args.clone(),
-        // Pi sends its model's maxTokens as max_tokens.
-        tokens: a.max_tokens,
-        workload: None,
-        samples: a.samples,
-        variants: a.variants.variants.clone(),
-        prompt: None,
-        prompt_tokens: None,
-        ignore_eos: false,
-        pure_decode: false,
-        port: a.variants.port,
-        order_seed: None,
-        health_timeout_s: a.variants.launch.health_timeout,
-        telemetry: a.conditions.telemetry().into(),
-        telemetry_hz: a.conditions.telemetry_hz,
-        idle: a.conditions.idle(),
-        isolation: a.conditions.isolation(),
-        pi: Some(PiSection {
-            pi_bin,
-            mode: a.mode.name().into(),
-            prompt: a.prompt.clone().unwrap_or_else(|| a.mode.prompt().to_string()),
-            timeout_s: a.timeout,
-            max_tokens: a.max_tokens,
-            context_window: a.context_window,
-            python,
-            code_timeout_s: a.code_timeout,
-        }),
-        trace: None,
-    })
+    let pi = PiSection {
+        pi_bin,
+        mode: a.mode.name().into(),
+        prompt: a.prompt.clone().unwrap_or_else(|| a.mode.prompt().to_string()),
+        timeout_s: a.timeout,
+        max_tokens: a.max_tokens,
+        context_window: a.context_window,
+        python,
+        code_timeout_s: a.code_timeout,
+    };
+    // Pi sends its model's maxTokens as max_tokens.
+    let file = StudyFile { pi: Some(pi), ..study_file(&a.variants, &a.conditions, model, a.max_tokens, a.samples) };
+    Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
 pub(crate) fn run(a: PiArgs) -> Result<i32> {
@@ -132,11 +111,12 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
     let version = Some(pi_version(&section.pi_bin)?);
     let quiet = a.output.json;
     let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
-        let view = pi_sample(ctx.evidence, ctx.plan, slot, sample);
-        if !quiet {
-            eprintln!("{}", sample_line(&view));
+        if let Some(view) = pi_sample(ctx.evidence, ctx.plan, slot, sample) {
+            if !quiet {
+                eprintln!("{}", sample_line(&view));
+            }
+            save_pi_sample(&view)?;
         }
-        save_pi_sample(&view)?;
         let facts = PiRunFacts { pi_version: version.clone(), restored: None, interrupted_by: None };
         save_pi_report(ctx.evidence, &pi_report(ctx.evidence, facts)?)
     });

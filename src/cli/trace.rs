@@ -1,7 +1,7 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
 use super::args::{PromptArgs, VariantArgs};
-use super::common::check_model;
+use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, TraceSection};
@@ -101,26 +101,11 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
         bail!("give --prompt FILE or --prompt-tokens N");
     }
     let file = StudyFile {
-        name: None,
-        model: model.clone(),
-        server_args: v.launch.server_args.clone(),
-        tokens: a.tokens,
-        workload: None,
-        samples: a.untraced,
-        variants: v.variants.clone(),
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
-        pure_decode: false,
-        port: v.port,
-        order_seed: None,
-        health_timeout_s: v.launch.health_timeout,
-        telemetry: a.conditions.telemetry().into(),
-        telemetry_hz: a.conditions.telemetry_hz,
-        idle: a.conditions.idle(),
-        isolation: a.conditions.isolation(),
-        pi: None,
         trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout }),
+        ..study_file(v, &a.conditions, model.clone(), a.tokens, a.untraced)
     };
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }

@@ -19,5 +19,5 @@ pub(crate) use load::Load;
 pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
 #[cfg(test)]
 pub(crate) use record::{ExpectOutcome, SampleExtra, StreamMetrics};
-pub(crate) use record::{Sample, ServerTiming};
+pub(crate) use record::{PiRun, Sample, ServerTiming};
 pub(crate) use run::{run_sample, SampleError, SampleSpec};

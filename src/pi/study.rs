@@ -2,12 +2,11 @@
 //! telemetry, evidence and resume as `abprof ab`; only the load is the real Pi agent.
 use super::error::PiError;
 use crate::measure::pi::{AgentModel, PiLoad, PiSettings};
-use crate::measure::{Sample, SampleFiles, SampleSpec};
-use crate::schedule::{interleaved, Slot};
-use crate::study::evidence::{Plan, SampleLayout};
-use crate::study::file::{PiSection, StudyFile};
+use crate::measure::Sample;
+use crate::schedule::Slot;
+use crate::study::evidence::SampleLayout;
+use crate::study::file::PiSection;
 use crate::study::{StudyConfig, StudyContext};
-use crate::variant::Variant;
 use anyhow::Result;
 use std::path::Path;
 use std::process::Command;
@@ -41,26 +40,8 @@ impl<'a> PiStudy<'a> {
 impl StudyConfig for PiStudy<'_> {
     type Load = PiLoad;
 
-    fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
-        Plan {
-            labels: variants.iter().map(|v| v.label.clone()).collect(),
-            order_seed: file.order_seed,
-            slots: interleaved(variants.len(), file.samples as usize, file.order_seed),
-            layout: SampleLayout::Pi,
-            traced: Vec::new(),
-        }
-    }
-
-    fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
-        let v = &ctx.variants[slot.variant];
-        Ok(SampleSpec {
-            launch: ctx.launch(v, files),
-            expected_prompt_tokens: None,
-            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
-            stop_timeout: Duration::from_secs(60),
-            kill_on_stop_timeout: true,
-            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
-        })
+    fn layout(&self) -> SampleLayout {
+        SampleLayout::Pi
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<PiLoad> {

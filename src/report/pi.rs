@@ -17,7 +17,7 @@ pub(crate) fn sample_line(s: &PiSample) -> String {
         s.index + 1,
         s.label,
         num(s.idle_gate.as_ref().map(|g| g.waited_ms), 0),
-        num(Some(s.pi_wall_ms), 1),
+        num(Some(s.run.pi_wall_ms), 1),
         num(t.map(|t| t.prefill_ms), 1),
         num(t.map(|t| t.prefill_tps), 1),
         num(t.map(|t| t.decode_ms), 1),

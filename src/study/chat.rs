@@ -6,7 +6,7 @@ use super::file::StudyFile;
 use crate::client::calibrate::{save as save_prompt, sidecar_path, DEFAULT_SOURCE};
 use crate::client::ChatRequest;
 use crate::measure::calibrate::calibrate_on_fresh_server;
-use crate::measure::{ChatLoad, SampleFiles, SampleSpec};
+use crate::measure::ChatLoad;
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
 use anyhow::{Context, Result};
@@ -55,10 +55,6 @@ impl ChatStudy {
         request.cache_prompt = file.pure_decode;
         request
     }
-
-    pub(crate) fn expected_prompt_tokens(&self) -> Option<u64> {
-        self.expected_prompt_tokens
-    }
 }
 
 impl StudyConfig for ChatStudy {
@@ -69,16 +65,8 @@ impl StudyConfig for ChatStudy {
         Ok(())
     }
 
-    fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
-        let v = &ctx.variants[slot.variant];
-        Ok(SampleSpec {
-            launch: ctx.launch(v, files),
-            expected_prompt_tokens: self.expected_prompt_tokens,
-            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
-            stop_timeout: Duration::from_secs(60),
-            kill_on_stop_timeout: true,
-            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
-        })
+    fn expected_prompt_tokens(&self) -> Option<u64> {
+        self.expected_prompt_tokens
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {

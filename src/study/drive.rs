@@ -55,13 +55,17 @@ impl StudyContext<'_> {
 #[allow(async_fn_in_trait)] // Static dispatch only.
 pub(crate) trait StudyConfig {
     type Load: Load;
+    /// How sample folders are named.
+    fn layout(&self) -> SampleLayout {
+        SampleLayout::Study
+    }
     /// The run order of a new study.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
         Plan {
             labels: variants.iter().map(|v| v.label.clone()).collect(),
             order_seed: file.order_seed,
             slots: interleaved(variants.len(), file.samples as usize, file.order_seed),
-            layout: SampleLayout::Study,
+            layout: self.layout(),
             traced: Vec::new(),
         }
     }
@@ -69,12 +73,16 @@ pub(crate) trait StudyConfig {
     async fn prepare(&mut self, _ctx: &StudyContext<'_>) -> Result<()> {
         Ok(())
     }
+    /// The prompt length every sample must report, when the load fixes one.
+    fn expected_prompt_tokens(&self) -> Option<u64> {
+        None
+    }
     /// How one slot's server runs.
     fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
         let v = &ctx.variants[slot.variant];
         Ok(SampleSpec {
             launch: ctx.launch(v, files),
-            expected_prompt_tokens: None,
+            expected_prompt_tokens: self.expected_prompt_tokens(),
             health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
             stop_timeout: Duration::from_secs(60),
             kill_on_stop_timeout: true,

@@ -1,8 +1,7 @@
 //! The Pi study's report (`pi.json`): every sample with its verdict from the one rulebook, and
 //! per-variant medians over the valid ones (a failed sample's speed proves nothing).
 use super::rules::{sample_rejections, Expectations};
-use crate::measure::pi::{CodeCheck, TimedExit};
-use crate::measure::{Sample, ServerTiming};
+use crate::measure::{PiRun, Sample, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{read_json, Evidence, Plan};
 use crate::study::file::StudyFile;
@@ -13,7 +12,8 @@ use std::path::PathBuf;
 
 pub(crate) const PI_REPORT_FILE: &str = "pi.json";
 
-/// One Pi sample as the report shows it.
+/// One Pi sample as the report shows it: the Pi run's own record, where it ran, and the rulebook's
+/// verdict.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct PiSample {
     pub(crate) index: usize,
@@ -21,25 +21,15 @@ pub(crate) struct PiSample {
     /// The how-many-th sample of this variant (0-based).
     pub(crate) repeat: usize,
     pub(crate) evidence: PathBuf,
-    /// The whole pi process, spawn to exit (model load excluded: it starts after /health).
-    pub(crate) pi_wall_ms: f64,
-    pub(crate) pi_exit: TimedExit,
+    #[serde(flatten)]
+    pub(crate) run: PiRun,
     pub(crate) startup_ms: Option<f64>,
     pub(crate) timing_blocks: usize,
     pub(crate) server: Option<ServerTiming>,
     pub(crate) draft: Option<DraftAcceptance>,
-    /// Pi's usage of its answer (the server's counts are in `server`).
-    pub(crate) pi_input_tokens: Option<u64>,
-    pub(crate) pi_output_tokens: Option<u64>,
-    pub(crate) stop_reason: Option<String>,
-    pub(crate) assistant_messages: usize,
-    pub(crate) tool_calls: Vec<String>,
-    pub(crate) answer_chars: usize,
-    pub(crate) code: Option<CodeCheck>,
     /// No rule broken: one request, no tool call, pi exited 0, the Python passed.
     pub(crate) valid: bool,
     pub(crate) failures: Vec<String>,
-    pub(crate) pi_argv: Vec<String>,
     pub(crate) server_argv: Vec<String>,
     /// What the idle gate saw before pi started.
     pub(crate) idle_gate: Option<IdleGateRecord>,
@@ -49,7 +39,7 @@ pub(crate) struct PiSample {
 
 impl PiSample {
     pub(crate) fn output_tokens(&self) -> Option<u64> {
-        self.server.as_ref().map(|s| s.decode_tokens).or(self.pi_output_tokens)
+        self.server.as_ref().map(|s| s.decode_tokens).or(self.run.pi_output_tokens)
     }
 }
 
@@ -108,36 +98,27 @@ fn expectations(restored: Option<bool>) -> Expectations {
     }
 }
 
-/// One recorded sample as the report shows it, judged by the rulebook.
-pub(crate) fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> PiSample {
+/// One recorded Pi sample as the report shows it, judged by the rulebook; `None` for a sample
+/// whose pi never ran (its server failed first: the order log says why).
+pub(crate) fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> Option<PiSample> {
+    let run = s.extra.pi.clone()?;
     let reasons = sample_rejections(s, &expectations(None));
-    let pi = s.extra.pi.clone();
-    let p = pi.as_ref();
-    PiSample {
+    Some(PiSample {
         index: slot.index,
         label: plan.labels[slot.variant].clone(),
         repeat: slot.repeat,
         evidence: ev.sample_dir(plan, slot),
-        pi_wall_ms: p.map_or(0.0, |p| p.pi_wall_ms),
-        pi_exit: p.map_or(TimedExit::Interrupted, |p| p.pi_exit),
+        run,
         startup_ms: s.startup_ms,
         timing_blocks: s.timing_blocks,
         server: s.server.clone(),
         draft: s.draft.clone(),
-        pi_input_tokens: p.and_then(|p| p.pi_input_tokens),
-        pi_output_tokens: p.and_then(|p| p.pi_output_tokens),
-        stop_reason: p.and_then(|p| p.stop_reason.clone()),
-        assistant_messages: p.map_or(0, |p| p.assistant_messages),
-        tool_calls: p.map(|p| p.tool_calls.clone()).unwrap_or_default(),
-        answer_chars: p.map_or(0, |p| p.answer_chars),
-        code: p.and_then(|p| p.code.clone()),
         valid: reasons.is_empty(),
         failures: reasons.into_iter().map(|r| r.reason).collect(),
-        pi_argv: p.map(|p| p.pi_argv.clone()).unwrap_or_default(),
         server_argv: s.server_argv.clone(),
         idle_gate: s.extra.idle_gate.clone(),
         telemetry: s.extra.telemetry.clone(),
-    }
+    })
 }
 
 fn summarize_variant(label: &str, spec: &str, samples: &[PiSample]) -> PiVariantSummary {
@@ -154,7 +135,7 @@ fn summarize_variant(label: &str, spec: &str, samples: &[PiSample]) -> PiVariant
         spec: spec.into(),
         samples: mine.len(),
         valid: valid.len(),
-        median_pi_wall_ms: of(&|s| Some(s.pi_wall_ms)),
+        median_pi_wall_ms: of(&|s| Some(s.run.pi_wall_ms)),
         median_prefill_ms: of(&|s| s.server.as_ref().map(|t| t.prefill_ms)),
         median_prefill_tps: of(&|s| s.server.as_ref().map(|t| t.prefill_tps)),
         median_decode_ms: of(&|s| s.server.as_ref().map(|t| t.decode_ms)),
@@ -198,8 +179,7 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
     let restored = facts.restored.or_else(|| read_json::<IsolationRecord>(&ev.path("isolation.json")).ok()?.restored);
     let mut samples = Vec::new();
     for f in ev.samples(&plan) {
-        if let Some(s) = f.sample.as_ref().filter(|s| s.error.is_none() || s.extra.pi.is_some()) {
-            let mut p = pi_sample(ev, &plan, &f.slot, s);
+        if let Some(mut p) = f.sample.as_ref().and_then(|s| pi_sample(ev, &plan, &f.slot, s)) {
             if restored == Some(false) {
                 p.valid = false;
                 p.failures.push("the restore/verify hooks failed: isolation claims do not hold".into());
