@@ -1,10 +1,10 @@
 //! abprof — is llama-server variant B faster than variant A, by how much, and which kernels are
 //! responsible?
 //!
-//! Floors, top to bottom; each only uses the ones below it:
-//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
-//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
-//! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
+//! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
+//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
+//! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
+//! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub mod cli;
