@@ -11,6 +11,8 @@ pub mod cli;
 pub mod client;
 pub mod clock;
 pub(crate) mod exactness;
+#[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
+pub mod fuzzing;
 pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;

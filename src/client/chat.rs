@@ -121,7 +121,7 @@ impl StreamRecord {
         self.token_mono_ns.len()
     }
 
-    fn on_event(&mut self, ev: &SseEvent, now: Stamp) -> Result<(), String> {
+    pub(crate) fn on_event(&mut self, ev: &SseEvent, now: Stamp) -> Result<(), String> {
         if ev.data == "[DONE]" {
             self.saw_done = true;
             return Ok(());

@@ -6,7 +6,6 @@ mod chat;
 mod sse;
 
 pub(crate) use chat::{ChatRequest, StreamRecord, TokenLogprobs, Usage};
-#[cfg(test)]
 pub(crate) use sse::SseParser;
 
 use serde::Deserialize;

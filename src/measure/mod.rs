@@ -17,7 +17,8 @@ pub(crate) use chat::ChatLoad;
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
+pub(crate) use record::StreamMetrics;
 #[cfg(test)]
-pub(crate) use record::{ExpectOutcome, SampleExtra, StreamMetrics};
+pub(crate) use record::{ExpectOutcome, SampleExtra};
 pub(crate) use record::{PiRun, Sample, ServerTiming};
 pub(crate) use run::{run_sample, SampleError, SampleSpec};
