@@ -1,6 +1,9 @@
 //! `abprof build`: an immutable llama-server artifact from a commit (+ one patch), built in a
 //! detached worktree so the source tree is never touched.
+use super::args::OutputArgs;
 use crate::artifact::{build_artifact, BuildSpec};
+use crate::report::artifact::BuiltArtifact;
+use crate::report::emit;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -31,6 +34,8 @@ pub(crate) struct BuildArgs {
     /// CMake configure arguments after `--`, e.g. -DGGML_HIP=ON (Ninja and Release unless given).
     #[arg(last = true, value_name = "CMAKE_ARGS")]
     pub(crate) cmake_args: Vec<String>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 fn default_out() -> PathBuf {
@@ -52,8 +57,6 @@ pub(crate) fn run(a: BuildArgs) -> Result<i32> {
         jobs: a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1),
     };
     let artifact = build_artifact(&spec, &mut |step| eprintln!("abprof build: {step}"))?;
-    print!("{}", artifact.info.version_txt());
-    println!("artifact: {}", artifact.dir.display());
-    println!("use it as: --variant 'LABEL={}'", artifact.dir.display());
+    emit(&BuiltArtifact::from(&artifact), a.output.format());
     Ok(0)
 }
