@@ -9,6 +9,7 @@ mod build;
 mod calibrate;
 mod common;
 mod compare_traces;
+mod completions;
 mod conditions;
 mod exactness;
 mod monitor;
@@ -52,6 +53,10 @@ pub(crate) enum Command {
     CompareTraces(compare_traces::Args),
     /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
     Monitor(monitor::Args),
+    /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
+    Completions(completions::CompletionsArgs),
+    /// The man page (roff) of abprof and every subcommand, on stdout.
+    Man,
 }
 
 /// Runs the CLI and returns the process exit code. Errors are printed as one line naming the
@@ -93,6 +98,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Build(a) => build::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man => completions::man(),
     }
 }
 
