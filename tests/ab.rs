@@ -291,3 +291,23 @@ fn bad_specs_give_one_clear_line_each() {
     let out = abprof().args(ab_args(&d.path().join("dup"), 8, 1, &dup)).output().unwrap();
     assert!(stderr_lines(&out)[0].contains("used twice"));
 }
+
+/// With --pure-decode the prefill and TTFT rows time a one-token re-prefill of a cached prompt:
+/// the summary says so beside them instead of presenting them as a prefill.
+#[test]
+fn pure_decode_labels_what_prefill_and_ttft_measure() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let mut args = ab_args(&d.path().join("pd"), 16, 1, &[variant("base", "-t 2")]);
+    args.extend(["--aa".into(), "--pure-decode".into()]);
+    let s = summary(&abprof().args(&args).output().unwrap());
+    assert_eq!(s["pure_decode"], true);
+    for name in ["server-prefill-tps", "ttft-ms"] {
+        let m = metric(&s, 0, name);
+        assert!(m["measures"].as_str().unwrap().contains("re-prefill of a cached prompt"), "{m}");
+    }
+    assert!(metric(&s, 0, "server-decode-tps")["measures"].is_null());
+    let text = abprof().arg("summarize").arg(d.path().join("pd")).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("server prefill TPS (tok/s) — pure decode: the one-token re-prefill"), "{text}");
+}

@@ -40,7 +40,15 @@ pub(crate) fn render_text(s: &Summary) -> String {
     let _ = writeln!(o, "run order: {}", if order.is_empty() { "—".into() } else { order.join(" ") });
     let w = s.variants.iter().map(|v| v.label.len()).max().unwrap_or(7).max(7);
     for m in Metric::ALL {
-        let _ = writeln!(o, "\n{}", m.title());
+        let caveat = s.variants.first().and_then(|v| v.metric(m)).and_then(|x| x.measures.as_deref());
+        match caveat {
+            Some(c) => {
+                let _ = writeln!(o, "\n{} — {c}", m.title());
+            }
+            None => {
+                let _ = writeln!(o, "\n{}", m.title());
+            }
+        }
         let runs_w = s.variants.iter().map(|v| v.metric(m).map_or(0, |x| x.runs.len())).max().unwrap_or(3).max(3) * 9;
         let _ = writeln!(
             o,

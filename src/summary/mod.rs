@@ -41,6 +41,21 @@ impl Metric {
         }
     }
 
+    /// What the metric measures in a pure-decode study, where it is not what its name says: the
+    /// timed request re-prefills one token of a prompt already in the cache
+    /// (docs/methodology.md §4).
+    pub(crate) fn pure_decode_caveat(self) -> Option<&'static str> {
+        match self {
+            Metric::ServerPrefillTps => {
+                Some("pure decode: the one-token re-prefill of a cached prompt, not a prefill of the prompt")
+            }
+            Metric::TtftMs => {
+                Some("pure decode: time to the first token after a one-token re-prefill of a cached prompt")
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn higher_is_better(self) -> bool {
         !matches!(self, Metric::TtftMs)
     }
@@ -66,6 +81,9 @@ pub(crate) struct MetricSummary {
     pub(crate) change_pct: Option<f64>,
     pub(crate) ci: Option<ChangeCi>,
     pub(crate) verdict: Option<Verdict>,
+    /// What this metric measured when it is not what its name says (pure decode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) measures: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -241,6 +259,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
                 change_pct,
                 ci,
                 verdict,
+                measures: file.pure_decode.then(|| m.pure_decode_caveat()).flatten().map(String::from),
             });
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
