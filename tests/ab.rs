@@ -311,3 +311,24 @@ fn pure_decode_labels_what_prefill_and_ttft_measure() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("server prefill TPS (tok/s) — pure decode: the one-token re-prefill"), "{text}");
 }
+
+/// The CI gate: a real slowdown (one decode thread against two on this 2-core host) exits 3 and
+/// names it; the same variant against itself exits 0.
+#[test]
+fn fail_on_slower_exits_3_on_a_real_slowdown_and_0_on_an_a_a_study() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let mut args = ab_args(&d.path().join("slow"), 64, 3, &[variant("t2", "-t 2"), variant("t1", "-t 1")]);
+    args.extend(["--fail-on".into(), "slower".into(), "--threshold".into(), "10".into()]);
+    let out = abprof().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("abprof: gate failed: t1 server decode TPS"), "{stderr}");
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(metric(&s, 1, "server-decode-tps")["verdict"], "slower", "the summary is still printed");
+
+    let mut args = ab_args(&d.path().join("aa"), 64, 3, &[variant("t2", "-t 2")]);
+    args.extend(["--aa".into(), "--fail-on".into(), "changed".into()]);
+    let out = abprof().args(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -6,6 +6,7 @@ use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, Workload};
 use crate::study::{run_study, Outcome};
+use crate::summary::gate::{FailOn, Gate, GateMetric};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -55,6 +56,16 @@ pub(crate) struct AbArgs {
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+    /// CI gate: exit 3 when a candidate is slower (or, with `changed`, different) beyond
+    /// --threshold, its whole confidence interval past it; noise never fails it.
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub(crate) fail_on: Option<FailOn>,
+    /// The metric the gate judges.
+    #[arg(long, value_enum, default_value = "decode", requires = "fail_on")]
+    pub(crate) metric: GateMetric,
+    /// % change the interval must lie beyond to fail the gate.
+    #[arg(long, value_name = "PCT", default_value_t = 0.0, requires = "fail_on")]
+    pub(crate) threshold: f64,
 }
 
 /// A study file that does not parse is a usage error, like a bad flag: nothing has run.
@@ -121,8 +132,25 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     if !run.restored {
         eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
     }
+    let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
+    let failures = gate.map(|g| (g, g.failures(&summary)));
     Ok(match run.outcome {
-        Outcome::Completed => 0,
+        Outcome::Completed => match failures {
+            Some((g, f)) if !f.is_empty() => {
+                for x in &f {
+                    eprintln!("abprof: gate failed: {}", x.line(&g));
+                }
+                3
+            }
+            Some((g, _)) if !g.unjudged(&summary).is_empty() => {
+                eprintln!(
+                    "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
+                    g.unjudged(&summary).join(", ")
+                );
+                1
+            }
+            _ => 0,
+        },
         Outcome::Interrupted(sig) => {
             eprintln!(
                 "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",

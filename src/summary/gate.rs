@@ -1,0 +1,186 @@
+//! The CI gate (docs/methodology.md §8): a study fails a build only when a candidate's confidence
+//! interval lies wholly beyond the threshold in the failing direction, so noise (an interval
+//! that reaches the threshold or zero) never fails it.
+use super::{Metric, Summary};
+
+/// What fails the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    /// The candidate is worse (decode or prefill slower, TTFT longer) beyond the threshold.
+    Slower,
+    /// The candidate differs in either direction beyond the threshold.
+    Changed,
+}
+
+/// The metric the gate judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum GateMetric {
+    Decode,
+    Prefill,
+    Ttft,
+}
+
+impl GateMetric {
+    fn metric(self) -> Metric {
+        match self {
+            GateMetric::Decode => Metric::ServerDecodeTps,
+            GateMetric::Prefill => Metric::ServerPrefillTps,
+            GateMetric::Ttft => Metric::TtftMs,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Gate {
+    pub(crate) fail_on: FailOn,
+    pub(crate) metric: GateMetric,
+    /// % change the interval must lie beyond (0: any change the interval proves).
+    pub(crate) threshold_pct: f64,
+}
+
+/// Why a variant failed the gate.
+#[derive(Debug, Clone)]
+pub(crate) struct GateFailure {
+    pub(crate) label: String,
+    pub(crate) metric: &'static str,
+    pub(crate) change_pct: f64,
+    pub(crate) ci: [f64; 2],
+}
+
+impl GateFailure {
+    pub(crate) fn line(&self, gate: &Gate) -> String {
+        format!(
+            "{} {} {:+.2}% [{:+.2}%, {:+.2}%] is beyond the {}% threshold ({})",
+            self.label,
+            self.metric,
+            self.change_pct,
+            self.ci[0],
+            self.ci[1],
+            gate.threshold_pct,
+            match gate.fail_on {
+                FailOn::Slower => "--fail-on slower",
+                FailOn::Changed => "--fail-on changed",
+            }
+        )
+    }
+}
+
+impl Gate {
+    /// Candidates the gate cannot judge: too few accepted samples for an interval. A gate that
+    /// passed them would pass a build nothing was measured of.
+    pub(crate) fn unjudged(&self, s: &Summary) -> Vec<String> {
+        let m = self.metric.metric();
+        s.variants
+            .iter()
+            .skip(1)
+            .filter(|v| v.metric(m).is_none_or(|x| x.ci.is_none()))
+            .map(|v| v.label.clone())
+            .collect()
+    }
+
+    /// Every non-baseline variant whose interval of the gate's metric lies wholly beyond the
+    /// threshold in a failing direction.
+    pub(crate) fn failures(&self, s: &Summary) -> Vec<GateFailure> {
+        let m = self.metric.metric();
+        let t = self.threshold_pct.abs();
+        s.variants
+            .iter()
+            .skip(1)
+            .filter_map(|v| {
+                let x = v.metric(m)?;
+                let ci = x.ci.as_ref()?;
+                let (lo, hi) = (ci.lo_pct, ci.hi_pct);
+                let up = lo > t;
+                let down = hi < -t;
+                // "Worse" is down for a rate, up for a latency.
+                let worse = if m.higher_is_better() { down } else { up };
+                let fails = match self.fail_on {
+                    FailOn::Slower => worse,
+                    FailOn::Changed => up || down,
+                };
+                fails.then(|| GateFailure {
+                    label: v.label.clone(),
+                    metric: m.title(),
+                    change_pct: x.change_pct.unwrap_or(f64::NAN),
+                    ci: [lo, hi],
+                })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::stats::ChangeCi;
+    use crate::summary::{MetricSummary, VariantSummary};
+
+    fn variant(label: &str, metric: Metric, ci: Option<(f64, f64)>) -> VariantSummary {
+        let ci = ci.map(|(lo_pct, hi_pct)| ChangeCi { lo_pct, hi_pct, confidence: 0.95, resamples: 1, seed: 1 });
+        let m = MetricSummary {
+            metric,
+            runs: vec![],
+            mean: None,
+            median: None,
+            change_pct: ci.as_ref().map(|c| (c.lo_pct + c.hi_pct) / 2.0),
+            ci,
+            verdict: None,
+            measures: None,
+        };
+        VariantSummary {
+            label: label.into(),
+            spec: String::new(),
+            planned: 3,
+            accepted: 3,
+            metrics: vec![m],
+            ms_per_token: None,
+            decode_tps_n_minus_1_median: None,
+            acceptance: vec![],
+            acceptance_median: None,
+            output_tokens: vec![],
+            prompt_tokens: vec![],
+            idle_gate_ms_median: None,
+            prefill: None,
+            decode: None,
+            throttled: vec![],
+            caveats: vec![],
+        }
+    }
+
+    fn labels(gate: Gate, variants: Vec<VariantSummary>) -> Vec<String> {
+        let mut s: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/evidence-pre-engine/study/summary.json"))
+                .expect("a real summary");
+        s.variants = variants;
+        gate.failures(&s).into_iter().map(|f| f.label).collect()
+    }
+
+    #[test]
+    fn only_an_interval_wholly_beyond_the_threshold_fails() {
+        let d = Metric::ServerDecodeTps;
+        let slower = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
+        let vs = || {
+            vec![
+                variant("base", d, None),
+                variant("regressed", d, Some((-40.0, -26.0))),
+                variant("noise", d, Some((-6.0, 3.0))),
+                variant("small", d, Some((-4.9, -1.0))),
+                variant("faster", d, Some((10.0, 20.0))),
+            ]
+        };
+        assert_eq!(labels(slower, vs()), ["regressed"]);
+        let changed = Gate { fail_on: FailOn::Changed, ..slower };
+        assert_eq!(labels(changed, vs()), ["regressed", "faster"]);
+        let any = Gate { threshold_pct: 0.0, ..slower };
+        assert_eq!(labels(any, vs()), ["regressed", "small"]);
+        // TTFT: worse is up.
+        let t = Metric::TtftMs;
+        let ttft = Gate { fail_on: FailOn::Slower, metric: GateMetric::Ttft, threshold_pct: 0.0 };
+        let vs = vec![
+            variant("base", t, None),
+            variant("later", t, Some((3.0, 9.0))),
+            variant("sooner", t, Some((-9.0, -3.0))),
+        ];
+        assert_eq!(labels(ttft, vs), ["later"]);
+    }
+}
