@@ -51,6 +51,11 @@ fn every_wild_log_parses_to_its_printed_numbers() {
                    "total_ms": 6243.66, "draft": null}),
         ),
         (
+            "one-call-block.log",
+            json!({"slot": 0, "task": 124, "prompt": [1360, 5093.47, 267.01], "eval": [10, 319.58, 31.29],
+                   "total_ms": 5413.05, "draft": null}),
+        ),
+        (
             "router-one-call-2026.log",
             json!({"slot": 0, "task": 388, "prompt": [27, 789.03, 34.22], "eval": [192, 16112.50, 11.92],
                    "total_ms": 16901.53, "draft": null}),

@@ -81,6 +81,21 @@ fn router_log_with_the_header_on_its_own_line() {
 }
 
 #[test]
+fn one_call_block_without_timestamps() {
+    let b = check(
+        wild!("one-call-block.log"),
+        Printed {
+            slot: Some(0),
+            task: Some(124),
+            prompt: (1360, 5093.47, 267.01),
+            eval: (10, 319.58, 31.29),
+            total: (5413.05, Some(1370)),
+        },
+    );
+    assert!(b.draft.is_none() && b.spec_statistics.is_empty());
+}
+
+#[test]
 fn mean_acceptance_length_wording_of_2026() {
     let b = check(
         wild!("mean-acceptance-length-2026-06.log"),
