@@ -166,3 +166,16 @@ fn invalid_utf8_is_read_lossily() {
     let text = read_lossy(&path).unwrap();
     assert_eq!(single_timing_block(&text).unwrap().eval_tokens, 96);
 }
+
+#[test]
+fn forms_without_a_public_log_read_like_their_neighbours() {
+    // Router mode in front of slot-prefixed lines (no public log of it was found): the same block.
+    let plain = wild!("mean-acceptance-length-2026-06.log");
+    let routed: String = plain.lines().map(|l| format!("[8080] {l}\n")).collect();
+    assert_eq!(single_timing_block(&routed).unwrap(), single_timing_block(plain).unwrap());
+    // Ollama's bundled server named the JSON fields slot_id/task_id (ollama/ollama#3949, whose
+    // pasted log lacks the prompt line, so it is not kept as a fixture).
+    let json = wild!("server-json-2024-05.log");
+    let renamed = json.replace("\"id_slot\"", "\"slot_id\"").replace("\"id_task\"", "\"task_id\"");
+    assert_eq!(single_timing_block(&renamed).unwrap(), single_timing_block(json).unwrap());
+}
