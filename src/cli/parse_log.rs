@@ -8,14 +8,14 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(crate) struct ParseLogArgs {
-    /// A llama-server log (--log-file, stderr, or --log-jsonl stdout).
+    /// A llama-server log (--log-file, stderr, --log-jsonl stdout, or a 2024 text or --log-format json log).
     pub(crate) log: PathBuf,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
 
 pub(crate) fn run(a: ParseLogArgs) -> Result<i32> {
-    let text = std::fs::read_to_string(&a.log).with_context(|| format!("cannot read {}", a.log.display()))?;
+    let text = crate::server::log::read_lossy(&a.log).with_context(|| format!("cannot read {}", a.log.display()))?;
     let b = crate::server::log::single_timing_block(&text).with_context(|| a.log.display().to_string())?;
     emit(&ParsedTimingBlock(&b), a.output.format());
     Ok(0)

@@ -202,7 +202,7 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         sample.error = Some(format!("the server ended during the request ({status})"));
     }
 
-    let log = std::fs::read_to_string(files.server_log()).unwrap_or_default();
+    let log = crate::server::log::read_lossy(&files.server_log()).unwrap_or_default();
     if let Some(re) = &spec.expect {
         sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
     }

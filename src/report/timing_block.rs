@@ -46,7 +46,9 @@ impl Render for ParsedTimingBlock<'_> {
             );
         }
         if let Some(d) = &b.draft {
-            let _ = writeln!(o, "draft         {:.5} ({} accepted / {} generated)", d.rate, d.accepted, d.generated);
+            let mean = d.mean_len.map_or(String::new(), |m| format!(", mean acceptance length {m:.2}"));
+            let _ =
+                writeln!(o, "draft         {:.5} ({} accepted / {} generated){mean}", d.rate, d.accepted, d.generated);
         }
         o
     }

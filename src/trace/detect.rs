@@ -40,6 +40,9 @@ pub(crate) fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceErro
         }
         _ => {}
     }
+    if looks_textual && is_rocprof_v1_stats(first_line) {
+        return Err(TraceError::RocprofV1Stats { path: path.into() });
+    }
     if looks_textual && first_line.contains(',') {
         return Ok(Box::new(CsvTrace::open(path, first_line)?));
     }
@@ -53,6 +56,15 @@ pub(crate) fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceErro
         _ => "neither an SQLite database nor a CSV file".to_string(),
     };
     Err(TraceError::UnknownFormat { path: path.into(), what })
+}
+
+/// rocprof v1's `--stats` header (`"Name","Calls","TotalDurationNs","AverageNs","Percentage"`,
+/// tests/fixtures/llama-server-wild/rocprof-v1-results.stats.csv); rocprofv3's kernel_stats.csv
+/// shares those columns but adds MinNs, MaxNs and StdDev.
+fn is_rocprof_v1_stats(first_line: &str) -> bool {
+    let cols: Vec<&str> = first_line.split(',').map(|c| c.trim().trim_matches('"')).collect();
+    let has = |c: &str| cols.contains(&c);
+    has("Calls") && has("TotalDurationNs") && has("Percentage") && !has("MinNs")
 }
 
 fn open_sqlite(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
@@ -86,4 +98,22 @@ fn open_sqlite(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
         )
     };
     Err(TraceError::ForeignDatabase { path: path.into(), hint })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rocprof_v1_stats_file_is_named_with_what_to_do() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-server-wild/rocprof-v1-results.stats.csv");
+        let err = open_trace(&path).err().expect("refused").to_string();
+        assert!(err.contains("a rocprof (v1) --stats summary") && err.contains("rocprofv3 --kernel-trace"), "{err}");
+        assert!(!err.contains('\n'), "{err}");
+        // rocprofv3's kernel_stats.csv keeps its own refusal.
+        assert!(!is_rocprof_v1_stats(
+            "\"Name\",\"Calls\",\"TotalDurationNs\",\"AverageNs\",\"Percentage\",\"MinNs\",\"MaxNs\",\"StdDev\""
+        ));
+    }
 }

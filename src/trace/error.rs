@@ -24,6 +24,14 @@ pub(crate) enum TraceError {
     RocprofV1 { path: PathBuf },
 
     #[error(
+        "{p}: a rocprof (v1) --stats summary (results.stats.csv: per-kernel totals, no per-dispatch \
+         timestamps), not a rocprofv3 kernel trace: re-capture with `rocprofv3 --kernel-trace --output-format rocpd` \
+         (ROCm >= 7.0) or `abprof trace`",
+        p = .path.display()
+    )]
+    RocprofV1Stats { path: PathBuf },
+
+    #[error(
         "{path}: an Nsight Systems export without kernel records (no CUPTI_ACTIVITY_KIND_KERNEL table): \
          profile with `nsys profile -t cuda --cuda-graph-trace=node` so CUDA kernels are traced"
     )]

@@ -1,0 +1,19 @@
+//! Why a server log yields no usable timing block; each message is one line naming the cause and
+//! the fix.
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq)]
+pub(crate) enum LogError {
+    #[error(
+        "no request timing block in the server log: the request never completed (read the log's last lines for why)"
+    )]
+    NoTimingBlock,
+    #[error("{count} request timing blocks in the server log (tasks {tasks}), expected exactly one: restart the server for every sample and send it one request")]
+    SeveralTimingBlocks { count: usize, tasks: String },
+    #[error("incomplete timing block for task {task}: a 'prompt eval time' line without its 'eval time' line (the log was cut short)")]
+    IncompleteBlock { task: String },
+    #[error("the log holds {what}, not a llama-server request timing block: pass llama-server's own log (--log-file or its stderr)")]
+    NotServerPrint { what: &'static str },
+    #[error("the timing block of task {task} reports 0 {which} tokens, so it has no rate: time a request with a non-empty prompt that generates tokens (max_tokens > 0)")]
+    ZeroTokens { task: String, which: &'static str },
+}
