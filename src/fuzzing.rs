@@ -21,6 +21,11 @@ pub fn targets() -> Vec<Target> {
                 "tests/fixtures/llama-server/draft-lv4-300x32.log",
                 "tests/fixtures/llama-server/target-300x32.jsonl",
                 "tests/fixtures/llama-server/corrupt-gguf.log",
+                "tests/fixtures/llama-server-wild/server-text-2024-08.log",
+                "tests/fixtures/llama-server-wild/server-json-2024-05.log",
+                "tests/fixtures/llama-server-wild/router-one-call-2026.log",
+                "tests/fixtures/llama-server-wild/mean-acceptance-length-2026-06.log",
+                "tests/fixtures/llama-server-wild/llama-cli-print-2024-09.log",
             ],
             run: |b, _| {
                 let text = String::from_utf8_lossy(b);
@@ -87,7 +92,12 @@ pub fn targets() -> Vec<Target> {
         },
         Target {
             name: "rocprofv3-csv",
-            seeds: &["traces/kernel_trace_cut.csv", "traces/rocpd-to-csv.csv", "traces/kernel_trace_truncated.csv"],
+            seeds: &[
+                "traces/kernel_trace_cut.csv",
+                "traces/rocpd-to-csv.csv",
+                "traces/kernel_trace_truncated.csv",
+                "tests/fixtures/llama-server-wild/rocprof-v1-results.stats.csv",
+            ],
             run: |b, scratch| {
                 if std::fs::write(scratch, b).is_err() {
                     return;
