@@ -1,13 +1,15 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
-use super::args::{PromptArgs, VariantArgs};
+use super::args::{OutputArgs, PromptArgs, VariantArgs};
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
+use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, TraceSection};
-use crate::study::trace_capture::{attach_untraced, TraceStudy, TracerCommand};
+use crate::study::trace_capture::{TraceStudy, TracerCommand};
 use crate::study::Outcome;
-use crate::summary::{summarize, Metric};
+use crate::summary::capture::scale_traces;
+use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -57,6 +59,8 @@ pub(crate) struct TraceArgs {
     pub(crate) finalize_timeout: u64,
     #[command(flatten)]
     pub(crate) conditions: RunConditions,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -127,46 +131,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         return Ok(128 + sig);
     }
     // The untraced samples the rulebook accepted scale each trace.
-    let per_variant: Vec<Vec<f64>> = summary
-        .variants
-        .iter()
-        .map(|v| {
-            v.metric(Metric::ServerDecodeTps).map_or(Vec::new(), |m| m.runs.iter().map(|tps| 1000.0 / tps).collect())
-        })
-        .collect();
-    for (v, ms) in summary.variants.iter().zip(&per_variant) {
-        if ms.is_empty() {
-            let why: Vec<String> = summary
-                .rejected
-                .iter()
-                .filter(|r| r.label == v.label)
-                .flat_map(|r| r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)))
-                .collect();
-            bail!(
-                "no accepted untraced sample of {}: the trace cannot be scaled ({}); see {}",
-                v.label,
-                if why.is_empty() { "none finished".into() } else { why.join("; ") },
-                run.evidence.path("summary.json").display()
-            );
-        }
-    }
-    let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
-    let folders = attach_untraced(&root, &labels, file.tokens, &per_variant)?;
-    let mut line = String::new();
-    for f in &folders {
-        let m = crate::trace::TraceManifest::load(f)?;
-        let ms = m.untraced.as_ref().map(|u| u.median_ms_per_token);
-        println!(
-            "{}: {} (decode window {}; untraced median {} ms/token at {} tokens)",
-            m.label,
-            f.join(&m.trace_file).display(),
-            if m.decode_window.is_some() { "recorded" } else { "missing" },
-            ms.map_or("—".into(), |v| format!("{v:.3}")),
-            file.tokens
-        );
-        line.push_str(&format!(" --variant {}={}", m.label, f.display()));
-    }
-    println!("compare with: abprof compare-traces{line}");
+    emit(&scale_traces(&run.evidence, &summary, file.tokens)?, a.output.format());
     if !run.restored {
         eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
     }

@@ -407,3 +407,24 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
     }
     s
 }
+
+impl Render for crate::summary::capture::CapturedTraces {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let mut line = String::new();
+        for t in &self.traces {
+            let _ = writeln!(
+                o,
+                "{}: {} (decode window {}; untraced median {} ms/token at {} tokens)",
+                t.label,
+                t.trace.display(),
+                if t.decode_window { "recorded" } else { "missing" },
+                t.untraced_median_ms_per_token.map_or("—".into(), |v| format!("{v:.3}")),
+                t.tokens
+            );
+            line.push_str(&format!(" --variant {}={}", t.label, t.folder.display()));
+        }
+        let _ = writeln!(o, "compare with: abprof compare-traces{line}");
+        o
+    }
+}

@@ -1,6 +1,7 @@
 //! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
+pub(crate) mod capture;
 pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;

@@ -1,0 +1,66 @@
+//! After `abprof trace`: each trace is scaled by the untraced samples the rulebook accepted
+//! (docs/methodology.md §10), and what was captured is listed for the report.
+use super::{Metric, Summary};
+use crate::study::evidence::Evidence;
+use crate::study::trace_capture::attach_untraced;
+use anyhow::{bail, Result};
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// One variant's trace, ready to attribute.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CapturedTrace {
+    pub(crate) label: String,
+    pub(crate) folder: PathBuf,
+    pub(crate) trace: PathBuf,
+    pub(crate) decode_window: bool,
+    pub(crate) untraced_median_ms_per_token: Option<f64>,
+    pub(crate) tokens: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CapturedTraces {
+    pub(crate) traces: Vec<CapturedTrace>,
+}
+
+/// Writes each manifest's untraced ms/token from the accepted samples of `summary`; a variant
+/// with none is an error naming the rules that rejected its samples.
+pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Result<CapturedTraces> {
+    let per_variant: Vec<Vec<f64>> = summary
+        .variants
+        .iter()
+        .map(|v| {
+            v.metric(Metric::ServerDecodeTps).map_or(Vec::new(), |m| m.runs.iter().map(|tps| 1000.0 / tps).collect())
+        })
+        .collect();
+    for (v, ms) in summary.variants.iter().zip(&per_variant) {
+        if ms.is_empty() {
+            let why: Vec<String> = summary
+                .rejected
+                .iter()
+                .filter(|r| r.label == v.label)
+                .flat_map(|r| r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)))
+                .collect();
+            bail!(
+                "no accepted untraced sample of {}: the trace cannot be scaled ({}); see {}",
+                v.label,
+                if why.is_empty() { "none finished".into() } else { why.join("; ") },
+                ev.path("summary.json").display()
+            );
+        }
+    }
+    let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
+    let mut traces = Vec::new();
+    for folder in attach_untraced(&ev.root, &labels, tokens, &per_variant)? {
+        let m = crate::trace::TraceManifest::load(&folder)?;
+        traces.push(CapturedTrace {
+            label: m.label.clone(),
+            trace: folder.join(&m.trace_file),
+            decode_window: m.decode_window.is_some(),
+            untraced_median_ms_per_token: m.untraced.as_ref().map(|u| u.median_ms_per_token),
+            tokens,
+            folder,
+        });
+    }
+    Ok(CapturedTraces { traces })
+}
