@@ -99,6 +99,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         port: v.port,
         order_seed: a.order_seed,
         health_timeout_s: v.launch.health_timeout,
+        stall_timeout_s: v.launch.stall_timeout,
         telemetry: a.conditions.telemetry().into(),
         telemetry_hz: a.conditions.telemetry_hz,
         idle: a.conditions.idle(),

@@ -67,7 +67,12 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
         expect: None,
     };
     let files = SampleFiles::new(&evidence);
-    let sample = runtime().block_on(run_sample(&spec, &files, &mut ChatLoad::new(request, false), &mut NoObserver))?;
+    let sample = runtime().block_on(run_sample(
+        &spec,
+        &files,
+        &mut ChatLoad::new(request, false, a.server.launch.stall_timeout()),
+        &mut NoObserver,
+    ))?;
     emit(&SampleWithEvidence { sample: &sample, evidence: &evidence }, a.output.format());
     let exp =
         Expectations { prompt_tokens: expected, locked_length: true, timing_blocks: 1, ..Expectations::default() };

@@ -47,9 +47,9 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
     let rt = runtime();
     let cal = rt.block_on(async {
         match &a.url {
-            Some(url) => {
-                calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens).await.map_err(anyhow::Error::from)
-            }
+            Some(url) => calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens, a.launch.stall_timeout())
+                .await
+                .map_err(anyhow::Error::from),
             None => {
                 let model = a.model.clone().expect("clap requires it");
                 check_model(&model)?;
@@ -66,7 +66,14 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
                     console_file: dir.path().join("console.log"),
                     signal_descendant: None,
                 };
-                calibrate_on_fresh_server(&spec, a.launch.health_timeout(), &source, a.prompt_tokens).await
+                calibrate_on_fresh_server(
+                    &spec,
+                    a.launch.health_timeout(),
+                    a.launch.stall_timeout(),
+                    &source,
+                    a.prompt_tokens,
+                )
+                .await
             }
         }
     })?;

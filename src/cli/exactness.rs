@@ -89,6 +89,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
                 .block_on(calibrate_on_fresh_server(
                     &cal_launch,
                     a.launch.health_timeout(),
+                    a.launch.stall_timeout(),
                     DEFAULT_SOURCE,
                     prompt_tokens,
                 ))
@@ -104,6 +105,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         max_tokens: a.tokens,
         ignore_eos: a.ignore_eos,
         health_timeout: a.launch.health_timeout(),
+        stall_timeout: a.launch.stall_timeout(),
         root: root.clone(),
     };
     let report = rt.block_on(run_exactness(&sides[0], &sides[1], &plan))?;

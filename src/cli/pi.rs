@@ -95,6 +95,7 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
         port: a.variants.port,
         order_seed: None,
         health_timeout_s: a.variants.launch.health_timeout,
+        stall_timeout_s: a.variants.launch.stall_timeout,
         telemetry: a.conditions.telemetry().into(),
         telemetry_hz: a.conditions.telemetry_hz,
         idle: a.conditions.idle(),

@@ -115,6 +115,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
         port: v.port,
         order_seed: None,
         health_timeout_s: v.launch.health_timeout,
+        stall_timeout_s: v.launch.stall_timeout,
         telemetry: a.conditions.telemetry().into(),
         telemetry_hz: a.conditions.telemetry_hz,
         idle: a.conditions.idle(),

@@ -5,6 +5,7 @@
 use super::{ChatRequest, Client, ClientError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use thiserror::Error;
 
 pub(crate) const MAX_ROUNDS: usize = 8;
@@ -45,7 +46,12 @@ pub(crate) struct Calibration {
     pub(crate) text: String,
 }
 
-pub(crate) async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Calibration, CalibrateError> {
+pub(crate) async fn calibrate(
+    client: &Client,
+    source: &str,
+    target: u64,
+    stall: Duration,
+) -> Result<Calibration, CalibrateError> {
     if source.trim().is_empty() {
         return Err(CalibrateError::EmptySource);
     }
@@ -62,7 +68,7 @@ pub(crate) async fn calibrate(client: &Client, source: &str, target: u64) -> Res
     let mut fingerprint = None;
     for _ in 0..MAX_ROUNDS {
         let text = client.detokenize(&ids[..n as usize]).await?;
-        let rec = client.chat_stream(&ChatRequest::benchmark(&text, 1)).await?;
+        let rec = client.chat_stream(&ChatRequest::benchmark(&text, 1), stall).await?;
         fingerprint = fingerprint.or(rec.system_fingerprint.clone());
         let actual = rec.usage.ok_or(CalibrateError::NoUsage)?.prompt_tokens;
         rounds.push(Round { content_tokens: n, prompt_tokens: actual });

@@ -5,6 +5,7 @@ use super::{error_message, Client, ClientError};
 use crate::clock::Stamp;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Message {
@@ -194,17 +195,20 @@ pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprob
 
 impl Client {
     /// Sends one streaming chat request and records it. A stream that breaks returns an error
-    /// that still carries everything received.
-    pub(crate) async fn chat_stream(&self, req: &ChatRequest) -> Result<StreamRecord, ClientError> {
+    /// that still carries everything received. `stall` bounds every wait for the server's next
+    /// byte, the response headers included (docs/methodology.md §2): a server that stops
+    /// answering ends the request with [`ClientError::Stalled`] instead of hanging abprof.
+    pub(crate) async fn chat_stream(&self, req: &ChatRequest, stall: Duration) -> Result<StreamRecord, ClientError> {
         let url = format!("{}/v1/chat/completions", self.base_url());
         let mut rec = StreamRecord { request_start: Some(Stamp::now()), ..Default::default() };
-        let resp = self
-            .http
-            .post(&url)
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?;
+        let stalled = |rec: StreamRecord| ClientError::Stalled { secs: stall.as_secs_f64(), partial: Box::new(rec) };
+        let resp = match tokio::time::timeout(stall, self.http.post(&url).json(req).send()).await {
+            Ok(sent) => sent.map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?,
+            Err(_) => {
+                rec.response_end = Some(Stamp::now());
+                return Err(stalled(rec));
+            }
+        };
         rec.response_headers = Some(Stamp::now());
         let status = resp.status().as_u16();
         if status != 200 {
@@ -219,7 +223,12 @@ impl Client {
         let mut events = Vec::with_capacity(4);
         let mut body = resp.bytes_stream();
         let mut broke: Option<String> = None;
-        while let Some(piece) = body.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(stall, body.next()).await else {
+                rec.response_end = Some(Stamp::now());
+                return Err(stalled(rec));
+            };
+            let Some(piece) = next else { break };
             let now = Stamp::now();
             let bytes = match piece {
                 Ok(b) => b,

@@ -23,6 +23,8 @@ pub(crate) enum ClientError {
     BadBody { endpoint: String, detail: String },
     #[error("the stream ended before [DONE] after {chunks} chunks ({detail}): the server died or the connection broke mid-request; its raw SSE is kept in the evidence")]
     TruncatedStream { chunks: usize, detail: String, partial: Box<StreamRecord> },
+    #[error("the server sent nothing for {secs} s mid-request after {} chunks (stalled: stopped, hung or deadlocked); its partial SSE is kept in the evidence (raise --stall-timeout, study file `stall_timeout_s`, if it is only slow)", partial.chunks)]
+    Stalled { secs: f64, partial: Box<StreamRecord> },
     #[error("the server reported an error mid-stream: {message}")]
     StreamError { message: String, partial: Box<StreamRecord> },
 }
@@ -31,11 +33,17 @@ impl ClientError {
     /// What was received before a stream broke, so nothing already measured is lost.
     pub(crate) fn partial(&self) -> Option<&StreamRecord> {
         match self {
-            ClientError::TruncatedStream { partial, .. } | ClientError::StreamError { partial, .. } => Some(partial),
+            ClientError::TruncatedStream { partial, .. }
+            | ClientError::StreamError { partial, .. }
+            | ClientError::Stalled { partial, .. } => Some(partial),
             _ => None,
         }
     }
 }
+
+/// How long a streamed request waits for the server's next byte before giving up
+/// (docs/methodology.md §2): generous, since a long prefill on a slow host sends nothing either.
+pub(crate) const DEFAULT_STALL_TIMEOUT_S: u64 = 120;
 
 /// A client bound to one server's base URL (`http://127.0.0.1:PORT`).
 #[derive(Clone)]
