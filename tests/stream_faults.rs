@@ -96,12 +96,13 @@ fn a_server_that_stops_mid_stream_ends_the_request_at_the_stall_timeout() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The request has reached the server once its slot starts the task; 1 s later it streams.
+    // The request has reached the server once its slot starts the task. 2 s later it streams
+    // (300 prompt tokens take 0.4 s on 2 idle cores, 1,024 output tokens more than 6 s).
     let log = evidence.join("server.log");
     wait_for("the request", Duration::from_secs(120), || {
         std::fs::read_to_string(&log).unwrap_or_default().contains("processing task")
     });
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(Duration::from_secs(2));
     let pid = server_pid(dir.path()).expect("the wrapper wrote its pid");
     kill(Pid::from_raw(pid), Signal::SIGSTOP).unwrap();
     let (out, after_stop) = wait_output(child, Duration::from_secs(60));
@@ -117,4 +118,60 @@ fn a_server_that_stops_mid_stream_ends_the_request_at_the_stall_timeout() {
     assert!(!sse.is_empty(), "the partial stream is kept");
     assert!(!String::from_utf8_lossy(&sse).contains("[DONE]"));
     assert!(!is_our_server(pid), "the stalled server is gone");
+}
+
+/// Sends SIGINT to abprof (the test's child) once `ready`, and checks it stops its server.
+fn interrupt_when(mut cmd: Command, dir: &Path, what: &str, ready: impl FnMut() -> bool) {
+    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    wait_for(what, Duration::from_secs(120), ready);
+    let pid = server_pid(dir).expect("the wrapper wrote its pid");
+    assert!(is_our_server(pid), "the server runs before the SIGINT");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let (out, took) = wait_output(child, Duration::from_secs(30));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{what}: abprof exited {:.2} s after SIGINT: {stderr}", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].contains("interrupted by signal 2"), "{stderr}");
+    assert!(!is_our_server(pid), "{what}: the server is gone");
+}
+
+#[test]
+fn sigint_while_calibration_starts_its_server_stops_it() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let _reap = Reap(dir.path().to_path_buf());
+    let mut cmd = abprof_cmd();
+    cmd.args(["calibrate", "--server-bin"])
+        .arg(wrapper(dir.path()))
+        .arg("--model")
+        .arg(&testbed().target)
+        .args(["--server-args", COMMON, "--prompt-tokens", "300", "--out"])
+        .arg(dir.path().join("p.txt"));
+    let d = dir.path().to_path_buf();
+    interrupt_when(cmd, dir.path(), "calibrate, server starting", || server_pid(&d).is_some_and(is_our_server));
+    assert!(!dir.path().join("p.txt").exists(), "no prompt from an interrupted calibration");
+}
+
+#[test]
+fn sigint_while_bench_streams_stops_its_server() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let _reap = Reap(dir.path().to_path_buf());
+    let prompt = calibrated_prompt(300);
+    let evidence = dir.path().join("ev");
+    let mut cmd = abprof_cmd();
+    cmd.args(["bench", "--server-bin"])
+        .arg(wrapper(dir.path()))
+        .arg("--model")
+        .arg(&testbed().target)
+        .args(["--server-args", COMMON, "--prompt"])
+        .arg(&prompt)
+        .args(["--tokens", "1024", "--ignore-eos", "--evidence"])
+        .arg(&evidence);
+    let log = evidence.join("server.log");
+    interrupt_when(cmd, dir.path(), "bench, request streaming", || {
+        std::fs::read_to_string(&log).unwrap_or_default().contains("processing task")
+    });
 }

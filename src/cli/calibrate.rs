@@ -1,6 +1,6 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
 use super::args::{prompt_tokens, LaunchArgs};
-use super::common::{check_model, port_or_free, runtime};
+use super::common::{block_on_until_signal, check_model, port_or_free, runtime};
 use crate::client::calibrate::DEFAULT_SOURCE;
 use crate::client::{calibrate, Client};
 use crate::measure::calibrate::calibrate_on_fresh_server;
@@ -45,7 +45,7 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
         None => DEFAULT_SOURCE.to_string(),
     };
     let rt = runtime();
-    let cal = rt.block_on(async {
+    let cal = block_on_until_signal(&rt, async {
         match &a.url {
             Some(url) => calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens, a.launch.stall_timeout())
                 .await
