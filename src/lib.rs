@@ -3,10 +3,11 @@
 //!
 //! Floors, top to bottom; each only uses the ones below it:
 //! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` → `trace` → `measure` →
-//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`.
+//! `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
 //! (`pi` drives its own samples under the study's conditions: hooks, idle gate, telemetry.)
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
+pub(crate) mod child;
 pub mod cli;
 pub mod client;
 pub mod clock;
