@@ -175,3 +175,62 @@ fn sigint_while_bench_streams_stops_its_server() {
         std::fs::read_to_string(&log).unwrap_or_default().contains("processing task")
     });
 }
+
+/// Processes whose process group is `pgid` (from /proc/PID/stat).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let fields: Vec<&str> = stat.rfind(')').map_or(vec![], |i| stat[i + 1..].split_whitespace().collect());
+        if fields.get(2).and_then(|g| g.parse::<i32>().ok()) == Some(pgid) && fields.first() != Some(&"Z") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_binary_whose_version_probe_never_returns_is_recorded_not_waited_for() {
+    let _s = serial();
+    let dir = tempfile::tempdir().unwrap();
+    // `--version` traps TERM and sleeps forever; anything else is the real server.
+    let fake = dir.path().join("stuck-server");
+    let probe_pid = dir.path().join("probe.pid");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then\n  trap '' TERM\n  echo $$ > {}\n  while :; do sleep 1; done\nfi\nexec {} \"$@\"\n",
+            probe_pid.display(),
+            testbed().server.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = dir.path().join("ab");
+    let child = abprof_cmd()
+        .args(["ab", "--root"])
+        .arg(&root)
+        .args(["--samples", "1", "--model"])
+        .arg(&testbed().target)
+        .args(["--server-args", COMMON, "--prompt"])
+        .arg(calibrated_prompt(300))
+        .args(["--ignore-eos", "--tokens", "16", "--variant"])
+        .arg(format!("a={}", testbed().server.display()))
+        .arg("--variant")
+        .arg(format!("b={}", fake.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (out, took) = wait_output(child, Duration::from_secs(120));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("ab with a stuck --version took {:.1} s: {stderr}", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(0), "the study proceeds: {stderr}");
+    let pid: i32 = std::fs::read_to_string(&probe_pid).unwrap().trim().parse().unwrap();
+    assert!(group_members(pid).is_empty(), "no probe process is left: {:?}", group_members(pid));
+    assert!(stderr.contains("`") && stderr.contains("--version` did not finish within 5 s"), "{stderr}");
+    let facts = read_json(&root.join("variants.json"));
+    assert_eq!(facts[1]["version"], "version probe timed out");
+    assert_ne!(facts[0]["version"], "version probe timed out");
+}
