@@ -24,6 +24,8 @@ pub(crate) enum CalibrateError {
     TooShort { target: u64, overhead: u64 },
     #[error("calibration did not reach exactly {target} prompt tokens in {rounds} rounds (counts seen: {seen}): the template re-tokenizes the cut differently each time; try N±1 or another --source")]
     DidNotConverge { target: u64, rounds: usize, seen: String },
+    #[error("a {target}-token prompt plus 1 output token cannot fit the server's context of {n_ctx} tokens per slot: raise -c in --server-args (with -np N each slot gets c/N) or ask for fewer --prompt-tokens")]
+    TooLong { target: u64, n_ctx: u64 },
     #[error("the prompt source text is empty: pass a --source file with text in it")]
     EmptySource,
 }
@@ -54,6 +56,13 @@ pub(crate) async fn calibrate(
 ) -> Result<Calibration, CalibrateError> {
     if source.trim().is_empty() {
         return Err(CalibrateError::EmptySource);
+    }
+    // Refused before any tokenizing: a prompt the context cannot hold would only fail after
+    // rounds of tokenizing and detokenizing a text of that length (docs/methodology.md §3).
+    if let Some(n_ctx) = client.context_size().await? {
+        if target >= n_ctx {
+            return Err(CalibrateError::TooLong { target, n_ctx });
+        }
     }
     let mut ids = client.tokenize(source, false).await?;
     let need = target as usize + 2 * TEMPLATE_ALLOWANCE as usize;
