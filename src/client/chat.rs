@@ -77,6 +77,9 @@ pub(crate) struct TopLogprob {
     pub(crate) id: Option<u32>,
     pub(crate) token: String,
     pub(crate) logprob: f64,
+    /// The token's own UTF-8 bytes (its text may be lossy when they end mid-character).
+    #[serde(default)]
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// One generated token with its top-k alternatives (OpenAI `logprobs.content[]`).
@@ -86,6 +89,10 @@ pub(crate) struct TokenLogprobs {
     pub(crate) token: String,
     pub(crate) logprob: f64,
     pub(crate) top_logprobs: Vec<TopLogprob>,
+    /// The bytes of the entry's text: more than the token's own when the server folded held-back
+    /// tokens into it (docs/methodology.md §12).
+    #[serde(default)]
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// What one streamed request measured. Stamps are taken when the bytes carrying an event are
@@ -180,6 +187,9 @@ pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprob
     let lp = |x: &serde_json::Value| x.get("logprob").and_then(|l| l.as_f64());
     let token = |x: &serde_json::Value| x.get("token").and_then(|s| s.as_str()).map(String::from);
     let id = |x: &serde_json::Value| x.get("id").and_then(|i| i.as_u64()).map(|i| i as u32);
+    let bytes = |x: &serde_json::Value| -> Option<Vec<u8>> {
+        x.get("bytes")?.as_array()?.iter().map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok())).collect()
+    };
     let (Some(logprob), Some(tok)) = (lp(t), token(t)) else {
         return Err(format!("malformed logprobs entry (no token/logprob): {t}"));
     };
@@ -188,9 +198,9 @@ pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprob
         let (Some(l), Some(s)) = (lp(alt), token(alt)) else {
             return Err(format!("malformed top_logprobs entry: {alt}"));
         };
-        top.push(TopLogprob { id: id(alt), token: s, logprob: l });
+        top.push(TopLogprob { id: id(alt), token: s, logprob: l, bytes: bytes(alt) });
     }
-    Ok(TokenLogprobs { id: id(t), token: tok, logprob, top_logprobs: top })
+    Ok(TokenLogprobs { id: id(t), token: tok, logprob, top_logprobs: top, bytes: bytes(t) })
 }
 
 impl Client {
