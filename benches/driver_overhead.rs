@@ -36,6 +36,7 @@ fn main() {
         port: None,
         order_seed: None,
         health_timeout_s: 120,
+        stall_timeout_s: 120,
         telemetry: "none".into(),
         telemetry_hz: 100,
         idle: IdleGate::default(),

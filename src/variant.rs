@@ -37,7 +37,7 @@ pub enum VariantError {
     #[error("variant spec {0:?} has no '=': write it as label=/path/to/llama-server[|key=value...]")]
     NoEquals(String),
     #[error(
-        "variant spec {spec:?}: label {label:?} must be letters, digits, '.', '_' or '-' (it names evidence files)"
+        "variant spec {spec:?}: label {label:?} must be 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (it names a folder of the evidence): rename it"
     )]
     BadLabel { spec: String, label: String },
     #[error("variant {label}: unknown key {key:?}; known keys are kv, env, extra, model, expect")]
@@ -69,7 +69,9 @@ pub enum VariantError {
 }
 
 static FIELD_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_-]*=").unwrap());
-static LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9._-]+$").unwrap());
+/// A label names a folder of the evidence (`trace`, `exactness`): it must be one safe path
+/// component, so `..` (the parent of --root) and hidden names are refused.
+static LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$").unwrap());
 static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").unwrap());
 
 /// Splits on `|` that begins a `key=` field; `\|` is a literal bar.
@@ -316,5 +318,21 @@ mod tests {
     fn escaped_bar_is_literal() {
         assert_eq!(split_fields(r"a=b|expect=x\|kv=y"), vec!["a=b", "expect=x|kv=y"]);
         assert_eq!(split_fields("a=b|kv=f16|expect=a|b"), vec!["a=b", "kv=f16", "expect=a|b"]);
+    }
+
+    #[test]
+    fn labels_are_one_safe_path_component() {
+        let d = tempfile::tempdir().unwrap();
+        let bin = exe(d.path(), "srv");
+        let spec = |label: &str| format!("{label}={}", bin.display());
+        for good in ["a", "f16", "q8_0", "B-2", "v1.2", "_x", "-x", &"a".repeat(64)] {
+            assert_eq!(Variant::parse(&spec(good)).unwrap().label, good);
+        }
+        for bad in ["..", ".", ".hidden", "a/b", "../x", "a b", "é", &"a".repeat(65), ""] {
+            let err = Variant::parse(&spec(bad)).unwrap_err();
+            assert!(matches!(err, VariantError::BadLabel { .. }), "{bad:?}: {err}");
+            let text = err.to_string();
+            assert!(text.contains("not starting with '.'") && text.contains("64") && !text.contains('\n'), "{text}");
+        }
     }
 }

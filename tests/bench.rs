@@ -119,3 +119,28 @@ fn parse_log_wants_exactly_one_block() {
     one_line_error(abprof().arg("parse-log").arg(&two), "2 request timing blocks");
     one_line_error(abprof().arg("parse-log").arg(fixtures.join("corrupt-gguf.log")), "no request timing block");
 }
+
+#[test]
+fn calibration_refuses_a_prompt_the_context_cannot_hold_before_tokenizing() {
+    let dir = tempfile::tempdir().unwrap();
+    let t0 = std::time::Instant::now();
+    let out = abprof()
+        .args(["calibrate", "--server-bin"])
+        .arg(&testbed().server)
+        .arg("--model")
+        .arg(&testbed().target)
+        .args(["--server-args", COMMON, "--prompt-tokens", "10000000", "--out"])
+        .arg(dir.path().join("p.txt"))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("refused after {:.2} s: {stderr}", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("context of 4096 tokens") && lines[0].contains("raise -c"), "{stderr}");
+    // Model load (under a second here) plus one /props request, not 50 s of tokenizing.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    assert!(!dir.path().join("p.txt").exists());
+}

@@ -1,6 +1,6 @@
 //! `abprof bench`: one cold, honestly measured sample.
 use super::args::{OutputArgs, PromptArgs, ServerArgs};
-use super::common::{check_model, default_evidence, port_or_free, read_prompt, runtime};
+use super::common::{block_on_until_signal, check_model, default_evidence, port_or_free, read_prompt, runtime};
 use crate::client::{calibrate, ChatRequest};
 use crate::measure::{run_sample, ChatLoad, NoObserver, SampleFiles, SampleSpec};
 use crate::report::emit;
@@ -67,7 +67,9 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
         expect: None,
     };
     let files = SampleFiles::new(&evidence);
-    let sample = runtime().block_on(run_sample(&spec, &files, &mut ChatLoad::new(request, false), &mut NoObserver))?;
+    let mut load = ChatLoad::new(request, false, a.server.launch.stall_timeout());
+    let sample =
+        block_on_until_signal(&runtime(), async { Ok(run_sample(&spec, &files, &mut load, &mut NoObserver).await?) })?;
     emit(&SampleWithEvidence { sample: &sample, evidence: &evidence }, a.output.format());
     let exp =
         Expectations { prompt_tokens: expected, locked_length: true, timing_blocks: 1, ..Expectations::default() };

@@ -1,6 +1,6 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
 use super::args::{prompt_tokens, LaunchArgs};
-use super::common::{check_model, port_or_free, runtime};
+use super::common::{block_on_until_signal, check_model, port_or_free, runtime};
 use crate::client::calibrate::DEFAULT_SOURCE;
 use crate::client::{calibrate, Client};
 use crate::measure::calibrate::calibrate_on_fresh_server;
@@ -45,11 +45,11 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
         None => DEFAULT_SOURCE.to_string(),
     };
     let rt = runtime();
-    let cal = rt.block_on(async {
+    let cal = block_on_until_signal(&rt, async {
         match &a.url {
-            Some(url) => {
-                calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens).await.map_err(anyhow::Error::from)
-            }
+            Some(url) => calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens, a.launch.stall_timeout())
+                .await
+                .map_err(anyhow::Error::from),
             None => {
                 let model = a.model.clone().expect("clap requires it");
                 check_model(&model)?;
@@ -66,7 +66,14 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
                     console_file: dir.path().join("console.log"),
                     signal_descendant: None,
                 };
-                calibrate_on_fresh_server(&spec, a.launch.health_timeout(), &source, a.prompt_tokens).await
+                calibrate_on_fresh_server(
+                    &spec,
+                    a.launch.health_timeout(),
+                    a.launch.stall_timeout(),
+                    &source,
+                    a.prompt_tokens,
+                )
+                .await
             }
         }
     })?;

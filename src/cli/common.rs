@@ -73,6 +73,7 @@ pub(crate) fn study_file(
         port: v.port,
         order_seed: None,
         health_timeout_s: v.launch.health_timeout,
+        stall_timeout_s: v.launch.stall_timeout,
         telemetry: c.telemetry().into(),
         telemetry_hz: c.telemetry_hz,
         idle: c.idle(),
@@ -80,4 +81,34 @@ pub(crate) fn study_file(
         pi: None,
         trace: None,
     }
+}
+
+/// Stopped by signal N before the command finished (exit 128+N). Whatever servers the command had
+/// started were dropped with its future, and a dropped `RunningServer` stops its own process group.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by signal {0}; the server abprof started was stopped, nothing is left running")]
+pub(crate) struct Interrupted(pub(crate) i32);
+
+/// Runs a one-server command's async work (bench, calibrate, exactness) until it finishes, or
+/// until SIGINT, SIGTERM or SIGHUP arrives: then the work is dropped at its current await (a
+/// health wait, a streamed request) and the result is [`Interrupted`]. The study loop has its own
+/// listener, since it must also run restore hooks.
+pub(crate) fn block_on_until_signal<T>(
+    rt: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    use tokio::signal::unix::{signal, SignalKind};
+    rt.block_on(async {
+        // Installed before the work is first polled, so no server starts unwatched.
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut term = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
+        let n = tokio::select! {
+            r = work => return r,
+            _ = int.recv() => 2,
+            _ = term.recv() => 15,
+            _ = hup.recv() => 1,
+        };
+        Err(Interrupted(n).into())
+    })
 }

@@ -1,6 +1,6 @@
 //! `abprof exactness`: is the candidate computing the same thing as the baseline?
 use super::args::{LaunchArgs, OutputArgs, PromptArgs};
-use super::common::{check_model, default_evidence, read_prompt, runtime};
+use super::common::{block_on_until_signal, check_model, default_evidence, read_prompt, runtime};
 use crate::client::calibrate::{self, DEFAULT_SOURCE};
 use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate};
 use crate::measure::calibrate::calibrate_on_fresh_server;
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error.",
+    after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error; 128+N stopped by signal N (its servers stopped).",
     mut_arg("prompt", |a| a.conflicts_with("prompt_tokens").help("Calibrated prompt text (see `abprof calibrate`); use the study's own prompt")),
     mut_arg("prompt_tokens", |a| a.default_value("1000").help("Without --prompt: calibrate a prompt of exactly N tokens on the baseline first"))
 )]
@@ -85,14 +85,17 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
             let mut cal_launch = sides[0].launch.clone();
             cal_launch.log_file = root.join("exactness").join("calibration.server.log");
             cal_launch.console_file = root.join("exactness").join("calibration.console.log");
-            let cal = rt
-                .block_on(calibrate_on_fresh_server(
+            let cal = block_on_until_signal(&rt, async {
+                calibrate_on_fresh_server(
                     &cal_launch,
                     a.launch.health_timeout(),
+                    a.launch.stall_timeout(),
                     DEFAULT_SOURCE,
                     prompt_tokens,
-                ))
-                .with_context(|| format!("calibrating a {prompt_tokens}-token prompt on {}", sides[0].label))?;
+                )
+                .await
+                .with_context(|| format!("calibrating a {prompt_tokens}-token prompt on {}", sides[0].label))
+            })?;
             calibrate::save(&cal, &file).with_context(|| format!("cannot write {}", file.display()))?;
             (cal.text.clone(), Some(file), Some(cal.prompt_tokens))
         }
@@ -104,9 +107,10 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         max_tokens: a.tokens,
         ignore_eos: a.ignore_eos,
         health_timeout: a.launch.health_timeout(),
+        stall_timeout: a.launch.stall_timeout(),
         root: root.clone(),
     };
-    let report = rt.block_on(run_exactness(&sides[0], &sides[1], &plan))?;
+    let report = block_on_until_signal(&rt, async { Ok(run_exactness(&sides[0], &sides[1], &plan).await?) })?;
     let file = ExactnessReport::path_in(&root);
     emit(&SavedExactness { report: &report, file: &file }, a.output.format());
     Ok(match report.gate {

@@ -73,6 +73,11 @@ pub fn main() -> i32 {
     };
     match run(cli) {
         Ok(code) => code,
+        Err(e) if e.downcast_ref::<common::Interrupted>().is_some() => {
+            let n = e.downcast_ref::<common::Interrupted>().map_or(0, |i| i.0);
+            eprintln!("abprof: {}", crate::cli::one_line(&e));
+            128 + n
+        }
         Err(e) => {
             eprintln!("abprof: error: {}", crate::cli::one_line(&e));
             if e.downcast_ref::<ab::BadStudyFile>().is_some() {

@@ -5,6 +5,7 @@
 use super::{ChatRequest, Client, ClientError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use thiserror::Error;
 
 pub(crate) const MAX_ROUNDS: usize = 8;
@@ -23,6 +24,8 @@ pub(crate) enum CalibrateError {
     TooShort { target: u64, overhead: u64 },
     #[error("calibration did not reach exactly {target} prompt tokens in {rounds} rounds (counts seen: {seen}): the template re-tokenizes the cut differently each time; try N±1 or another --source")]
     DidNotConverge { target: u64, rounds: usize, seen: String },
+    #[error("a {target}-token prompt plus 1 output token cannot fit the server's context of {n_ctx} tokens per slot: raise -c in --server-args (with -np N each slot gets c/N) or ask for fewer --prompt-tokens")]
+    TooLong { target: u64, n_ctx: u64 },
     #[error("the prompt source text is empty: pass a --source file with text in it")]
     EmptySource,
 }
@@ -45,9 +48,21 @@ pub(crate) struct Calibration {
     pub(crate) text: String,
 }
 
-pub(crate) async fn calibrate(client: &Client, source: &str, target: u64) -> Result<Calibration, CalibrateError> {
+pub(crate) async fn calibrate(
+    client: &Client,
+    source: &str,
+    target: u64,
+    stall: Duration,
+) -> Result<Calibration, CalibrateError> {
     if source.trim().is_empty() {
         return Err(CalibrateError::EmptySource);
+    }
+    // Refused before any tokenizing: a prompt the context cannot hold would only fail after
+    // rounds of tokenizing and detokenizing a text of that length (docs/methodology.md §3).
+    if let Some(n_ctx) = client.context_size().await? {
+        if target >= n_ctx {
+            return Err(CalibrateError::TooLong { target, n_ctx });
+        }
     }
     let mut ids = client.tokenize(source, false).await?;
     let need = target as usize + 2 * TEMPLATE_ALLOWANCE as usize;
@@ -62,7 +77,7 @@ pub(crate) async fn calibrate(client: &Client, source: &str, target: u64) -> Res
     let mut fingerprint = None;
     for _ in 0..MAX_ROUNDS {
         let text = client.detokenize(&ids[..n as usize]).await?;
-        let rec = client.chat_stream(&ChatRequest::benchmark(&text, 1)).await?;
+        let rec = client.chat_stream(&ChatRequest::benchmark(&text, 1), stall).await?;
         fingerprint = fingerprint.or(rec.system_fingerprint.clone());
         let actual = rec.usage.ok_or(CalibrateError::NoUsage)?.prompt_tokens;
         rounds.push(Round { content_tokens: n, prompt_tokens: actual });

@@ -5,6 +5,7 @@ use super::{error_message, Client, ClientError};
 use crate::clock::Stamp;
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Message {
@@ -76,6 +77,9 @@ pub(crate) struct TopLogprob {
     pub(crate) id: Option<u32>,
     pub(crate) token: String,
     pub(crate) logprob: f64,
+    /// The token's own UTF-8 bytes (its text may be lossy when they end mid-character).
+    #[serde(default)]
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// One generated token with its top-k alternatives (OpenAI `logprobs.content[]`).
@@ -85,6 +89,10 @@ pub(crate) struct TokenLogprobs {
     pub(crate) token: String,
     pub(crate) logprob: f64,
     pub(crate) top_logprobs: Vec<TopLogprob>,
+    /// The bytes of the entry's text: more than the token's own when the server folded held-back
+    /// tokens into it (docs/methodology.md §12).
+    #[serde(default)]
+    pub(crate) bytes: Option<Vec<u8>>,
 }
 
 /// What one streamed request measured. Stamps are taken when the bytes carrying an event are
@@ -179,6 +187,9 @@ pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprob
     let lp = |x: &serde_json::Value| x.get("logprob").and_then(|l| l.as_f64());
     let token = |x: &serde_json::Value| x.get("token").and_then(|s| s.as_str()).map(String::from);
     let id = |x: &serde_json::Value| x.get("id").and_then(|i| i.as_u64()).map(|i| i as u32);
+    let bytes = |x: &serde_json::Value| -> Option<Vec<u8>> {
+        x.get("bytes")?.as_array()?.iter().map(|b| b.as_u64().and_then(|b| u8::try_from(b).ok())).collect()
+    };
     let (Some(logprob), Some(tok)) = (lp(t), token(t)) else {
         return Err(format!("malformed logprobs entry (no token/logprob): {t}"));
     };
@@ -187,24 +198,27 @@ pub(crate) fn parse_token_logprobs(t: &serde_json::Value) -> Result<TokenLogprob
         let (Some(l), Some(s)) = (lp(alt), token(alt)) else {
             return Err(format!("malformed top_logprobs entry: {alt}"));
         };
-        top.push(TopLogprob { id: id(alt), token: s, logprob: l });
+        top.push(TopLogprob { id: id(alt), token: s, logprob: l, bytes: bytes(alt) });
     }
-    Ok(TokenLogprobs { id: id(t), token: tok, logprob, top_logprobs: top })
+    Ok(TokenLogprobs { id: id(t), token: tok, logprob, top_logprobs: top, bytes: bytes(t) })
 }
 
 impl Client {
     /// Sends one streaming chat request and records it. A stream that breaks returns an error
-    /// that still carries everything received.
-    pub(crate) async fn chat_stream(&self, req: &ChatRequest) -> Result<StreamRecord, ClientError> {
+    /// that still carries everything received. `stall` bounds every wait for the server's next
+    /// byte, the response headers included (docs/methodology.md §2): a server that stops
+    /// answering ends the request with [`ClientError::Stalled`] instead of hanging abprof.
+    pub(crate) async fn chat_stream(&self, req: &ChatRequest, stall: Duration) -> Result<StreamRecord, ClientError> {
         let url = format!("{}/v1/chat/completions", self.base_url());
         let mut rec = StreamRecord { request_start: Some(Stamp::now()), ..Default::default() };
-        let resp = self
-            .http
-            .post(&url)
-            .json(req)
-            .send()
-            .await
-            .map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?;
+        let stalled = |rec: StreamRecord| ClientError::Stalled { secs: stall.as_secs_f64(), partial: Box::new(rec) };
+        let resp = match tokio::time::timeout(stall, self.http.post(&url).json(req).send()).await {
+            Ok(sent) => sent.map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?,
+            Err(_) => {
+                rec.response_end = Some(Stamp::now());
+                return Err(stalled(rec));
+            }
+        };
         rec.response_headers = Some(Stamp::now());
         let status = resp.status().as_u16();
         if status != 200 {
@@ -219,7 +233,12 @@ impl Client {
         let mut events = Vec::with_capacity(4);
         let mut body = resp.bytes_stream();
         let mut broke: Option<String> = None;
-        while let Some(piece) = body.next().await {
+        loop {
+            let Ok(next) = tokio::time::timeout(stall, body.next()).await else {
+                rec.response_end = Some(Stamp::now());
+                return Err(stalled(rec));
+            };
+            let Some(piece) = next else { break };
             let now = Stamp::now();
             let bytes = match piece {
                 Ok(b) => b,

@@ -22,6 +22,8 @@ pub(crate) enum ClientError {
     BadBody { endpoint: String, detail: String },
     #[error("the stream ended before [DONE] after {chunks} chunks ({detail}): the server died or the connection broke mid-request; its raw SSE is kept in the evidence")]
     TruncatedStream { chunks: usize, detail: String, partial: Box<StreamRecord> },
+    #[error("the server sent nothing for {secs} s mid-request after {} chunks (stalled: stopped, hung or deadlocked); its partial SSE is kept in the evidence (raise --stall-timeout, study file `stall_timeout_s`, if it is only slow)", partial.chunks)]
+    Stalled { secs: f64, partial: Box<StreamRecord> },
     #[error("the server reported an error mid-stream: {message}")]
     StreamError { message: String, partial: Box<StreamRecord> },
 }
@@ -30,11 +32,17 @@ impl ClientError {
     /// What was received before a stream broke, so nothing already measured is lost.
     pub(crate) fn partial(&self) -> Option<&StreamRecord> {
         match self {
-            ClientError::TruncatedStream { partial, .. } | ClientError::StreamError { partial, .. } => Some(partial),
+            ClientError::TruncatedStream { partial, .. }
+            | ClientError::StreamError { partial, .. }
+            | ClientError::Stalled { partial, .. } => Some(partial),
             _ => None,
         }
     }
 }
+
+/// How long a streamed request waits for the server's next byte before giving up
+/// (docs/methodology.md §2): generous, since a long prefill on a slow host sends nothing either.
+pub(crate) const DEFAULT_STALL_TIMEOUT_S: u64 = 120;
 
 /// A client bound to one server's base URL (`http://127.0.0.1:PORT`).
 #[derive(Clone)]
@@ -94,6 +102,24 @@ impl Client {
         serde_json::from_str(&text).map_err(|e| ClientError::BadBody { endpoint: path.into(), detail: e.to_string() })
     }
 
+    /// The context size of one slot (`/props` → `default_generation_settings.n_ctx`); `None`
+    /// when the server does not say (an older build without `/props`).
+    pub(crate) async fn context_size(&self) -> Result<Option<u64>, ClientError> {
+        let url = self.url("/props");
+        let resp = self
+            .http
+            .get(&url)
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .map_err(|e| ClientError::Unreachable { url: url.clone(), source: e })?;
+        if !resp.status().is_success() {
+            return Ok(None);
+        }
+        let text = resp.text().await.map_err(|e| ClientError::Unreachable { url, source: e })?;
+        Ok(n_ctx_of_props(&text))
+    }
+
     /// Token ids of `content`; `add_special` false for prompt calibration (the chat template
     /// adds its own specials).
     pub(crate) async fn tokenize(&self, content: &str, add_special: bool) -> Result<Vec<u32>, ClientError> {
@@ -115,6 +141,11 @@ impl Client {
     }
 }
 
+fn n_ctx_of_props(body: &str) -> Option<u64> {
+    let v: serde_json::Value = serde_json::from_str(body).ok()?;
+    v.pointer("/default_generation_settings/n_ctx").and_then(|n| n.as_u64()).filter(|n| *n > 0)
+}
+
 /// The `error.message` of a llama-server error body, else the body itself.
 fn error_message(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
@@ -131,5 +162,14 @@ mod tests {
             r#"{"error":{"code":500,"message":"[json.exception.parse_error.101] parse error","type":"server_error"}}"#;
         assert_eq!(super::error_message(body), "[json.exception.parse_error.101] parse error");
         assert_eq!(super::error_message("plain"), "plain");
+    }
+
+    #[test]
+    fn n_ctx_is_read_from_props() {
+        // The shape llama-server 0c1e57098 answers (trimmed).
+        let props = r#"{"default_generation_settings":{"n_ctx":4096,"params":{}},"total_slots":1}"#;
+        assert_eq!(super::n_ctx_of_props(props), Some(4096));
+        assert_eq!(super::n_ctx_of_props(r#"{"total_slots":1}"#), None);
+        assert_eq!(super::n_ctx_of_props("not json"), None);
     }
 }

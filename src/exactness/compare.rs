@@ -170,6 +170,7 @@ mod tests {
             text: format!("t{id}"),
             logprob: top[0].1,
             top: top.iter().map(|&(id, logprob)| Alternative { id, text: format!("t{id}"), logprob }).collect(),
+            folded_bytes: 0,
         }
     }
 

@@ -8,7 +8,7 @@ use thiserror::Error;
 pub(crate) enum LogprobsError {
     #[error("the response carried no logprobs for its {tokens} generated tokens: the server ignored `logprobs: true, top_logprobs: 5` (use a llama-server that supports OpenAI logprobs)")]
     Missing { tokens: u64 },
-    #[error("the response carried logprobs for {got} of its {tokens} generated tokens: every generated token needs its entry")]
+    #[error("the response carried logprobs for {got} of its {tokens} generated tokens: every generated token needs its entry, and no entry shows the missing ones folded into the next (a token held back mid-UTF-8-character): the server lost them, run again or use another build")]
     Count { got: usize, tokens: u64 },
     #[error("token {index} ({text:?}) has no token id in its logprobs entry: exactness compares ids, so the server must send `id` (llama-server does since 2025)")]
     NoId { index: usize, text: String },

@@ -34,6 +34,7 @@ pub(crate) struct ExactnessPlan {
     pub(crate) max_tokens: u32,
     pub(crate) ignore_eos: bool,
     pub(crate) health_timeout: Duration,
+    pub(crate) stall_timeout: Duration,
     /// The evidence folder; `exactness.json` goes here, each side's files under `exactness/LABEL/`.
     pub(crate) root: PathBuf,
 }
@@ -73,7 +74,7 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
         kill_on_stop_timeout: true,
         expect: side.expect.clone(),
     };
-    let mut tap = ChatLoad::new(plan.request(), false);
+    let mut tap = ChatLoad::new(plan.request(), false, plan.stall_timeout);
     let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap, &mut NoObserver)
         .await
         .map_err(|e| ExactnessError::Start { label: side.label.clone(), source: e })?;

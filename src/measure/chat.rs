@@ -4,6 +4,7 @@ use super::files::SampleFiles;
 use super::load::{Load, LoadRun};
 use super::record::Sample;
 use crate::client::{ChatRequest, Client, StreamRecord, TokenLogprobs};
+use std::time::Duration;
 
 pub(crate) struct ChatLoad {
     pub(crate) request: ChatRequest,
@@ -13,11 +14,13 @@ pub(crate) struct ChatLoad {
     /// The streamed logprobs, kept when the request asked for them (the record does not carry
     /// them; the exactness gate reads them here).
     pub(crate) logprobs: Vec<TokenLogprobs>,
+    /// No byte from the server for this long ends the request (docs/methodology.md §2).
+    pub(crate) stall_timeout: Duration,
 }
 
 impl ChatLoad {
-    pub(crate) fn new(request: ChatRequest, warm_prompt_cache: bool) -> ChatLoad {
-        ChatLoad { request, warm_prompt_cache, logprobs: Vec::new() }
+    pub(crate) fn new(request: ChatRequest, warm_prompt_cache: bool, stall_timeout: Duration) -> ChatLoad {
+        ChatLoad { request, warm_prompt_cache, logprobs: Vec::new(), stall_timeout }
     }
 }
 
@@ -34,11 +37,15 @@ impl Load for ChatLoad {
         let mut warm = self.request.clone();
         warm.max_tokens = 1;
         warm.cache_prompt = true;
-        client.chat_stream(&warm).await.map(|_| ()).map_err(|e| format!("prompt-cache warm-up request failed: {e}"))
+        client
+            .chat_stream(&warm, self.stall_timeout)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("prompt-cache warm-up request failed: {e}"))
     }
 
     async fn run(&mut self, client: &Client, _files: &SampleFiles) -> LoadRun {
-        match client.chat_stream(&self.request).await {
+        match client.chat_stream(&self.request, self.stall_timeout).await {
             Ok(r) => {
                 if self.request.logprobs == Some(true) {
                     self.logprobs = r.logprobs.clone();

@@ -278,6 +278,10 @@ impl RunningServer {
                     Ok(()) | Err(Errno::ESRCH) => {}
                     Err(e) => return Err(ServerError::Signal(e)),
                 }
+                // A stopped server (SIGSTOP, a debugger; the usual cause of a stalled stream)
+                // would hold its SIGTERM pending until the SIGKILL deadline: let it run to
+                // handle it. SIGCONT to a running process changes nothing.
+                let _ = kill(target, Signal::SIGCONT);
                 let deadline = std::time::Instant::now() + timeout;
                 loop {
                     if let Ok(Some(s)) = child.try_wait() {

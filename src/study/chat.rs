@@ -41,9 +41,15 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
     let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
     let base = &ctx.variants[0];
     let launch = LaunchSpec::for_variant(base, &file.model, ctx.common_args, ctx.port, &ev.path("calibration"));
-    let cal = calibrate_on_fresh_server(&launch, Duration::from_secs(file.health_timeout_s), DEFAULT_SOURCE, n)
-        .await
-        .with_context(|| format!("calibrating a {n}-token prompt on the baseline {}", base.label))?;
+    let cal = calibrate_on_fresh_server(
+        &launch,
+        Duration::from_secs(file.health_timeout_s),
+        Duration::from_secs(file.stall_timeout_s),
+        DEFAULT_SOURCE,
+        n,
+    )
+    .await
+    .with_context(|| format!("calibrating a {n}-token prompt on the baseline {}", base.label))?;
     save_prompt(&cal, &dst)?;
     Ok((cal.text, Some(n)))
 }
@@ -70,6 +76,6 @@ impl StudyConfig for ChatStudy {
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
-        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode))
+        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, Duration::from_secs(ctx.file.stall_timeout_s)))
     }
 }

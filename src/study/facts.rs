@@ -1,12 +1,18 @@
 //! What a study records about where and with what it ran: host facts, and per variant the exact
 //! binary (real path, sha256, `--version`), model (path, sha256) and argv. A resumed study checks
 //! that the binaries and models are still the same bytes.
+use crate::child::{run_timed, TimedExit};
 use crate::variant::Variant;
+use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct HostFacts {
@@ -87,20 +93,37 @@ pub(crate) fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
     Ok(FileFacts { path: path.into(), real_path: real, size: meta.size(), sha256 })
 }
 
-/// `binary --version`, stdout and stderr together, with a timeout.
-pub(crate) fn binary_version(binary: &Path) -> String {
-    let out = std::process::Command::new("timeout")
-        .arg("10")
-        .arg(binary)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .output();
-    match out {
-        Ok(o) => {
-            let mut s = String::from_utf8_lossy(&o.stdout).to_string();
-            s.push_str(&String::from_utf8_lossy(&o.stderr));
-            s.trim().to_string()
+/// How long `binary --version` may take: llama-server answers in well under a second.
+pub(crate) const VERSION_PROBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the facts record when the probe had to be ended.
+pub(crate) const VERSION_PROBE_TIMED_OUT: &str = "version probe timed out";
+
+/// `binary --version`, stdout and stderr together. A binary that does not answer within
+/// `timeout` (one that ignores SIGTERM, say) has its process group sent SIGTERM, then SIGKILL,
+/// and is recorded as [`VERSION_PROBE_TIMED_OUT`]: a fact, never a hang.
+pub(crate) fn binary_version(binary: &Path, timeout: Duration) -> String {
+    let run = || -> std::io::Result<(TimedExit, String)> {
+        // A file, not a pipe: a pipe held open by something the binary left behind would block
+        // the read after the kill.
+        let mut out = tempfile::tempfile()?;
+        let mut cmd = Command::new(binary);
+        cmd.arg("--version").stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?);
+        // abprof's own Ctrl-C before the study's signal listener exists ends abprof at once; the
+        // probe, in a process group of its own, must not outlive it.
+        // SAFETY: prctl is async-signal-safe and touches only the child's own state.
+        unsafe {
+            cmd.pre_exec(|| nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from));
         }
+        let exit = run_timed(&mut cmd, timeout, &AtomicBool::new(false))?.exit;
+        let mut text = String::new();
+        out.seek(SeekFrom::Start(0))?;
+        out.read_to_string(&mut text)?;
+        Ok((exit, text))
+    };
+    match run() {
+        Ok((TimedExit::TimedOut, _)) => VERSION_PROBE_TIMED_OUT.into(),
+        Ok((_, text)) => text.trim().to_string(),
         Err(e) => format!("could not run --version: {e}"),
     }
 }
@@ -137,13 +160,27 @@ pub(crate) fn host_facts(telemetry: Option<String>) -> HostFacts {
     }
 }
 
+/// The variant's `--version`, with a one-line warning when the probe had to be ended.
+fn probe_version(v: &Variant) -> String {
+    let version = binary_version(&v.binary, VERSION_PROBE_TIMEOUT);
+    if version == VERSION_PROBE_TIMED_OUT {
+        eprintln!(
+            "abprof: warning: variant {}: `{} --version` did not finish within {} s and was killed; recorded as \"{VERSION_PROBE_TIMED_OUT}\" (is it a llama-server?)",
+            v.label,
+            v.binary.display(),
+            VERSION_PROBE_TIMEOUT.as_secs()
+        );
+    }
+    version
+}
+
 pub(crate) fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> std::io::Result<VariantFacts> {
     let artifact_version = v.artifact.as_ref().and_then(|a| std::fs::read_to_string(a.join("VERSION.txt")).ok());
     Ok(VariantFacts {
         label: v.label.clone(),
         spec: v.spec.clone(),
         binary: file_sha256(&v.binary)?,
-        version: binary_version(&v.binary),
+        version: probe_version(v),
         artifact_version,
         model: file_sha256(v.model_or(default_model))?,
         server_args: v.server_args(default_model, common),
@@ -172,5 +209,26 @@ mod tests {
     fn host_facts_are_filled() {
         let h = host_facts(None);
         assert!(h.cores >= 1 && !h.kernel.is_empty() && h.abprof.contains('('));
+    }
+
+    #[test]
+    fn a_version_probe_that_ignores_sigterm_is_killed_and_recorded() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let ok = script("ok", "echo version: 1 ; echo built with cc >&2");
+        assert_eq!(binary_version(&ok, Duration::from_secs(5)), "version: 1\nbuilt with cc");
+        let pids = d.path().join("pids");
+        let stuck = script("stuck", &format!("trap '' TERM\necho $$ > {}\nwhile :; do sleep 1; done", pids.display()));
+        let t0 = std::time::Instant::now();
+        assert_eq!(binary_version(&stuck, Duration::from_millis(300)), VERSION_PROBE_TIMED_OUT);
+        assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+        let pid: i32 = std::fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
+        assert!(nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), None).is_err(), "its group is gone");
     }
 }

@@ -183,6 +183,10 @@ pub struct StudyFile {
     pub order_seed: Option<u64>,
     #[serde(default = "default_health_timeout")]
     pub health_timeout_s: u64,
+    /// Seconds without a byte from the server that end a streamed request as stalled
+    /// (docs/methodology.md §2); absent in study files written before it existed.
+    #[serde(default = "default_stall_timeout")]
+    pub stall_timeout_s: u64,
     /// `auto`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
     #[serde(default = "default_telemetry")]
     pub telemetry: String,
@@ -229,6 +233,9 @@ pub struct TraceSection {
 
 pub(crate) fn default_health_timeout() -> u64 {
     600
+}
+pub(crate) fn default_stall_timeout() -> u64 {
+    crate::client::DEFAULT_STALL_TIMEOUT_S
 }
 pub(crate) fn default_telemetry() -> String {
     "auto".into()

@@ -6,7 +6,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Launch: `--server-args` and `--health-timeout`, for every command that starts servers.
+/// Launch: `--server-args`, `--health-timeout` and `--stall-timeout`, for every command that starts servers.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct LaunchArgs {
     /// Further server arguments, split like a shell splits words (no shell runs them), e.g.
@@ -17,6 +17,11 @@ pub(crate) struct LaunchArgs {
     #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_health_timeout(),
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) health_timeout: u64,
+    /// Seconds without a byte from the server before a streamed request is given up as stalled
+    /// (the response headers included, so a long prefill on a slow host may need more).
+    #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_stall_timeout(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) stall_timeout: u64,
 }
 
 impl LaunchArgs {
@@ -26,6 +31,10 @@ impl LaunchArgs {
 
     pub(crate) fn health_timeout(&self) -> Duration {
         Duration::from_secs(self.health_timeout)
+    }
+
+    pub(crate) fn stall_timeout(&self) -> Duration {
+        Duration::from_secs(self.stall_timeout)
     }
 }
 

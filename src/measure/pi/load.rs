@@ -3,7 +3,7 @@
 //! transcript and answer are judged before the record is written.
 use super::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
 use super::answer::{judge_answer, CodeRun};
-use super::process::{run_timed, TimedExit, TimedRun};
+use crate::child::{run_timed, TimedExit, TimedRun};
 use crate::client::Client;
 use crate::measure::files::SampleFiles;
 use crate::measure::load::{Load, LoadRun};

@@ -4,14 +4,13 @@
 mod agent_dir;
 mod answer;
 mod load;
-mod process;
 mod python;
 mod transcript;
 
+pub(crate) use crate::child::TimedExit;
 pub(crate) use agent_dir::AgentModel;
 pub use answer::{judge_answer, CodeRun};
 pub(crate) use load::{PiLoad, PiSettings};
-pub(crate) use process::TimedExit;
 pub(crate) use python::CodeCheck;
 pub use python::CodeOutcome;
 pub use transcript::parse_transcript;

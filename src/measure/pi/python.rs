@@ -1,7 +1,7 @@
 //! The decode workload's validity check (docs/methodology.md §11): the answer's fenced Python
 //! is extracted and executed in a temporary folder with a timeout. Fast invalid code is a failed
 //! sample, however good its speed.
-use super::process::{run_timed, TimedExit};
+use crate::child::{run_timed, TimedExit};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::{Command, Stdio};

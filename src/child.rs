@@ -1,5 +1,6 @@
 //! A child process timed from spawn to exit, in its own process group so that a timeout — or
-//! anything it left running — can be ended as a whole without touching any other process.
+//! anything it left running — can be ended as a whole without touching any other process. Used
+//! by the Pi agent's processes and by the `--version` probe of a variant's binary.
 use crate::clock::Stamp;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
