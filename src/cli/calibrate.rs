@@ -1,9 +1,11 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
-use super::args::{prompt_tokens, LaunchArgs};
+use super::args::{prompt_tokens, LaunchArgs, OutputArgs};
 use super::common::{block_on_until_signal, check_model, port_or_free, runtime};
 use crate::client::calibrate::DEFAULT_SOURCE;
 use crate::client::{calibrate, Client};
 use crate::measure::calibrate::calibrate_on_fresh_server;
+use crate::report::calibration::SavedCalibration;
+use crate::report::emit;
 use crate::server::LaunchSpec;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -37,6 +39,8 @@ pub(crate) struct CalibrateArgs {
     /// Loopback port for the started server (default: a free one the OS picks).
     #[arg(long)]
     pub(crate) port: Option<u16>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
@@ -78,12 +82,6 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
         }
     })?;
     calibrate::save(&cal, &a.out).with_context(|| format!("cannot write {}", a.out.display()))?;
-    eprintln!(
-        "calibrated {} prompt tokens ({} content tokens) in {} round(s): {}",
-        cal.prompt_tokens,
-        cal.content_tokens,
-        cal.rounds.len(),
-        a.out.display()
-    );
+    emit(&SavedCalibration { calibration: &cal, file: &a.out }, a.output.format());
     Ok(0)
 }
