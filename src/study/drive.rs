@@ -8,6 +8,7 @@ use super::facts::{host_facts, variant_facts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
+use super::run_record::{InFlight, RunFile};
 use crate::measure::{run_sample, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Completed,
-    /// Stopped by this signal number (SIGINT 2, SIGTERM 15).
+    /// Stopped by this signal number (SIGHUP 1, SIGINT 2, SIGTERM 15).
     Interrupted(i32),
 }
 
@@ -40,7 +41,7 @@ pub(crate) struct StudyContext<'a> {
     pub(crate) variants: &'a [Variant],
     pub(crate) common_args: &'a [String],
     pub(crate) port: u16,
-    /// Set once SIGINT/SIGTERM arrived: a load that blocks must end its work and return.
+    /// Set once SIGINT/SIGTERM/SIGHUP arrived: a load that blocks must end its work and return.
     pub(crate) cancel: &'a Arc<AtomicBool>,
 }
 
@@ -195,6 +196,10 @@ pub(crate) fn run_study<C: StudyConfig>(
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
+    recover_previous_run(&ev, &hooks);
+    // Declared before the restore guard, so dropped after it: run.json goes only once the
+    // restore ran, on every exit path a process survives.
+    let run_file = std::sync::Mutex::new(RunFile::begin(&ev)?);
     let restore = hooks.restore_guard();
     // The one signal listener: the number that interrupted the study (0: none), watched by the
     // sample loop, and a flag for loads that block (a Pi process).
@@ -204,9 +209,13 @@ pub(crate) fn run_study<C: StudyConfig>(
         let _guard = rt.enter();
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        // A dropped ssh session sends SIGHUP: its default action would kill abprof with no
+        // restore and leave the server running (docs/methodology.md §6), so it stops the study
+        // like SIGTERM.
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
         let cancel = cancel.clone();
         rt.spawn(async move {
-            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
+            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15, _ = hup.recv() => 1 };
             cancel.store(true, Ordering::SeqCst);
             let _ = signal_tx.send(n);
         });
@@ -220,7 +229,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         port,
         cancel: &cancel,
     };
-    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, signal.clone()));
+    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, signal.clone()));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match *signal.borrow() {
@@ -228,6 +237,29 @@ pub(crate) fn run_study<C: StudyConfig>(
         n => Outcome::Interrupted(n),
     };
     Ok(StudyRun { outcome, evidence: ev, restored, samples_taken: taken })
+}
+
+/// A run that died without its restore (SIGKILL, a crash) left `run.json`: say so, stop a server
+/// of this study that outlived it, then run the restore it never ran (docs/methodology.md §6).
+fn recover_previous_run(ev: &Evidence, hooks: &Arc<Hooks>) {
+    let Some(prev) = super::run_record::previous(ev) else { return };
+    eprintln!(
+        "abprof: the previous run of {} (pid {}) ended without restoring (killed?): running its restore hooks now",
+        ev.root.display(),
+        prev.abprof_pid
+    );
+    if let Some(server) = &prev.server {
+        let pids = super::run_record::leftover_servers(server.pgid, &ev.root);
+        if !pids.is_empty() {
+            let n = super::run_record::stop_leftovers(&pids);
+            eprintln!(
+                "abprof: stopped {n} leftover server process(es) of this study (process group {}, sample {})",
+                server.pgid,
+                relative(ev, &server.sample_dir)
+            );
+        }
+    }
+    hooks.restore_guard().finish();
 }
 
 fn relative(ev: &Evidence, dir: &Path) -> String {
@@ -239,6 +271,7 @@ async fn drive<C: StudyConfig>(
     config: &mut C,
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
+    run_file: &std::sync::Mutex<RunFile>,
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
     let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
@@ -287,7 +320,12 @@ async fn drive<C: StudyConfig>(
         let spec = config.spec(ctx, slot, &files)?;
         let mut load = config.load(ctx, slot)?;
         let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
-        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone());
+        let in_flight = dir.clone();
+        let mut observer =
+            StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone()).on_spawn(move |pid| {
+                let server = InFlight { pid, pgid: pid, sample_dir: in_flight.clone() };
+                run_file.lock().unwrap().set_server(Some(server));
+            });
         let outcome = tokio::select! {
             r = run_sample(&spec, &files, &mut load, &mut observer) => Some(r),
             _ = signal.changed() => None,
@@ -304,6 +342,7 @@ async fn drive<C: StudyConfig>(
         };
         drop(observer);
         drop(progress);
+        run_file.lock().unwrap().set_server(None);
         match outcome {
             None | Some(Err(SampleError::Interrupted)) => {
                 entry.status = "interrupted".into();

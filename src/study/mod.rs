@@ -8,6 +8,7 @@ pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
+mod run_record;
 pub(crate) mod trace_capture;
 
 pub(crate) use chat::ChatStudy;
