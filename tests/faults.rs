@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Tests in this file: the last one to finish checks the decoy and ends it.
-const TESTS: usize = 3;
+const TESTS: usize = 8;
 
 struct Decoy {
     pid: u32,
@@ -192,4 +192,122 @@ fn a_server_that_outlived_a_killed_run_is_stopped_on_resume() {
     assert!(!alive(server));
     assert_eq!(summary(&out)["missing"], 0);
     assert_eq!(f.hooks()[1..], [2, 2]);
+}
+
+/// The pid a run recorded in `run.json` once it holds the folder's lock.
+fn wait_for_run_of(root: &Path, pid: u32) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(60) {
+        let rec = std::fs::read_to_string(root.join("run.json")).unwrap_or_default();
+        if serde_json::from_str::<serde_json::Value>(&rec).is_ok_and(|v| v["abprof_pid"] == pid) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("abprof {pid} never started its run");
+}
+
+#[test]
+fn two_resumes_at_once_the_second_is_refused_and_nothing_is_measured_twice() {
+    let f = Fault::new();
+    let root = f.root();
+    let child = spawn(&small_study(&root, f.markers(), 600, 1, &slow_pair()));
+    server_mid_request(&root, 1);
+    signal(&child, Signal::SIGINT);
+    assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
+    let first = spawn(&["ab".into(), "--resume".into(), root.display().to_string(), "--json".into()]);
+    wait_for_run_of(&root, first.id());
+    let second = resume(&root);
+    assert_eq!(second.status.code(), Some(1));
+    let lines = stderr_lines(&second);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("in use by another abprof run"), "{}", lines[0]);
+    let s = summary(&first.wait_with_output().unwrap());
+    assert_eq!(s["missing"], 0);
+    let order = std::fs::read_to_string(root.join("order.jsonl")).unwrap();
+    assert_eq!(order.matches("\"status\":\"ok\"").count(), 2, "each slot measured once: {order}");
+    assert_eq!(f.hooks()[1..], [2, 2], "the interrupted run and the first resume; the refused one none");
+}
+
+#[test]
+fn two_new_studies_racing_for_one_root_one_wins_the_other_gets_one_line() {
+    let f = Fault::new();
+    let root = f.root();
+    let args = small_study(&root, f.markers(), 8, 1, &[variant("a", "")]);
+    let (a, b) = (spawn(&args), spawn(&args));
+    let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+    let (won, lost): (Vec<&Output>, Vec<&Output>) = outs.iter().partition(|o| o.status.success());
+    assert_eq!((won.len(), lost.len()), (1, 1), "{} / {}", err(&outs[0]), err(&outs[1]));
+    assert_eq!(lost[0].status.code(), Some(1));
+    let lines = stderr_lines(lost[0]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("already holds files") || lines[0].contains("in use by another abprof run"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(f.hooks(), [1, 1, 1], "only the winner ran hooks");
+    assert_eq!(finished(&root), 1);
+}
+
+#[test]
+fn a_binary_rebuilt_mid_sample_rejects_it_and_stops_the_study() {
+    let f = Fault::new();
+    let root = f.root();
+    let bin = f.dir.path().join("bin").join("llama-server");
+    std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+    std::fs::copy(&testbed().server, &bin).unwrap();
+    let vs = [variant_bin("a", &bin, "-t 1"), variant("b", "-t 1 --no-warmup")];
+    let child = spawn(&small_study(&root, f.markers(), 600, 1, &vs));
+    server_mid_request(&root, 1);
+    // A rebuild in place: new bytes written beside it, renamed over it (a running binary
+    // cannot be opened for writing).
+    let new = bin.with_extension("new");
+    let mut bytes = std::fs::read(&bin).unwrap();
+    bytes.extend_from_slice(b"rebuilt");
+    std::fs::write(&new, bytes).unwrap();
+    std::fs::set_permissions(&new, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::rename(&new, &bin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("changed on disk") && lines[0].contains("variant a"), "{}", lines[0]);
+    assert_eq!(f.hooks(), [1, 1, 1], "stopped after the first sample, restored once");
+    let rec = read_json(&root.join("samples/001-a/sample.json"));
+    assert!(rec["extra"]["binary_changed"]["now"]["inode"].is_u64(), "{rec:#}");
+    let s = summary(&abprof().arg("summarize").arg(&root).arg("--json").output().unwrap());
+    assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "binary-changed", "{:#}", s["rejected"]);
+}
+
+#[test]
+fn a_failed_verify_hook_exits_1_after_the_summary() {
+    let f = Fault::new();
+    let root = f.root();
+    let mut args = small_study(&root, f.markers(), 8, 1, &[variant("a", "")]);
+    let at = args.iter().position(|a| a == "--verify").unwrap();
+    args[at + 1] = format!("sh -c 'echo verify >> {}; exit 4'", f.markers().join("verify").display());
+    let out = abprof().args(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("restore/verify hooks failed"), "{}", lines[0]);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["variants"][0]["accepted"], 0, "every sample rejected as isolation-restored");
+    assert_eq!(f.hooks(), [1, 1, 1]);
+}
+
+#[test]
+fn a_variant_without_an_accepted_sample_exits_1_after_the_summary() {
+    let f = Fault::new();
+    let root = f.root();
+    let vs = [variant("a", ""), format!("{}|expect=no such line in any log", variant("b", ""))];
+    let out = abprof().args(small_study(&root, f.markers(), 8, 1, &vs)).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let lines = stderr_lines(&out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("variant b has no accepted sample"), "{}", lines[0]);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "expect", "the summary is still printed");
+    assert_eq!(f.hooks(), [2, 1, 1]);
 }

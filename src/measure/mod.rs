@@ -17,7 +17,7 @@ pub(crate) use chat::ChatLoad;
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
+pub(crate) use record::{BinaryChange, FileStamp, Sample, ServerTiming};
 #[cfg(test)]
 pub(crate) use record::{ExpectOutcome, SampleExtra, StreamMetrics};
-pub(crate) use record::{Sample, ServerTiming};
 pub(crate) use run::{run_sample, SampleError, SampleSpec};

@@ -256,13 +256,17 @@ impl RunningServer {
     }
 
     fn load_failure(&self, status: &ExitStatus) -> ServerError {
-        let mut text = std::fs::read_to_string(&self.spec.log_file).unwrap_or_default();
-        text.push_str(&std::fs::read_to_string(&self.spec.console_file).unwrap_or_default());
-        ServerError::DiedDuringLoad {
-            status: describe(status),
-            first_error: super::log::first_error_line(&text),
-            log: self.spec.log_file.clone(),
-        }
+        // The message names the file the line came from: llama-server prints a load error to
+        // its console, not always to --log-file (a corrupt GGUF, say).
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let (first_error, log) = match super::log::first_error_line(&read(&self.spec.log_file)) {
+            Some(line) => (Some(line), self.spec.log_file.clone()),
+            None => match super::log::first_error_line(&read(&self.spec.console_file)) {
+                Some(line) => (Some(line), self.spec.console_file.clone()),
+                None => (None, self.spec.log_file.clone()),
+            },
+        };
+        ServerError::DiedDuringLoad { status: describe(status), first_error, log }
     }
 
     /// Polls `/health` every [`HEALTH_POLL`] until it answers 200, failing fast when the process

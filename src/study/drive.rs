@@ -3,13 +3,14 @@
 //! timeline. Restore hooks run on every exit path; one signal listener turns SIGINT/SIGTERM into
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
+use super::binary_watch::{describe as describe_change, stamp, WatchedBinary, STAMP_KEY};
 use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::run_record::{InFlight, RunFile};
-use crate::measure::{run_sample, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use crate::measure::{run_sample, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
@@ -130,6 +131,8 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
     Ok((variants, common))
 }
 
+/// Hashes every variant's files (a resumed study must find the same bytes) and returns each
+/// binary as recorded, to be watched around every sample.
 fn record_facts(
     ev: &Evidence,
     file: &StudyFile,
@@ -137,7 +140,7 @@ fn record_facts(
     common: &[String],
     resume: bool,
     telemetry: &str,
-) -> Result<()> {
+) -> Result<Vec<WatchedBinary>> {
     let mut facts = Vec::new();
     for v in variants {
         facts.push(
@@ -145,7 +148,8 @@ fn record_facts(
         );
     }
     let path = ev.path("variants.json");
-    if resume {
+    let now_stamps: Vec<Option<FileStamp>> = facts.iter().map(|f| stamp(&f.binary.real_path)).collect();
+    let stamps = if resume {
         let before: Vec<VariantFacts> = read_json(&path)?;
         for (old, new) in before.iter().zip(&facts) {
             for (what, a, b) in
@@ -161,11 +165,29 @@ fn record_facts(
                 }
             }
         }
+        // The stamps recorded with the facts (absent in studies of earlier releases).
+        let raw: Vec<serde_json::Value> = read_json(&path)?;
+        raw.iter()
+            .zip(&now_stamps)
+            .map(|(r, now)| serde_json::from_value::<FileStamp>(r[STAMP_KEY].clone()).ok().or(*now))
+            .collect::<Vec<_>>()
     } else {
-        write_json(&path, &facts)?;
+        let mut raw = serde_json::to_value(&facts)?;
+        for (r, s) in raw.as_array_mut().expect("a list of facts").iter_mut().zip(&now_stamps) {
+            r[STAMP_KEY] = serde_json::to_value(s)?;
+        }
+        write_json(&path, &raw)?;
         write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
-    }
-    Ok(())
+        now_stamps
+    };
+    facts
+        .iter()
+        .zip(stamps)
+        .map(|(f, s)| {
+            let stamp = s.with_context(|| format!("cannot stat {}", f.binary.real_path.display()))?;
+            Ok(WatchedBinary { path: f.binary.real_path.clone(), sha256: f.binary.sha256.clone(), stamp })
+        })
+        .collect()
 }
 
 /// Runs (or resumes) the study in `root` under `config`.
@@ -191,7 +213,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         write_json(&ev.path("plan.json"), &plan)?;
         plan
     };
-    record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
+    let mut binaries = record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
     let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz.max(1) as f64 };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
@@ -229,7 +251,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         port,
         cancel: &cancel,
     };
-    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, signal.clone()));
+    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone()));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match *signal.borrow() {
@@ -272,6 +294,7 @@ async fn drive<C: StudyConfig>(
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
     run_file: &std::sync::Mutex<RunFile>,
+    binaries: &mut [WatchedBinary],
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
     let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
@@ -312,6 +335,7 @@ async fn drive<C: StudyConfig>(
             hooks.before().map_err(|e| anyhow!(e))?;
         }
         let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
+        binaries[slot.variant].check().map_err(|c| anyhow!(describe_change(label, &c)))?;
         let dir = ev.sample_dir(plan, slot);
         if dir.exists() {
             ev.set_aside(&dir)?;
@@ -356,7 +380,12 @@ async fn drive<C: StudyConfig>(
                 ev.append_order(&entry)?;
                 return Err(anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)));
             }
-            Some(Ok(sample)) => {
+            Some(Ok(mut sample)) => {
+                let changed = binaries[slot.variant].check().err();
+                if let Some(c) = &changed {
+                    sample.extra.binary_changed = Some((**c).clone());
+                    write_json(&dir.join("sample.json"), &sample)?;
+                }
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);
                 t.request_ms = match (sample.request_start, sample.response_end) {
@@ -366,9 +395,12 @@ async fn drive<C: StudyConfig>(
                 t.stop_ms = sample.stop.as_ref().map_or(0.0, |s| s.stop_ms);
                 t.total_ms = t0.elapsed().as_secs_f64() * 1e3;
                 t.dead_ms = t.total_ms - t.startup_ms - t.request_ms;
-                entry.status = if sample.error.is_some() { "error".into() } else { "ok".into() };
+                entry.status = if sample.error.is_some() || changed.is_some() { "error".into() } else { "ok".into() };
                 entry.ended_at = now();
                 ev.append_order(&entry)?;
+                if let Some(c) = changed {
+                    bail!(describe_change(label, &c));
+                }
                 taken += 1;
                 bar.inc(1);
                 config.after_sample(ctx, slot, &sample)?;

@@ -1,6 +1,7 @@
 //! THE study driver: a study file, the interleaved order, isolation hooks on every exit path, the
 //! idle gate and telemetry around every sample, an evidence folder written after every sample,
 //! and resume. `ab`, `pi` and `trace` are configurations of it.
+mod binary_watch;
 mod chat;
 mod drive;
 pub mod evidence;
