@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 done; 1 error; 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (resumable)."
+    after_help = "Exit status: 0 done; 1 error, also after the summary when the restore/verify hooks failed or a variant has no accepted sample (one line names the cause); 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
 pub(crate) struct AbArgs {
@@ -130,27 +130,38 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     write_json(&run.evidence.path("summary.json"), &summary)?;
     emit(&summary, a.output.format());
     if !run.restored {
-        eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
+        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
     let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
     let failures = gate.map(|g| (g, g.failures(&summary)));
     Ok(match run.outcome {
-        Outcome::Completed => match failures {
-            Some((g, f)) if !f.is_empty() => {
-                for x in &f {
-                    eprintln!("abprof: gate failed: {}", x.line(&g));
-                }
-                3
-            }
-            Some((g, _)) if !g.unjudged(&summary).is_empty() => {
+        Outcome::Completed => {
+            let empty: Vec<&str> =
+                summary.variants.iter().filter(|v| v.accepted == 0).map(|v| v.label.as_str()).collect();
+            if !empty.is_empty() {
                 eprintln!(
-                    "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
-                    g.unjudged(&summary).join(", ")
+                    "abprof: error: variant {} has no accepted sample, so there is nothing to compare: see the rejections above",
+                    empty.join(", ")
                 );
-                1
             }
-            _ => 0,
-        },
+            match failures {
+                _ if !run.restored || !empty.is_empty() => 1,
+                Some((g, f)) if !f.is_empty() => {
+                    for x in &f {
+                        eprintln!("abprof: gate failed: {}", x.line(&g));
+                    }
+                    3
+                }
+                Some((g, _)) if !g.unjudged(&summary).is_empty() => {
+                    eprintln!(
+                        "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
+                        g.unjudged(&summary).join(", ")
+                    );
+                    1
+                }
+                _ => 0,
+            }
+        }
         Outcome::Interrupted(sig) => {
             eprintln!(
                 "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",

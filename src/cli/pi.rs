@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error; 2 usage; 128+N stopped by signal N (resumable)."
+    after_help = "Exit status: 0 every sample valid; 3 some sample failed (reasons listed); 1 error, also after the report when the restore/verify hooks failed; 2 usage; 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
 )]
 #[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
 pub(crate) struct PiArgs {
@@ -130,7 +130,7 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
     if !run.restored {
-        eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
+        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
     if let Some(sig) = interrupted_by {
         eprintln!(
@@ -140,5 +140,11 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         );
         return Ok(128 + sig);
     }
-    Ok(if report.samples.len() == report.order.len() && report.samples.iter().all(|s| s.valid) { 0 } else { 3 })
+    Ok(if !run.restored {
+        1
+    } else if report.samples.len() == report.order.len() && report.samples.iter().all(|s| s.valid) {
+        0
+    } else {
+        3
+    })
 }

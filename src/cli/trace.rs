@@ -23,7 +23,9 @@ pub(crate) enum TracerKind {
 }
 
 #[derive(Args, Debug)]
-#[command(after_help = "Exit status: 0 done; 1 error; 2 usage; 128+N stopped by signal N (resumable with --resume).")]
+#[command(
+    after_help = "Exit status: 0 done; 1 error, also after the output when the restore/verify hooks failed; 2 usage; 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable with --resume)."
+)]
 #[command(mut_arg("variants", |a| a.required_unless_present("resume")))]
 #[command(mut_arg("prompt", |a| a.conflicts_with("prompt_tokens")))]
 pub(crate) struct TraceArgs {
@@ -133,7 +135,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     // The untraced samples the rulebook accepted scale each trace.
     emit(&scale_traces(&run.evidence, &summary, file.tokens)?, a.output.format());
     if !run.restored {
-        eprintln!("abprof: warning: the restore/verify hooks failed: see {}/isolation.json", root.display());
+        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
-    Ok(0)
+    Ok(if run.restored { 0 } else { 1 })
 }

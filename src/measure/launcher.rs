@@ -21,12 +21,16 @@ pub(crate) trait Launcher {
 }
 
 /// Starts real processes.
-pub(crate) struct Spawn;
+pub(crate) struct Spawn {
+    /// The signal the server gets if abprof dies: SIGKILL, or SIGTERM for a server that must
+    /// never be killed (a tracer writing its output, docs/methodology.md §2 step 7).
+    pub(crate) on_abprof_death: nix::sys::signal::Signal,
+}
 
 impl Launcher for Spawn {
     type Server = RunningServer;
     fn spawn(&mut self, launch: &LaunchSpec) -> Result<RunningServer, ServerError> {
-        RunningServer::spawn(launch)
+        RunningServer::spawn_with_death_signal(launch, self.on_abprof_death)
     }
 }
 

@@ -20,5 +20,5 @@ pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
 pub(crate) use record::StreamMetrics;
 #[cfg(test)]
 pub(crate) use record::{ExpectOutcome, SampleExtra};
-pub(crate) use record::{PiRun, Sample, ServerTiming};
+pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 pub(crate) use run::{run_sample, SampleError, SampleSpec};

@@ -25,6 +25,8 @@ impl SamplePhase {
 
 pub(crate) trait SampleObserver {
     fn phase(&mut self, _phase: SamplePhase) {}
+    /// Right after the server was spawned, with its pid (it leads its own process group).
+    fn server_started(&mut self, _pid: u32) {}
     /// Between health and the load; blocks until the GPU (or the server's CPU) is idle.
     fn before_request(&mut self, _server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
         Ok(None)

@@ -144,6 +144,31 @@ pub(crate) struct SampleExtra {
     pub(crate) tracer: Option<TracerRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pi: Option<PiRun>,
+    /// The variant's binary changed on disk while this sample ran (docs/methodology.md §7
+    /// "binary-changed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) binary_changed: Option<BinaryChange>,
+}
+
+/// What identifies a file's bytes cheaply: a rebuild in place changes at least one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct FileStamp {
+    pub(crate) size: u64,
+    /// Modification time, ns since the epoch.
+    pub(crate) mtime_ns: i128,
+    pub(crate) inode: u64,
+    pub(crate) dev: u64,
+}
+
+/// A variant binary whose bytes differ from the sha256 the study recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct BinaryChange {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) recorded: FileStamp,
+    /// None: the file is gone.
+    pub(crate) now: Option<FileStamp>,
+    pub(crate) recorded_sha256: String,
+    pub(crate) now_sha256: Option<String>,
 }
 
 impl SampleExtra {

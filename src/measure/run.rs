@@ -60,7 +60,9 @@ pub(crate) async fn run_sample<L: Load>(
     load: &mut L,
     observer: &mut dyn SampleObserver,
 ) -> Result<Sample, SampleError> {
-    run_sample_with(&mut Spawn, spec, files, load, observer).await
+    let on_abprof_death =
+        if spec.kill_on_stop_timeout { nix::sys::signal::Signal::SIGKILL } else { nix::sys::signal::Signal::SIGTERM };
+    run_sample_with(&mut Spawn { on_abprof_death }, spec, files, load, observer).await
 }
 
 fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: crate::clock::Stamp) -> Sample {
@@ -145,6 +147,7 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     observer.phase(SamplePhase::Starting);
     let client = Client::new(&launch.base_url());
     let mut server = launcher.spawn(launch)?;
+    observer.server_started(server.pid());
     let healthy = match server.wait_healthy(&client, spec.health_timeout).await {
         Ok(t) => t,
         Err(e) => {

@@ -160,8 +160,28 @@ fn check_owned_args(args: &[String]) -> Result<(), ServerError> {
 
 impl RunningServer {
     /// Spawns the server in a new process group (so a terminal's Ctrl-C reaches abprof, not the
-    /// server, and abprof can stop it in order).
+    /// server, and abprof can stop it in order). It gets SIGKILL if abprof dies.
     pub fn spawn(spec: &LaunchSpec) -> Result<RunningServer, ServerError> {
+        Self::spawn_with_death_signal(spec, Signal::SIGKILL)
+    }
+
+    /// Like [`spawn`](Self::spawn), with the signal the kernel sends the spawned process when
+    /// abprof dies, however it dies (SIGKILL included): a server must never outlive the study
+    /// that measures it (docs/methodology.md §2). A plain server gets SIGKILL: nothing of it is
+    /// worth keeping once abprof cannot record it. A tracer wrapper gets SIGTERM: it then stops
+    /// the server and writes what it traced (§10), where a SIGKILL would leave nsys's server child
+    /// orphaned (the death signal reaches only the direct child) and destroy the output.
+    ///
+    /// `PR_SET_PDEATHSIG` fires when the *thread* that forked exits, not the process. Servers are
+    /// spawned from `run_sample`, which runs inside `Runtime::block_on` on the thread that called
+    /// it (abprof's main thread in every command), and the server is stopped before that call
+    /// returns; so the forking thread outlives the server. A watchdog process would cover a
+    /// spawn from a short-lived thread too, but costs a process per sample and a pipe to poll;
+    /// nothing spawns that way.
+    pub(crate) fn spawn_with_death_signal(
+        spec: &LaunchSpec,
+        on_abprof_death: Signal,
+    ) -> Result<RunningServer, ServerError> {
         check_binary(&spec.program)?;
         check_owned_args(&spec.args)?;
         check_port_free(&spec.host, spec.port)?;
@@ -184,6 +204,20 @@ impl RunningServer {
             .stdout(console)
             .stderr(console2)
             .process_group(0);
+        let abprof = std::process::id() as i32;
+        // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
+        unsafe {
+            cmd.pre_exec(move || {
+                if nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, on_abprof_death as nix::libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // abprof died between fork and prctl: the signal will never come.
+                if nix::libc::getppid() != abprof {
+                    nix::libc::raise(on_abprof_death as nix::libc::c_int);
+                }
+                Ok(())
+            });
+        }
         let started = Stamp::now();
         let child = cmd.spawn().map_err(|e| ServerError::Spawn { program: spec.program.clone(), source: e })?;
         Ok(RunningServer { pid: child.id(), child: Some(child), spec: spec.clone(), started })
@@ -222,13 +256,17 @@ impl RunningServer {
     }
 
     fn load_failure(&self, status: &ExitStatus) -> ServerError {
-        let mut text = std::fs::read_to_string(&self.spec.log_file).unwrap_or_default();
-        text.push_str(&std::fs::read_to_string(&self.spec.console_file).unwrap_or_default());
-        ServerError::DiedDuringLoad {
-            status: describe(status),
-            first_error: super::log::first_error_line(&text),
-            log: self.spec.log_file.clone(),
-        }
+        // The message names the file the line came from: llama-server prints a load error to
+        // its console, not always to --log-file (a corrupt GGUF, say).
+        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let (first_error, log) = match super::log::first_error_line(&read(&self.spec.log_file)) {
+            Some(line) => (Some(line), self.spec.log_file.clone()),
+            None => match super::log::first_error_line(&read(&self.spec.console_file)) {
+                Some(line) => (Some(line), self.spec.console_file.clone()),
+                None => (None, self.spec.log_file.clone()),
+            },
+        };
+        ServerError::DiedDuringLoad { status: describe(status), first_error, log }
     }
 
     /// Polls `/health` every [`HEALTH_POLL`] until it answers 200, failing fast when the process

@@ -3,12 +3,14 @@
 //! timeline. Restore hooks run on every exit path; one signal listener turns SIGINT/SIGTERM into
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
+use super::binary_watch::{describe as describe_change, stamp, WatchedBinary, STAMP_KEY};
 use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
-use crate::measure::{run_sample, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use super::run_record::{InFlight, RunFile};
+use crate::measure::{run_sample, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
@@ -21,7 +23,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Completed,
-    /// Stopped by this signal number (SIGINT 2, SIGTERM 15).
+    /// Stopped by this signal number (SIGHUP 1, SIGINT 2, SIGTERM 15).
     Interrupted(i32),
 }
 
@@ -40,7 +42,7 @@ pub(crate) struct StudyContext<'a> {
     pub(crate) variants: &'a [Variant],
     pub(crate) common_args: &'a [String],
     pub(crate) port: u16,
-    /// Set once SIGINT/SIGTERM arrived: a load that blocks must end its work and return.
+    /// Set once SIGINT/SIGTERM/SIGHUP arrived: a load that blocks must end its work and return.
     pub(crate) cancel: &'a Arc<AtomicBool>,
 }
 
@@ -137,6 +139,8 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
     Ok((variants, common))
 }
 
+/// Hashes every variant's files (a resumed study must find the same bytes) and returns each
+/// binary as recorded, to be watched around every sample.
 fn record_facts(
     ev: &Evidence,
     file: &StudyFile,
@@ -144,7 +148,7 @@ fn record_facts(
     common: &[String],
     resume: bool,
     telemetry: &str,
-) -> Result<()> {
+) -> Result<Vec<WatchedBinary>> {
     let mut facts = Vec::new();
     for v in variants {
         facts.push(
@@ -152,7 +156,8 @@ fn record_facts(
         );
     }
     let path = ev.path("variants.json");
-    if resume {
+    let now_stamps: Vec<Option<FileStamp>> = facts.iter().map(|f| stamp(&f.binary.real_path)).collect();
+    let stamps = if resume {
         let before: Vec<VariantFacts> = read_json(&path)?;
         for (old, new) in before.iter().zip(&facts) {
             for (what, a, b) in
@@ -168,11 +173,29 @@ fn record_facts(
                 }
             }
         }
+        // The stamps recorded with the facts (absent in studies of earlier releases).
+        let raw: Vec<serde_json::Value> = read_json(&path)?;
+        raw.iter()
+            .zip(&now_stamps)
+            .map(|(r, now)| serde_json::from_value::<FileStamp>(r[STAMP_KEY].clone()).ok().or(*now))
+            .collect::<Vec<_>>()
     } else {
-        write_json(&path, &facts)?;
+        let mut raw = serde_json::to_value(&facts)?;
+        for (r, s) in raw.as_array_mut().expect("a list of facts").iter_mut().zip(&now_stamps) {
+            r[STAMP_KEY] = serde_json::to_value(s)?;
+        }
+        write_json(&path, &raw)?;
         write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
-    }
-    Ok(())
+        now_stamps
+    };
+    facts
+        .iter()
+        .zip(stamps)
+        .map(|(f, s)| {
+            let stamp = s.with_context(|| format!("cannot stat {}", f.binary.real_path.display()))?;
+            Ok(WatchedBinary { path: f.binary.real_path.clone(), sha256: f.binary.sha256.clone(), stamp })
+        })
+        .collect()
 }
 
 /// Runs (or resumes) the study in `root` under `config`.
@@ -198,11 +221,15 @@ pub(crate) fn run_study<C: StudyConfig>(
         write_json(&ev.path("plan.json"), &plan)?;
         plan
     };
-    record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
+    let mut binaries = record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
     let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz.max(1) as f64 };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
+    recover_previous_run(&ev, &hooks);
+    // Declared before the restore guard, so dropped after it: run.json goes only once the
+    // restore ran, on every exit path a process survives.
+    let run_file = std::sync::Mutex::new(RunFile::begin(&ev)?);
     let restore = hooks.restore_guard();
     // The one signal listener: the number that interrupted the study (0: none), watched by the
     // sample loop, and a flag for loads that block (a Pi process).
@@ -212,9 +239,13 @@ pub(crate) fn run_study<C: StudyConfig>(
         let _guard = rt.enter();
         let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        // A dropped ssh session sends SIGHUP: its default action would kill abprof with no
+        // restore and leave the server running (docs/methodology.md §6), so it stops the study
+        // like SIGTERM.
+        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
         let cancel = cancel.clone();
         rt.spawn(async move {
-            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15 };
+            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15, _ = hup.recv() => 1 };
             cancel.store(true, Ordering::SeqCst);
             let _ = signal_tx.send(n);
         });
@@ -228,7 +259,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         port,
         cancel: &cancel,
     };
-    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, signal.clone()));
+    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone()));
     let restored = restore.finish();
     let taken = result?;
     let outcome = match *signal.borrow() {
@@ -236,6 +267,29 @@ pub(crate) fn run_study<C: StudyConfig>(
         n => Outcome::Interrupted(n),
     };
     Ok(StudyRun { outcome, evidence: ev, restored, samples_taken: taken })
+}
+
+/// A run that died without its restore (SIGKILL, a crash) left `run.json`: say so, stop a server
+/// of this study that outlived it, then run the restore it never ran (docs/methodology.md §6).
+fn recover_previous_run(ev: &Evidence, hooks: &Arc<Hooks>) {
+    let Some(prev) = super::run_record::previous(ev) else { return };
+    eprintln!(
+        "abprof: the previous run of {} (pid {}) ended without restoring (killed?): running its restore hooks now",
+        ev.root.display(),
+        prev.abprof_pid
+    );
+    if let Some(server) = &prev.server {
+        let pids = super::run_record::leftover_servers(server.pgid, &ev.root);
+        if !pids.is_empty() {
+            let n = super::run_record::stop_leftovers(&pids);
+            eprintln!(
+                "abprof: stopped {n} leftover server process(es) of this study (process group {}, sample {})",
+                server.pgid,
+                relative(ev, &server.sample_dir)
+            );
+        }
+    }
+    hooks.restore_guard().finish();
 }
 
 fn relative(ev: &Evidence, dir: &Path) -> String {
@@ -247,6 +301,8 @@ async fn drive<C: StudyConfig>(
     config: &mut C,
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
+    run_file: &std::sync::Mutex<RunFile>,
+    binaries: &mut [WatchedBinary],
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
     let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
@@ -287,6 +343,7 @@ async fn drive<C: StudyConfig>(
             hooks.before().map_err(|e| anyhow!(e))?;
         }
         let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
+        binaries[slot.variant].check().map_err(|c| anyhow!(describe_change(label, &c)))?;
         let dir = ev.sample_dir(plan, slot);
         if dir.exists() {
             ev.set_aside(&dir)?;
@@ -295,7 +352,12 @@ async fn drive<C: StudyConfig>(
         let spec = config.spec(ctx, slot, &files)?;
         let mut load = config.load(ctx, slot)?;
         let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
-        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone());
+        let in_flight = dir.clone();
+        let mut observer =
+            StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone()).on_spawn(move |pid| {
+                let server = InFlight { pid, pgid: pid, sample_dir: in_flight.clone() };
+                run_file.lock().unwrap().set_server(Some(server));
+            });
         let outcome = tokio::select! {
             r = run_sample(&spec, &files, &mut load, &mut observer) => Some(r),
             _ = signal.changed() => None,
@@ -312,6 +374,7 @@ async fn drive<C: StudyConfig>(
         };
         drop(observer);
         drop(progress);
+        run_file.lock().unwrap().set_server(None);
         match outcome {
             None | Some(Err(SampleError::Interrupted)) => {
                 entry.status = "interrupted".into();
@@ -325,7 +388,12 @@ async fn drive<C: StudyConfig>(
                 ev.append_order(&entry)?;
                 return Err(anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)));
             }
-            Some(Ok(sample)) => {
+            Some(Ok(mut sample)) => {
+                let changed = binaries[slot.variant].check().err();
+                if let Some(c) = &changed {
+                    sample.extra.binary_changed = Some((**c).clone());
+                    write_json(&dir.join("sample.json"), &sample)?;
+                }
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);
                 t.request_ms = match (sample.request_start, sample.response_end) {
@@ -335,9 +403,12 @@ async fn drive<C: StudyConfig>(
                 t.stop_ms = sample.stop.as_ref().map_or(0.0, |s| s.stop_ms);
                 t.total_ms = t0.elapsed().as_secs_f64() * 1e3;
                 t.dead_ms = t.total_ms - t.startup_ms - t.request_ms;
-                entry.status = if sample.error.is_some() { "error".into() } else { "ok".into() };
+                entry.status = if sample.error.is_some() || changed.is_some() { "error".into() } else { "ok".into() };
                 entry.ended_at = now();
                 ev.append_order(&entry)?;
+                if let Some(c) = changed {
+                    bail!(describe_change(label, &c));
+                }
                 taken += 1;
                 bar.inc(1);
                 config.after_sample(ctx, slot, &sample)?;

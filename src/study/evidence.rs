@@ -32,6 +32,8 @@ pub(crate) enum EvidenceError {
     Read { path: PathBuf, detail: String },
     #[error("{0} is in use by another abprof run: wait for it to finish, or pass another folder")]
     Locked(PathBuf),
+    #[error("{0} has no plan.json: that study never started (a write failed at its start), so there is nothing to resume; run it again with --root {0}, which reuses the folder")]
+    NeverStarted(PathBuf),
 }
 
 /// One line of `order.jsonl`: a sample attempt as it happened.
@@ -106,6 +108,8 @@ pub(crate) struct FoundSample {
     pub(crate) label: String,
     pub(crate) dir: PathBuf,
     pub(crate) sample: Option<Sample>,
+    /// Why `sample.json` exists but could not be read (docs/methodology.md §7 "corrupt-record").
+    pub(crate) corrupt: Option<String>,
     /// Earlier failed attempts at this slot, kept beside it (`NNN-LABEL.attempt-K`).
     pub(crate) earlier_attempts: Vec<(PathBuf, Option<Sample>)>,
 }
@@ -120,6 +124,31 @@ pub struct Evidence {
 /// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
 const LOCK_FILE: &str = "abprof.lock";
 
+/// What a new study writes before `plan.json` (and their temporaries): a folder holding only
+/// these, and no plan, is a start that failed.
+const PARTIAL_START: [&str; 4] = ["study.toml", ".study.toml.tmp", ".plan.json.tmp", LOCK_FILE];
+
+enum Leftovers {
+    /// Missing, empty, or only the lock file.
+    None,
+    OwnPartialStart,
+    Other,
+}
+
+fn start_leftovers(root: &Path) -> Leftovers {
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return if root.exists() { Leftovers::Other } else { Leftovers::None };
+    };
+    let names: Vec<String> = dir.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect();
+    if names.iter().all(|n| n == LOCK_FILE) {
+        Leftovers::None
+    } else if names.iter().all(|n| PARTIAL_START.contains(&n.as_str())) {
+        Leftovers::OwnPartialStart
+    } else {
+        Leftovers::Other
+    }
+}
+
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
@@ -131,21 +160,50 @@ pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceE
 }
 
 impl Evidence {
-    /// A new study folder: it may exist only if empty.
+    /// A new study folder, locked for this run: it may exist only if empty, or if it holds only
+    /// what a start that failed before `plan.json` left (a disk filled up, say): such a folder
+    /// is not resumable, so it is reused rather than refused both ways. Two runs racing for one
+    /// folder meet at the lock: the loser is told the folder already holds files.
     pub(crate) fn create(root: &Path) -> Result<Evidence, EvidenceError> {
-        if root.exists() && std::fs::read_dir(root).map(|mut d| d.next().is_some()).unwrap_or(true) {
-            return Err(EvidenceError::NotEmpty(root.into()));
+        let reusable = match start_leftovers(root) {
+            Leftovers::None => false,
+            Leftovers::OwnPartialStart => true,
+            Leftovers::Other => return Err(EvidenceError::NotEmpty(root.into())),
+        };
+        if let Some(parent) = root.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| EvidenceError::Write { path: parent.into(), source: e })?;
         }
-        std::fs::create_dir_all(root).map_err(|e| EvidenceError::Write { path: root.into(), source: e })?;
-        let lock = root.join(LOCK_FILE);
-        std::fs::write(&lock, b"").map_err(|e| EvidenceError::Write { path: lock, source: e })?;
-        Ok(Evidence { root: root.into(), lock: None })
+        match std::fs::create_dir(root) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(EvidenceError::Write { path: root.into(), source: e }),
+        }
+        let ev = Evidence { root: root.into(), lock: None }.lock().map_err(|e| match e {
+            EvidenceError::Locked(p) => EvidenceError::NotEmpty(p),
+            e => e,
+        })?;
+        // Checked again under the lock: another run may have started here meanwhile.
+        match start_leftovers(root) {
+            Leftovers::Other => return Err(EvidenceError::NotEmpty(root.into())),
+            Leftovers::OwnPartialStart if reusable => {
+                // Never the lock file: a run that opened it meanwhile would hold a lock on a
+                // file nobody else can find.
+                for name in PARTIAL_START.iter().filter(|n| **n != LOCK_FILE) {
+                    let _ = std::fs::remove_file(root.join(name));
+                }
+            }
+            _ => {}
+        }
+        Ok(ev)
     }
 
     /// An existing study folder.
     pub(crate) fn open(root: &Path) -> Result<Evidence, EvidenceError> {
         if !root.join("study.toml").is_file() {
             return Err(EvidenceError::NotAStudy(root.into()));
+        }
+        if !root.join("plan.json").is_file() {
+            return Err(EvidenceError::NeverStarted(root.into()));
         }
         Ok(Evidence { root: root.into(), lock: None })
     }
@@ -154,6 +212,9 @@ impl Evidence {
     /// slots and set each other's samples aside. The lock ends with the process, however it ends.
     pub(crate) fn lock(mut self) -> Result<Evidence, EvidenceError> {
         use std::os::fd::AsRawFd;
+        if self.lock.is_some() {
+            return Ok(self);
+        }
         let path = self.root.join(LOCK_FILE);
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -242,7 +303,11 @@ impl Evidence {
                 let label = plan.labels[slot.variant].clone();
                 let dir = self.sample_dir(plan, slot);
                 let load = |d: &Path| read_json::<Sample>(&d.join("sample.json")).ok();
-                let sample = load(&dir);
+                let (sample, corrupt) = match read_json::<Sample>(&dir.join("sample.json")) {
+                    Ok(s) => (Some(s), None),
+                    Err(_) if !dir.join("sample.json").exists() => (None, None),
+                    Err(e) => (None, Some(e.to_string())),
+                };
                 let mut earlier_attempts = Vec::new();
                 for k in 1.. {
                     let aside = PathBuf::from(format!("{}.attempt-{k}", dir.display()));
@@ -252,7 +317,7 @@ impl Evidence {
                     let s = load(&aside);
                     earlier_attempts.push((aside, s));
                 }
-                FoundSample { slot: *slot, label, dir, sample, earlier_attempts }
+                FoundSample { slot: *slot, label, dir, sample, corrupt, earlier_attempts }
             })
             .collect()
     }
@@ -295,5 +360,25 @@ mod tests {
         ev.append_order(&e).unwrap();
         ev.append_order(&e).unwrap();
         assert_eq!(ev.order().len(), 2);
+    }
+
+    #[test]
+    fn a_start_that_failed_before_its_plan_is_reused_not_resumed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("study");
+        drop(Evidence::create(&root).unwrap());
+        // What a disk that filled up while plan.json was written leaves.
+        std::fs::write(root.join("study.toml"), "model = \"m\"\n").unwrap();
+        std::fs::write(root.join(".plan.json.tmp"), "{\"lab").unwrap();
+        let e = Evidence::open(&root).err().unwrap();
+        assert!(matches!(e, EvidenceError::NeverStarted(_)), "{e}");
+        assert!(e.to_string().contains("run it again with --root"), "{e}");
+        let ev = Evidence::create(&root).unwrap();
+        assert!(!root.join("study.toml").exists() && !root.join(".plan.json.tmp").exists());
+        let second = Evidence::create(&root);
+        assert!(matches!(second, Err(EvidenceError::NotEmpty(_))), "locked: refused {second:?}");
+        drop(ev);
+        std::fs::write(root.join("notes.txt"), "mine").unwrap();
+        assert!(matches!(Evidence::create(&root), Err(EvidenceError::NotEmpty(_))), "a user's file: refused");
     }
 }

@@ -1,6 +1,7 @@
 //! THE study driver: a study file, the interleaved order, isolation hooks on every exit path, the
 //! idle gate and telemetry around every sample, an evidence folder written after every sample,
 //! and resume. `ab`, `pi` and `trace` are configurations of it.
+mod binary_watch;
 mod chat;
 mod drive;
 pub mod evidence;
@@ -8,6 +9,7 @@ pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
+mod run_record;
 pub(crate) mod trace_capture;
 
 pub(crate) use chat::ChatStudy;

@@ -37,6 +37,8 @@ pub(crate) struct StudyObserver<'a> {
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
     /// Foreign load over the request, measured when it finished.
     host_cpu: Option<(f64, f64)>,
+    /// Told the server's pid as soon as it is spawned (the study's `run.json`).
+    on_spawn: Option<Box<dyn FnMut(u32) + 'a>>,
 }
 
 /// GPU sources refresh every 100–200 ms: gate samples closer than this would repeat one value.
@@ -63,7 +65,14 @@ impl<'a> StudyObserver<'a> {
             sampler: None,
             load: None,
             host_cpu: None,
+            on_spawn: None,
         }
+    }
+
+    /// Calls `f` with the server's pid as soon as it is spawned.
+    pub(crate) fn on_spawn(mut self, f: impl FnMut(u32) + 'a) -> Self {
+        self.on_spawn = Some(Box::new(f));
+        self
     }
 
     /// Waits until `consecutive` readings, at least `spacing` apart, are idle (GPU busy and power
@@ -205,6 +214,12 @@ impl<'a> StudyObserver<'a> {
 impl SampleObserver for StudyObserver<'_> {
     fn phase(&mut self, phase: SamplePhase) {
         self.sink.phase(&self.label, phase);
+    }
+
+    fn server_started(&mut self, pid: u32) {
+        if let Some(f) = self.on_spawn.as_mut() {
+            f(pid);
+        }
     }
 
     fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, String> {

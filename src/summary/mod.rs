@@ -193,7 +193,15 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             });
         }
         let Some(s) = &f.sample else {
-            missing += 1;
+            match &f.corrupt {
+                Some(why) => rejected.push(RejectedSample {
+                    index: f.slot.index,
+                    label: f.label.clone(),
+                    dir: rel(&f.dir),
+                    reasons: vec![rules::corrupt_record(why)],
+                }),
+                None => missing += 1,
+            }
             continue;
         };
         let reasons = sample_rejections(s, &exp);

@@ -95,7 +95,25 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     if exp.isolation_restored == Some(false) {
         out.push(reject("isolation-restored", "the restore/verify hooks failed: isolation claims do not hold".into()));
     }
+    if let Some(c) = &s.extra.binary_changed {
+        let short = |h: &str| h.chars().take(12).collect::<String>();
+        out.push(reject(
+            "binary-changed",
+            format!(
+                "the binary {} changed on disk during the sample (sha256 {} → {}): which bytes ran is unknown",
+                c.path.display(),
+                short(&c.recorded_sha256),
+                c.now_sha256.as_deref().map_or("gone".into(), short)
+            ),
+        ));
+    }
     out
+}
+
+/// A `sample.json` that exists but does not parse: listed, never taken for "not measured yet";
+/// `--resume` measures the slot again.
+pub(crate) fn corrupt_record(detail: &str) -> Rejection {
+    reject("corrupt-record", format!("corrupt: {detail}"))
 }
 
 /// Without a calibrated count, every variant's prompt must still match the baseline's.
@@ -175,6 +193,18 @@ mod tests {
         assert_eq!(rules_of(&short, &exp), ["one-request-per-log", "calibrated-prompt-tokens", "locked-length"]);
         let unrestored = Expectations { isolation_restored: Some(false), ..exp.clone() };
         assert_eq!(rules_of(&sample(SampleExtra::default()), &unrestored), ["isolation-restored"]);
+        let stamp = crate::measure::FileStamp { size: 1, mtime_ns: 1, inode: 1, dev: 1 };
+        let binary_changed = Some(crate::measure::BinaryChange {
+            path: "/bin/llama-server".into(),
+            recorded: stamp,
+            now: Some(crate::measure::FileStamp { inode: 2, ..stamp }),
+            recorded_sha256: "a".repeat(64),
+            now_sha256: Some("b".repeat(64)),
+        });
+        assert_eq!(
+            rules_of(&sample(SampleExtra { binary_changed, ..SampleExtra::default() }), &exp),
+            ["binary-changed"]
+        );
         assert!(prompt_tokens_differ(Some(300), Some(300)).is_none());
         assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
     }

@@ -95,3 +95,93 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `abprof ab` flags for a small study of `variants` on the test bed: a 300-token prompt,
+/// `tokens` output tokens, `samples` per variant, hooks that append to `markers/{before,after,verify}`.
+pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "ab".into(),
+        "--root".into(),
+        root.display().to_string(),
+        "--model".into(),
+        testbed().target.display().to_string(),
+        "--server-args".into(),
+        "-c 4096 -np 1".into(),
+        "--prompt".into(),
+        calibrated_prompt(300).display().to_string(),
+        "--tokens".into(),
+        tokens.to_string(),
+        "--samples".into(),
+        samples.to_string(),
+        "--ignore-eos".into(),
+        "--json".into(),
+    ];
+    for v in variants {
+        a.extend(["--variant".into(), v.clone()]);
+    }
+    let sh = |phase: &str| format!("sh -c 'echo {phase} >> {}'", markers.join(phase).display());
+    for phase in ["before", "after", "verify"] {
+        a.extend([format!("--{phase}"), sh(phase)]);
+    }
+    a
+}
+
+/// Lines in a hook marker file (0 when it does not exist).
+pub fn marker_lines(p: &Path) -> usize {
+    std::fs::read_to_string(p).map(|s| s.lines().count()).unwrap_or(0)
+}
+
+/// Live (not zombie) processes whose command line names `needle`: what a study left running.
+pub fn processes_naming(needle: &Path) -> Vec<u32> {
+    let needle = needle.display().to_string();
+    let me = std::process::id();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|&pid| pid != me && alive(pid))
+        .filter(|pid| {
+            let c = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&c).replace('\0', " ").contains(&needle)
+        })
+        .collect()
+}
+
+/// Alive and not a zombie.
+pub fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.is_empty() && stat.rsplit(')').next().and_then(|a| a.split_whitespace().next()) != Some("Z")
+}
+
+/// The llama-server of the study in `root` once sample `index` (1-based) is mid-request (its log
+/// shows the slot launched and no timing block yet).
+pub fn server_mid_request(root: &Path, index: usize) -> u32 {
+    let t0 = std::time::Instant::now();
+    loop {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "sample {index} never reached its request");
+        let log = std::fs::read_dir(root.join("samples"))
+            .ok()
+            .and_then(|d| {
+                d.flatten().find(|e| e.file_name().to_string_lossy() == format!("{index:03}-{}", label_of(e)))
+            })
+            .and_then(|e| std::fs::read_to_string(e.path().join("server.log")).ok())
+            .unwrap_or_default();
+        if log.contains("launch_slot_") && !log.contains("print_timing") {
+            for pid in processes_naming(root) {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                if stat.contains("(llama-server)") {
+                    return pid;
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+fn label_of(e: &std::fs::DirEntry) -> String {
+    let name = e.file_name().to_string_lossy().to_string();
+    if name.contains(".attempt-") {
+        return String::new();
+    }
+    name.split_once('-').map(|(_, l)| l.to_string()).unwrap_or_default()
+}

@@ -1,0 +1,108 @@
+//! A variant binary rebuilt in place mid-study would be measured without notice while the
+//! evidence claims the old sha256 (docs/methodology.md §7 "binary-changed"). Before and after
+//! every sample the binary's stamp (size, mtime, inode, device) is compared with the one recorded
+//! beside the study facts in `variants.json`; only a different stamp costs a new hash.
+use crate::measure::{BinaryChange, FileStamp};
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The key each variant's stamp has in `variants.json`, beside its facts.
+pub(crate) const STAMP_KEY: &str = "binary_stamp";
+
+pub(crate) fn stamp(path: &Path) -> Option<FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some(FileStamp {
+        size: m.size(),
+        mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        inode: m.ino(),
+        dev: m.dev(),
+    })
+}
+
+fn sha256(path: &Path) -> Option<String> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Some(hex::encode(h.finalize()))
+}
+
+/// One variant's binary as the study recorded it.
+#[derive(Debug, Clone)]
+pub(crate) struct WatchedBinary {
+    pub(crate) path: PathBuf,
+    pub(crate) sha256: String,
+    pub(crate) stamp: FileStamp,
+}
+
+impl WatchedBinary {
+    /// Unchanged bytes (same stamp, or a new stamp over the same sha256: a `touch`, a copy of
+    /// the same build) pass, and the new stamp is kept so the hash runs once per change.
+    pub(crate) fn check(&mut self) -> Result<(), Box<BinaryChange>> {
+        let now = stamp(&self.path);
+        if now == Some(self.stamp) {
+            return Ok(());
+        }
+        let now_sha256 = now.and_then(|_| sha256(&self.path));
+        if now_sha256.as_deref() == Some(self.sha256.as_str()) {
+            self.stamp = now.expect("hashed, so it exists");
+            return Ok(());
+        }
+        Err(Box::new(BinaryChange {
+            path: self.path.clone(),
+            recorded: self.stamp,
+            now,
+            recorded_sha256: self.sha256.clone(),
+            now_sha256,
+        }))
+    }
+}
+
+/// The one line that stops a study whose binary changed.
+pub(crate) fn describe(label: &str, c: &BinaryChange) -> String {
+    let short = |s: &str| s.chars().take(12).collect::<String>();
+    let now = match (&c.now, &c.now_sha256) {
+        (None, _) => "gone".to_string(),
+        (Some(_), Some(s)) => format!("sha256 {}", short(s)),
+        (Some(_), None) => "unreadable".to_string(),
+    };
+    format!(
+        "variant {label}'s binary {} changed on disk during the study (sha256 {} → {now}): the evidence would claim the old bytes; build into another path (abprof build), then start a new study",
+        c.path.display(),
+        short(&c.recorded_sha256)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_touch_passes_new_bytes_do_not() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("bin");
+        std::fs::write(&p, b"one").unwrap();
+        let mut w = WatchedBinary { path: p.clone(), sha256: sha256(&p).unwrap(), stamp: stamp(&p).unwrap() };
+        assert!(w.check().is_ok());
+        let f = std::fs::File::options().write(true).open(&p).unwrap();
+        f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+        assert!(w.check().is_ok(), "same bytes, new mtime");
+        assert_eq!(w.stamp, stamp(&p).unwrap(), "the new stamp is kept");
+        let tmp = d.path().join("bin.new");
+        std::fs::write(&tmp, b"two").unwrap();
+        std::fs::rename(&tmp, &p).unwrap();
+        let c = w.check().unwrap_err();
+        assert_ne!(c.now.unwrap().inode, c.recorded.inode);
+        assert!(describe("a", &c).contains("changed on disk"));
+        std::fs::remove_file(&p).unwrap();
+        assert!(describe("a", &w.check().unwrap_err()).contains("→ gone"));
+    }
+}
