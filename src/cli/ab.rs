@@ -138,7 +138,8 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         Outcome::Completed => {
             let empty: Vec<&str> =
                 summary.variants.iter().filter(|v| v.accepted == 0).map(|v| v.label.as_str()).collect();
-            if !empty.is_empty() {
+            // A failed restore rejects every sample (isolation-restored): its line says it all.
+            if run.restored && !empty.is_empty() {
                 eprintln!(
                     "abprof: error: variant {} has no accepted sample, so there is nothing to compare: see the rejections above",
                     empty.join(", ")
