@@ -18,7 +18,7 @@ pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
 pub(crate) use record::StreamMetrics;
+pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 #[cfg(test)]
 pub(crate) use record::{ExpectOutcome, SampleExtra};
-pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 pub(crate) use run::{run_sample, SampleError, SampleSpec};
