@@ -312,23 +312,21 @@ fn pure_decode_labels_what_prefill_and_ttft_measure() {
     assert!(text.contains("server prefill TPS (tok/s) — pure decode: the one-token re-prefill"), "{text}");
 }
 
-/// The CI gate: a real slowdown (one decode thread against two on this 2-core host) exits 3 and
-/// names it; the same variant against itself exits 0.
+/// The CI gate on the real test bed: an A/A study (the same binary twice) passes a
+/// `--fail-on changed` gate. The gate's judgement (exit 3 only when a whole interval lies past the
+/// threshold, in the failing direction) is unit-tested in `summary/gate.rs`; this test bed has no
+/// reliably slower variant to show exit 3 end to end: one thread against two moved decode by
+/// −1.5% [−27.6%, +63.7%] and prefill by −35.7% [−51.7%, −14.1%], then the next run's prefill
+/// interval reached −5%.
 #[test]
-fn fail_on_slower_exits_3_on_a_real_slowdown_and_0_on_an_a_a_study() {
+fn fail_on_changed_passes_an_a_a_study() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
-    let mut args = ab_args(&d.path().join("slow"), 64, 3, &[variant("t2", "-t 2"), variant("t1", "-t 1")]);
-    args.extend(["--fail-on".into(), "slower".into(), "--threshold".into(), "10".into()]);
+    let mut args = ab_args(&d.path().join("aa"), 64, 3, &[variant("t2", "-t 2")]);
+    // 15%: an A/A interval reaches past a few percent now and then (docs/methodology.md §8).
+    args.extend(["--aa".into(), "--fail-on".into(), "changed".into(), "--threshold".into(), "15".into()]);
     let out = abprof().args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("abprof: gate failed: t1 server decode TPS"), "{stderr}");
-    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(metric(&s, 1, "server-decode-tps")["verdict"], "slower", "the summary is still printed");
-
-    let mut args = ab_args(&d.path().join("aa"), 64, 3, &[variant("t2", "-t 2")]);
-    args.extend(["--aa".into(), "--fail-on".into(), "changed".into()]);
-    let out = abprof().args(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("gate failed"), "{stderr}");
 }
