@@ -2,7 +2,7 @@
 mod common;
 use common::*;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 fn variant(label: &str, extra: &str) -> String {
@@ -11,31 +11,6 @@ fn variant(label: &str, extra: &str) -> String {
         s.push_str(&format!("|extra={extra}"));
     }
     s
-}
-
-fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        "ab".into(),
-        "--root".into(),
-        root.display().to_string(),
-        "--model".into(),
-        testbed().target.display().to_string(),
-        "--server-args".into(),
-        "-c 4096 -np 1".into(),
-        "--prompt".into(),
-        calibrated_prompt(300).display().to_string(),
-        "--tokens".into(),
-        tokens.to_string(),
-        "--samples".into(),
-        samples.to_string(),
-        "--ignore-eos".into(),
-        "--json".into(),
-    ];
-    for v in variants {
-        a.push("--variant".into());
-        a.push(v.clone());
-    }
-    a
 }
 
 fn summary(out: &std::process::Output) -> serde_json::Value {
@@ -160,22 +135,7 @@ fn a_large_effect_gets_the_right_verdict() {
 
 /// Study with hooks that leave marker files, in a background process.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
-    let mut args = ab_args(root, tokens, samples, vs);
-    let sh = |cmd: String| format!("sh -c '{cmd}'");
-    args.extend([
-        "--before".into(),
-        sh(format!("echo before >> {}", markers.join("before").display())),
-        "--after".into(),
-        sh(format!("echo after >> {}", markers.join("after").display())),
-        "--verify".into(),
-        sh(format!("echo verify >> {}", markers.join("verify").display())),
-    ]);
-    Command::new(assert_cmd::cargo::cargo_bin("abprof"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    spawn_abprof(&small_study(root, markers, tokens, samples, vs))
 }
 
 /// The llama-server child of `parent`, once sample `index` (1-based) is mid-request.

@@ -7,7 +7,7 @@ use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -86,12 +86,7 @@ fn variant_bin(label: &str, bin: &Path, extra: &str) -> String {
 }
 
 fn spawn(args: &[String]) -> Child {
-    Command::new(assert_cmd::cargo::cargo_bin("abprof"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    spawn_abprof(args)
 }
 
 fn signal(child: &Child, sig: Signal) {

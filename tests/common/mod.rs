@@ -96,9 +96,9 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// `abprof ab` flags for a small study of `variants` on the test bed: a 300-token prompt,
-/// `tokens` output tokens, `samples` per variant, hooks that append to `markers/{before,after,verify}`.
-pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
+/// `abprof ab` flags for a study of `variants` on the test bed: a 300-token prompt, `tokens`
+/// output tokens, `samples` per variant, `--json`.
+pub fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "ab".into(),
         "--root".into(),
@@ -119,6 +119,12 @@ pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, varia
     for v in variants {
         a.extend(["--variant".into(), v.clone()]);
     }
+    a
+}
+
+/// [`ab_args`] plus hooks that append to `markers/{before,after,verify}`.
+pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
+    let mut a = ab_args(root, tokens, samples, variants);
     let sh = |phase: &str| format!("sh -c 'echo {phase} >> {}'", markers.join(phase).display());
     for phase in ["before", "after", "verify"] {
         a.extend([format!("--{phase}"), sh(phase)]);
@@ -184,4 +190,14 @@ fn label_of(e: &std::fs::DirEntry) -> String {
         return String::new();
     }
     name.split_once('-').map(|(_, l)| l.to_string()).unwrap_or_default()
+}
+
+/// The real abprof in the background, its output piped.
+pub fn spawn_abprof(args: &[String]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
 }
