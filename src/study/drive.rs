@@ -222,7 +222,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         plan
     };
     let mut binaries = record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
-    let mut telemetry = TelemetrySlot { gpu, hz: file.telemetry_hz.max(1) as f64 };
+    let mut telemetry = TelemetrySlot { gpu, hz: f64::from(file.telemetry_hz) };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));

@@ -252,6 +252,8 @@ pub(crate) enum StudyFileError {
     Parse { path: PathBuf, message: String },
     #[error("study needs {0}")]
     Missing(&'static str),
+    #[error("study file contradicts itself: {0}")]
+    Contradiction(String),
     #[error("hook {0:?} cannot be split like a shell would (unbalanced quotes?) or is empty")]
     BadHook(String),
 }
@@ -292,6 +294,17 @@ impl StudyFile {
         }
         if self.pi.is_none() && self.prompt.is_none() && self.prompt_tokens.is_none() {
             return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
+        }
+        // The flag has clap's range; a study file is checked here, so the driver never clamps.
+        if self.telemetry_hz == 0 {
+            return Err(StudyFileError::Missing("telemetry_hz >= 1"));
+        }
+        if let Some(w) = self.workload.filter(|w| w.tokens() != self.tokens) {
+            return Err(StudyFileError::Contradiction(format!(
+                "workload {w:?} means {} output tokens, but tokens = {}: drop one of them",
+                w.tokens(),
+                self.tokens
+            )));
         }
         self.isolation.check()
     }
@@ -343,5 +356,10 @@ power_max_w = 15.0
         assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
         let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
         assert!(matches!(f.check(), Err(StudyFileError::Missing(_))));
+        let base = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nprompt_tokens=50\n";
+        let zero_hz: StudyFile = toml::from_str(&format!("{base}telemetry_hz=0")).unwrap();
+        assert!(matches!(zero_hz.check(), Err(StudyFileError::Missing("telemetry_hz >= 1"))));
+        let both: StudyFile = toml::from_str(&format!("{base}workload='screening'")).unwrap();
+        assert!(both.check().unwrap_err().to_string().contains("128 output tokens, but tokens = 8"));
     }
 }
