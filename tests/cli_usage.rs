@@ -95,3 +95,15 @@ fn a_study_refused_for_a_bad_value_creates_nothing() {
     usage_error(&["ab", "--root", r, "--study", study.to_str().unwrap()], "bogus");
     assert!(!root.exists(), "a study file with an unknown key created {}", root.display());
 }
+
+/// `--resume DIR` reads the whole study from DIR: a study-defining flag beside it is refused as a
+/// usage error instead of being silently ignored; output flags are still allowed.
+#[test]
+fn resume_refuses_flags_that_would_be_ignored() {
+    usage_error(&["ab", "--resume", "r", "--tokens", "8"], "--tokens");
+    usage_error(&["ab", "--resume", "r", "--telemetry-hz", "50"], "--telemetry-hz");
+    usage_error(&["pi", "--resume", "r", "--samples", "2"], "--samples");
+    usage_error(&["trace", "--resume", "r", "--untraced", "2"], "--untraced");
+    let out = abprof(&["ab", "--resume", "/nonexistent/abprof-study", "--json"]);
+    assert_eq!(out.status.code(), Some(1), "--json is not study-defining: the error is the missing folder");
+}

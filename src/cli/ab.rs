@@ -1,5 +1,5 @@
 //! `abprof ab`: the A/B study.
-use super::args::{OutputArgs, PromptArgs, VariantArgs};
+use super::args::{OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
@@ -25,7 +25,8 @@ pub(crate) struct AbArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     pub(crate) study: Option<PathBuf>,
     /// Continue an interrupted study in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with = "root")]
+    #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
+    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,

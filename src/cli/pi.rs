@@ -1,5 +1,5 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
-use super::args::{OutputArgs, VariantArgs};
+use super::args::{OutputArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
 use crate::pi::{pi_version, PiError, PiMode, PiStudy};
@@ -23,7 +23,8 @@ pub(crate) struct PiArgs {
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
     /// Finish an interrupted Pi study in DIR (its study.toml holds every setting).
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "root"])]
+    #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
+    #[arg(conflicts_with_all = ["samples", "mode", "prompt", "pi_bin", "timeout", "max_tokens", "context_window", "python", "code_timeout"])]
     pub(crate) resume: Option<PathBuf>,
     /// Samples per variant (at least 3: docs/methodology.md §8).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]

@@ -1,6 +1,6 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
-use super::args::{OutputArgs, PromptArgs, VariantArgs};
+use super::args::{OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
@@ -34,7 +34,8 @@ pub(crate) struct TraceArgs {
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub(crate) root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
-    #[arg(long, value_name = "DIR", conflicts_with_all = ["root", "variants"])]
+    #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
+    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "untraced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,

@@ -11,3 +11,20 @@ pub(crate) use prompt::{prompt_tokens, PromptArgs};
 pub(crate) use server::{LaunchArgs, ServerArgs};
 pub(crate) use telemetry::TelemetryArg;
 pub(crate) use variants::VariantArgs;
+
+/// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
+/// all from the folder, so giving one beside it is a usage error rather than silently ignored.
+pub(crate) const STUDY_FLAGS: [&str; 12] = [
+    "variants",
+    "model",
+    "port",
+    "server_args",
+    "health_timeout",
+    "stall_timeout",
+    "idle_samples",
+    "before",
+    "after",
+    "verify",
+    "telemetry",
+    "telemetry_hz",
+];
