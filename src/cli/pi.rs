@@ -111,15 +111,16 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
     let version = Some(pi_version(&section.pi_bin)?);
     let quiet = a.output.json;
+    // pi.json is built once, at the end, from the evidence (which a resume reads the same way);
+    // each sample leaves its own view beside it.
     let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
-        if let Some(view) = pi_sample(ctx.evidence, ctx.plan, slot, sample) {
+        if let Some(view) = pi_sample(ctx.evidence, ctx.plan, slot, sample, None) {
             if !quiet {
                 eprintln!("{}", sample_line(&view));
             }
             save_pi_sample(&view)?;
         }
-        let facts = PiRunFacts { pi_version: version.clone(), restored: None, interrupted_by: None };
-        save_pi_report(ctx.evidence, &pi_report(ctx.evidence, facts)?)
+        Ok(())
     });
     let run = crate::study::run_study_with(&file, &root, resume, &mut PiStudy::new(&section, on_sample))?;
     let interrupted_by = match run.outcome {

@@ -100,9 +100,16 @@ fn expectations(restored: Option<bool>) -> Expectations {
 
 /// One recorded Pi sample as the report shows it, judged by the rulebook; `None` for a sample
 /// whose pi never ran (its server failed first: the order log says why).
-pub(crate) fn pi_sample(ev: &Evidence, plan: &Plan, slot: &crate::schedule::Slot, s: &Sample) -> Option<PiSample> {
+/// `restored`: the study's restore outcome, `None` while it runs.
+pub(crate) fn pi_sample(
+    ev: &Evidence,
+    plan: &Plan,
+    slot: &crate::schedule::Slot,
+    s: &Sample,
+    restored: Option<bool>,
+) -> Option<PiSample> {
     let run = s.extra.pi.clone()?;
-    let reasons = sample_rejections(s, &expectations(None));
+    let reasons = sample_rejections(s, &expectations(restored));
     Some(PiSample {
         index: slot.index,
         label: plan.labels[slot.variant].clone(),
@@ -179,11 +186,7 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
     let restored = facts.restored.or_else(|| read_json::<IsolationRecord>(&ev.path("isolation.json")).ok()?.restored);
     let mut samples = Vec::new();
     for f in ev.samples(&plan) {
-        if let Some(mut p) = f.sample.as_ref().and_then(|s| pi_sample(ev, &plan, &f.slot, s)) {
-            if restored == Some(false) {
-                p.valid = false;
-                p.failures.push("the restore/verify hooks failed: isolation claims do not hold".into());
-            }
+        if let Some(p) = f.sample.as_ref().and_then(|s| pi_sample(ev, &plan, &f.slot, s, restored)) {
             samples.push(p);
         }
     }
