@@ -21,4 +21,4 @@ pub(crate) use record::StreamMetrics;
 pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 #[cfg(test)]
 pub(crate) use record::{ExpectOutcome, SampleExtra};
-pub(crate) use run::{run_sample, SampleError, SampleSpec};
+pub(crate) use run::{run_sample, save_record, SampleError, SampleSpec};

@@ -258,7 +258,7 @@ impl RunningServer {
     fn load_failure(&self, status: &ExitStatus) -> ServerError {
         // The message names the file the line came from: llama-server prints a load error to
         // its console, not always to --log-file (a corrupt GGUF, say).
-        let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+        let read = |p: &Path| super::log::read_lossy(p).unwrap_or_default();
         let (first_error, log) = match super::log::first_error_line(&read(&self.spec.log_file)) {
             Some(line) => (Some(line), self.spec.log_file.clone()),
             None => match super::log::first_error_line(&read(&self.spec.console_file)) {

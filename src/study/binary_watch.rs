@@ -3,8 +3,6 @@
 //! every sample the binary's stamp (size, mtime, inode, device) is compared with the one recorded
 //! beside the study facts in `variants.json`; only a different stamp costs a new hash.
 use crate::measure::{BinaryChange, FileStamp};
-use sha2::{Digest, Sha256};
-use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -22,17 +20,7 @@ pub(crate) fn stamp(path: &Path) -> Option<FileStamp> {
 }
 
 fn sha256(path: &Path) -> Option<String> {
-    let mut f = std::fs::File::open(path).ok()?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f.read(&mut buf).ok()?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Some(hex::encode(h.finalize()))
+    crate::artifact::sha256_file(path).ok()
 }
 
 /// One variant's binary as the study recorded it.

@@ -10,7 +10,7 @@ use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::run_record::{InFlight, RunFile};
-use crate::measure::{run_sample, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use crate::measure::{run_sample, save_record, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
@@ -392,7 +392,7 @@ async fn drive<C: StudyConfig>(
                 let changed = binaries[slot.variant].check().err();
                 if let Some(c) = &changed {
                     sample.extra.binary_changed = Some((**c).clone());
-                    write_json(&dir.join("sample.json"), &sample)?;
+                    save_record(&SampleFiles::new(&dir), &sample)?;
                 }
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);

@@ -73,17 +73,7 @@ pub(crate) fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
     let sha256 = match std::fs::read_to_string(&cached) {
         Ok(s) if s.trim().len() == 64 => s.trim().to_string(),
         _ => {
-            let mut f = std::fs::File::open(&real)?;
-            let mut h = Sha256::new();
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = f.read(&mut buf)?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&buf[..n]);
-            }
-            let s = hex::encode(h.finalize());
+            let s = crate::artifact::sha256_file(&real)?;
             if std::fs::create_dir_all(cache_dir()).is_ok() {
                 let _ = std::fs::write(&cached, &s);
             }
