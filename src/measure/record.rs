@@ -141,8 +141,6 @@ pub(crate) struct SampleExtra {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) expect: Option<ExpectOutcome>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tracer: Option<TracerRun>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pi: Option<PiRun>,
     /// The variant's binary changed on disk while this sample ran (docs/methodology.md §7
     /// "binary-changed").
@@ -182,15 +180,6 @@ impl SampleExtra {
 pub(crate) struct ExpectOutcome {
     pub(crate) regex: String,
     pub(crate) matched: bool,
-}
-
-/// A sample taken under a kernel tracer: which one, and where it wrote.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct TracerRun {
-    pub(crate) tracer: String,
-    pub(crate) argv: Vec<String>,
-    /// The tracer's output folder.
-    pub(crate) output: std::path::PathBuf,
 }
 
 /// One run of the real Pi agent: the whole process timed, and what its JSONL and its answer's

@@ -10,7 +10,9 @@ use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::run_record::{InFlight, RunFile};
-use crate::measure::{run_sample, save_record, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use crate::measure::{
+    run_sample, save_record, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec,
+};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};

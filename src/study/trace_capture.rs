@@ -15,7 +15,6 @@ use super::evidence::{Plan, SampleLayout};
 use super::file::StudyFile;
 use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
-use crate::server::LaunchSpec;
 use crate::trace::manifest::{TraceManifest, Tracer, UntracedSamples};
 use crate::trace::phase::BootWindow;
 use crate::variant::Variant;
@@ -223,34 +222,27 @@ impl TraceStudy {
         })
     }
 
-    fn traced_spec(&self, ctx: &StudyContext<'_>, v: &Variant, files: &SampleFiles) -> Result<SampleSpec> {
-        let out = tracer_out(ctx, &v.label);
+    /// The untraced sample's spec with the tracer wrapped around the server.
+    fn traced_spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
+        let out = tracer_out(ctx, &ctx.plan.labels[slot.variant]);
         std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        let mut spec = self.chat.spec(ctx, slot, files)?;
+        let launch = &mut spec.launch;
         let (program, mut args) = self.tracer.prefix(&out);
         // nsys keeps the server as its child and writes its report once the child has exited: the
         // one SIGTERM goes to the server. rocprofv3 execs the server, so its pid is the server's.
-        let signal_descendant = matches!(self.tracer, TracerCommand::Nsys { .. })
-            .then(|| v.binary.file_name().map(|n| n.to_string_lossy().to_string()))
-            .flatten();
-        args.push(v.binary.display().to_string());
-        args.extend(v.server_args(&ctx.file.model, ctx.common_args));
-        Ok(SampleSpec {
-            launch: LaunchSpec {
-                program,
-                args,
-                env: v.env.clone(),
-                host: "127.0.0.1".into(),
-                port: ctx.port,
-                log_file: files.server_log(),
-                console_file: files.console_log(),
-                signal_descendant,
-            },
-            expected_prompt_tokens: self.chat.expected_prompt_tokens(),
-            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
-            stop_timeout: self.finalize_timeout,
-            kill_on_stop_timeout: false,
-            expect: None,
-        })
+        if matches!(self.tracer, TracerCommand::Nsys { .. }) {
+            launch.signal_descendant = launch.program.file_name().map(|n| n.to_string_lossy().to_string());
+        }
+        args.push(launch.program.display().to_string());
+        args.append(&mut launch.args);
+        (launch.program, launch.args) = (program, args);
+        // A tracer finalizes after the server's exit: wait, never kill (that would lose the trace).
+        spec.stop_timeout = self.finalize_timeout;
+        spec.kill_on_stop_timeout = false;
+        // expect= is judged on the untraced samples, which the rules accept or reject.
+        spec.expect = None;
+        Ok(spec)
     }
 
     fn manifest(&self, ctx: &StudyContext<'_>, v: &Variant, sample: &Sample, files: &SampleFiles) -> Result<()> {
@@ -341,7 +333,7 @@ impl StudyConfig for TraceStudy {
 
     fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
         if ctx.plan.is_traced(slot) {
-            self.traced_spec(ctx, &ctx.variants[slot.variant], files)
+            self.traced_spec(ctx, slot, files)
         } else {
             self.chat.spec(ctx, slot, files)
         }
