@@ -115,6 +115,11 @@ fn check_executable(label: &str, path: &Path) -> Result<(), VariantError> {
 }
 
 impl Variant {
+    /// The `expect=` regex, compiled; `parse` refused any that does not compile.
+    pub(crate) fn expect_regex(&self) -> Option<Regex> {
+        self.expect.as_deref().map(|r| Regex::new(r).expect("parse checked expect="))
+    }
+
     pub fn parse(spec: &str) -> Result<Variant, VariantError> {
         let fields = split_fields(spec);
         let (label, bin) = fields[0].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;

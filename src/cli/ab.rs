@@ -134,7 +134,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
     let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
-    let failures = gate.map(|g| (g, g.failures(&summary)));
+    let failures = gate.map(|g| (g, g.failures(&summary), g.unjudged(&summary)));
     Ok(match run.outcome {
         Outcome::Completed => {
             let empty: Vec<&str> =
@@ -148,16 +148,16 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
             }
             match failures {
                 _ if !run.restored || !empty.is_empty() => 1,
-                Some((g, f)) if !f.is_empty() => {
+                Some((g, f, _)) if !f.is_empty() => {
                     for x in &f {
                         eprintln!("abprof: gate failed: {}", x.line(&g));
                     }
                     3
                 }
-                Some((g, _)) if !g.unjudged(&summary).is_empty() => {
+                Some((_, _, unjudged)) if !unjudged.is_empty() => {
                     eprintln!(
                         "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
-                        g.unjudged(&summary).join(", ")
+                        unjudged.join(", ")
                     );
                     1
                 }

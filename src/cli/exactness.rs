@@ -73,7 +73,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
             label: v.label.clone(),
             spec: v.spec.clone(),
             launch: launch(v, model, &common, &dir)?,
-            expect: v.expect.as_deref().map(regex::Regex::new).transpose().context("expect=")?,
+            expect: v.expect_regex(),
         });
     }
     let rt = runtime();

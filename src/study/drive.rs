@@ -90,7 +90,7 @@ pub(crate) trait StudyConfig {
             health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
             stop_timeout: Duration::from_secs(60),
             kill_on_stop_timeout: true,
-            expect: v.expect.as_deref().map(regex::Regex::new).transpose()?,
+            expect: v.expect_regex(),
         })
     }
     fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<Self::Load>;
@@ -132,11 +132,6 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
         if !m.is_file() {
             bail!("model {} (variant {}) does not exist: pass a GGUF file", m.display(), v.label);
         }
-        v.expect
-            .as_deref()
-            .map(regex::Regex::new)
-            .transpose()
-            .with_context(|| format!("variant {}: expect=", v.label))?;
     }
     Ok((variants, common))
 }
