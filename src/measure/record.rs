@@ -158,6 +158,18 @@ pub(crate) struct FileStamp {
     pub(crate) dev: u64,
 }
 
+impl FileStamp {
+    pub(crate) fn of(m: &std::fs::Metadata) -> FileStamp {
+        use std::os::unix::fs::MetadataExt;
+        FileStamp {
+            size: m.size(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+            inode: m.ino(),
+            dev: m.dev(),
+        }
+    }
+}
+
 /// A variant binary whose bytes differ from the sha256 the study recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct BinaryChange {

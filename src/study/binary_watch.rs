@@ -1,22 +1,12 @@
 //! A variant binary rebuilt in place mid-study would be measured without notice while the
 //! evidence claims the old sha256 (docs/methodology.md §7 "binary-changed"). Before and after
 //! every sample the binary's stamp (size, mtime, inode, device) is compared with the one recorded
-//! beside the study facts in `variants.json`; only a different stamp costs a new hash.
+//! with the binary's facts in `variants.json`; only a different stamp costs a new hash.
 use crate::measure::{BinaryChange, FileStamp};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The key each variant's stamp has in `variants.json`, beside its facts.
-pub(crate) const STAMP_KEY: &str = "binary_stamp";
-
 pub(crate) fn stamp(path: &Path) -> Option<FileStamp> {
-    let m = std::fs::metadata(path).ok()?;
-    Some(FileStamp {
-        size: m.size(),
-        mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
-        inode: m.ino(),
-        dev: m.dev(),
-    })
+    std::fs::metadata(path).ok().map(|m| FileStamp::of(&m))
 }
 
 fn sha256(path: &Path) -> Option<String> {

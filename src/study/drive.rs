@@ -3,16 +3,14 @@
 //! timeline. Restore hooks run on every exit path; one signal listener turns SIGINT/SIGTERM into
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
-use super::binary_watch::{describe as describe_change, stamp, WatchedBinary, STAMP_KEY};
+use super::binary_watch::{describe as describe_change, WatchedBinary};
 use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
-use super::facts::{host_facts, variant_facts, VariantFacts};
+use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::run_record::{InFlight, RunFile};
-use crate::measure::{
-    run_sample, save_record, FileStamp, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec,
-};
+use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::server::{free_port, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
@@ -153,8 +151,9 @@ fn record_facts(
         );
     }
     let path = ev.path("variants.json");
-    let now_stamps: Vec<Option<FileStamp>> = facts.iter().map(|f| stamp(&f.binary.real_path)).collect();
-    let stamps = if resume {
+    // The stat recorded with each binary's hash; a study of an earlier release has none, so the
+    // binary is watched from now on.
+    let recorded: Vec<FileFacts> = if resume {
         let before: Vec<VariantFacts> = read_json(&path)?;
         for (old, new) in before.iter().zip(&facts) {
             for (what, a, b) in
@@ -170,27 +169,21 @@ fn record_facts(
                 }
             }
         }
-        // The stamps recorded with the facts (absent in studies of earlier releases).
-        let raw: Vec<serde_json::Value> = read_json(&path)?;
-        raw.iter()
-            .zip(&now_stamps)
-            .map(|(r, now)| serde_json::from_value::<FileStamp>(r[STAMP_KEY].clone()).ok().or(*now))
-            .collect::<Vec<_>>()
+        before
+            .into_iter()
+            .zip(&facts)
+            .map(|(old, new)| FileFacts { stamp: old.binary.stamp.or(new.binary.stamp), ..old.binary })
+            .collect()
     } else {
-        let mut raw = serde_json::to_value(&facts)?;
-        for (r, s) in raw.as_array_mut().expect("a list of facts").iter_mut().zip(&now_stamps) {
-            r[STAMP_KEY] = serde_json::to_value(s)?;
-        }
-        write_json(&path, &raw)?;
+        write_json(&path, &facts)?;
         write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
-        now_stamps
+        facts.iter().map(|f| f.binary.clone()).collect()
     };
-    facts
-        .iter()
-        .zip(stamps)
-        .map(|(f, s)| {
-            let stamp = s.with_context(|| format!("cannot stat {}", f.binary.real_path.display()))?;
-            Ok(WatchedBinary { path: f.binary.real_path.clone(), sha256: f.binary.sha256.clone(), stamp })
+    recorded
+        .into_iter()
+        .map(|b| {
+            let stamp = b.stamp.with_context(|| format!("cannot stat {}", b.real_path.display()))?;
+            Ok(WatchedBinary { path: b.real_path, sha256: b.sha256, stamp })
         })
         .collect()
 }

@@ -33,6 +33,10 @@ pub(crate) struct FileFacts {
     pub(crate) real_path: PathBuf,
     pub(crate) size: u64,
     pub(crate) sha256: String,
+    /// The stat the hash belongs to: a later stat that differs means the bytes may have changed
+    /// (absent in studies of releases before the binary watch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stamp: Option<crate::measure::FileStamp>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -80,7 +84,8 @@ pub(crate) fn file_sha256(path: &Path) -> std::io::Result<FileFacts> {
             s
         }
     };
-    Ok(FileFacts { path: path.into(), real_path: real, size: meta.size(), sha256 })
+    let stamp = Some(crate::measure::FileStamp::of(&meta));
+    Ok(FileFacts { path: path.into(), real_path: real, size: meta.size(), sha256, stamp })
 }
 
 /// How long `binary --version` may take: llama-server answers in well under a second.
