@@ -153,15 +153,22 @@ fn main() {
     let crashes = root.join("fuzz/crashes");
     let scratch_dir =
         tempfile::Builder::new().prefix("abprof-fuzz").tempdir_in("/dev/shm").or_else(|_| tempfile::tempdir()).unwrap();
-    // A panic is counted and reported by the loop; the default hook would print each one.
-    std::panic::set_hook(Box::new(|_| {}));
+    let targets = abprof::fuzzing::targets();
+    if let Some(t) = budget.only.iter().find(|o| !targets.iter().any(|t| t.name == o.as_str())) {
+        let names: Vec<&str> = targets.iter().map(|t| t.name).collect();
+        eprintln!("fuzz: no target {t:?}: choose from {}", names.join(", "));
+        std::process::exit(2);
+    }
     let mut failed = false;
     println!("target            execs         seconds   execs/s    crashes  (seed {})", budget.seed);
-    for t in abprof::fuzzing::targets() {
+    for t in targets {
         if !budget.only.is_empty() && !budget.only.iter().any(|o| o == t.name) {
             continue;
         }
         let seeds: Vec<Vec<u8>> = t.seeds.iter().map(|p| std::fs::read(root.join(p)).expect("seed file")).collect();
+        // Set after the seeds load, so a harness error still prints: a target's panic is counted
+        // and reported by the loop, where the default hook would print each one.
+        std::panic::set_hook(Box::new(|_| {}));
         let scratch = scratch_dir.path().join(format!("{}.csv", t.name));
         let replay = replay_crashes(&crashes, t.name, t.run, &scratch);
         let mut rng = ChaCha8Rng::seed_from_u64(budget.seed ^ fxhash(t.name));
@@ -177,6 +184,7 @@ fn main() {
             }
             execs += 1;
         }
+        drop(std::panic::take_hook());
         let secs = t0.elapsed().as_secs_f64();
         println!("{:<16} {:>11} {:>11.1} {:>9.0} {:>10}", t.name, execs, secs, execs as f64 / secs, found);
         failed |= found > 0;

@@ -181,6 +181,19 @@ pub(crate) struct BinaryChange {
     pub(crate) now_sha256: Option<String>,
 }
 
+impl BinaryChange {
+    /// "sha256 1a2b… → now": the one wording of a change, for the rule and the study's stop.
+    pub(crate) fn hashes(&self) -> String {
+        let short = |s: &str| s.chars().take(12).collect::<String>();
+        let now = match (&self.now, &self.now_sha256) {
+            (None, _) => "gone".to_string(),
+            (Some(_), Some(s)) => format!("sha256 {}", short(s)),
+            (Some(_), None) => "unreadable".to_string(),
+        };
+        format!("sha256 {} → {now}", short(&self.recorded_sha256))
+    }
+}
+
 impl SampleExtra {
     pub(crate) fn is_empty(&self) -> bool {
         *self == SampleExtra::default()

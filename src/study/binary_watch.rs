@@ -46,16 +46,10 @@ impl WatchedBinary {
 
 /// The one line that stops a study whose binary changed.
 pub(crate) fn describe(label: &str, c: &BinaryChange) -> String {
-    let short = |s: &str| s.chars().take(12).collect::<String>();
-    let now = match (&c.now, &c.now_sha256) {
-        (None, _) => "gone".to_string(),
-        (Some(_), Some(s)) => format!("sha256 {}", short(s)),
-        (Some(_), None) => "unreadable".to_string(),
-    };
     format!(
-        "variant {label}'s binary {} changed on disk during the study (sha256 {} → {now}): the evidence would claim the old bytes; build into another path (abprof build), then start a new study",
+        "variant {label}'s binary {} changed on disk during the study ({}): the evidence would claim the old bytes; build into another path (abprof build), then start a new study",
         c.path.display(),
-        short(&c.recorded_sha256)
+        c.hashes()
     )
 }
 

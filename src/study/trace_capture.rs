@@ -293,16 +293,16 @@ pub(crate) fn attach_untraced(
     labels: &[String],
     tokens: u32,
     per_variant: &[Vec<f64>],
-) -> Result<Vec<PathBuf>> {
-    let mut folders = Vec::new();
+) -> Result<Vec<(PathBuf, TraceManifest)>> {
+    let mut out = Vec::new();
     for (label, ms) in labels.iter().zip(per_variant) {
         let folder = root.join(label);
         let mut m = TraceManifest::load(&folder)?;
         m.untraced = UntracedSamples::from_samples(tokens, ms.clone());
         m.save(&folder)?;
-        folders.push(folder);
+        out.push((folder, m));
     }
-    Ok(folders)
+    Ok(out)
 }
 
 impl StudyConfig for TraceStudy {

@@ -51,8 +51,7 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
     }
     let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
     let mut traces = Vec::new();
-    for folder in attach_untraced(&ev.root, &labels, tokens, &per_variant)? {
-        let m = crate::trace::TraceManifest::load(&folder)?;
+    for (folder, m) in attach_untraced(&ev.root, &labels, tokens, &per_variant)? {
         traces.push(CapturedTrace {
             label: m.label.clone(),
             trace: folder.join(&m.trace_file),

@@ -96,14 +96,12 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         out.push(reject("isolation-restored", "the restore/verify hooks failed: isolation claims do not hold".into()));
     }
     if let Some(c) = &s.extra.binary_changed {
-        let short = |h: &str| h.chars().take(12).collect::<String>();
         out.push(reject(
             "binary-changed",
             format!(
-                "the binary {} changed on disk during the sample (sha256 {} → {}): which bytes ran is unknown",
+                "the binary {} changed on disk during the sample ({}): which bytes ran is unknown",
                 c.path.display(),
-                short(&c.recorded_sha256),
-                c.now_sha256.as_deref().map_or("gone".into(), short)
+                c.hashes()
             ),
         ));
     }
