@@ -14,7 +14,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// `value` as pretty JSON with a final newline, written atomically.
 pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
-    write_atomic(path, (serde_json::to_string_pretty(value).expect("serializable") + "\n").as_bytes())
+    write_atomic(path, (crate::schema::to_json_pretty(value) + "\n").as_bytes())
 }
 
 #[cfg(test)]
@@ -25,7 +25,7 @@ mod tests {
         let p = d.path().join("x.json");
         super::write_json(&p, &serde_json::json!({"a": 1})).unwrap();
         super::write_json(&p, &serde_json::json!({"a": 2})).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\n  \"a\": 2\n}\n");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\n  \"schema_version\": 1,\n  \"a\": 2\n}\n");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 }

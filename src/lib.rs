@@ -18,6 +18,7 @@ pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;
 pub(crate) mod schedule;
+pub(crate) mod schema;
 pub mod server;
 pub mod stats;
 pub mod study;

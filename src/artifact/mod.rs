@@ -111,7 +111,7 @@ pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -
         abprof_version: env!("CARGO_PKG_VERSION").into(),
     };
     staging.write("VERSION.txt", info.version_txt().as_bytes())?;
-    staging.write("build-info.json", (serde_json::to_string_pretty(&info).expect("serializable") + "\n").as_bytes())?;
+    staging.write("build-info.json", (crate::schema::to_json_pretty(&info) + "\n").as_bytes())?;
     let dir = staging.seal()?;
     Ok(Artifact { dir, info })
 }

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 
-use crate::report::{self, trace::AttributionView, Format};
+use super::args::OutputArgs;
+use crate::report::{self, trace::AttributionView};
 use crate::trace::{self, Rules};
 
 #[derive(ClapArgs, Debug)]
@@ -12,9 +13,8 @@ pub(crate) struct Args {
     /// A rocprofv3 rocpd database (.db), a rocprofv3 kernel_trace.csv, an Nsight Systems SQLite
     /// export (.sqlite), or an `abprof trace` output folder.
     pub(crate) trace: PathBuf,
-    /// Print the attribution as JSON.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
     #[command(flatten)]
     pub(crate) reading: TraceReading,
     /// Also compute the decode window's GPU busy time (union of kernel intervals) and each
@@ -56,6 +56,6 @@ pub(crate) fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
     let input = trace::resolve_input(&a.trace)?;
     let attribution = trace::analyze_with(&input, &rules, a.reading.tokens, a.busy)?;
-    report::emit(&AttributionView { attribution: &attribution, top: a.top }, Format::from_json_flag(a.json));
+    report::emit(&AttributionView { attribution: &attribution, top: a.top }, a.output.format());
     Ok(0)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 
-use crate::report::{self, Format};
+use crate::report;
 use crate::summary::traces::compare_study_folder;
 use crate::trace::compare::{self, VariantSpec};
 
@@ -20,9 +20,8 @@ pub(crate) struct Args {
     /// DIR/traces`), each scaled by the study's median ms/token, as its summary does.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["variants", "tokens"])]
     pub(crate) study: Option<PathBuf>,
-    /// Print the comparison as JSON.
-    #[arg(long)]
-    pub(crate) json: bool,
+    #[command(flatten)]
+    pub(crate) output: super::args::OutputArgs,
     #[command(flatten)]
     pub(crate) reading: super::attribute::TraceReading,
     /// How many moved kernels to list.
@@ -32,7 +31,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
-    let format = Format::from_json_flag(a.json);
+    let format = a.output.format();
     if let Some(dir) = &a.study {
         report::emit(&compare_study_folder(dir, &rules, a.top)?, format);
         return Ok(0);

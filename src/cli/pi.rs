@@ -110,7 +110,7 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         .clone()
         .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
     let version = Some(pi_version(&section.pi_bin)?);
-    let quiet = a.output.json;
+    let quiet = a.output.format() != crate::report::Format::Text;
     // pi.json is built once, at the end, from the evidence (which a resume reads the same way);
     // each sample leaves its own view beside it.
     let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {

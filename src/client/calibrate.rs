@@ -127,7 +127,7 @@ pub(crate) fn save(cal: &Calibration, out: &Path) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(out, &cal.text)?;
-    std::fs::write(sidecar_path(out), serde_json::to_string_pretty(cal).expect("serializable") + "\n")
+    std::fs::write(sidecar_path(out), crate::schema::to_json_pretty(cal) + "\n")
 }
 
 /// The calibrated count recorded beside a prompt file, if there is one.

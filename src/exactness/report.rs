@@ -5,7 +5,6 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 pub(crate) const REPORT_FILE: &str = "exactness.json";
-pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// One side of the comparison: what ran and what it answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,7 +62,6 @@ impl Gate {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ExactnessReport {
-    pub(crate) schema_version: u32,
     /// Local time the report was written (RFC 3339).
     pub(crate) created: String,
     pub(crate) baseline: SideReport,
@@ -80,7 +78,6 @@ pub(crate) struct ExactnessReport {
 impl ExactnessReport {
     pub(crate) fn new(baseline: SideReport, candidate: SideReport, request: RequestReport, c: Comparison) -> Self {
         ExactnessReport {
-            schema_version: SCHEMA_VERSION,
             created: chrono::Local::now().to_rfc3339(),
             baseline,
             candidate,

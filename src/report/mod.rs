@@ -10,37 +10,43 @@ pub(crate) mod summary;
 pub(crate) mod timing_block;
 pub(crate) mod trace;
 
-use serde::Serialize;
+mod table;
 
-/// How a result is printed.
+use serde::Serialize;
+pub(crate) use table::Table;
+
+/// How a result is printed (`--format`): the whole document as text or JSON, or its table as
+/// JSON Lines, CSV or Markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum Format {
     #[default]
     Text,
     Json,
+    Jsonl,
+    Csv,
+    Md,
 }
 
-impl Format {
-    /// The `--json` switch every printing subcommand has.
-    pub(crate) fn from_json_flag(json: bool) -> Format {
-        if json {
-            Format::Json
-        } else {
-            Format::Text
-        }
+/// A result a person reads (text), a program reads (its serde form), or a spreadsheet or a pull
+/// request takes (its table).
+pub(crate) trait Render: Serialize {
+    fn text(&self) -> String;
+
+    /// The result as rows, for `jsonl`, `csv` and `md`. By default every leaf of the JSON document
+    /// is one (field, value) row; results with a natural table (a summary's verdicts) say so.
+    fn table(&self) -> Table {
+        Table::leaves(&serde_json::to_value(self).expect("results always serialize"))
     }
 }
 
-/// A result a person reads (text) or a program reads (its serde form, pretty JSON).
-pub(crate) trait Render: Serialize {
-    fn text(&self) -> String;
-}
-
-/// The one way a result becomes output.
+/// The one way a result becomes output. JSON carries `schema_version` (src/schema.rs).
 pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
     match format {
         Format::Text => value.text(),
-        Format::Json => serde_json::to_string_pretty(value).expect("results always serialize") + "\n",
+        Format::Json => crate::schema::to_json_pretty(value) + "\n",
+        Format::Jsonl => value.table().jsonl(),
+        Format::Csv => value.table().csv(),
+        Format::Md => value.table().markdown(),
     }
 }
 

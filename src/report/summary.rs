@@ -1,9 +1,10 @@
 //! A study summary as docs/methodology.md §8 reports it: every run, mean, median, % change vs the
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
-use super::Render;
+use super::{Render, Table};
 use crate::summary::traces::TraceComparison;
 use crate::summary::{Metric, Summary};
+use serde_json::json;
 use std::fmt::Write;
 
 fn f(v: Option<f64>, d: usize) -> String {
@@ -20,6 +21,46 @@ fn digits(m: Metric) -> usize {
 impl Render for Summary {
     fn text(&self) -> String {
         render_text(self)
+    }
+
+    /// One row per metric and variant: the verdict table.
+    fn table(&self) -> Table {
+        let mut t = Table::new(&[
+            "metric",
+            "variant",
+            "accepted",
+            "planned",
+            "runs",
+            "mean",
+            "median",
+            "change_pct",
+            "ci_lo_pct",
+            "ci_hi_pct",
+            "verdict",
+            "measures",
+        ]);
+        for m in Metric::ALL {
+            for v in &self.variants {
+                let Some(ms) = v.metric(m) else { continue };
+                let d = digits(m);
+                let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
+                t.push(vec![
+                    json!(m),
+                    json!(v.label),
+                    json!(v.accepted),
+                    json!(v.planned),
+                    json!(runs),
+                    json!(ms.mean),
+                    json!(ms.median),
+                    json!(ms.change_pct),
+                    json!(ms.ci.map(|c| c.lo_pct)),
+                    json!(ms.ci.map(|c| c.hi_pct)),
+                    json!(ms.verdict.map_or("baseline", |v| v.word())),
+                    json!(ms.measures),
+                ]);
+            }
+        }
+        t
     }
 }
 

@@ -69,6 +69,7 @@ mod tests {
         let mut expected = serde_json::to_value(&b).unwrap();
         expected["decode_tps_n_minus_1"] = serde_json::json!(b.decode_tps_n_minus_1());
         expected["decode_ms_per_token"] = serde_json::json!(b.decode_ms_per_token());
+        expected["schema_version"] = serde_json::json!(crate::schema::SCHEMA_VERSION);
         assert_eq!(json, expected);
     }
 

@@ -265,7 +265,7 @@ impl Evidence {
     /// Appends one line to order.jsonl in a single write (atomic for a line this size).
     pub(crate) fn append_order(&self, entry: &OrderEntry) -> Result<(), EvidenceError> {
         let path = self.path("order.jsonl");
-        let line = serde_json::to_string(entry).expect("serializable") + "\n";
+        let line = crate::schema::to_json_line(entry) + "\n";
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

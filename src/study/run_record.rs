@@ -141,6 +141,13 @@ mod tests {
             .process_group(0)
             .spawn()
             .unwrap();
+        // Until the child has exec'd `sh`, its /proc cmdline is still this test binary's.
+        let cmdline = format!("/proc/{}/cmdline", child.id());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !std::fs::read(&cmdline).unwrap_or_default().starts_with(b"sh\0") && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
         let found = leftover_servers(child.id(), d.path());
         assert_eq!(found, vec![child.id() as i32]);
         assert_eq!(stop_leftovers(&found), 1);

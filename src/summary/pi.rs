@@ -63,7 +63,6 @@ pub(crate) struct PiVariantSummary {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct PiReport {
-    pub(crate) schema_version: u32,
     pub(crate) created: String,
     pub(crate) mode: String,
     pub(crate) prompt: String,
@@ -198,7 +197,6 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
         .map(|(i, l)| summarize_variant(l, file.variants.get(i).map_or("", |s| s.as_str()), &samples))
         .collect();
     Ok(PiReport {
-        schema_version: 1,
         created: chrono::Local::now().to_rfc3339(),
         mode: pi.mode.clone(),
         prompt: pi.prompt.clone(),

@@ -187,7 +187,10 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
     if let Some(path) = &plan.stats_json {
         let mut r = Recorder::create(path)?;
         // Through a `Value`, as the file has always been written: keys sorted at every level.
-        let json = serde_json::to_value(&run).expect("statistics always serialize");
+        let mut json = serde_json::to_value(&run).expect("statistics always serialize");
+        if let Some(doc) = json.as_object_mut() {
+            doc.insert("schema_version".into(), crate::schema::SCHEMA_VERSION.into());
+        }
         r.write(|w| w.write_all(serde_json::to_string_pretty(&json).expect("a value always prints").as_bytes()))?;
         r.finish()?;
     }
