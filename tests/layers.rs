@@ -3,6 +3,8 @@
 //! The floors listed in `src/lib.rs` hold only while something checks them. This does:
 //! - the import graph between top-level modules has no cycle (a cycle means two rooms share one
 //!   concern, and neither can be read or changed alone);
+//! - every import points down the floors of `FLOORS` (shared/design/layers.md, adapted): a module
+//!   uses only modules on lower floors, and a new module must be given a floor;
 //! - `trace/` is pure analysis of trace files: it imports no driver or presentation layer;
 //! - renderers live in `report/`: no `render.rs` and no `fn render_text` anywhere else.
 //!
@@ -190,6 +192,43 @@ fn the_module_graph_has_no_cycle() {
         }
     }
     panic!("{msg}");
+}
+
+/// The floors, top first: a module may use only modules on floors below its own. `fuzzing` is a
+/// harness over the parsers (benches/fuzz.rs), an entry point like `cli`.
+const FLOORS: &[&[&str]] = &[
+    &["cli", "fuzzing"],
+    &["report"],
+    &["history", "bisect", "timeline"],
+    &["summary"],
+    &["pi", "exactness"],
+    &["study"],
+    &["measure"],
+    &["trace", "telemetry", "server", "artifact", "model"],
+    &["client", "child", "atomic_file"],
+    &["variant", "schedule", "clock", "stats", "schema"],
+];
+
+fn floor_of(module: &str) -> Option<usize> {
+    FLOORS.iter().position(|f| f.contains(&module))
+}
+
+#[test]
+fn every_import_points_down_the_floors() {
+    let g = import_graph();
+    let mut bad = Vec::new();
+    for (from, uses) in &g {
+        let Some(f) = floor_of(from) else {
+            bad.push(format!("  src/{from} has no floor: add it to FLOORS in tests/layers.rs"));
+            continue;
+        };
+        for to in uses.keys() {
+            if floor_of(to).is_some_and(|t| t <= f) {
+                bad.push(show_edge(&g, from, to));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "imports that do not point down the floors:\n{}", bad.join("\n"));
 }
 
 /// Modules `trace/` must not import: the driver layers above it and the presentation layer.
