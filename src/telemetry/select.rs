@@ -11,22 +11,27 @@ use super::proc_cpu::{ProcessCpu, WithProcessCpu};
 use super::rocm_smi::RocmSmiLibrary;
 use super::{Reading, TelemetryError, TelemetrySource};
 
-/// A `--telemetry` choice. Clap parses it by the names [`SourceKind::name`] gives (kebab case),
-/// so a wrong name is a usage error before anything starts; study files keep the same names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// A `--telemetry` choice. Its names live in [`SourceKind::name`] alone: clap parses by them, so a
+/// wrong name is a usage error before anything starts, and study files keep the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceKind {
-    /// NVML, else amdgpu sysfs, else ROCm SMI, else a process's CPU (with a pid), else none.
     Auto,
     RocmSmi,
     AmdgpuSysfs,
     Nvml,
-    /// Only a process's CPU use (needs its pid).
     Cpu,
     None,
 }
 
 impl SourceKind {
-    pub(crate) const CHOICES: &'static str = "auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none";
+    const ALL: [SourceKind; 6] = [
+        SourceKind::Auto,
+        SourceKind::RocmSmi,
+        SourceKind::AmdgpuSysfs,
+        SourceKind::Nvml,
+        SourceKind::Cpu,
+        SourceKind::None,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -37,6 +42,34 @@ impl SourceKind {
             SourceKind::Cpu => "cpu",
             SourceKind::None => "none",
         }
+    }
+
+    fn help(self) -> Option<&'static str> {
+        match self {
+            SourceKind::Auto => {
+                Some("NVML, else amdgpu sysfs, else ROCm SMI, else a process's CPU (with a pid), else none")
+            }
+            SourceKind::Cpu => Some("only a process's CPU use (needs its pid)"),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn choices() -> String {
+        SourceKind::ALL.map(SourceKind::name).join(", ")
+    }
+}
+
+impl clap::ValueEnum for SourceKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SourceKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let v = clap::builder::PossibleValue::new(self.name());
+        Some(match self.help() {
+            Some(h) => v.help(h),
+            None => v,
+        })
     }
 }
 
@@ -56,15 +89,10 @@ impl FromStr for SourceKind {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        Ok(match s {
-            "auto" => SourceKind::Auto,
-            "rocm-smi" => SourceKind::RocmSmi,
-            "amdgpu-sysfs" => SourceKind::AmdgpuSysfs,
-            "nvml" => SourceKind::Nvml,
-            "cpu" => SourceKind::Cpu,
-            "none" => SourceKind::None,
-            other => return Err(format!("unknown telemetry backend {other:?}; choose one of {}", SourceKind::CHOICES)),
-        })
+        SourceKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| format!("unknown telemetry backend {s:?}; choose one of {}", SourceKind::choices()))
     }
 }
 
@@ -180,7 +208,7 @@ mod tests {
             assert_eq!(kind.name().parse::<SourceKind>(), Ok(*kind));
             assert_eq!(String::from(*kind), kind.name());
         }
-        let names: Vec<&str> = SourceKind::value_variants().iter().map(|k| k.name()).collect();
-        assert_eq!(names.join(", "), SourceKind::CHOICES);
+        assert_eq!(SourceKind::choices(), "auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none");
+        assert!("bogus".parse::<SourceKind>().unwrap_err().contains("choose one of auto, rocm-smi"));
     }
 }
