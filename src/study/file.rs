@@ -121,8 +121,9 @@ fn default_busy() -> f64 {
 fn default_cpu() -> f64 {
     5.0
 }
+/// Calibrated on the 2-core test bed (docs/methodology.md §7.7): a quiet host measured 0–12%.
 fn default_foreign() -> f64 {
-    50.0
+    30.0
 }
 fn default_interval() -> u64 {
     2
