@@ -25,7 +25,13 @@ impl Render for TimelineWritten<'_> {
             let _ = writeln!(o, "  counter tracks: {}", f.counters.join(", "));
         }
         if f.kernel_launches > 0 {
-            let _ = writeln!(o, "  {} kernel launches on {}", f.kernel_launches, f.kernel_streams.join(", "));
+            let _ = writeln!(
+                o,
+                "  {} kernel launches on {} ({} tracks: a launch that overlaps an earlier one on its stream gets a row below)",
+                f.kernel_launches,
+                f.kernel_streams.join(", "),
+                f.kernel_tracks
+            );
         }
         if let Some(a) = &f.kernel_alignment {
             let _ = writeln!(o, "  kernels placed by {}", a.description);

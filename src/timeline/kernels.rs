@@ -31,8 +31,10 @@ pub(crate) struct Alignment {
 
 pub(crate) struct Kernels {
     pub(crate) events: Vec<Event>,
-    /// Track names, in tid order.
+    /// The streams kernels ran on.
     pub(crate) streams: Vec<String>,
+    /// Tracks drawn: a stream's first row, and a row more for each depth of overlap on it.
+    pub(crate) tracks: usize,
     pub(crate) launches: usize,
     pub(crate) alignment: Alignment,
 }
@@ -57,6 +59,14 @@ fn phase_name(p: Phase) -> &'static str {
 /// "device D · stream S" from a reader's lane (src/trace/source.rs: device in the high 32 bits).
 fn stream_name(lane: i64) -> String {
     format!("device {} · stream {}", lane >> 32, lane & 0xffff_ffff)
+}
+
+/// A stream's row: the first holds every kernel that starts after its predecessor ended.
+fn track_name(lane: i64, row: usize) -> String {
+    match row {
+        0 => stream_name(lane),
+        r => format!("{} · overlap row {}", stream_name(lane), r + 1),
+    }
 }
 
 /// Every kernel launch of the trace as an `X` event on its stream's track, placed on the sample's
@@ -103,18 +113,35 @@ pub(crate) fn events(input: &TraceInput, marks: RequestMarks, rules: &Rules) -> 
         let full = full_names.get(&k).map_or("<unnamed>", String::as_str);
         named.insert(k, (names::base_name(full).into(), full.into(), rules.categorize(full).map(Shared::from)));
     }
-    let tids: BTreeMap<i64, u32> = {
-        let mut lanes: Vec<i64> = launches.iter().map(|d| d.lane).collect();
-        lanes.sort_unstable();
-        lanes.dedup();
-        lanes.into_iter().zip(1..).collect()
+    // Kernels of one stream overlap when the next is launched before its predecessor ends
+    // (programmatic dependent launch, src/trace/overlap.rs); a viewer would nest or drop those,
+    // so each goes to the stream's first row that is free at its start.
+    let mut row_ends: HashMap<i64, Vec<i64>> = HashMap::new();
+    let rows: Vec<(i64, usize)> = launches
+        .iter()
+        .map(|d| {
+            let ends = row_ends.entry(d.lane).or_default();
+            let row = ends.iter().position(|&end| end <= d.start).unwrap_or(ends.len());
+            if row == ends.len() {
+                ends.push(d.end);
+            } else {
+                ends[row] = d.end;
+            }
+            (d.lane, row)
+        })
+        .collect();
+    let tids: BTreeMap<(i64, usize), u32> = {
+        let mut used = rows.clone();
+        used.sort_unstable();
+        used.dedup();
+        used.into_iter().zip(1..).collect()
     };
-    let streams: Vec<(u32, String)> = tids.iter().map(|(lane, tid)| (*tid, stream_name(*lane))).collect();
-    let mut out = Vec::with_capacity(launches.len() + 2 + 2 * streams.len());
-    name_process(&mut out, KERNELS_PID, &format!("GPU kernels: {}", source.describe()), &streams);
-    for d in &launches {
+    let tracks: Vec<(u32, String)> = tids.iter().map(|(&(lane, row), &tid)| (tid, track_name(lane, row))).collect();
+    let mut out = Vec::with_capacity(launches.len() + 2 + 2 * tracks.len());
+    name_process(&mut out, KERNELS_PID, &format!("GPU kernels: {}", source.describe()), &tracks);
+    for (d, row) in launches.iter().zip(&rows) {
         let (short, full, category) = &named[&d.key];
-        let track = Track { pid: KERNELS_PID, tid: tids[&d.lane] };
+        let track = Track { pid: KERNELS_PID, tid: tids[row] };
         let mut e = track.complete(short.clone(), "kernel", d.start + offset_ns, d.end + offset_ns);
         e.args = super::event::Args::Kernel(KernelArgs {
             kernel: full.clone(),
@@ -123,9 +150,12 @@ pub(crate) fn events(input: &TraceInput, marks: RequestMarks, rules: &Rules) -> 
         });
         out.push(e);
     }
+    let mut streams: Vec<String> = tids.keys().map(|&(lane, _)| stream_name(lane)).collect();
+    streams.dedup();
     Ok(Kernels {
         events: out,
-        streams: streams.into_iter().map(|(_, n)| n).collect(),
+        streams,
+        tracks: tracks.len(),
         launches: launches.len(),
         alignment: Alignment { offset_ns, window: choice.method, description },
     })
@@ -151,9 +181,11 @@ mod tests {
             .collect()
     }
 
-    /// What a viewer would show: launches per stream track, and the decode launches' span.
+    /// What a viewer would show: launches per stream (over its rows), no two overlapping on one
+    /// track, and the decode launches inside decode.
     fn check(k: &Kernels, marks: RequestMarks, expected_streams: &[(String, usize)], decode_launches: u64) {
         let mut per_tid: BTreeMap<u32, usize> = BTreeMap::new();
+        let mut row_end: BTreeMap<u32, f64> = BTreeMap::new();
         let mut names: BTreeMap<u32, String> = BTreeMap::new();
         let mut decode = 0;
         for e in &k.events {
@@ -167,6 +199,9 @@ mod tests {
                 "X" => {
                     assert!(e.dur.unwrap() >= 0.0);
                     *per_tid.entry(e.tid).or_default() += 1;
+                    let end = row_end.entry(e.tid).or_insert(f64::MIN);
+                    assert!(e.ts >= *end, "kernels on one track never overlap");
+                    *end = e.ts + e.dur.unwrap();
                     if v["args"]["phase"] == "decode" {
                         decode += 1;
                         let (ts, first, last) = (e.ts * 1e3, marks.first_token as f64, marks.last_token as f64);
@@ -180,8 +215,13 @@ mod tests {
                 other => panic!("kernel tracks hold only X and M events, not {other}"),
             }
         }
-        let drawn: Vec<(String, usize)> = per_tid.iter().map(|(tid, n)| (names[tid].clone(), *n)).collect();
-        assert_eq!(drawn, expected_streams);
+        let mut drawn: BTreeMap<String, usize> = BTreeMap::new();
+        for (tid, n) in per_tid {
+            let stream = names[&tid].split(" · overlap row").next().unwrap();
+            *drawn.entry(stream.to_string()).or_default() += n;
+        }
+        assert_eq!(drawn.into_iter().collect::<Vec<_>>(), expected_streams);
+        assert_eq!(names.len(), k.tracks);
         assert_eq!(k.launches, expected_streams.iter().map(|s| s.1).sum::<usize>());
         assert_eq!(decode, decode_launches, "the decode launches are the attribution's");
     }
@@ -204,6 +244,8 @@ mod tests {
             "SELECT deviceId, streamId, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1, 2 ORDER BY 1, 2",
         );
         assert_eq!(streams, [("device 0 · stream 15".to_string(), 1844)]);
+        // 690 kernels start before their predecessor on the stream ends (PDL): 3 rows deep.
+        assert_eq!(k.tracks, 4);
         let src = detect::open_trace(&db).unwrap();
         let (agg, _) = aggregate_with_best_window(src.as_ref(), None, None).unwrap();
         check(&k, marks, &streams, agg.phase_total(Phase::Decode).calls);
@@ -242,6 +284,7 @@ mod tests {
             .map(|v| v["calls"].as_u64().unwrap())
             .sum();
         check(&k, marks, &streams, decode_calls);
+        assert_eq!(k.tracks, 1, "no kernel of the rocpd fixture overlaps another");
         let phases: Vec<&str> = k
             .events
             .iter()

@@ -33,6 +33,8 @@ pub(crate) struct TimelineFacts {
     pub(crate) telemetry_source: Option<String>,
     pub(crate) kernel_launches: usize,
     pub(crate) kernel_streams: Vec<String>,
+    /// Kernel tracks: one per stream, and a row more for each depth of overlap on a stream.
+    pub(crate) kernel_tracks: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) kernel_alignment: Option<Alignment>,
     /// What the record lacks, or what could not be drawn, and why.
@@ -106,6 +108,7 @@ pub(crate) fn build(input: &TimelineInput, rules: &crate::trace::Rules) -> Timel
         telemetry_source: telemetry.map(|t| t.source.clone()),
         kernel_launches: kernels.as_ref().map_or(0, |k| k.launches),
         kernel_streams: kernels.as_ref().map_or_else(Vec::new, |k| k.streams.clone()),
+        kernel_tracks: kernels.as_ref().map_or(0, |k| k.tracks),
         kernel_alignment: kernels.as_ref().map(|k| k.alignment.clone()),
         notes,
     };
