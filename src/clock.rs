@@ -30,6 +30,20 @@ impl Stamp {
     }
 }
 
+/// A stretch of time between two stamps: one step of a sample's lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Span {
+    pub(crate) start: Stamp,
+    pub(crate) end: Stamp,
+}
+
+impl Span {
+    /// From `start` to now.
+    pub(crate) fn until_now(start: Stamp) -> Span {
+        Span { start, end: Stamp::now() }
+    }
+}
+
 /// CLOCK_MONOTONIC now, in ns.
 pub fn mono_ns() -> u64 {
     read(ClockId::CLOCK_MONOTONIC)

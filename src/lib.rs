@@ -2,7 +2,7 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
-//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
+//! `cli` → `report` → `summary`, `timeline` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
 //! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
 //! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
 pub(crate) mod artifact;
@@ -24,5 +24,6 @@ pub mod stats;
 pub mod study;
 pub(crate) mod summary;
 pub mod telemetry;
+pub(crate) mod timeline;
 pub mod trace;
 pub mod variant;

@@ -16,6 +16,7 @@ mod monitor;
 mod parse_log;
 mod pi;
 mod summarize;
+mod timeline;
 mod trace;
 mod usage;
 
@@ -51,6 +52,8 @@ pub(crate) enum Command {
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
     CompareTraces(compare_traces::Args),
+    /// One sample as a Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing): lifecycle, request phases, tokens, telemetry counters, kernels.
+    Timeline(timeline::TimelineArgs),
     /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
     Monitor(monitor::Args),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -103,6 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Build(a) => build::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
+        Command::Timeline(a) => timeline::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

@@ -1,7 +1,7 @@
 //! The typed result of one sample; summaries and reports only ever read these.
 use super::pi::{CodeCheck, TimedExit};
 use crate::client::{StreamRecord, Usage};
-use crate::clock::Stamp;
+use crate::clock::{Span, Stamp};
 use crate::server::log::{DraftAcceptance, SpecStatistics, TimingBlock};
 use crate::server::StopReport;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
@@ -110,7 +110,15 @@ pub(crate) struct Sample {
     pub(crate) first_token: Option<Stamp>,
     pub(crate) last_token: Option<Stamp>,
     pub(crate) response_end: Option<Stamp>,
+    /// CLOCK_MONOTONIC ns of every non-empty streamed delta, as the stream stamped them (the
+    /// first is `first_token`, the last `last_token`). Empty in records of releases before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) token_mono_ns: Vec<u64>,
     pub(crate) server_started: Stamp,
+    /// When each step of the lifecycle began and ended (docs/methodology.md §2), for the
+    /// sample's timeline (`abprof timeline`). Empty in records of releases before it.
+    #[serde(default, skip_serializing_if = "SampleSteps::is_empty")]
+    pub(crate) steps: SampleSteps,
     /// The pid abprof spawned (the server, or the tracer that became or runs it).
     #[serde(default)]
     pub(crate) server_pid: u32,
@@ -129,6 +137,30 @@ pub(crate) struct Sample {
     /// JSON key is `extra`, as in records written before these fields were typed.
     #[serde(default, skip_serializing_if = "SampleExtra::is_empty")]
     pub(crate) extra: SampleExtra,
+}
+
+/// The lifecycle's steps as they happened; a step the sample never reached stays `None`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct SampleSteps {
+    /// The first healthy `/health` (the end of model load).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) healthy: Option<Stamp>,
+    /// The load's untimed warm-up (a prompt-cache fill for pure decode; nothing for most loads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) warm_up: Option<Span>,
+    /// The idle gate before the request (docs/methodology.md §9.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) idle_gate: Option<Span>,
+    /// SIGTERM to the server's exit (or to the stop's failure).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stop: Option<Span>,
+}
+
+impl SampleSteps {
+    pub(crate) fn is_empty(&self) -> bool {
+        *self == SampleSteps::default()
+    }
 }
 
 /// Everything a sample's conditions and its load record beside the measurement.

@@ -7,8 +7,9 @@ use super::files::SampleFiles;
 use super::launcher::{Launcher, ServerControl, Spawn};
 use super::load::Load;
 use super::observer::{SampleObserver, SamplePhase};
-use super::record::{ExpectOutcome, Sample, ServerTiming, StreamMetrics};
+use super::record::{ExpectOutcome, Sample, SampleSteps, ServerTiming, StreamMetrics};
 use crate::client::{Client, StreamRecord};
+use crate::clock::{Span, Stamp};
 use crate::server::log::{timing_blocks, LogError};
 use crate::server::{LaunchSpec, ServerError};
 use std::path::PathBuf;
@@ -65,7 +66,7 @@ pub(crate) async fn run_sample<L: Load>(
     run_sample_with(&mut Spawn { on_abprof_death }, spec, files, load, observer).await
 }
 
-fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: crate::clock::Stamp) -> Sample {
+fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: Stamp) -> Sample {
     Sample {
         usage: None,
         finish_reason: None,
@@ -81,6 +82,7 @@ fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: crate::
         first_token: None,
         last_token: None,
         response_end: None,
+        token_mono_ns: Vec::new(),
         server_started: server.started(),
         server_pid: server.pid(),
         server_argv: spec.launch.argv(),
@@ -89,6 +91,7 @@ fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: crate::
         timings: None,
         system_fingerprint: None,
         error: None,
+        steps: SampleSteps { healthy: Some(healthy), ..Default::default() },
         extra: Default::default(),
     }
 }
@@ -101,6 +104,7 @@ fn fill_from_stream(sample: &mut Sample, r: &StreamRecord) {
     sample.first_token = r.first_token;
     sample.last_token = r.last_token;
     sample.response_end = r.response_end;
+    sample.token_mono_ns = r.token_mono_ns.clone();
     sample.timings = r.timings.clone();
     sample.system_fingerprint = r.system_fingerprint.clone();
 }
@@ -156,13 +160,19 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         }
     };
     let mut sample = empty_sample(spec, &server, healthy);
+    let warm_up = Stamp::now();
     if let Err(e) = load.warm_up(&client).await {
         sample.error = Some(e);
     }
+    sample.steps.warm_up = Some(Span::until_now(warm_up));
 
     observer.phase(SamplePhase::IdleGate);
+    let gate = Stamp::now();
     match tokio::task::block_in_place(|| observer.before_request(server.pid())) {
-        Ok(gate) => sample.extra.idle_gate = gate,
+        Ok(record) => {
+            sample.steps.idle_gate = Some(Span::until_now(gate));
+            sample.extra.idle_gate = record;
+        }
         Err(e) => {
             let _ = server.stop(spec.stop_timeout, spec.kill_on_stop_timeout);
             return Err(SampleError::Gate(e));
@@ -188,12 +198,14 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
 
     observer.phase(SamplePhase::Stopping);
     let exited_early = server.exited();
+    let stop = Stamp::now();
     match server.stop(spec.stop_timeout, spec.kill_on_stop_timeout) {
         Ok(report) => sample.stop = Some(report),
         Err(e) => {
             sample.error.get_or_insert(format!("stopping the server: {e}"));
         }
     }
+    sample.steps.stop = Some(Span::until_now(stop));
     // Telemetry work (collecting the sampler, splitting phases) happens while nothing waits on it.
     if run.is_some() {
         sample.extra.telemetry = observer.after_request(stream.unwrap_or(&StreamRecord::default()));

@@ -198,6 +198,12 @@ fn the_lifecycle_runs_in_order_and_records_everything() {
     let saved: Sample = serde_json::from_str(&std::fs::read_to_string(files.record()).unwrap()).unwrap();
     assert_eq!(saved.extra, s.extra, "the typed record round-trips");
     assert!(files.request().is_file() && files.sse().is_file());
+    // Each step's stamps, for the sample's timeline: health, warm-up, gate, stop, in order (the
+    // scripted server makes its spawn stamp up when asked, so it is not among them).
+    let st = &saved.steps;
+    let (warm, gate, stop) = (st.warm_up.unwrap(), st.idle_gate.unwrap(), st.stop.unwrap());
+    let order = [st.healthy.unwrap(), warm.start, warm.end, gate.start, gate.end, stop.start, stop.end];
+    assert!(order.windows(2).all(|w| w[0].boot_ns <= w[1].boot_ns), "{order:?}");
 }
 
 #[test]

@@ -149,6 +149,7 @@ mod tests {
             first_token: None,
             last_token: None,
             response_end: None,
+            token_mono_ns: vec![],
             server_started: t,
             server_pid: 0,
             server_argv: vec![],
@@ -157,6 +158,7 @@ mod tests {
             timings: None,
             system_fingerprint: None,
             error: None,
+            steps: Default::default(),
             extra,
         }
     }

@@ -1,0 +1,84 @@
+//! Which sample a timeline is drawn from: a sample folder, a study folder and a sample number,
+//! or an `abprof trace` folder (its traced sample, with its trace).
+use crate::measure::{Sample, SampleFiles};
+use crate::study::evidence::{read_json, Evidence, EvidenceError, Plan};
+use crate::trace::manifest::TraceManifest;
+use crate::trace::{resolve_input, TraceError, TraceInput};
+use std::path::{Path, PathBuf};
+
+/// The folder an `abprof trace` capture keeps its traced sample in, beside `trace.json`
+/// (src/study/evidence.rs).
+const TRACED: &str = "traced";
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InputError {
+    #[error("{0} is a study folder: pass --sample N (1–{1}, the NNN of samples/NNN-LABEL) to pick one of its samples")]
+    StudyWithoutSample(PathBuf, usize),
+    #[error("{path} has no sample {n}: its plan has samples 1–{count}")]
+    NoSuchSample { path: PathBuf, n: usize, count: usize },
+    #[error(
+        "--sample picks a sample of a study folder, and {0} is not one (no plan.json): pass the sample's folder alone"
+    )]
+    SampleOfNonStudy(PathBuf),
+    #[error("{0} is not a sample folder (no sample.json), an `abprof trace` folder (no trace.json) or a study folder (no plan.json): pass DIR/samples/NNN-LABEL, or a study folder with --sample N")]
+    Unknown(PathBuf),
+    #[error("{path}: that sample was never recorded (no sample.json{why}); pick another one")]
+    NotRecorded { path: PathBuf, why: String },
+    #[error("cannot read the sample record {path}: {detail}; the folder's other evidence is untouched")]
+    Record { path: PathBuf, detail: String },
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// A sample to draw, and its trace when it ran under a tracer.
+#[derive(Debug)]
+pub(crate) struct TimelineInput {
+    pub(crate) dir: PathBuf,
+    pub(crate) sample: Sample,
+    pub(crate) trace: Option<TraceInput>,
+}
+
+/// `path` as the brief of `abprof timeline` reads it (see the module docs).
+pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInput, InputError> {
+    let is = |name: &str| path.join(name).is_file();
+    let dir = match sample {
+        Some(n) if is("plan.json") => study_sample(path, n)?,
+        Some(_) => return Err(InputError::SampleOfNonStudy(path.into())),
+        None if is("sample.json") => path.to_path_buf(),
+        None if TraceManifest::path_in(path).is_file() => path.join(TRACED),
+        None if is("plan.json") => {
+            let plan: Plan = read_json(&path.join("plan.json"))?;
+            return Err(InputError::StudyWithoutSample(path.into(), plan.slots.len()));
+        }
+        None => return Err(InputError::Unknown(path.into())),
+    };
+    let record = SampleFiles::new(&dir).record();
+    if !record.is_file() {
+        let why =
+            if dir.ends_with(TRACED) { ": the traced run failed, or ran before traced samples were kept" } else { "" };
+        return Err(InputError::NotRecorded { path: dir, why: why.into() });
+    }
+    let text = std::fs::read_to_string(&record)
+        .map_err(|e| InputError::Record { path: record.clone(), detail: e.to_string() })?;
+    let sample: Sample =
+        serde_json::from_str(&text).map_err(|e| InputError::Record { path: record.clone(), detail: e.to_string() })?;
+    // A traced sample lives in LABEL/traced/, beside the manifest naming its trace.
+    let trace = match dir.parent().filter(|p| dir.ends_with(TRACED) && TraceManifest::path_in(p).is_file()) {
+        Some(folder) => Some(resolve_input(folder)?),
+        None => None,
+    };
+    Ok(TimelineInput { dir, sample, trace })
+}
+
+/// Sample `n` (from 1, as in `samples/NNN-LABEL`) of the study at `root`.
+fn study_sample(root: &Path, n: usize) -> Result<PathBuf, InputError> {
+    let ev = Evidence::open(root)?;
+    let plan: Plan = read_json(&ev.path("plan.json"))?;
+    let slot = plan.slots.iter().find(|s| s.index + 1 == n);
+    match slot {
+        Some(slot) => Ok(ev.sample_dir(&plan, slot)),
+        None => Err(InputError::NoSuchSample { path: root.into(), n, count: plan.slots.len() }),
+    }
+}
