@@ -2,7 +2,7 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
-//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
+//! `cli` → `report` → `history` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
 //! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
 //! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
 pub(crate) mod artifact;
@@ -14,6 +14,7 @@ pub mod clock;
 pub(crate) mod exactness;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;
+pub(crate) mod history;
 pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;

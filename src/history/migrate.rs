@@ -1,0 +1,107 @@
+//! Opening a history database: create it, recognize it as abprof's, and bring its schema up to
+//! [`LATEST`] one migration at a time, each in its own transaction (PRAGMA user_version counts
+//! the migrations applied).
+use super::schema::{APPLICATION_ID, LATEST, MIGRATIONS};
+use super::HistoryError;
+use rusqlite::Connection;
+use std::path::Path;
+use std::time::Duration;
+
+/// Another abprof writing its study at the same moment holds the write lock for milliseconds.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn pragma_i64(conn: &Connection, name: &str) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, name, |r| r.get(0))
+}
+
+/// Opens (creating it and its folder if needed) the history at `path`, migrated to [`LATEST`].
+pub(crate) fn open(path: &Path) -> Result<Connection, HistoryError> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| HistoryError::Open { path: path.into(), detail: e.to_string() })?;
+    }
+    let mut conn = connect(path)?;
+    migrate_to(&mut conn, LATEST).map_err(|e| e.at(path))?;
+    Ok(conn)
+}
+
+/// Opens an existing history (an earlier abprof's is migrated first) without creating one:
+/// `None` when there is no file yet.
+pub(crate) fn open_existing(path: &Path) -> Result<Option<Connection>, HistoryError> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let mut conn = connect(path)?;
+    migrate_to(&mut conn, LATEST).map_err(|e| e.at(path))?;
+    Ok(Some(conn))
+}
+
+fn connect(path: &Path) -> Result<Connection, HistoryError> {
+    let open_err = |e: rusqlite::Error| HistoryError::Open { path: path.into(), detail: e.to_string() };
+    let conn = Connection::open(path).map_err(open_err)?;
+    conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+    conn.pragma_update(None, "foreign_keys", true).map_err(open_err)?;
+    Ok(conn)
+}
+
+/// Applies the migrations after the database's version up to `target`. A database of a newer
+/// abprof, or another program's SQLite file, is refused untouched.
+pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, HistoryError> {
+    let sql = |e: rusqlite::Error| HistoryError::Sql(e.to_string());
+    let version = pragma_i64(conn, "user_version").map_err(|e| HistoryError::NotHistory(e.to_string()))?;
+    let app = pragma_i64(conn, "application_id").map_err(sql)?;
+    let tables: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(|e| HistoryError::NotHistory(e.to_string()))?;
+    if app != APPLICATION_ID as i64 && (tables > 0 || version > 0) {
+        return Err(HistoryError::NotHistory(format!("application_id {app:#x}, {tables} schema objects")));
+    }
+    let version = version as u32;
+    if version > LATEST {
+        return Err(HistoryError::Newer { version, latest: LATEST });
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().take(target as usize).skip(version as usize) {
+        let tx = conn.transaction().map_err(sql)?;
+        tx.execute_batch(step).map_err(sql)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(sql)?;
+        tx.pragma_update(None, "user_version", i as u32 + 1).map_err(sql)?;
+        tx.commit().map_err(sql)?;
+    }
+    Ok(version.max(target))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_database_gets_every_migration_and_reopens_unchanged() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("deep/er/history.db");
+        let conn = open(&path).unwrap();
+        assert_eq!(pragma_i64(&conn, "user_version").unwrap(), LATEST as i64);
+        drop(conn);
+        let conn = open(&path).unwrap();
+        assert_eq!(pragma_i64(&conn, "application_id").unwrap(), APPLICATION_ID as i64);
+    }
+
+    #[test]
+    fn a_newer_database_and_a_foreign_one_are_refused_untouched() {
+        let d = tempfile::tempdir().unwrap();
+        let newer = d.path().join("newer.db");
+        drop(open(&newer).unwrap());
+        Connection::open(&newer).unwrap().pragma_update(None, "user_version", LATEST + 1).unwrap();
+        let e = open(&newer).unwrap_err().to_string();
+        assert!(e.contains("newer abprof") && e.contains(&format!("version {}", LATEST + 1)), "{e}");
+
+        let foreign = d.path().join("foreign.db");
+        Connection::open(&foreign).unwrap().execute_batch("CREATE TABLE t (x); INSERT INTO t VALUES (1);").unwrap();
+        let e = open(&foreign).unwrap_err().to_string();
+        assert!(e.contains("not an abprof history"), "{e}");
+        let still: i64 = Connection::open(&foreign).unwrap().query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
+        assert_eq!(still, 1);
+
+        let text = d.path().join("notes.txt");
+        std::fs::write(&text, "plain text, not SQLite, long enough to have a header page maybe").unwrap();
+        assert!(open(&text).unwrap_err().to_string().contains("not an abprof history"));
+    }
+}
