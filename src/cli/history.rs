@@ -1,5 +1,5 @@
 //! `abprof history`: the results history — list and filter, `--regressions`, and `import DIR...`
-//! (docs/methodology.md §14).
+//! (docs/methodology.md §15).
 use super::args::{HistoryDb, OutputArgs};
 use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, StudyRecord};
 use crate::report::emit;

@@ -1,4 +1,4 @@
-//! When two recorded studies of a variant compare (docs/methodology.md §14 "comparable"): the
+//! When two recorded studies of a variant compare (docs/methodology.md §15 "comparable"): the
 //! same load, model bytes, prompt and output lengths, host, GPU and common server arguments. The
 //! variant's own fields (binary, commit, `--version`, KV type, `extra=`, env, `expect=`) may
 //! differ: they are what moved.
@@ -135,4 +135,47 @@ pub(crate) fn variant_changes(a: &HistoryRow, b: &HistoryRow) -> Vec<String> {
     field("env", format!("\"{}\"", env(a)), format!("\"{}\"", env(b)));
     field("expect", text(a.expect.as_deref()), text(b.expect.as_deref()));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> SeriesKey {
+        SeriesKey {
+            load: "chat request",
+            model_sha256: Some("a".repeat(64)),
+            model: Some("t.gguf".into()),
+            output_tokens: Some(8),
+            prompt_tokens: Some(300),
+            host: Some("vm".into()),
+            cpu: Some("EPYC".into()),
+            gpu: None,
+            server_args: vec!["-c".into(), "4096".into()],
+            pure_decode: false,
+            ignore_eos: true,
+        }
+    }
+
+    #[test]
+    fn every_setup_field_that_differs_is_named_and_the_file_name_alone_is_not_one() {
+        let a = key();
+        assert!(differences(&a, &key()).is_empty());
+        let renamed = SeriesKey { model: Some("copy.gguf".into()), ..key() };
+        assert!(a.same(&renamed), "the same bytes under another name");
+        let b = SeriesKey {
+            output_tokens: Some(16),
+            host: Some("gpu-box".into()),
+            server_args: vec!["-c".into(), "8192".into()],
+            ..key()
+        };
+        assert_eq!(
+            differences(&a, &b),
+            [
+                "output tokens differ (8 vs 16)",
+                "host differs (vm vs gpu-box)",
+                "server args differ (\"-c 4096\" vs \"-c 8192\")"
+            ]
+        );
+    }
 }

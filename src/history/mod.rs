@@ -1,7 +1,7 @@
 //! The results history: every finished study (`ab`, `trace`, `pi`, `bench`, `exactness`) in one
 //! SQLite database, written in one transaction from the summary layer's typed result, and the
 //! queries over it: listings and regressions between comparable studies (docs/methodology.md
-//! §14).
+//! §15).
 mod comparable;
 mod import;
 mod migrate;

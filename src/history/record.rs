@@ -46,7 +46,7 @@ impl StudyKind {
     }
 
     /// What one sample's load was: studies whose loads differ never compare
-    /// (docs/methodology.md §14). `ab`, `trace` (its untraced samples) and `bench` time one
+    /// (docs/methodology.md §15). `ab`, `trace` (its untraced samples) and `bench` time one
     /// streamed chat request; `pi` a whole agent run; `exactness` times nothing.
     pub(crate) fn load(self) -> &'static str {
         match self {
@@ -509,6 +509,76 @@ impl StudyRecord {
             missing: 0,
             isolation_restored: None,
             outcome: gate,
+            variants,
+        }
+    }
+}
+
+/// Records made by hand for the history's unit tests: one `ab` study of the given variants, each
+/// with accepted samples of the given decode TPS.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    pub(crate) fn sample(index: usize, decode_tps: f64) -> SampleRow {
+        SampleRow {
+            index,
+            dir: format!("samples/{:03}", index + 1),
+            rejections: Vec::new(),
+            decode_tps: Some(decode_tps),
+            prefill_tps: Some(decode_tps * 10.0),
+            strict_tps: None,
+            ttft_ms: None,
+            prompt_tokens: Some(300),
+            output_tokens: Some(8),
+            draft_acceptance: None,
+            wall_ms: None,
+        }
+    }
+
+    pub(crate) fn variant(label: &str, binary_sha: &str, decode: &[f64]) -> VariantRecord {
+        let mut v = VariantRecord::unknown(label, &format!("{label}=/bin/llama-server"));
+        v.binary_sha256 = Some(binary_sha.repeat(64 / binary_sha.len()));
+        v.model_path = Some("/models/target.gguf".into());
+        v.model_sha256 = Some("a".repeat(64));
+        v.planned = decode.len();
+        v.samples = decode.iter().enumerate().map(|(i, x)| sample(i, *x)).collect();
+        v
+    }
+
+    /// A study started `minutes` after a fixed time, in folder `/studies/NAME`.
+    pub(crate) fn study(name: &str, minutes: i64, variants: Vec<VariantRecord>) -> StudyRecord {
+        let started = chrono::DateTime::parse_from_rfc3339("2026-11-30T10:00:00+00:00").unwrap()
+            + chrono::Duration::minutes(minutes);
+        StudyRecord {
+            identity: identity(StudyKind::Ab, Path::new(name), &started.to_rfc3339()),
+            kind: StudyKind::Ab,
+            folder: PathBuf::from("/studies").join(name),
+            name: None,
+            aa: false,
+            started_at: Some(started.to_rfc3339()),
+            host: Some(HostFacts {
+                hostname: "vm".into(),
+                kernel: "Linux".into(),
+                cpu: "AMD EPYC".into(),
+                cores: 2,
+                memory_kib: None,
+                abprof: "test".into(),
+                started_at: started.to_rfc3339(),
+                telemetry: Some("GPU-less host".into()),
+            }),
+            model_path: Some("/models/target.gguf".into()),
+            model_sha256: Some("a".repeat(64)),
+            workload: None,
+            output_tokens: Some(8),
+            prompt_tokens: Some(300),
+            server_args: vec!["-c".into(), "4096".into()],
+            pure_decode: false,
+            ignore_eos: true,
+            samples_per_variant: Some(3),
+            missing: 0,
+            isolation_restored: Some(true),
+            outcome: None,
             variants,
         }
     }

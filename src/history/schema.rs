@@ -1,4 +1,4 @@
-//! The history database's schema, one migration per version (docs/methodology.md §14). A
+//! The history database's schema, one migration per version (docs/methodology.md §15). A
 //! migration, once released, is never edited: a later version adds a migration after it, so a
 //! database made by any earlier abprof opens in this one (src/history/migrate.rs).
 

@@ -172,3 +172,59 @@ pub(crate) fn record(conn: &mut Connection, study: &StudyRecord) -> Result<Recor
     tx.commit()?;
     Ok(done(study_id, true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::query::{accepted_values, rows};
+    use super::super::record::testing::{study, variant};
+    use super::*;
+
+    fn history() -> (tempfile::TempDir, Connection) {
+        let d = tempfile::tempdir().unwrap();
+        let conn = super::super::migrate::open(&d.path().join("h.db")).unwrap();
+        (d, conn)
+    }
+
+    fn count(conn: &Connection, table: &str) -> i64 {
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn a_study_is_written_whole_once_and_reads_back() {
+        let (_d, mut conn) = history();
+        let mut s = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0]), variant("q8_0", "1", &[9.0, 9.5])]);
+        s.variants[1].samples[1].rejections =
+            vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
+        let first = record(&mut conn, &s).unwrap();
+        assert!(first.new && first.samples == 5, "{first:?}");
+        let again = record(&mut conn, &s).unwrap();
+        assert!(!again.new && again.id == first.id, "the same identity is recognized");
+        assert_eq!((count(&conn, "studies"), count(&conn, "samples"), count(&conn, "rejections")), (1, 5, 1));
+        let r = rows(&conn).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[1].label.as_str(), r[1].accepted, r[1].planned), ("q8_0", 1, 2));
+        assert_eq!(
+            accepted_values(&conn, r[1].variant_id, "decode_tps").unwrap(),
+            [9.0],
+            "the rejected one is kept apart"
+        );
+        assert_eq!(r[0].started_unix, unix_seconds("2026-11-30T10:00:00+00:00"));
+    }
+
+    /// One transaction: a write that fails at its last insert leaves no trace of the study.
+    #[test]
+    fn a_write_that_fails_half_way_leaves_no_row() {
+        let (_d, mut conn) = history();
+        conn.execute_batch(
+            "CREATE TRIGGER fail_last BEFORE INSERT ON kernel_categories BEGIN SELECT RAISE(ABORT, 'disk gone'); END;",
+        )
+        .unwrap();
+        let mut s = study("half", 0, vec![variant("f16", "1", &[10.0, 11.0])]);
+        s.variants[0].kernels = vec![("matmul".into(), 1.5)];
+        let e = record(&mut conn, &s).unwrap_err().to_string();
+        assert!(e.contains("disk gone"), "{e}");
+        for table in ["studies", "variants", "samples", "verdicts", "phases"] {
+            assert_eq!(count(&conn, table), 0, "{table}");
+        }
+    }
+}

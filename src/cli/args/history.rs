@@ -1,5 +1,5 @@
 //! `--history DB` and `--no-history`: where a finished study is recorded (docs/methodology.md
-//! §14). The database is opened (created, migrated) before anything of the study is.
+//! §15). The database is opened (created, migrated) before anything of the study is.
 use crate::history::{default_path, History};
 use anyhow::{Context, Result};
 use clap::Args;
