@@ -135,7 +135,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     write_json(&run.evidence.path("summary.json"), summary)?;
     emit(summary, a.output.format());
     if run.outcome == Outcome::Completed {
-        super::history::record(history.as_mut(), &root, || crate::history::study_record(&root, &judged));
+        super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     }
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());

@@ -20,7 +20,8 @@ pub(crate) struct HistoryCommandArgs {
     #[command(flatten)]
     pub(crate) filters: FilterArgs,
     /// How each variant's medians moved from one comparable study to the next, with the 95%
-    /// interval of each move and the series' A/A noise floor.
+    /// interval of each move and the series' A/A noise floor; the filters pick moves by the study
+    /// they land on (--since DATE: the moves since DATE).
     #[arg(long)]
     pub(crate) regressions: bool,
     #[command(flatten)]
@@ -60,7 +61,7 @@ pub(crate) struct FilterArgs {
     /// Models whose sha256 starts with this, or whose path contains it.
     #[arg(long, value_name = "SHA|PATH")]
     pub(crate) model: Option<String>,
-    /// Studies of this workload.
+    /// Studies run with this --workload.
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
     /// Studies started on or after this date (YYYY-MM-DD, local time, or RFC 3339).
@@ -154,12 +155,15 @@ fn import(a: ImportArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// Records a finished run in `history` (when one is open) and says so on stderr; a failed write
-/// loses nothing measured and does not change the run's exit status.
-pub(crate) fn record(history: Option<&mut History>, root: &std::path::Path, make: impl FnOnce() -> StudyRecord) {
+/// Records a finished run in `history` (when one is open) and says so on stderr; a record that
+/// cannot be built or written loses nothing measured and does not change the run's exit status.
+pub(crate) fn record(
+    history: Option<&mut History>,
+    root: &std::path::Path,
+    make: impl FnOnce() -> Result<StudyRecord>,
+) {
     let Some(h) = history else { return };
-    let study = make();
-    match h.record(&study) {
+    match make().and_then(|study| Ok(h.record(&study)?)) {
         Ok(done) if done.new => eprintln!(
             "abprof: recorded as study #{} in the history {} ({} samples, one transaction in {:.1} ms)",
             done.id,
@@ -169,7 +173,8 @@ pub(crate) fn record(history: Option<&mut History>, root: &std::path::Path, make
         ),
         Ok(done) => eprintln!("abprof: already in the history {} as study #{}", h.path.display(), done.id),
         Err(e) => eprintln!(
-            "abprof: warning: not recorded in the history: {e}; the evidence is kept: `abprof history import {}` adds it later",
+            "abprof: warning: not recorded in the history: {}; the evidence is kept: `abprof history import {}` adds it later",
+            super::one_line(&e),
             root.display()
         ),
     }

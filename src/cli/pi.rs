@@ -135,8 +135,10 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
     if interrupted_by.is_none() {
-        let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
-        super::history::record(history.as_mut(), &root, || crate::history::StudyRecord::of_pi(&root, &report, &facts));
+        super::history::record(history.as_mut(), &root, || {
+            let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
+            Ok(crate::history::StudyRecord::of_pi(&root, &report, &facts))
+        });
     }
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());

@@ -139,7 +139,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     }
     // The untraced samples the rulebook accepted scale each trace.
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
-    super::history::record(history.as_mut(), &root, || crate::history::study_record(&root, &judged));
+    super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

@@ -455,7 +455,7 @@ impl StudyRecord {
     /// itself records).
     pub(crate) fn of_exactness(folder: &Path, report: &ExactnessReport, facts: Option<&ExactnessFacts>) -> StudyRecord {
         let folder = absolute(folder);
-        let variants: Vec<VariantRecord> = [&report.baseline, &report.candidate]
+        let mut variants: Vec<VariantRecord> = [&report.baseline, &report.candidate]
             .into_iter()
             .map(|side| {
                 let mut v = match facts.and_then(|f| f.variants.iter().find(|f| f.label == side.label)) {
@@ -477,7 +477,6 @@ impl StudyRecord {
                 v
             })
             .collect();
-        let mut variants = variants;
         let gate = serde_json::to_value(report.gate).ok().and_then(|v| v.as_str().map(String::from));
         if let Some(c) = variants.get_mut(1) {
             c.verdicts.push(VerdictRow {
