@@ -1,10 +1,11 @@
 //! abprof — is llama-server variant B faster than variant A, by how much, and which kernels are
 //! responsible?
 //!
-//! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
-//! `cli` → `report` → `summary`, `timeline` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
-//! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
-//! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
+//! Floors, top to bottom; each only uses the ones below it (`FLOORS` in `tests/layers.rs` checks it):
+//! `cli` → `report` → `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study`
+//! (THE study loop) → `measure` (THE sample lifecycle) → `trace` (pure trace analysis),
+//! `telemetry`, `server`, `artifact`, `model` → `client`, `child`, `atomic_file` → `variant`,
+//! `schedule`, `clock`, `stats`, `schema`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod child;
@@ -14,6 +15,7 @@ pub mod clock;
 pub(crate) mod exactness;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;
+pub(crate) mod history;
 pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;

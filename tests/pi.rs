@@ -126,6 +126,7 @@ fn processes_mentioning(needle: &str) -> Vec<u32> {
 fn spawn_pi_study(tb: &Testbed, root: &Path, markers: &Path, samples: u32, max_tokens: u32) -> std::process::Child {
     let s = tb.server.display();
     std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
+        .env("XDG_DATA_HOME", data_home())
         .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples"])
         .arg(samples.to_string())
         .arg("--model")

@@ -73,7 +73,9 @@ impl Drop for Reap {
 }
 
 fn abprof_cmd() -> Command {
-    Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("abprof"));
+    c.env("XDG_DATA_HOME", data_home());
+    c
 }
 
 #[test]

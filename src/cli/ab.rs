@@ -1,5 +1,5 @@
 //! `abprof ab`: the A/B study.
-use super::args::{OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
+use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
@@ -7,7 +7,7 @@ use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, Workload};
 use crate::study::{run_study, Outcome};
 use crate::summary::gate::{FailOn, Gate, GateMetric};
-use crate::summary::summarize;
+use crate::summary::judge;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -57,6 +57,8 @@ pub(crate) struct AbArgs {
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
     /// CI gate: exit 3 when a candidate is slower (or, with `changed`, different) beyond
     /// --threshold, its whole confidence interval past it; noise never fails it.
     #[arg(long, value_enum, value_name = "WHEN")]
@@ -126,15 +128,20 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         };
         (file, root, false)
     };
+    let mut history = a.history.open()?;
     let run = run_study(&file, &root, resume)?;
-    let summary = summarize(&run.evidence)?;
-    write_json(&run.evidence.path("summary.json"), &summary)?;
-    emit(&summary, a.output.format());
+    let judged = judge(&run.evidence)?;
+    let summary = &judged.summary;
+    write_json(&run.evidence.path("summary.json"), summary)?;
+    emit(summary, a.output.format());
+    if run.outcome == Outcome::Completed {
+        super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
+    }
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
     let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
-    let failures = gate.map(|g| (g, g.failures(&summary), g.unjudged(&summary)));
+    let failures = gate.map(|g| (g, g.failures(summary), g.unjudged(summary)));
     Ok(match run.outcome {
         Outcome::Completed => {
             let empty: Vec<&str> =

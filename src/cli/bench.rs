@@ -1,12 +1,12 @@
 //! `abprof bench`: one cold, honestly measured sample.
-use super::args::{OutputArgs, PromptArgs, ServerArgs};
+use super::args::{HistoryArgs, OutputArgs, PromptArgs, ServerArgs};
 use super::common::{block_on_until_signal, check_model, default_evidence, port_or_free, read_prompt, runtime};
 use crate::client::{calibrate, ChatRequest};
 use crate::measure::{run_sample, ChatLoad, NoObserver, SampleFiles, SampleSpec};
 use crate::report::emit;
 use crate::report::sample::SampleWithEvidence;
 use crate::server::LaunchSpec;
-use crate::summary::rules::{sample_rejections, Expectations};
+use crate::summary::bench::{judge_bench, BenchFacts, BENCH_FACTS_FILE};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -31,6 +31,32 @@ pub(crate) struct BenchArgs {
     /// Evidence folder (default: a new folder under the temp dir).
     #[arg(long, value_name = "DIR")]
     pub(crate) evidence: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
+}
+
+/// What the sample ran on, hashed once it has run (a missing binary fails the sample first, with
+/// its own message).
+fn bench_facts(a: &BenchArgs, common: &[String], expected: Option<u64>) -> Result<BenchFacts> {
+    let (binary, artifact) = crate::variant::resolve_binary(&a.server.server_bin);
+    let variant = crate::variant::Variant {
+        label: "bench".into(),
+        spec: format!("bench={}", a.server.server_bin.display()),
+        binary,
+        artifact,
+        kv: None,
+        env: vec![],
+        extra: vec![],
+        model: None,
+        expect: None,
+    };
+    Ok(BenchFacts {
+        variant: crate::study::facts::variant_facts(&variant, &a.server.model, common)?,
+        host: crate::study::facts::host_facts(None),
+        common_args: common.to_vec(),
+        expected_prompt_tokens: expected,
+        ignore_eos: a.ignore_eos,
+    })
 }
 
 pub(crate) fn run(a: BenchArgs) -> Result<i32> {
@@ -44,8 +70,10 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
             prompt_file.display()
         );
     }
+    let common = a.server.launch.common_args()?;
     let mut args = vec!["-m".to_string(), a.server.model.display().to_string()];
-    args.extend(a.server.launch.common_args()?);
+    args.extend(common.iter().cloned());
+    let mut history = a.history.open()?;
     let evidence = a.evidence.clone().unwrap_or_else(|| default_evidence("bench"));
     let mut request = ChatRequest::benchmark(&prompt, a.tokens);
     request.ignore_eos = a.ignore_eos.then_some(true);
@@ -71,14 +99,17 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
     let sample =
         block_on_until_signal(&runtime(), async { Ok(run_sample(&spec, &files, &mut load, &mut NoObserver).await?) })?;
     emit(&SampleWithEvidence { sample: &sample, evidence: &evidence }, a.output.format());
-    let exp =
-        Expectations { prompt_tokens: expected, locked_length: true, timing_blocks: 1, ..Expectations::default() };
-    let rejections = sample_rejections(&sample, &exp);
     if let Some(e) = &sample.error {
         bail!("{e} (evidence kept in {})", evidence.display());
     }
-    for r in &rejections {
+    let facts = bench_facts(&a, &common, expected)?;
+    crate::study::evidence::write_json(&evidence.join(BENCH_FACTS_FILE), &facts)?;
+    let bench = judge_bench(facts, sample);
+    for r in &bench.rejections {
         eprintln!("abprof: rejected ({}): {}", r.rule, r.reason);
     }
-    Ok(if rejections.is_empty() { 0 } else { 3 })
+    super::history::record(history.as_mut(), &evidence, || {
+        Ok(crate::history::StudyRecord::of_bench(&evidence, &bench))
+    });
+    Ok(if bench.rejections.is_empty() { 0 } else { 3 })
 }

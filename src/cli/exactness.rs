@@ -1,5 +1,5 @@
 //! `abprof exactness`: is the candidate computing the same thing as the baseline?
-use super::args::{LaunchArgs, OutputArgs, PromptArgs};
+use super::args::{HistoryArgs, LaunchArgs, OutputArgs, PromptArgs};
 use super::common::{block_on_until_signal, check_model, default_evidence, read_prompt, runtime};
 use crate::client::calibrate::{self, DEFAULT_SOURCE};
 use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate};
@@ -7,6 +7,7 @@ use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::report::emit;
 use crate::report::exactness::SavedExactness;
 use crate::server::{free_port, LaunchSpec};
+use crate::summary::fingerprint::{ExactnessFacts, EXACTNESS_FACTS_FILE};
 use crate::variant::{parse_variants, Variant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -41,6 +42,8 @@ pub(crate) struct ExactnessArgs {
     pub(crate) root: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
 }
 
 fn model_of<'a>(v: &'a Variant, default: Option<&'a Path>) -> Result<&'a Path> {
@@ -58,12 +61,27 @@ fn launch(v: &Variant, model: &Path, common: &[String], dir: &Path) -> Result<La
     Ok(LaunchSpec::for_variant(v, model, common, port, dir))
 }
 
+/// What the two sides ran on (binary and model hashed, `--version`), for the evidence and the
+/// results history.
+fn exactness_facts(variants: &[Variant], model: Option<&Path>, common: &[String]) -> Result<ExactnessFacts> {
+    let mut facts = Vec::new();
+    for v in variants {
+        let m = model_of(v, model)?;
+        facts.push(
+            crate::study::facts::variant_facts(v, m, common)
+                .with_context(|| format!("variant {}: hashing its files", v.label))?,
+        );
+    }
+    Ok(ExactnessFacts { variants: facts, host: crate::study::facts::host_facts(None) })
+}
+
 pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     let variants = parse_variants(&a.variants)?;
     if variants.len() != 2 {
         bail!(crate::exactness::ExactnessError::VariantCount(variants.len()));
     }
     let common = a.launch.common_args()?;
+    let mut history = a.history.open()?;
     let root = a.root.clone().unwrap_or_else(|| default_evidence("exactness"));
     let mut sides = Vec::new();
     for v in &variants {
@@ -113,6 +131,11 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     let report = block_on_until_signal(&rt, async { Ok(run_exactness(&sides[0], &sides[1], &plan).await?) })?;
     let file = ExactnessReport::path_in(&root);
     emit(&SavedExactness { report: &report, file: &file }, a.output.format());
+    let facts = exactness_facts(&variants, a.model.as_deref(), &common)?;
+    crate::study::evidence::write_json(&root.join(EXACTNESS_FACTS_FILE), &facts)?;
+    super::history::record(history.as_mut(), &root, || {
+        Ok(crate::history::StudyRecord::of_exactness(&root, &report, Some(&facts)))
+    });
     Ok(match report.gate {
         Gate::Exact => 0,
         Gate::CosinePass => 3,

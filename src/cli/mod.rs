@@ -12,6 +12,7 @@ mod compare_traces;
 mod completions;
 mod conditions;
 mod exactness;
+mod history;
 mod monitor;
 mod parse_log;
 mod pi;
@@ -46,6 +47,8 @@ pub(crate) enum Command {
     Exactness(exactness::ExactnessArgs),
     /// The real Pi coding agent against each variant: cold server per sample, whole-process wall time, one request, no tools, the answer's Python run.
     Pi(pi::PiArgs),
+    /// The results history: every finished study; list and filter, --regressions between comparable studies, import DIR.
+    History(history::HistoryCommandArgs),
     /// Build an immutable llama-server artifact from a commit (+ one patch) in a detached worktree, never touching the source tree.
     Build(build::BuildArgs),
     /// Attribute one kernel trace's decode time to kernel categories, per token.
@@ -103,6 +106,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Monitor(args) => monitor::run(args),
         Command::Exactness(a) => exactness::run(a),
         Command::Pi(a) => pi::run(a),
+        Command::History(a) => history::run(a),
         Command::Build(a) => build::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),

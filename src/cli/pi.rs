@@ -1,5 +1,5 @@
 //! `abprof pi`: the real Pi coding agent against each variant, cold, interleaved.
-use super::args::{OutputArgs, VariantArgs, STUDY_FLAGS};
+use super::args::{HistoryArgs, OutputArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
 use crate::pi::{pi_version, PiError, PiMode, PiStudy};
@@ -60,6 +60,8 @@ pub(crate) struct PiArgs {
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
 }
 
 /// `pi` alone means the one on PATH; a path is taken as given.
@@ -110,6 +112,7 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         .clone()
         .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
     let version = Some(pi_version(&section.pi_bin)?);
+    let mut history = a.history.open()?;
     let quiet = a.output.format() != crate::report::Format::Text;
     // pi.json is built once, at the end, from the evidence (which a resume reads the same way);
     // each sample leaves its own view beside it.
@@ -131,6 +134,12 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
     let report = pi_report(&run.evidence, facts)?;
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
+    if interrupted_by.is_none() {
+        super::history::record(history.as_mut(), &root, || {
+            let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
+            Ok(crate::history::StudyRecord::of_pi(&root, &report, &facts))
+        });
+    }
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

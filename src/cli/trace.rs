@@ -1,6 +1,6 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
-use super::args::{OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
+use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
@@ -9,7 +9,7 @@ use crate::study::file::{StudyFile, TraceSection};
 use crate::study::trace_capture::{TraceStudy, TracerCommand};
 use crate::study::Outcome;
 use crate::summary::capture::scale_traces;
-use crate::summary::summarize;
+use crate::summary::judge;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -64,6 +64,8 @@ pub(crate) struct TraceArgs {
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+    #[command(flatten)]
+    pub(crate) history: HistoryArgs,
 }
 
 fn on_path(name: &str) -> Option<PathBuf> {
@@ -123,9 +125,11 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
     let mut config = TraceStudy::new(&file)?;
+    let mut history = a.history.open()?;
     let run = crate::study::run_study_with(&file, &root, resume, &mut config)?;
-    let summary = summarize(&run.evidence)?;
-    write_json(&run.evidence.path("summary.json"), &summary)?;
+    let judged = judge(&run.evidence)?;
+    let summary = &judged.summary;
+    write_json(&run.evidence.path("summary.json"), summary)?;
     if let Outcome::Interrupted(sig) = run.outcome {
         eprintln!(
             "abprof: interrupted by signal {sig}; restore hooks ran; `abprof trace --resume {}` completes the capture",
@@ -134,7 +138,8 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         return Ok(128 + sig);
     }
     // The untraced samples the rulebook accepted scale each trace.
-    emit(&scale_traces(&run.evidence, &summary, file.tokens)?, a.output.format());
+    emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
+    super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

@@ -3,6 +3,7 @@
 pub(crate) mod artifact;
 pub(crate) mod calibration;
 pub(crate) mod exactness;
+pub(crate) mod history;
 pub(crate) mod monitor;
 pub(crate) mod pi;
 pub(crate) mod sample;

@@ -153,10 +153,22 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Evi
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
+/// Reads a document [`write_json`] wrote. A list is written kept under `items` beside
+/// `schema_version` (src/schema.rs), so a list is read from there; a bare list (written before
+/// versioning) reads as it is.
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
-    serde_json::from_str(&text).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })
+    let bad = |e: serde_json::Error| EvidenceError::Read { path: path.into(), detail: e.to_string() };
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    match doc {
+        serde_json::Value::Object(mut m)
+            if m.len() == 2 && m.contains_key("schema_version") && m.contains_key("items") =>
+        {
+            serde_json::from_value(m.remove("items").expect("checked above")).map_err(bad)
+        }
+        doc => serde_json::from_value(doc).map_err(bad),
+    }
 }
 
 impl Evidence {
@@ -360,6 +372,17 @@ mod tests {
         ev.append_order(&e).unwrap();
         ev.append_order(&e).unwrap();
         assert_eq!(ev.order().len(), 2);
+    }
+
+    #[test]
+    fn a_list_reads_back_from_under_items_and_bare() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("list.json");
+        write_json(&p, &vec![1u32, 2, 3]).unwrap();
+        assert!(std::fs::read_to_string(&p).unwrap().contains("\"items\""));
+        assert_eq!(read_json::<Vec<u32>>(&p).unwrap(), [1, 2, 3]);
+        std::fs::write(&p, "[4, 5]").unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&p).unwrap(), [4, 5]);
     }
 
     #[test]

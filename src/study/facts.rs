@@ -53,6 +53,31 @@ pub(crate) struct VariantFacts {
     pub(crate) server_args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) expect: Option<String>,
+    /// The `kv=` type (absent in studies of releases before the results history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) kv: Option<String>,
+    /// The variant's own server arguments (`extra=`), after the study's common ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) extra: Vec<String>,
+    /// The llama.cpp commit the binary was built from, from its artifact's `build-info.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+}
+
+impl VariantFacts {
+    /// The commit the binary was built from: its artifact's record, else what its `--version`
+    /// printed (`… commit 0c1e57098`), else unknown.
+    pub(crate) fn commit(&self) -> Option<String> {
+        static IN_VERSION: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new(r"\bcommit ([0-9a-f]{7,40})\b").unwrap());
+        self.commit.clone().or_else(|| IN_VERSION.captures(&self.version).map(|c| c[1].to_string()))
+    }
+}
+
+/// The base commit an `abprof build` artifact folder records in its `build-info.json`.
+fn artifact_commit(artifact: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(artifact.join("build-info.json")).ok()?;
+    serde_json::from_str::<crate::artifact::BuildInfo>(&text).ok().map(|i| i.base_commit)
 }
 
 fn cache_dir() -> PathBuf {
@@ -181,6 +206,9 @@ pub(crate) fn variant_facts(v: &Variant, default_model: &Path, common: &[String]
         server_args: v.server_args(default_model, common),
         env: v.env.clone(),
         expect: v.expect.clone(),
+        kv: v.kv.clone(),
+        extra: v.extra.clone(),
+        commit: v.artifact.as_deref().and_then(artifact_commit),
     })
 }
 
@@ -198,6 +226,31 @@ mod tests {
         assert_eq!(a.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_eq!(file_sha256(&f).unwrap(), a);
         assert_eq!(std::fs::read_dir(d.path().join("cache/sha256")).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_commit_comes_from_the_artifact_else_from_the_version() {
+        let file = FileFacts { path: "b".into(), real_path: "b".into(), size: 1, sha256: "0".repeat(64), stamp: None };
+        let mut f = VariantFacts {
+            label: "A".into(),
+            spec: "A=b".into(),
+            binary: file.clone(),
+            version: "version: 0.5.0-dev (build 0, commit 0c1e57098)\nbuilt with GNU 12.2.0".into(),
+            artifact_version: None,
+            model: file,
+            server_args: vec![],
+            env: vec![],
+            expect: None,
+            kv: None,
+            extra: vec![],
+            commit: None,
+        };
+        assert_eq!(f.commit().as_deref(), Some("0c1e57098"));
+        f.commit = Some("0c1e57098abc".into());
+        assert_eq!(f.commit().as_deref(), Some("0c1e57098abc"));
+        f.commit = None;
+        f.version = "version: 1 (unknown)".into();
+        assert_eq!(f.commit(), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
+pub(crate) mod bench;
 pub(crate) mod capture;
+pub(crate) mod fingerprint;
 pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;
@@ -10,9 +12,9 @@ pub(crate) mod stats;
 pub(crate) mod traces;
 
 use crate::measure::Sample;
-use crate::study::evidence::{read_json, Evidence, OrderEntry, Plan};
-use crate::study::file::StudyFile;
+use crate::study::evidence::{read_json, Evidence, OrderEntry};
 use crate::study::isolation::IsolationRecord;
+use fingerprint::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
 use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
@@ -155,13 +157,42 @@ fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
     (median(&v), v.iter().cloned().reduce(f64::max))
 }
 
+/// One sample the rulebook judged: accepted (no rejections) or rejected with its rules. The
+/// summary's medians are the accepted ones; the results history keeps them all.
+#[derive(Debug, Clone)]
+pub(crate) struct JudgedSample {
+    /// The study index (0-based) of its planned slot.
+    pub(crate) index: usize,
+    /// Its variant's position in the plan.
+    pub(crate) variant: usize,
+    /// Its folder, relative to the study's.
+    pub(crate) dir: String,
+    pub(crate) rejections: Vec<Rejection>,
+    /// The record, when one was written and could be read.
+    pub(crate) sample: Option<Sample>,
+}
+
+/// A study as the summary layer read it: the summary, every judged sample, and the study's
+/// fingerprint, each read from the evidence folder once.
+#[derive(Debug, Clone)]
+pub(crate) struct Judged {
+    pub(crate) summary: Summary,
+    pub(crate) samples: Vec<JudgedSample>,
+    pub(crate) facts: StudyFacts,
+}
+
 /// Builds the summary of the study in `ev`.
 pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
-    let file = StudyFile::load(&ev.study_toml())?;
-    let plan: Plan = read_json(&ev.path("plan.json"))?;
+    Ok(judge(ev)?.summary)
+}
+
+/// Judges every sample of the study in `ev` and builds its summary.
+pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
+    let facts = StudyFacts::load(ev)?;
+    let (file, plan) = (&facts.file, &facts.plan);
     let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();
     let restored = iso.as_ref().and_then(|i| i.restored);
-    let expected = ev.expected_prompt_tokens(&file);
+    let expected = ev.expected_prompt_tokens(file);
     let exp = Expectations {
         prompt_tokens: expected,
         locked_length: true,
@@ -169,7 +200,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
         isolation_restored: restored,
     };
-    let found = ev.samples(&plan);
+    let found = ev.samples(plan);
     let mut rejected = Vec::new();
     // Accepted samples per variant, as indices into `found`.
     let mut accepted: Vec<Vec<usize>> = vec![Vec::new(); plan.labels.len()];
@@ -232,6 +263,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         }
     }
     rejected.sort_by_key(|r| (r.index, r.dir.clone()));
+    let judged = judged_samples(&found, &accepted, &rejected, plan, &rel);
 
     // Each sample's telemetry phases, parsed once from its JSON.
     let phases_of: Vec<Option<[crate::telemetry::phases::PhaseStats; 2]>> =
@@ -316,7 +348,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
     let traces =
         traces::compare_study_traces(ev, &variants, file.tokens, &crate::trace::Rules::builtin(), traces::SUMMARY_TOP);
-    Ok(Summary {
+    let summary = Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
         tokens: file.tokens,
@@ -328,10 +360,49 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         missing,
         order,
         isolation_restored: restored,
-        telemetry: read_json::<crate::study::facts::HostFacts>(&ev.path("host.json")).ok().and_then(|h| h.telemetry),
+        telemetry: facts.host.as_ref().and_then(|h| h.telemetry.clone()),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
         exactness: read_json(&ev.path("exactness.json")).ok(),
-    })
+    };
+    Ok(Judged { summary, samples: judged, facts })
+}
+
+/// Every sample on disk with its verdict, in study order: the accepted ones of each variant and
+/// every rejected one (a superseded attempt or a corrupt record has no readable sample).
+fn judged_samples(
+    found: &[crate::study::evidence::FoundSample],
+    accepted: &[Vec<usize>],
+    rejected: &[RejectedSample],
+    plan: &crate::study::evidence::Plan,
+    rel: &dyn Fn(&std::path::Path) -> String,
+) -> Vec<JudgedSample> {
+    let mut out = Vec::new();
+    for (variant, list) in accepted.iter().enumerate() {
+        for &fi in list {
+            let f = &found[fi];
+            let (index, dir, sample) = (f.slot.index, rel(&f.dir), f.sample.clone());
+            out.push(JudgedSample { index, variant, dir, rejections: Vec::new(), sample });
+        }
+    }
+    let on_disk = |dir: &str| -> Option<Sample> {
+        found.iter().find_map(|f| {
+            if rel(&f.dir) == dir {
+                return f.sample.clone();
+            }
+            f.earlier_attempts.iter().find(|(d, _)| rel(d) == dir).and_then(|(_, s)| s.clone())
+        })
+    };
+    for r in rejected {
+        out.push(JudgedSample {
+            index: r.index,
+            variant: plan.labels.iter().position(|l| *l == r.label).unwrap_or(0),
+            dir: r.dir.clone(),
+            rejections: r.reasons.clone(),
+            sample: on_disk(&r.dir),
+        });
+    }
+    out.sort_by(|a, b| (a.index, &a.dir).cmp(&(b.index, &b.dir)));
+    out
 }

@@ -43,7 +43,11 @@ fn traces_dir(ev: &Evidence) -> PathBuf {
 
 /// Variants of the study that have an `abprof trace` folder under `traces/`.
 fn traced<'a>(ev: &Evidence, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    let dir = traces_dir(ev);
+    traced_in(&traces_dir(ev), variants)
+}
+
+/// Variants with an `abprof trace` folder (`LABEL/trace.json`) in `dir`.
+fn traced_in<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
     variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect()
 }
 
@@ -58,14 +62,26 @@ pub(crate) fn compare_study_traces(
     rules: &Rules,
     top: usize,
 ) -> Option<TraceComparison> {
-    let traced = traced(ev, variants);
+    compare_traces_in(&traces_dir(ev), variants, study_tokens, rules, top)
+}
+
+/// [`compare_study_traces`] over the `LABEL/` trace folders in `dir`: an A/B study's `traces/`,
+/// or an `abprof trace` study's own folder.
+pub(crate) fn compare_traces_in(
+    dir: &Path,
+    variants: &[VariantSummary],
+    study_tokens: u32,
+    rules: &Rules,
+    top: usize,
+) -> Option<TraceComparison> {
+    let traced = traced_in(dir, variants);
     if traced.len() < 2 {
         return None;
     }
     let mut inputs = Vec::new();
     let mut scaled_by_trace_samples = None;
     for v in traced {
-        let folder = traces_dir(ev).join(&v.label);
+        let folder = dir.join(&v.label);
         let trace_tokens = TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
         let same_length = trace_tokens == Some(study_tokens);
         let ms = if same_length { v.ms_per_token } else { None };

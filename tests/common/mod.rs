@@ -48,8 +48,17 @@ pub fn testbed() -> &'static Testbed {
     })
 }
 
+/// Where the abprof of the tests keeps its results history unless a test passes `--history`: a
+/// folder of this test binary's own, never the user's `~/.local/share/abprof/history.db`.
+pub fn data_home() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
 pub fn abprof() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("abprof").expect("abprof binary")
+    let mut c = assert_cmd::Command::cargo_bin("abprof").expect("abprof binary");
+    c.env("XDG_DATA_HOME", data_home());
+    c
 }
 
 /// Server args every test-bed server gets: small context, both cores, one slot.
@@ -195,6 +204,7 @@ fn label_of(e: &std::fs::DirEntry) -> String {
 /// The real abprof in the background, its output piped.
 pub fn spawn_abprof(args: &[String]) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+        .env("XDG_DATA_HOME", data_home())
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

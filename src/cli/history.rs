@@ -1,0 +1,181 @@
+//! `abprof history`: the results history — list and filter, `--regressions`, and `import DIR...`
+//! (docs/methodology.md §15).
+use super::args::{HistoryDb, OutputArgs};
+use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, StudyRecord};
+use crate::report::emit;
+use crate::report::history::ImportReport;
+use crate::study::file::Workload;
+use anyhow::Result;
+use chrono::{DateTime, Local, NaiveDate, TimeZone};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct HistoryCommandArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<HistoryAction>,
+    #[command(flatten)]
+    pub(crate) db: HistoryDb,
+    #[command(flatten)]
+    pub(crate) filters: FilterArgs,
+    /// How each variant's medians moved from one comparable study to the next, with the 95%
+    /// interval of each move and the series' A/A noise floor; the filters pick moves by the study
+    /// they land on (--since DATE: the moves since DATE).
+    #[arg(long)]
+    pub(crate) regressions: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum HistoryAction {
+    /// Load existing evidence folders (ab, trace, pi, exactness, bench) into the history; a study
+    /// already there is recognized and not added twice.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ImportArgs {
+    /// Evidence folders: the --root of a study, or the --evidence of `abprof bench`.
+    #[arg(value_name = "DIR", required = true)]
+    pub(crate) dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) db: HistoryDb,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+/// Which recorded variants a listing (or, by their later study, the moves) keeps.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct FilterArgs {
+    /// Variants with this label.
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) label: Option<String>,
+    /// Binaries whose sha256 starts with this, or whose path contains it.
+    #[arg(long, value_name = "SHA|PATH")]
+    pub(crate) binary: Option<String>,
+    /// Binaries built from this commit (a prefix).
+    #[arg(long, value_name = "SHA")]
+    pub(crate) commit: Option<String>,
+    /// Models whose sha256 starts with this, or whose path contains it.
+    #[arg(long, value_name = "SHA|PATH")]
+    pub(crate) model: Option<String>,
+    /// Studies run with this --workload.
+    #[arg(long, value_enum)]
+    pub(crate) workload: Option<Workload>,
+    /// Studies started on or after this date (YYYY-MM-DD, local time, or RFC 3339).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub(crate) since: Option<DateArg>,
+    /// Studies started on or before this date (a whole day when given as YYYY-MM-DD).
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub(crate) until: Option<DateArg>,
+}
+
+/// A date bound: a day (local time) or an instant.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DateArg {
+    start: DateTime<Local>,
+    whole_day: bool,
+}
+
+fn parse_date(s: &str) -> Result<DateArg, String> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Ok(DateArg { start: t.with_timezone(&Local), whole_day: false });
+    }
+    let day = NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| format!("{s:?} is not a date: write YYYY-MM-DD or an RFC 3339 time"))?;
+    let midnight = day.and_hms_opt(0, 0, 0).expect("midnight exists");
+    let start = Local
+        .from_local_datetime(&midnight)
+        .earliest()
+        .ok_or_else(|| format!("{s} has no local midnight (a time-zone change): write an RFC 3339 time"))?;
+    Ok(DateArg { start, whole_day: true })
+}
+
+fn unix(t: DateTime<Local>) -> f64 {
+    t.timestamp_millis() as f64 / 1000.0
+}
+
+impl FilterArgs {
+    fn filters(&self) -> Filters {
+        Filters {
+            label: self.label.clone(),
+            binary: self.binary.clone(),
+            commit: self.commit.clone(),
+            model: self.model.clone(),
+            workload: self.workload.and_then(|w| serde_json::to_value(w).ok()?.as_str().map(String::from)),
+            since: self.since.map(|d| unix(d.start)),
+            until: self.until.map(|d| unix(if d.whole_day { d.start + chrono::Days::new(1) } else { d.start })),
+        }
+    }
+}
+
+pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
+    if let Some(HistoryAction::Import(i)) = a.action {
+        return import(i);
+    }
+    let path = a.db.path()?;
+    let filters = a.filters.filters();
+    let Some(history) = History::open_existing(&path)? else {
+        eprintln!(
+            "abprof: no history at {} yet: finished studies are recorded there (or `abprof history import DIR` loads earlier ones)",
+            path.display()
+        );
+        if a.regressions {
+            let empty = crate::history::Regressions { history: path, filters, series: vec![], not_compared: vec![] };
+            emit(&empty, a.output.format());
+        } else {
+            emit(&HistoryList { history: path, filters, studies_total: 0, rows: vec![] }, a.output.format());
+        }
+        return Ok(0);
+    };
+    if a.regressions {
+        emit(&regressions(history.conn(), path, filters)?, a.output.format());
+    } else {
+        emit(&list(history.conn(), path, filters)?, a.output.format());
+    }
+    Ok(0)
+}
+
+/// Every folder is read and judged before the first is written: a bad one stops the import with
+/// nothing added.
+fn import(a: ImportArgs) -> Result<i32> {
+    let path = a.db.path()?;
+    let mut records: Vec<(PathBuf, Vec<StudyRecord>)> = Vec::new();
+    for dir in &a.dirs {
+        records.push((dir.clone(), crate::history::records_in(dir)?));
+    }
+    let mut history = History::open(&path)?;
+    let mut folders = Vec::new();
+    for (dir, rs) in records {
+        folders.push(import_folder(&mut history, &dir, &rs)?);
+    }
+    emit(&ImportReport { history: path, folders }, a.output.format());
+    Ok(0)
+}
+
+/// Records a finished run in `history` (when one is open) and says so on stderr; a record that
+/// cannot be built or written loses nothing measured and does not change the run's exit status.
+pub(crate) fn record(
+    history: Option<&mut History>,
+    root: &std::path::Path,
+    make: impl FnOnce() -> Result<StudyRecord>,
+) {
+    let Some(h) = history else { return };
+    match make().and_then(|study| Ok(h.record(&study)?)) {
+        Ok(done) if done.new => eprintln!(
+            "abprof: recorded as study #{} in the history {} ({} samples, one transaction in {:.1} ms)",
+            done.id,
+            h.path.display(),
+            done.samples,
+            done.write_ms
+        ),
+        Ok(done) => eprintln!("abprof: already in the history {} as study #{}", h.path.display(), done.id),
+        Err(e) => eprintln!(
+            "abprof: warning: not recorded in the history: {}; the evidence is kept: `abprof history import {}` adds it later",
+            super::one_line(&e),
+            root.display()
+        ),
+    }
+}

@@ -1,0 +1,102 @@
+//! `abprof history import DIR...`: the records an evidence folder holds, built through the
+//! summary layer the way the command that measured them builds them at its end.
+use super::record::{RecordedStudy, StudyRecord};
+use super::History;
+use crate::exactness::ExactnessReport;
+use crate::study::evidence::{read_json, Evidence};
+use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
+use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
+use crate::summary::pi::{PiReport, PI_REPORT_FILE};
+use crate::summary::traces::compare_traces_in;
+use crate::summary::{judge, Judged};
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// What importing one folder did.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Imported {
+    pub(crate) folder: PathBuf,
+    pub(crate) studies: Vec<RecordedStudy>,
+}
+
+/// The record of a finished `ab` or `trace` study; a trace study's kernel attribution is taken
+/// from its own `LABEL/` trace folders, scaled by its untraced medians.
+pub(crate) fn study_record(root: &Path, judged: &Judged) -> StudyRecord {
+    let s = &judged.summary;
+    let traces = judged.facts.file.trace.as_ref().and_then(|_| {
+        compare_traces_in(
+            root,
+            &s.variants,
+            s.tokens,
+            &crate::trace::Rules::builtin(),
+            crate::summary::traces::SUMMARY_TOP,
+        )
+    });
+    StudyRecord::of_study(root, judged, traces.as_ref())
+}
+
+/// The finished studies in `dir`: an `ab`, `trace` or `pi` study folder (and the exactness
+/// check run into it), an `abprof exactness --root` folder, or an `abprof bench` folder.
+pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
+    let mut out = Vec::new();
+    if dir.join("study.toml").is_file() {
+        let ev = Evidence::open(dir)?;
+        let facts = StudyFacts::load(&ev)?;
+        if facts.file.pi.is_some() {
+            let report: PiReport = match read_json(&ev.path(PI_REPORT_FILE)) {
+                Ok(r) => r,
+                Err(_) => bail!(
+                    "{} is a Pi study that never finished (no {PI_REPORT_FILE}): `abprof pi --resume {}` completes it",
+                    dir.display(),
+                    dir.display()
+                ),
+            };
+            if let Some(sig) = report.interrupted_by {
+                bail!(
+                    "{} is a Pi study stopped by signal {sig}: `abprof pi --resume {}` completes it",
+                    dir.display(),
+                    dir.display()
+                );
+            }
+            out.push(StudyRecord::of_pi(dir, &report, &facts));
+        } else {
+            let judged = judge(&ev)?;
+            if judged.summary.missing > 0 {
+                let how = if judged.facts.file.trace.is_some() { "trace" } else { "ab" };
+                bail!(
+                    "{} is an unfinished study ({} planned samples missing): `abprof {how} --resume {}` completes it",
+                    dir.display(),
+                    judged.summary.missing,
+                    dir.display()
+                );
+            }
+            out.push(study_record(dir, &judged));
+        }
+    }
+    let exactness = ExactnessReport::path_in(dir);
+    if exactness.is_file() {
+        let report: ExactnessReport = read_json(&exactness)?;
+        let facts: Option<ExactnessFacts> = read_json(&dir.join(EXACTNESS_FACTS_FILE)).ok();
+        out.push(StudyRecord::of_exactness(dir, &report, facts.as_ref()));
+    }
+    if dir.join(BENCH_FACTS_FILE).is_file() {
+        out.push(StudyRecord::of_bench(dir, &load_bench(dir)?));
+    }
+    if out.is_empty() {
+        bail!(
+            "{} holds no abprof evidence (no study.toml, exactness.json or {BENCH_FACTS_FILE}): pass the --root of an `abprof ab`, `trace`, `pi` or `exactness` run, or the --evidence of `abprof bench`",
+            dir.display()
+        );
+    }
+    Ok(out)
+}
+
+/// Writes the studies [`records_in`] found in `dir`; one already in the history is recognized,
+/// not written again.
+pub(crate) fn import_folder(history: &mut History, dir: &Path, records: &[StudyRecord]) -> Result<Imported> {
+    let mut studies = Vec::new();
+    for r in records {
+        studies.push(history.record(r)?);
+    }
+    Ok(Imported { folder: dir.to_path_buf(), studies })
+}

@@ -1,0 +1,584 @@
+//! A finished study as the history stores it, built from the summary layer's typed results (never
+//! from raw evidence files): the study's setup, each variant's fingerprint, every judged sample,
+//! the verdicts, per-phase energy and kernel-category ms/token.
+use crate::exactness::ExactnessReport;
+use crate::measure::Sample;
+use crate::study::facts::{HostFacts, VariantFacts};
+use crate::summary::bench::BenchRun;
+use crate::summary::fingerprint::{ExactnessFacts, StudyFacts};
+use crate::summary::phases::PhaseFigures;
+use crate::summary::pi::PiReport;
+use crate::summary::rules::Rejection;
+use crate::summary::stats::ChangeCi;
+use crate::summary::traces::TraceComparison;
+use crate::summary::{Judged, Metric, Summary};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// Which abprof command measured the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum StudyKind {
+    Ab,
+    Trace,
+    Pi,
+    Bench,
+    Exactness,
+}
+
+impl StudyKind {
+    pub(crate) const ALL: [StudyKind; 5] =
+        [StudyKind::Ab, StudyKind::Trace, StudyKind::Pi, StudyKind::Bench, StudyKind::Exactness];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            StudyKind::Ab => "ab",
+            StudyKind::Trace => "trace",
+            StudyKind::Pi => "pi",
+            StudyKind::Bench => "bench",
+            StudyKind::Exactness => "exactness",
+        }
+    }
+
+    pub(crate) fn from_name(s: &str) -> Option<StudyKind> {
+        StudyKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+
+    /// What one sample's load was: studies whose loads differ never compare
+    /// (docs/methodology.md §15). `ab`, `trace` (its untraced samples) and `bench` time one
+    /// streamed chat request; `pi` a whole agent run; `exactness` times nothing.
+    pub(crate) fn load(self) -> &'static str {
+        match self {
+            StudyKind::Ab | StudyKind::Trace | StudyKind::Bench => "chat request",
+            StudyKind::Pi => "Pi agent run",
+            StudyKind::Exactness => "exactness check",
+        }
+    }
+}
+
+/// One judged sample.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SampleRow {
+    pub(crate) index: usize,
+    pub(crate) dir: String,
+    pub(crate) rejections: Vec<Rejection>,
+    pub(crate) decode_tps: Option<f64>,
+    pub(crate) prefill_tps: Option<f64>,
+    pub(crate) strict_tps: Option<f64>,
+    pub(crate) ttft_ms: Option<f64>,
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) output_tokens: Option<u64>,
+    pub(crate) draft_acceptance: Option<f64>,
+    /// A Pi sample's whole agent run.
+    pub(crate) wall_ms: Option<f64>,
+}
+
+impl SampleRow {
+    fn of(index: usize, dir: String, rejections: Vec<Rejection>, s: Option<&Sample>) -> SampleRow {
+        let metric = |m: Metric| s.and_then(|s| m.of(s));
+        SampleRow {
+            index,
+            dir,
+            rejections,
+            decode_tps: metric(Metric::ServerDecodeTps),
+            prefill_tps: metric(Metric::ServerPrefillTps),
+            strict_tps: metric(Metric::StrictStreamedTps),
+            ttft_ms: metric(Metric::TtftMs),
+            prompt_tokens: s.and_then(|s| s.prompt_tokens()),
+            output_tokens: s.and_then(|s| s.completion_tokens()),
+            draft_acceptance: s.and_then(|s| s.draft.as_ref().map(|d| d.rate)),
+            wall_ms: s.and_then(|s| s.extra.pi.as_ref().map(|p| p.pi_wall_ms)),
+        }
+    }
+
+    pub(crate) fn accepted(&self) -> bool {
+        self.rejections.is_empty()
+    }
+}
+
+/// A variant's median of one metric, with its change against the baseline and the verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VerdictRow {
+    /// A [`Metric`]'s name, or a study's own verdict (`exactness`).
+    pub(crate) metric: String,
+    pub(crate) median: Option<f64>,
+    pub(crate) mean: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) ci: Option<ChangeCi>,
+    pub(crate) verdict: Option<String>,
+}
+
+/// One variant with its fingerprint and everything measured of it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VariantRecord {
+    pub(crate) label: String,
+    pub(crate) spec: String,
+    pub(crate) binary_path: Option<String>,
+    pub(crate) binary_sha256: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) commit: Option<String>,
+    pub(crate) artifact_version: Option<String>,
+    pub(crate) model_path: Option<String>,
+    pub(crate) model_sha256: Option<String>,
+    pub(crate) kv: Option<String>,
+    /// The variant's own server arguments (KV type, `extra=`), after the study's common ones.
+    pub(crate) own_args: Vec<String>,
+    pub(crate) argv: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) expect: Option<String>,
+    pub(crate) planned: usize,
+    pub(crate) samples: Vec<SampleRow>,
+    pub(crate) verdicts: Vec<VerdictRow>,
+    /// `prefill` and `decode` telemetry.
+    pub(crate) phases: Vec<(String, PhaseFigures)>,
+    /// Kernel category → ms/token, when the variant was traced.
+    pub(crate) kernels: Vec<(String, f64)>,
+}
+
+impl VariantRecord {
+    /// The fingerprint from the variant's recorded facts; `common` is the study's common server
+    /// arguments, which its argv holds after `-m MODEL`.
+    fn of_facts(f: &VariantFacts, common: &[String]) -> VariantRecord {
+        let own_args = match f.server_args.get(2..) {
+            Some(rest) if f.server_args.first().map(String::as_str) == Some("-m") && rest.starts_with(common) => {
+                rest[common.len()..].to_vec()
+            }
+            _ => f.server_args.clone(),
+        };
+        // Studies of releases before the history recorded no KV type: it is what the variant's
+        // own arguments set (variant.rs puts `kv=` there as --cache-type-k).
+        let kv = f.kv.clone().or_else(|| own_args.windows(2).find(|w| w[0] == "--cache-type-k").map(|w| w[1].clone()));
+        VariantRecord {
+            label: f.label.clone(),
+            spec: f.spec.clone(),
+            binary_path: Some(f.binary.real_path.display().to_string()),
+            binary_sha256: Some(f.binary.sha256.clone()),
+            version: Some(f.version.clone()),
+            commit: f.commit(),
+            artifact_version: f.artifact_version.clone(),
+            model_path: Some(f.model.real_path.display().to_string()),
+            model_sha256: Some(f.model.sha256.clone()),
+            kv,
+            own_args,
+            argv: f.server_args.clone(),
+            env: f.env.clone(),
+            expect: f.expect.clone(),
+            planned: 0,
+            samples: Vec::new(),
+            verdicts: Vec::new(),
+            phases: Vec::new(),
+            kernels: Vec::new(),
+        }
+    }
+
+    /// A variant whose facts were not recorded: only its label and spec are known.
+    fn unknown(label: &str, spec: &str) -> VariantRecord {
+        VariantRecord {
+            label: label.into(),
+            spec: spec.into(),
+            binary_path: None,
+            binary_sha256: None,
+            version: None,
+            commit: None,
+            artifact_version: None,
+            model_path: None,
+            model_sha256: None,
+            kv: None,
+            own_args: Vec::new(),
+            argv: Vec::new(),
+            env: Vec::new(),
+            expect: None,
+            planned: 0,
+            samples: Vec::new(),
+            verdicts: Vec::new(),
+            phases: Vec::new(),
+            kernels: Vec::new(),
+        }
+    }
+
+    pub(crate) fn accepted(&self) -> usize {
+        self.samples.iter().filter(|s| s.accepted()).count()
+    }
+}
+
+/// A finished study, ready to be written in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StudyRecord {
+    /// Folder + plan + start, hashed: the same study imported twice has the same identity.
+    pub(crate) identity: String,
+    pub(crate) kind: StudyKind,
+    pub(crate) folder: PathBuf,
+    pub(crate) name: Option<String>,
+    /// An `abprof ab --aa` study: its second variant is its first run again.
+    pub(crate) aa: bool,
+    pub(crate) started_at: Option<String>,
+    pub(crate) host: Option<HostFacts>,
+    pub(crate) model_path: Option<String>,
+    pub(crate) model_sha256: Option<String>,
+    pub(crate) workload: Option<String>,
+    pub(crate) output_tokens: Option<u32>,
+    pub(crate) prompt_tokens: Option<u64>,
+    /// The server arguments common to every variant.
+    pub(crate) server_args: Vec<String>,
+    pub(crate) pure_decode: bool,
+    pub(crate) ignore_eos: bool,
+    pub(crate) samples_per_variant: Option<u32>,
+    pub(crate) missing: usize,
+    pub(crate) isolation_restored: Option<bool>,
+    /// A study-level verdict (`exactness`: exact, cosine_pass, fail).
+    pub(crate) outcome: Option<String>,
+    pub(crate) variants: Vec<VariantRecord>,
+}
+
+/// What a write did.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RecordedStudy {
+    pub(crate) id: i64,
+    pub(crate) kind: StudyKind,
+    pub(crate) folder: PathBuf,
+    /// False: the study was already in the history (same identity), nothing was written.
+    pub(crate) new: bool,
+    pub(crate) samples: usize,
+    pub(crate) write_ms: f64,
+}
+
+fn identity(kind: StudyKind, folder: &Path, discriminator: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("{}\0{}\0{discriminator}", kind.name(), folder.display()));
+    hex::encode(h.finalize())
+}
+
+/// The folder as an absolute path, so one study reached by two relative paths is one study.
+fn absolute(folder: &Path) -> PathBuf {
+    std::fs::canonicalize(folder).unwrap_or_else(|_| folder.to_path_buf())
+}
+
+fn split_common(server_args: &str) -> Vec<String> {
+    crate::variant::split_args(server_args).unwrap_or_else(|| vec![server_args.to_string()])
+}
+
+fn verdicts_of(v: &crate::summary::VariantSummary) -> Vec<VerdictRow> {
+    v.metrics
+        .iter()
+        .map(|m| VerdictRow {
+            metric: metric_name(m.metric).into(),
+            median: m.median,
+            mean: m.mean,
+            change_pct: m.change_pct,
+            ci: m.ci,
+            verdict: m.verdict.map(|v| v.word().to_string()),
+        })
+        .collect()
+}
+
+/// The name a metric is stored under (its serde name).
+pub(crate) fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::ServerDecodeTps => "server-decode-tps",
+        Metric::ServerPrefillTps => "server-prefill-tps",
+        Metric::StrictStreamedTps => "strict-streamed-tps",
+        Metric::TtftMs => "ttft-ms",
+    }
+}
+
+/// Kernel category → ms/token of each compared variant.
+fn kernels_of(traces: Option<&TraceComparison>) -> Vec<(String, Vec<(String, f64)>)> {
+    let Some(TraceComparison::Compared { comparison, .. }) = traces else { return Vec::new() };
+    comparison
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(i, col)| {
+            let cats = comparison
+                .categories
+                .iter()
+                .filter_map(|c| c.ms_per_token.get(i).map(|ms| (c.category.clone(), *ms)))
+                .collect();
+            (col.label.clone(), cats)
+        })
+        .collect()
+}
+
+impl StudyRecord {
+    /// The setup every study-folder kind shares, from its fingerprint.
+    fn of_facts(kind: StudyKind, root: &Path, facts: &StudyFacts) -> StudyRecord {
+        let folder = absolute(root);
+        let plan = serde_json::to_string(&facts.plan).expect("a plan serializes");
+        let started_at = facts.host.as_ref().map(|h| h.started_at.clone());
+        let common = split_common(&facts.file.server_args);
+        let variants = facts
+            .plan
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(i, label)| {
+                let planned = facts.plan.slots.iter().filter(|s| s.variant == i && !facts.plan.is_traced(s)).count();
+                let mut v = match facts.variants.iter().find(|f| f.label == *label) {
+                    Some(f) => VariantRecord::of_facts(f, &common),
+                    None => VariantRecord::unknown(label, facts.file.variants.get(i).map_or("", |s| s.as_str())),
+                };
+                v.planned = planned;
+                v
+            })
+            .collect();
+        let model = facts.variants.iter().find(|v| v.model.path == facts.file.model).map(|v| &v.model);
+        StudyRecord {
+            identity: identity(kind, &folder, &format!("{plan}\0{}", started_at.as_deref().unwrap_or(""))),
+            kind,
+            folder,
+            name: facts.file.name.clone(),
+            aa: facts.is_aa(),
+            started_at,
+            host: facts.host.clone(),
+            model_path: Some(facts.file.model.display().to_string()),
+            model_sha256: model.map(|m| m.sha256.clone()),
+            workload: facts.file.workload.and_then(|w| serde_json::to_value(w).ok()?.as_str().map(String::from)),
+            output_tokens: Some(facts.file.tokens),
+            prompt_tokens: None,
+            server_args: common,
+            pure_decode: facts.file.pure_decode,
+            ignore_eos: facts.file.ignore_eos,
+            samples_per_variant: Some(facts.file.samples),
+            missing: 0,
+            isolation_restored: None,
+            outcome: None,
+            variants,
+        }
+    }
+
+    /// An `ab` or `trace` study from its judged summary; `traces` is the kernel attribution of a
+    /// trace study (an A/B study's own is in its summary).
+    pub(crate) fn of_study(root: &Path, judged: &Judged, traces: Option<&TraceComparison>) -> StudyRecord {
+        let facts = &judged.facts;
+        let kind = if facts.file.trace.is_some() { StudyKind::Trace } else { StudyKind::Ab };
+        let s: &Summary = &judged.summary;
+        let mut r = StudyRecord::of_facts(kind, root, facts);
+        r.prompt_tokens = s.expected_prompt_tokens;
+        r.missing = s.missing;
+        r.isolation_restored = s.isolation_restored;
+        for j in &judged.samples {
+            if let Some(v) = r.variants.get_mut(j.variant) {
+                v.samples.push(SampleRow::of(j.index, j.dir.clone(), j.rejections.clone(), j.sample.as_ref()));
+            }
+        }
+        let kernels = kernels_of(traces.or(s.traces.as_ref()));
+        for (v, vs) in r.variants.iter_mut().zip(&s.variants) {
+            v.verdicts = verdicts_of(vs);
+            v.phases = [("prefill", &vs.prefill), ("decode", &vs.decode)]
+                .into_iter()
+                .filter_map(|(p, f)| f.clone().map(|f| (p.to_string(), f)))
+                .collect();
+            v.kernels = kernels.iter().find(|(l, _)| *l == v.label).map(|(_, k)| k.clone()).unwrap_or_default();
+        }
+        r
+    }
+
+    /// A Pi study from its report: a sample's verdict is the report's, its failures the rules.
+    pub(crate) fn of_pi(root: &Path, report: &PiReport, facts: &StudyFacts) -> StudyRecord {
+        let mut r = StudyRecord::of_facts(StudyKind::Pi, root, facts);
+        r.output_tokens = Some(report.max_tokens);
+        r.isolation_restored = report.restored;
+        r.missing = report.order.len().saturating_sub(report.samples.len());
+        for s in &report.samples {
+            let Some(v) = r.variants.iter_mut().find(|v| v.label == s.label) else { continue };
+            let t = s.server.as_ref();
+            v.samples.push(SampleRow {
+                index: s.index,
+                dir: s.evidence.strip_prefix(root).unwrap_or(&s.evidence).display().to_string(),
+                rejections: s
+                    .failures
+                    .iter()
+                    .map(|f| Rejection { rule: "pi-sample-check".into(), reason: f.clone() })
+                    .collect(),
+                decode_tps: t.map(|t| t.decode_tps),
+                prefill_tps: t.map(|t| t.prefill_tps),
+                strict_tps: None,
+                ttft_ms: None,
+                prompt_tokens: t.map(|t| t.prompt_tokens),
+                output_tokens: s.output_tokens(),
+                draft_acceptance: s.draft.as_ref().map(|d| d.rate),
+                wall_ms: Some(s.run.pi_wall_ms),
+            });
+        }
+        for (v, vs) in r.variants.iter_mut().zip(&report.variants) {
+            let median = |metric: &str, m: Option<f64>| VerdictRow {
+                metric: metric.into(),
+                median: m,
+                mean: None,
+                change_pct: None,
+                ci: None,
+                verdict: None,
+            };
+            v.verdicts = vec![
+                median(metric_name(Metric::ServerDecodeTps), vs.median_decode_tps),
+                median(metric_name(Metric::ServerPrefillTps), vs.median_prefill_tps),
+                median("pi-wall-ms", vs.median_pi_wall_ms),
+            ];
+        }
+        r
+    }
+
+    /// One `abprof bench` sample, judged by the rulebook.
+    pub(crate) fn of_bench(folder: &Path, bench: &BenchRun) -> StudyRecord {
+        let folder = absolute(folder);
+        let f = &bench.facts;
+        let mut v = VariantRecord::of_facts(&f.variant, &f.common_args);
+        v.planned = 1;
+        v.samples.push(SampleRow::of(0, ".".into(), bench.rejections.clone(), Some(&bench.sample)));
+        StudyRecord {
+            identity: identity(StudyKind::Bench, &folder, &f.host.started_at),
+            kind: StudyKind::Bench,
+            folder,
+            name: None,
+            aa: false,
+            started_at: Some(f.host.started_at.clone()),
+            host: Some(f.host.clone()),
+            model_path: v.model_path.clone(),
+            model_sha256: v.model_sha256.clone(),
+            workload: None,
+            output_tokens: Some(bench.sample.max_tokens),
+            prompt_tokens: f.expected_prompt_tokens,
+            server_args: f.common_args.clone(),
+            pure_decode: false,
+            ignore_eos: f.ignore_eos,
+            samples_per_variant: Some(1),
+            missing: 0,
+            isolation_restored: None,
+            outcome: None,
+            variants: vec![v],
+        }
+    }
+
+    /// An exactness check: its verdict is the study's outcome. `facts` are the sides' recorded
+    /// fingerprints (absent in folders of releases before the history: then what the report
+    /// itself records).
+    pub(crate) fn of_exactness(folder: &Path, report: &ExactnessReport, facts: Option<&ExactnessFacts>) -> StudyRecord {
+        let folder = absolute(folder);
+        let mut variants: Vec<VariantRecord> = [&report.baseline, &report.candidate]
+            .into_iter()
+            .map(|side| {
+                let mut v = match facts.and_then(|f| f.variants.iter().find(|f| f.label == side.label)) {
+                    Some(f) => VariantRecord::of_facts(f, &[]),
+                    None => VariantRecord {
+                        binary_path: Some(side.binary.display().to_string()),
+                        binary_sha256: side.binary_sha256.clone(),
+                        argv: side.argv.clone(),
+                        env: side.env.clone(),
+                        ..VariantRecord::unknown(&side.label, &side.spec)
+                    },
+                };
+                v.planned = 1;
+                v.samples.push(SampleRow {
+                    prompt_tokens: side.prompt_tokens,
+                    output_tokens: side.completion_tokens,
+                    ..SampleRow::of(0, side.evidence.display().to_string(), Vec::new(), None)
+                });
+                v
+            })
+            .collect();
+        let gate = serde_json::to_value(report.gate).ok().and_then(|v| v.as_str().map(String::from));
+        if let Some(c) = variants.get_mut(1) {
+            c.verdicts.push(VerdictRow {
+                metric: "exactness".into(),
+                median: None,
+                mean: None,
+                change_pct: None,
+                ci: None,
+                verdict: Some(report.headline.clone()),
+            });
+        }
+        StudyRecord {
+            identity: identity(StudyKind::Exactness, &folder, &report.created),
+            kind: StudyKind::Exactness,
+            folder,
+            name: None,
+            aa: false,
+            started_at: Some(report.created.clone()),
+            host: facts.map(|f| f.host.clone()),
+            model_path: variants[0].model_path.clone(),
+            model_sha256: variants[0].model_sha256.clone(),
+            workload: None,
+            output_tokens: Some(report.request.max_tokens),
+            prompt_tokens: report.request.prompt_tokens,
+            server_args: Vec::new(),
+            pure_decode: false,
+            ignore_eos: report.request.ignore_eos,
+            samples_per_variant: Some(1),
+            missing: 0,
+            isolation_restored: None,
+            outcome: gate,
+            variants,
+        }
+    }
+}
+
+/// Records made by hand for the history's unit tests: one `ab` study of the given variants, each
+/// with accepted samples of the given decode TPS.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    pub(crate) fn sample(index: usize, decode_tps: f64) -> SampleRow {
+        SampleRow {
+            index,
+            dir: format!("samples/{:03}", index + 1),
+            rejections: Vec::new(),
+            decode_tps: Some(decode_tps),
+            prefill_tps: Some(decode_tps * 10.0),
+            strict_tps: None,
+            ttft_ms: None,
+            prompt_tokens: Some(300),
+            output_tokens: Some(8),
+            draft_acceptance: None,
+            wall_ms: None,
+        }
+    }
+
+    pub(crate) fn variant(label: &str, binary_sha: &str, decode: &[f64]) -> VariantRecord {
+        let mut v = VariantRecord::unknown(label, &format!("{label}=/bin/llama-server"));
+        v.binary_sha256 = Some(binary_sha.repeat(64 / binary_sha.len()));
+        v.model_path = Some("/models/target.gguf".into());
+        v.model_sha256 = Some("a".repeat(64));
+        v.planned = decode.len();
+        v.samples = decode.iter().enumerate().map(|(i, x)| sample(i, *x)).collect();
+        v
+    }
+
+    /// A study started `minutes` after a fixed time, in folder `/studies/NAME`.
+    pub(crate) fn study(name: &str, minutes: i64, variants: Vec<VariantRecord>) -> StudyRecord {
+        let started = chrono::DateTime::parse_from_rfc3339("2026-11-30T10:00:00+00:00").unwrap()
+            + chrono::Duration::minutes(minutes);
+        StudyRecord {
+            identity: identity(StudyKind::Ab, Path::new(name), &started.to_rfc3339()),
+            kind: StudyKind::Ab,
+            folder: PathBuf::from("/studies").join(name),
+            name: None,
+            aa: false,
+            started_at: Some(started.to_rfc3339()),
+            host: Some(HostFacts {
+                hostname: "vm".into(),
+                kernel: "Linux".into(),
+                cpu: "AMD EPYC".into(),
+                cores: 2,
+                memory_kib: None,
+                abprof: "test".into(),
+                started_at: started.to_rfc3339(),
+                telemetry: Some("GPU-less host".into()),
+            }),
+            model_path: Some("/models/target.gguf".into()),
+            model_sha256: Some("a".repeat(64)),
+            workload: None,
+            output_tokens: Some(8),
+            prompt_tokens: Some(300),
+            server_args: vec!["-c".into(), "4096".into()],
+            pure_decode: false,
+            ignore_eos: true,
+            samples_per_variant: Some(3),
+            missing: 0,
+            isolation_restored: Some(true),
+            outcome: None,
+            variants,
+        }
+    }
+}

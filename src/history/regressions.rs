@@ -1,0 +1,310 @@
+//! `abprof history --regressions`: how each variant's median moved from one comparable study to
+//! the next, with the confidence interval of the move and the series' A/A noise floor
+//! (docs/methodology.md §15).
+use super::comparable::{comparable, differences, variant_changes, SeriesKey};
+use super::query::{accepted_values, rows, Filters, HistoryRow};
+use super::record::{metric_name, StudyKind};
+use super::HistoryError;
+use crate::summary::stats::{bootstrap_change_ci, median, pct_change, ChangeCi, Verdict};
+use crate::summary::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use crate::summary::Metric;
+use rusqlite::Connection;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// A study as a move names it.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct StudyRef {
+    pub(crate) study: i64,
+    pub(crate) started_at: Option<String>,
+    pub(crate) folder: String,
+}
+
+impl StudyRef {
+    fn of(r: &HistoryRow) -> StudyRef {
+        StudyRef { study: r.study, started_at: r.started_at.clone(), folder: r.folder.clone() }
+    }
+}
+
+/// One variant's median of one metric, from one study to a later comparable one.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Move {
+    pub(crate) label: String,
+    pub(crate) metric: Metric,
+    pub(crate) from: StudyRef,
+    pub(crate) to: StudyRef,
+    pub(crate) from_median: Option<f64>,
+    pub(crate) to_median: Option<f64>,
+    pub(crate) from_samples: usize,
+    pub(crate) to_samples: usize,
+    pub(crate) change_pct: Option<f64>,
+    /// The bootstrap interval of the ratio of the two studies' medians (docs/methodology.md §8).
+    pub(crate) ci: Option<ChangeCi>,
+    pub(crate) verdict: Verdict,
+    /// The series' A/A noise floor of this metric, % (None: no A/A study in the series).
+    pub(crate) floor_pct: Option<f64>,
+    /// The interval excludes 0 and the change exceeds the floor; None when the floor or the
+    /// interval is unknown.
+    pub(crate) beyond_floor: Option<bool>,
+    /// What changed in the variant itself (binary, commit, KV type, …): the suspects.
+    pub(crate) changed: Vec<String>,
+}
+
+/// A later study of a variant that no earlier one of it compares with, and why.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct NotCompared {
+    pub(crate) label: String,
+    pub(crate) from: StudyRef,
+    pub(crate) to: StudyRef,
+    pub(crate) reasons: Vec<String>,
+}
+
+impl NotCompared {
+    pub(crate) fn line(&self) -> String {
+        format!(
+            "not compared: {} study #{} with #{}: {}",
+            self.label,
+            self.to.study,
+            self.from.study,
+            self.reasons.join("; ")
+        )
+    }
+}
+
+/// A series' A/A noise floor of one metric.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct SeriesFloor {
+    pub(crate) metric: Metric,
+    /// How far the series' A/A intervals (a variant against itself) reach: the largest |bound|.
+    pub(crate) floor_pct: Option<f64>,
+}
+
+/// Studies that compare with each other, and the moves between them.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Series {
+    pub(crate) key: SeriesKey,
+    /// The series' `abprof ab --aa` studies, the floor's source.
+    pub(crate) aa_studies: Vec<i64>,
+    pub(crate) floors: Vec<SeriesFloor>,
+    pub(crate) moves: Vec<Move>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Regressions {
+    pub(crate) history: PathBuf,
+    pub(crate) filters: Filters,
+    pub(crate) series: Vec<Series>,
+    pub(crate) not_compared: Vec<NotCompared>,
+}
+
+/// The samples table's column of a metric.
+fn column(m: Metric) -> &'static str {
+    match m {
+        Metric::ServerDecodeTps => "decode_tps",
+        Metric::ServerPrefillTps => "prefill_tps",
+        Metric::StrictStreamedTps => "strict_tps",
+        Metric::TtftMs => "ttft_ms",
+    }
+}
+
+/// A/A studies' rows of the repeated variant: the change between a variant and itself.
+fn is_aa_repeat(r: &HistoryRow) -> bool {
+    r.aa && r.position == 1
+}
+
+/// The reach of the A/A intervals: the largest |bound| of a variant-against-itself interval.
+fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
+    Metric::ALL
+        .into_iter()
+        .map(|metric| SeriesFloor {
+            metric,
+            floor_pct: aa
+                .iter()
+                .filter_map(|r| r.verdict(metric_name(metric)))
+                .filter_map(|v| v.ci_lo_pct.zip(v.ci_hi_pct))
+                .map(|(lo, hi)| lo.abs().max(hi.abs()))
+                .reduce(f64::max),
+        })
+        .collect()
+}
+
+/// The move of `metric` onto `to` from the latest of `earlier` (comparable studies of the same
+/// variant, latest first) that has accepted samples of it; `None` when none has, or `to` has none.
+fn one_move(
+    conn: &Connection,
+    earlier: &[&HistoryRow],
+    to: &HistoryRow,
+    metric: Metric,
+    floor_pct: Option<f64>,
+) -> Result<Option<Move>, HistoryError> {
+    let b = accepted_values(conn, to.variant_id, column(metric))?;
+    if b.is_empty() {
+        return Ok(None);
+    }
+    for from in earlier {
+        let a = accepted_values(conn, from.variant_id, column(metric))?;
+        if a.is_empty() {
+            continue;
+        }
+        let (ma, mb) = (median(&a), median(&b));
+        let ci = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+        let change_pct = ma.zip(mb).map(|(x, y)| pct_change(x, y));
+        // Beyond the floor: the interval excludes no change, and the change is larger than an
+        // A/A interval reaches (docs/methodology.md §15).
+        let beyond_floor = floor_pct.zip(ci).zip(change_pct).map(|((f, c), x)| !c.contains_zero() && x.abs() > f);
+        return Ok(Some(Move {
+            label: to.label.clone(),
+            metric,
+            from: StudyRef::of(from),
+            to: StudyRef::of(to),
+            from_median: ma,
+            to_median: mb,
+            from_samples: a.len(),
+            to_samples: b.len(),
+            change_pct,
+            ci,
+            verdict: Verdict::from_ci(ci.as_ref(), metric.higher_is_better()),
+            floor_pct,
+            beyond_floor,
+            changed: variant_changes(from, to),
+        }));
+    }
+    Ok(None)
+}
+
+/// Every move of every variant whose later study the filters keep.
+pub(crate) fn regressions(conn: &Connection, history: PathBuf, filters: Filters) -> Result<Regressions, HistoryError> {
+    let all = rows(conn)?;
+    let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != StudyKind::Exactness && !is_aa_repeat(r)).collect();
+    let aa: Vec<&HistoryRow> = all.iter().filter(|r| is_aa_repeat(r)).collect();
+    let mut series: Vec<Series> = Vec::new();
+    let mut not_compared = Vec::new();
+    for (j, to) in points.iter().enumerate() {
+        if !filters.matches(to) {
+            continue;
+        }
+        let earlier: Vec<&HistoryRow> = points[..j].iter().copied().filter(|r| r.label == to.label).collect();
+        let Some(last) = earlier.last() else { continue };
+        let comparable_earlier: Vec<&HistoryRow> =
+            earlier.iter().rev().copied().filter(|r| comparable(r, to)).collect();
+        if comparable_earlier.is_empty() {
+            not_compared.push(NotCompared {
+                label: to.label.clone(),
+                from: StudyRef::of(last),
+                to: StudyRef::of(to),
+                reasons: differences(&SeriesKey::of(last), &SeriesKey::of(to)),
+            });
+            continue;
+        }
+        let key = SeriesKey::of(to);
+        let at = match series.iter().position(|s| s.key.same(&key)) {
+            Some(i) => i,
+            None => {
+                let mine: Vec<&HistoryRow> = aa.iter().copied().filter(|r| SeriesKey::of(r).same(&key)).collect();
+                let mut ids: Vec<i64> = mine.iter().map(|r| r.study).collect();
+                ids.dedup();
+                series.push(Series { key, aa_studies: ids, floors: floors(&mine), moves: Vec::new() });
+                series.len() - 1
+            }
+        };
+        for metric in Metric::ALL {
+            let floor = series[at].floors.iter().find(|f| f.metric == metric).and_then(|f| f.floor_pct);
+            if let Some(m) = one_move(conn, &comparable_earlier, to, metric, floor)? {
+                series[at].moves.push(m);
+            }
+        }
+    }
+    Ok(Regressions { history, filters, series, not_compared })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::record::testing::{study, variant};
+    use super::super::record::StudyRecord;
+    use super::*;
+
+    fn history(studies: &[StudyRecord]) -> (tempfile::TempDir, Connection) {
+        let d = tempfile::tempdir().unwrap();
+        let mut conn = super::super::migrate::open(&d.path().join("h.db")).unwrap();
+        for s in studies {
+            super::super::write::record(&mut conn, s).unwrap();
+        }
+        (d, conn)
+    }
+
+    fn decode(r: &Regressions) -> Vec<&Move> {
+        r.series.iter().flat_map(|s| &s.moves).filter(|m| m.metric == Metric::ServerDecodeTps).collect()
+    }
+
+    #[test]
+    fn a_move_between_comparable_studies_carries_the_interval_of_the_ratio_of_medians() {
+        let (a, b) = ([10.0, 10.2, 9.9], [8.0, 8.1, 7.9]);
+        let (_d, conn) = history(&[
+            study("one", 0, vec![variant("base", "1", &a)]),
+            study("two", 60, vec![variant("base", "2", &b)]),
+        ]);
+        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        let m = decode(&r);
+        assert_eq!(m.len(), 1);
+        let want = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
+        assert_eq!(m[0].ci, Some(want), "the summary's own bootstrap, on the two studies' accepted samples");
+        assert!((m[0].change_pct.unwrap() - pct_change(10.0, 8.0)).abs() < 1e-9);
+        assert_eq!(m[0].verdict, Verdict::Slower);
+        assert_eq!((m[0].floor_pct, m[0].beyond_floor), (None, None), "no A/A study: the floor is unknown");
+        assert!(m[0].changed[0].starts_with("binary 111111111111 → 222222222222"), "{:?}", m[0].changed);
+        assert!(r.not_compared.is_empty());
+    }
+
+    #[test]
+    fn a_study_on_another_model_is_never_compared_and_says_why() {
+        let mut other = study("smol", 60, vec![variant("base", "1", &[50.0, 51.0])]);
+        other.variants[0].model_sha256 = Some("b".repeat(64));
+        other.variants[0].model_path = Some("/models/smol.gguf".into());
+        let (_d, conn) = history(&[study("one", 0, vec![variant("base", "1", &[10.0, 10.5])]), other]);
+        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        assert!(decode(&r).is_empty());
+        assert_eq!(r.not_compared.len(), 1);
+        let line = r.not_compared[0].line();
+        assert_eq!(
+            line,
+            "not compared: base study #2 with #1: model sha256 differs (aaaaaaaaaaaa target.gguf vs bbbbbbbbbbbb smol.gguf)"
+        );
+    }
+
+    #[test]
+    fn the_aa_floor_of_the_series_judges_each_move() {
+        let mut aa =
+            study("aa", 30, vec![variant("base", "1", &[10.0, 10.1]), variant("base-again", "1", &[10.1, 10.2])]);
+        aa.aa = true;
+        aa.variants[1].verdicts = vec![super::super::record::VerdictRow {
+            metric: "server-decode-tps".into(),
+            median: Some(10.15),
+            mean: None,
+            change_pct: Some(-0.5),
+            ci: Some(ChangeCi { lo_pct: -1.5, hi_pct: 1.2, confidence: 0.95, resamples: 10_000, seed: 42 }),
+            verdict: None,
+        }];
+        let (_d, conn) = history(&[
+            study("one", 0, vec![variant("base", "1", &[10.0, 10.2, 9.9])]),
+            aa,
+            study("two", 60, vec![variant("base", "2", &[8.0, 8.1, 7.9])]),
+            study("three", 90, vec![variant("base", "2", &[8.0, 8.05, 7.95])]),
+        ]);
+        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        assert_eq!(r.series.len(), 1);
+        assert_eq!(r.series[0].aa_studies, [2]);
+        let m = decode(&r);
+        assert_eq!(m.iter().map(|m| (m.from.study, m.to.study)).collect::<Vec<_>>(), [(1, 2), (2, 3), (3, 4)]);
+        assert!(m.iter().all(|m| m.floor_pct == Some(1.5)));
+        assert_eq!(m[1].beyond_floor, Some(true), "-20%, the interval excluding 0, is beyond ±1.5%: {:?}", m[1].ci);
+        assert_eq!(m[2].beyond_floor, Some(false), "{:?}", m[2].ci);
+        assert_eq!(m[0].verdict, Verdict::NoClearDifference);
+        assert!(r.series.iter().flat_map(|s| &s.moves).all(|m| m.label == "base"), "the A/A repeat is no series");
+
+        // --since keeps the moves that land on a study started on or after it.
+        let since =
+            Filters { since: super::super::write::unix_seconds("2026-11-30T11:00:00+00:00"), ..Filters::default() };
+        let r = regressions(&conn, "h.db".into(), since).unwrap();
+        assert_eq!(decode(&r).iter().map(|m| (m.from.study, m.to.study)).collect::<Vec<_>>(), [(2, 3), (3, 4)]);
+    }
+}

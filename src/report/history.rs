@@ -1,0 +1,341 @@
+//! The results history as people, programs and pull requests read it: the listing, the
+//! regressions between comparable studies, and what an import did.
+use super::{Render, Table};
+use crate::history::{HistoryList, Imported, Move, Regressions, SeriesFloor};
+use crate::summary::Metric;
+use serde::Serialize;
+use serde_json::json;
+use std::fmt::Write;
+use std::path::PathBuf;
+
+fn f(v: Option<f64>, d: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:+.2}%"))
+}
+
+fn short(s: Option<&str>) -> String {
+    s.map_or_else(|| "?".into(), |s| s.chars().take(12).collect())
+}
+
+/// A time as `YYYY-MM-DD HH:MM` (the recorded RFC 3339 string otherwise).
+fn when(t: Option<&str>) -> String {
+    t.map_or_else(
+        || "?".into(),
+        |t| {
+            chrono::DateTime::parse_from_rfc3339(t)
+                .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                .unwrap_or_else(|_| t.into())
+        },
+    )
+}
+
+const DECODE: &str = "server-decode-tps";
+
+impl Render for HistoryList {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let mut shown: Vec<i64> = self.rows.iter().map(|r| r.study).collect();
+        shown.dedup();
+        let _ = writeln!(
+            o,
+            "results history {}: {} of {} studies shown",
+            self.history.display(),
+            shown.len(),
+            self.studies_total
+        );
+        let mut last = None;
+        for r in &self.rows {
+            if last != Some(r.study) {
+                last = Some(r.study);
+                let _ = writeln!(
+                    o,
+                    "\n#{:<4} {}  {}{}  {}  model {} {} · prompt {} · output {} · host {}{}",
+                    r.study,
+                    when(r.started_at.as_deref()),
+                    r.kind.name(),
+                    if r.aa { " (A/A)" } else { "" },
+                    r.folder,
+                    r.model_name().unwrap_or_else(|| "?".into()),
+                    short(r.model_sha256.as_deref()),
+                    r.prompt_tokens.map_or("?".into(), |n| n.to_string()),
+                    r.output_tokens.map_or("?".into(), |n| n.to_string()),
+                    r.host.as_deref().unwrap_or("?"),
+                    r.outcome.as_ref().map_or(String::new(), |o| format!(" · outcome {o}")),
+                );
+            }
+            let d = r.verdict(DECODE);
+            let _ = writeln!(
+                o,
+                "  {:<14} binary {}  commit {:<12} kv {:<5} accepted {}/{}  decode {} tok/s{}",
+                r.label,
+                short(r.binary_sha256.as_deref()),
+                r.commit.as_deref().unwrap_or("?"),
+                r.kv.as_deref().unwrap_or("—"),
+                r.accepted,
+                r.planned,
+                f(d.and_then(|d| d.median), 2),
+                match d {
+                    Some(d) if d.change_pct.is_some() => format!(
+                        "  {} [{}, {}] {}",
+                        pct(d.change_pct),
+                        pct(d.ci_lo_pct),
+                        pct(d.ci_hi_pct),
+                        d.verdict.as_deref().unwrap_or("")
+                    ),
+                    _ => String::new(),
+                }
+            );
+        }
+        o
+    }
+
+    /// One row per recorded variant.
+    fn table(&self) -> Table {
+        let mut t = Table::new(&[
+            "study",
+            "started_at",
+            "kind",
+            "aa",
+            "folder",
+            "label",
+            "binary_sha256",
+            "commit",
+            "kv",
+            "model",
+            "model_sha256",
+            "prompt_tokens",
+            "output_tokens",
+            "host",
+            "accepted",
+            "planned",
+            "decode_tps_median",
+            "change_pct",
+            "ci_lo_pct",
+            "ci_hi_pct",
+            "verdict",
+            "outcome",
+        ]);
+        for r in &self.rows {
+            let d = r.verdict(DECODE);
+            t.push(vec![
+                json!(r.study),
+                json!(r.started_at),
+                json!(r.kind),
+                json!(r.aa),
+                json!(r.folder),
+                json!(r.label),
+                json!(r.binary_sha256),
+                json!(r.commit),
+                json!(r.kv),
+                json!(r.model_name()),
+                json!(r.model_sha256),
+                json!(r.prompt_tokens),
+                json!(r.output_tokens),
+                json!(r.host),
+                json!(r.accepted),
+                json!(r.planned),
+                json!(d.and_then(|d| d.median)),
+                json!(d.and_then(|d| d.change_pct)),
+                json!(d.and_then(|d| d.ci_lo_pct)),
+                json!(d.and_then(|d| d.ci_hi_pct)),
+                json!(d.and_then(|d| d.verdict.clone())),
+                json!(r.outcome),
+            ]);
+        }
+        t
+    }
+}
+
+fn digits(m: Metric) -> usize {
+    match m {
+        Metric::ServerPrefillTps => 1,
+        _ => 2,
+    }
+}
+
+/// "beyond the A/A floor ±1.20%", "within the A/A floor ±1.20%", or why it cannot be said.
+fn against_floor(m: &Move) -> String {
+    match (m.floor_pct, m.beyond_floor) {
+        (None, _) => "A/A floor unknown".into(),
+        (Some(fl), Some(true)) => format!("BEYOND the A/A floor ±{fl:.2}%"),
+        (Some(fl), Some(false)) => format!("within the A/A floor ±{fl:.2}%"),
+        (Some(fl), None) => format!("A/A floor ±{fl:.2}%, no interval"),
+    }
+}
+
+fn floors_line(aa: &[i64], floors: &[SeriesFloor]) -> String {
+    if aa.is_empty() {
+        return "A/A noise floor: unknown (no `abprof ab --aa` study in this series)".into();
+    }
+    let studies = aa.iter().map(|s| format!("#{s}")).collect::<Vec<_>>().join(", ");
+    let each = floors
+        .iter()
+        .map(|fl| format!("{} ±{}", fl.metric.title(), fl.floor_pct.map_or("?".into(), |p| format!("{p:.2}%"))))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("A/A noise floor (studies {studies}): {each}")
+}
+
+impl Render for Regressions {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let moves: usize = self.series.iter().map(|s| s.moves.len()).sum();
+        let _ = writeln!(
+            o,
+            "regressions in the results history {}: {} series, {} moves, {} not compared",
+            self.history.display(),
+            self.series.len(),
+            moves,
+            self.not_compared.len()
+        );
+        for s in &self.series {
+            let _ = writeln!(o, "\nseries: {}", s.key.line());
+            let _ = writeln!(o, "  {}", floors_line(&s.aa_studies, &s.floors));
+            for m in &s.moves {
+                let d = digits(m.metric);
+                let _ = writeln!(
+                    o,
+                    "  {:<12} {:<27} #{} → #{}  {} → {}  {} [{}, {}]  {}  ({}){}",
+                    m.label,
+                    m.metric.title(),
+                    m.from.study,
+                    m.to.study,
+                    f(m.from_median, d),
+                    f(m.to_median, d),
+                    pct(m.change_pct),
+                    pct(m.ci.map(|c| c.lo_pct)),
+                    pct(m.ci.map(|c| c.hi_pct)),
+                    m.verdict.word(),
+                    against_floor(m),
+                    if m.changed.is_empty() {
+                        "  · variant unchanged".to_string()
+                    } else {
+                        format!("  · {}", m.changed.join(", "))
+                    }
+                );
+            }
+        }
+        if !self.not_compared.is_empty() {
+            let _ = writeln!(o);
+        }
+        for n in &self.not_compared {
+            let _ = writeln!(o, "{}", n.line());
+        }
+        o
+    }
+
+    /// One row per move, then one per pair not compared (its reason in `note`).
+    fn table(&self) -> Table {
+        let mut t = Table::new(&[
+            "series",
+            "label",
+            "metric",
+            "from_study",
+            "to_study",
+            "from_started_at",
+            "to_started_at",
+            "from_median",
+            "to_median",
+            "change_pct",
+            "ci_lo_pct",
+            "ci_hi_pct",
+            "verdict",
+            "aa_floor_pct",
+            "beyond_floor",
+            "changed",
+            "note",
+        ]);
+        for s in &self.series {
+            for m in &s.moves {
+                t.push(vec![
+                    json!(s.key.line()),
+                    json!(m.label),
+                    json!(m.metric),
+                    json!(m.from.study),
+                    json!(m.to.study),
+                    json!(m.from.started_at),
+                    json!(m.to.started_at),
+                    json!(m.from_median),
+                    json!(m.to_median),
+                    json!(m.change_pct),
+                    json!(m.ci.map(|c| c.lo_pct)),
+                    json!(m.ci.map(|c| c.hi_pct)),
+                    json!(m.verdict.word()),
+                    json!(m.floor_pct),
+                    json!(m.beyond_floor),
+                    json!(m.changed.join("; ")),
+                    json!(if m.floor_pct.is_none() { "A/A floor unknown" } else { "" }),
+                ]);
+            }
+        }
+        for n in &self.not_compared {
+            let mut row = vec![serde_json::Value::Null; 17];
+            row[1] = json!(n.label);
+            row[3] = json!(n.from.study);
+            row[4] = json!(n.to.study);
+            row[5] = json!(n.from.started_at);
+            row[6] = json!(n.to.started_at);
+            row[16] = json!(n.line());
+            t.push(row);
+        }
+        t
+    }
+}
+
+/// What `abprof history import` did.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ImportReport {
+    pub(crate) history: PathBuf,
+    pub(crate) folders: Vec<Imported>,
+}
+
+impl Render for ImportReport {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        for folder in &self.folders {
+            for s in &folder.studies {
+                if s.new {
+                    let _ = writeln!(
+                        o,
+                        "imported {} as study #{} ({}, {} samples, one transaction in {:.1} ms)",
+                        folder.folder.display(),
+                        s.id,
+                        s.kind.name(),
+                        s.samples,
+                        s.write_ms
+                    );
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "already in the history: {} ({}) is study #{}",
+                        folder.folder.display(),
+                        s.kind.name(),
+                        s.id
+                    );
+                }
+            }
+        }
+        let _ = writeln!(o, "results history: {}", self.history.display());
+        o
+    }
+
+    fn table(&self) -> Table {
+        let mut t = Table::new(&["folder", "study", "kind", "new", "samples", "write_ms"]);
+        for folder in &self.folders {
+            for s in &folder.studies {
+                t.push(vec![
+                    json!(folder.folder),
+                    json!(s.id),
+                    json!(s.kind),
+                    json!(s.new),
+                    json!(s.samples),
+                    json!(s.write_ms),
+                ]);
+            }
+        }
+        t
+    }
+}

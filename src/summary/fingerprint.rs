@@ -1,0 +1,47 @@
+//! What a study ran on, read once and typed: the study file, the plan, the host's facts and each
+//! variant's facts (binary, `--version`, commit, model, argv, env). The summary and the results
+//! history (src/history/) both read a study's fingerprint from here.
+use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::facts::{HostFacts, VariantFacts};
+use crate::study::file::StudyFile;
+use anyhow::Result;
+
+#[derive(Debug, Clone)]
+pub(crate) struct StudyFacts {
+    pub(crate) file: StudyFile,
+    pub(crate) plan: Plan,
+    /// `host.json`; absent only in a folder whose start was cut short.
+    pub(crate) host: Option<HostFacts>,
+    /// `variants.json`, one per planned label; empty when it could not be read.
+    pub(crate) variants: Vec<VariantFacts>,
+}
+
+impl StudyFacts {
+    pub(crate) fn load(ev: &Evidence) -> Result<StudyFacts> {
+        Ok(StudyFacts {
+            file: StudyFile::load(&ev.study_toml())?,
+            plan: read_json(&ev.path("plan.json"))?,
+            host: read_json(&ev.path("host.json")).ok(),
+            variants: read_json(&ev.path("variants.json")).unwrap_or_default(),
+        })
+    }
+
+    /// An A/A study (`abprof ab --aa`): one variant run against itself as `LABEL-again`.
+    pub(crate) fn is_aa(&self) -> bool {
+        match self.file.variants.as_slice() {
+            [a, b] => a.split_once('=').is_some_and(|(label, rest)| *b == format!("{label}-again={rest}")),
+            _ => false,
+        }
+    }
+}
+
+/// Where `abprof exactness` records what its two sides ran on, beside its `exactness/` evidence
+/// (its --root may be an A/B study's folder, whose own `variants.json` it must not touch).
+pub(crate) const EXACTNESS_FACTS_FILE: &str = "exactness/facts.json";
+
+/// The fingerprint of an exactness check.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(crate) struct ExactnessFacts {
+    pub(crate) variants: Vec<VariantFacts>,
+    pub(crate) host: HostFacts,
+}
