@@ -1,11 +1,12 @@
 //! Every JSON document abprof writes (evidence files) or prints (`--format json|jsonl`) carries
 //! `schema_version` as its first key, one number for the whole set of documents
 //! (docs/methodology.md §13): it is raised when a field changes meaning or goes away, not when one
-//! is added. A document without the key was written before versioning and reads as version 1.
+//! is added. A document without the key was written before versioning: version 1.
 use serde::Serialize;
 
-/// The version of every JSON document abprof writes.
-pub(crate) const SCHEMA_VERSION: u32 = 1;
+/// The version of every JSON document abprof writes. Version 1 is the unversioned documents
+/// before it, where a list was written bare; from 2 on a list stands under `items`.
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 struct Flat<'a, T: ?Sized> {
@@ -46,11 +47,11 @@ mod tests {
             z: u32,
             a: u32,
         }
-        assert_eq!(to_json_line(&R { z: 1, a: 2 }), r#"{"schema_version":1,"z":1,"a":2}"#);
+        assert_eq!(to_json_line(&R { z: 1, a: 2 }), r#"{"schema_version":2,"z":1,"a":2}"#);
     }
 
     #[test]
     fn a_list_is_kept_under_items() {
-        assert_eq!(to_json_line(&[1, 2]), r#"{"schema_version":1,"items":[1,2]}"#);
+        assert_eq!(to_json_line(&[1, 2]), r#"{"schema_version":2,"items":[1,2]}"#);
     }
 }
