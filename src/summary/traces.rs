@@ -41,9 +41,8 @@ fn traces_dir(ev: &Evidence) -> PathBuf {
     ev.root.join("traces")
 }
 
-/// Variants of the study that have an `abprof trace` folder under `traces/`.
-fn traced<'a>(ev: &Evidence, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    let dir = traces_dir(ev);
+/// Variants of the study that have an `abprof trace` folder under `dir`.
+fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
     variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect()
 }
 
@@ -58,14 +57,26 @@ pub(crate) fn compare_study_traces(
     rules: &Rules,
     top: usize,
 ) -> Option<TraceComparison> {
-    let traced = traced(ev, variants);
+    compare_traces_in(&traces_dir(ev), variants, study_tokens, rules, top)
+}
+
+/// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`: a study's `traces/`,
+/// or an `abprof trace` folder itself (its traces sit beside the untraced samples that scale them).
+pub(crate) fn compare_traces_in(
+    dir: &Path,
+    variants: &[VariantSummary],
+    study_tokens: u32,
+    rules: &Rules,
+    top: usize,
+) -> Option<TraceComparison> {
+    let traced = traced(dir, variants);
     if traced.len() < 2 {
         return None;
     }
     let mut inputs = Vec::new();
     let mut scaled_by_trace_samples = None;
     for v in traced {
-        let folder = traces_dir(ev).join(&v.label);
+        let folder = dir.join(&v.label);
         let trace_tokens = TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
         let same_length = trace_tokens == Some(study_tokens);
         let ms = if same_length { v.ms_per_token } else { None };
@@ -109,7 +120,7 @@ pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> any
         Some(TraceComparison::NotCompared { reason }) => Err(StudyTracesError::NotCompared { root, reason }.into()),
         Some(compared) => Ok(compared),
         None => {
-            let found = traced(&ev, &summary.variants);
+            let found = traced(&traces_dir(&ev), &summary.variants);
             let labels = if found.is_empty() {
                 "none".to_string()
             } else {
