@@ -1,0 +1,61 @@
+//! Kernel attribution: each category's ms/token per traced variant as grouped bars (the measured
+//! ms/token split by the traces' shares, docs/methodology.md §10).
+use super::chart::{svg, Slots, tick, variant_colour, ChartError, AXIS_TEXT, FONT, WIDTH};
+use crate::trace::compare::Comparison;
+use plotters::prelude::*;
+
+const ROW: u32 = 34;
+
+pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
+    let rows = c.categories.len();
+    let height = 110 + ROW * rows.max(1) as u32;
+    let n = c.variants.len().max(1);
+    let max = c.categories.iter().flat_map(|r| r.ms_per_token.iter().copied()).fold(0.0, f64::max);
+    let hi = if max > 0.0 { max * 1.15 } else { 1.0 };
+    let names: Vec<&str> = c.categories.iter().map(|r| r.category.as_str()).collect();
+    svg("kernel categories", (WIDTH, height), |root| {
+        // Category j is drawn at rows-1-j: the first category at the top.
+        let ys = Slots::rows(rows.max(1));
+        let mut ch = ChartBuilder::on(root)
+            .caption("ms/token per kernel category (measured ms/token × the trace's share)", (FONT, 17).into_font().color(&AXIS_TEXT))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(170)
+            .build_cartesian_2d(0.0..hi, ys)?;
+        let name_of = |y: &f64| {
+            let from_top = rows as f64 - 1.0 - y.round();
+            if from_top < 0.0 {
+                return String::new();
+            }
+            names.get(from_top as usize).map_or(String::new(), |s| s.to_string())
+        };
+        ch.configure_mesh()
+            .disable_y_mesh()
+            .y_label_formatter(&name_of)
+            .x_label_formatter(&|x| tick(*x, hi))
+            .x_desc("ms per output token")
+            .axis_desc_style((FONT, 15))
+            .label_style((FONT, 14))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()?;
+        let band = 0.8 / n as f64;
+        for (vi, v) in c.variants.iter().enumerate() {
+            let colour = variant_colour(vi);
+            let bars = c.categories.iter().enumerate().map(|(j, r)| {
+                let y0 = (rows - 1 - j) as f64 - 0.4 + band * (n - 1 - vi) as f64;
+                let ms = r.ms_per_token.get(vi).copied().unwrap_or(0.0);
+                Rectangle::new([(0.0, y0), (ms, y0 + band * 0.9)], colour.filled())
+            });
+            ch.draw_series(bars)?
+                .label(format!("{} ({:.3} ms/token measured)", v.label, v.measured_ms_per_token))
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()));
+        }
+        ch.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 14))
+            .draw()?;
+        Ok(())
+    })
+}
