@@ -134,11 +134,12 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         );
         return Ok(128 + sig);
     }
-    // The untraced samples the rulebook accepted scale each trace.
-    emit(&scale_traces(&run.evidence, &summary, file.tokens)?, a.output.format());
+    // Written first: when no untraced sample can scale a trace, the report shows the rejections.
     let report_failed = write_after_run(&run.evidence, &summary)
         .map_err(|e| eprintln!("abprof: error: {}", crate::cli::one_line(&e)))
         .is_err();
+    // The untraced samples the rulebook accepted scale each trace.
+    emit(&scale_traces(&run.evidence, &summary, file.tokens)?, a.output.format());
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

@@ -1,6 +1,6 @@
 //! Kernel attribution: each category's ms/token per traced variant as grouped bars (the measured
 //! ms/token split by the traces' shares, docs/methodology.md §10).
-use super::chart::{svg, Slots, tick, variant_colour, ChartError, AXIS_TEXT, FONT, WIDTH};
+use super::chart::{svg, tick, variant_colour, ChartError, Slots, AXIS_TEXT, FONT, WIDTH};
 use crate::trace::compare::Comparison;
 use plotters::prelude::*;
 
@@ -17,7 +17,10 @@ pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
         // Category j is drawn at rows-1-j: the first category at the top.
         let ys = Slots::rows(rows.max(1));
         let mut ch = ChartBuilder::on(root)
-            .caption("ms/token per kernel category (measured ms/token × the trace's share)", (FONT, 17).into_font().color(&AXIS_TEXT))
+            .caption(
+                "ms/token per kernel category (measured ms/token × the trace's share)",
+                (FONT, 17).into_font().color(&AXIS_TEXT),
+            )
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(170)
@@ -36,7 +39,7 @@ pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
             .x_desc("ms per output token")
             .axis_desc_style((FONT, 15))
             .label_style((FONT, 14))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(WHITE)
             .draw()?;
         let band = 0.8 / n as f64;
         for (vi, v) in c.variants.iter().enumerate() {

@@ -51,7 +51,9 @@ pub(crate) struct ChartError {
 pub(crate) fn svg(
     chart: &'static str,
     (width, height): (u32, u32),
-    draw: impl for<'a> FnOnce(&DrawingArea<SVGBackend<'a>, plotters::coord::Shift>) -> Result<(), Box<dyn std::error::Error>>,
+    draw: impl for<'a> FnOnce(
+        &DrawingArea<SVGBackend<'a>, plotters::coord::Shift>,
+    ) -> Result<(), Box<dyn std::error::Error>>,
 ) -> Result<String, ChartError> {
     let mut out = String::new();
     {
@@ -76,7 +78,11 @@ pub(crate) struct Slots {
 impl Slots {
     /// Categories `first..end`, each with half a slot of room either side.
     pub(crate) fn new(first: usize, end: usize) -> Slots {
-        Slots { lo: first as f64 - 0.5, hi: end.max(first + 1) as f64 - 0.5, keys: (first..end).map(|i| i as f64).collect() }
+        Slots {
+            lo: first as f64 - 0.5,
+            hi: end.max(first + 1) as f64 - 0.5,
+            keys: (first..end).map(|i| i as f64).collect(),
+        }
     }
 
     /// Categories `0..n` drawn from the top down.

@@ -1,6 +1,8 @@
 //! One metric, every sample: each variant's samples as dots with their median (left), and each
 //! candidate's median change vs the baseline with its 95% confidence interval (right).
-use super::chart::{padded, svg, Slots, tick, variant_colour, ChartError, AXIS_TEXT, FASTER, FONT, SLOWER, UNCLEAR, WIDTH};
+use super::chart::{
+    padded, svg, tick, variant_colour, ChartError, Slots, AXIS_TEXT, FASTER, FONT, SLOWER, UNCLEAR, WIDTH,
+};
 use crate::report::study::tables::digits;
 use crate::summary::stats::Verdict;
 use crate::summary::view::{SampleStatus, StudyView};
@@ -22,11 +24,8 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
     let labels: Vec<&str> = view.summary.variants.iter().map(|v| v.label.as_str()).collect();
     let variant_of = |label: &str| labels.iter().position(|l| *l == label);
     // (variant, value, status) of every sample with a value.
-    let dots: Vec<(usize, f64, SampleStatus)> = view
-        .samples
-        .iter()
-        .filter_map(|s| Some((variant_of(&s.label)?, s.value(m)?, s.status)))
-        .collect();
+    let dots: Vec<(usize, f64, SampleStatus)> =
+        view.samples.iter().filter_map(|s| Some((variant_of(&s.label)?, s.value(m)?, s.status))).collect();
     if dots.is_empty() {
         return None;
     }
@@ -51,7 +50,7 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             .y_desc(unit(m))
             .axis_desc_style((FONT, 15))
             .label_style((FONT, 14))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(WHITE)
             .draw()?;
         for (vi, v) in view.summary.variants.iter().enumerate() {
             let colour = variant_colour(vi);
@@ -72,7 +71,9 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
                 // Spread a variant's dots sideways so equal values stay visible.
                 let x = vi as f64 + (k as f64 - (mine.len() as f64 - 1.0) / 2.0) * (0.4 / mine.len().max(1) as f64);
                 match status {
-                    SampleStatus::Accepted => c.draw_series(std::iter::once(Circle::new((x, *y), 6, colour.filled())))?,
+                    SampleStatus::Accepted => {
+                        c.draw_series(std::iter::once(Circle::new((x, *y), 6, colour.filled())))?
+                    }
                     SampleStatus::Rejected | SampleStatus::Unrecorded => {
                         c.draw_series(std::iter::once(Cross::new((x, *y), 6, SLOWER.stroke_width(2))))?
                     }
@@ -97,7 +98,16 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
                 Some((i, ms.change_pct?, ms.ci.map(|c| (c.lo_pct, c.hi_pct)), ms.verdict))
             })
             .collect();
-        let (lo, hi) = padded(rows.iter().flat_map(|r| [r.1, r.2.map_or(r.1, |c| c.0), r.2.map_or(r.1, |c| c.1)]), true);
+        if rows.is_empty() {
+            right.draw(&Text::new(
+                "no change to show: too few accepted samples",
+                (24, HEIGHT as i32 / 2),
+                (FONT, 15).into_font().color(&UNCLEAR),
+            ))?;
+            return Ok(());
+        }
+        let (lo, hi) =
+            padded(rows.iter().flat_map(|r| [r.1, r.2.map_or(r.1, |c| c.0), r.2.map_or(r.1, |c| c.1)]), true);
         let xs = Slots::new(1, n);
         let mut c = ChartBuilder::on(&right)
             .caption(format!("change vs {}, 95% CI", labels[0]), (FONT, 17).into_font().color(&AXIS_TEXT))
@@ -113,9 +123,12 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             .y_desc("% change of the median")
             .axis_desc_style((FONT, 15))
             .label_style((FONT, 14))
-            .light_line_style(RGBColor(238, 238, 238))
+            .light_line_style(WHITE)
             .draw()?;
-        c.draw_series(std::iter::once(PathElement::new(vec![(0.5, 0.0), (n as f64 - 0.5, 0.0)], BLACK.stroke_width(1))))?;
+        c.draw_series(std::iter::once(PathElement::new(
+            vec![(0.5, 0.0), (n as f64 - 0.5, 0.0)],
+            BLACK.stroke_width(1),
+        )))?;
         for (i, change, ci, verdict) in rows {
             let colour = match verdict {
                 Some(Verdict::Faster) => FASTER,

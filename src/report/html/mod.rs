@@ -110,7 +110,8 @@ fn timelines_section(o: &mut String, v: &StudyView) {
         let mut caption = format!("sample #{} {} · <code>{}</code>", s.index, esc(&s.label), esc(&s.dir));
         if !t.absent.is_empty() {
             let names: Vec<&str> = t.absent.iter().map(|f| timeline::axis_name(*f)).collect();
-            let _ = write!(caption, " · <span class=\"absent\">absent from this telemetry: {}</span>", names.join(", "));
+            let _ =
+                write!(caption, " · <span class=\"absent\">absent from this telemetry: {}</span>", names.join(", "));
         }
         if let Some(h) = &t.host_cpu {
             let _ = write!(

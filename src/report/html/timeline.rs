@@ -80,8 +80,7 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
                 mesh.x_desc("ms since the request was sent");
             }
             mesh.draw()?;
-            for (span, shade, name) in
-                [(t.prefill_ms, PREFILL_SHADE, "prefill"), (t.decode_ms, DECODE_SHADE, "decode")]
+            for (span, shade, name) in [(t.prefill_ms, PREFILL_SHADE, "prefill"), (t.decode_ms, DECODE_SHADE, "decode")]
             {
                 let Some([a, b]) = span else { continue };
                 c.draw_series(std::iter::once(Rectangle::new([(a, lo), (b, hi)], shade.mix(0.6).filled())))?;

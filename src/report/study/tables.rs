@@ -18,7 +18,12 @@ pub(crate) struct Table {
 
 impl Table {
     fn new(head: &[&str], numeric: &[usize]) -> Table {
-        Table { head: head.iter().map(|h| h.to_string()).collect(), rows: Vec::new(), numeric: numeric.to_vec(), verdict: None }
+        Table {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            numeric: numeric.to_vec(),
+            verdict: None,
+        }
     }
 
     fn row(&mut self, cells: Vec<String>) {
@@ -81,7 +86,17 @@ fn counts(v: &[u64]) -> String {
 /// Per variant: accepted samples, ms/token, draft acceptance, token counts, idle gate, caveats.
 pub(crate) fn per_variant(s: &Summary) -> Table {
     let mut t = Table::new(
-        &["variant", "accepted", "ms/token", "(N−1) TPS", "draft accept", "output tokens", "prompt tokens", "idle gate", "caveats"],
+        &[
+            "variant",
+            "accepted",
+            "ms/token",
+            "(N−1) TPS",
+            "draft accept",
+            "output tokens",
+            "prompt tokens",
+            "idle gate",
+            "caveats",
+        ],
         &[2, 3, 4, 7],
     );
     for v in &s.variants {
@@ -103,7 +118,17 @@ pub(crate) fn per_variant(s: &Summary) -> Table {
 /// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
 pub(crate) fn phases(s: &Summary) -> Option<Table> {
     let mut t = Table::new(
-        &["variant", "phase", "power W", "busy %", "server CPU %", "peak °C", "gfx MHz min/med/max", "J/token", "energy from"],
+        &[
+            "variant",
+            "phase",
+            "power W",
+            "busy %",
+            "server CPU %",
+            "peak °C",
+            "gfx MHz min/med/max",
+            "J/token",
+            "energy from",
+        ],
         &[2, 3, 4, 5, 7],
     );
     for v in &s.variants {
@@ -143,7 +168,15 @@ pub(crate) fn rejected(s: &Summary) -> Table {
 /// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.
 pub(crate) fn trace_columns(c: &Comparison) -> Table {
     let mut t = Table::new(
-        &["variant", "measured ms/token", "measured from", "traced GPU ms/token", "GPU busy ms/token", "unattributed", "decode window"],
+        &[
+            "variant",
+            "measured ms/token",
+            "measured from",
+            "traced GPU ms/token",
+            "GPU busy ms/token",
+            "unattributed",
+            "decode window",
+        ],
         &[1, 3, 4, 5],
     );
     for v in &c.variants {
@@ -238,7 +271,17 @@ pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> Table {
 /// The Pi study's medians over valid samples.
 pub(crate) fn pi_variants(p: &PiReport) -> Table {
     let mut t = Table::new(
-        &["variant", "valid", "Pi wall ms", "prefill ms", "prefill TPS", "decode ms", "decode TPS", "output tokens", "draft accept"],
+        &[
+            "variant",
+            "valid",
+            "Pi wall ms",
+            "prefill ms",
+            "prefill TPS",
+            "decode ms",
+            "decode TPS",
+            "output tokens",
+            "draft accept",
+        ],
         &[2, 3, 4, 5, 6, 7],
     );
     for v in &p.variants {
