@@ -239,12 +239,7 @@ fn the_markdown_tables_of_the_captured_evidence() {
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let table_after = |heading: &str| -> Vec<Vec<String>> {
         let at = md.find(heading).unwrap_or_else(|| panic!("no {heading:?} in\n{md}"));
-        md[at..]
-            .lines()
-            .skip_while(|l| !l.starts_with('|'))
-            .take_while(|l| l.starts_with('|'))
-            .map(cells)
-            .collect()
+        md[at..].lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).map(cells).collect()
     };
     // The verdicts: what that release's own summary.json computed, metric by metric.
     let verdicts = table_after("### Verdicts");

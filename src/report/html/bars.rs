@@ -4,12 +4,13 @@ use super::chart::{svg, tick, variant_colour, ChartError, Slots, AXIS_TEXT, FONT
 use crate::trace::compare::Comparison;
 use plotters::prelude::*;
 
-const ROW: u32 = 34;
+/// Pixels per variant's bar in a category.
+const BAR: u32 = 22;
 
 pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
     let rows = c.categories.len();
-    let height = 110 + ROW * rows.max(1) as u32;
     let n = c.variants.len().max(1);
+    let height = 100 + (BAR * n as u32 + 16) * rows.max(1) as u32;
     let max = c.categories.iter().flat_map(|r| r.ms_per_token.iter().copied()).fold(0.0, f64::max);
     let hi = if max > 0.0 { max * 1.15 } else { 1.0 };
     let names: Vec<&str> = c.categories.iter().map(|r| r.category.as_str()).collect();
@@ -19,7 +20,7 @@ pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
         let mut ch = ChartBuilder::on(root)
             .caption(
                 "ms/token per kernel category (measured ms/token × the trace's share)",
-                (FONT, 17).into_font().color(&AXIS_TEXT),
+                (FONT, 19).into_font().color(&AXIS_TEXT),
             )
             .margin(12)
             .x_label_area_size(40)
@@ -37,28 +38,20 @@ pub(crate) fn chart(c: &Comparison) -> Result<String, ChartError> {
             .y_label_formatter(&name_of)
             .x_label_formatter(&|x| tick(*x, hi))
             .x_desc("ms per output token")
-            .axis_desc_style((FONT, 15))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 16))
             .light_line_style(WHITE)
             .draw()?;
         let band = 0.8 / n as f64;
-        for (vi, v) in c.variants.iter().enumerate() {
+        for vi in 0..c.variants.len() {
             let colour = variant_colour(vi);
             let bars = c.categories.iter().enumerate().map(|(j, r)| {
                 let y0 = (rows - 1 - j) as f64 - 0.4 + band * (n - 1 - vi) as f64;
                 let ms = r.ms_per_token.get(vi).copied().unwrap_or(0.0);
                 Rectangle::new([(0.0, y0), (ms, y0 + band * 0.9)], colour.filled())
             });
-            ch.draw_series(bars)?
-                .label(format!("{} ({:.3} ms/token measured)", v.label, v.measured_ms_per_token))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], colour.filled()));
+            ch.draw_series(bars)?;
         }
-        ch.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 14))
-            .draw()?;
         Ok(())
     })
 }

@@ -161,6 +161,6 @@ mod tests {
         assert!(lo < 7.0 && hi > 7.0);
         assert_eq!(padded([], false), (0.0, 1.0));
         assert_eq!(tick(1234.5, 500.0), "1234");
-        assert_eq!(tick(3.14159, 2.0), "3.14");
+        assert_eq!(tick(1.23456, 2.0), "1.23");
     }
 }

@@ -19,6 +19,14 @@ fn unit(m: Metric) -> &'static str {
     }
 }
 
+/// One candidate's median change vs the baseline, with its 95% interval (both in %).
+struct ChangeMark {
+    variant: usize,
+    change: f64,
+    ci: Option<(f64, f64)>,
+    verdict: Option<Verdict>,
+}
+
 /// The chart of `m`, or `None` when no sample has a value of it.
 pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartError>> {
     let labels: Vec<&str> = view.summary.variants.iter().map(|v| v.label.as_str()).collect();
@@ -36,7 +44,7 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
         let (lo, hi) = padded(dots.iter().map(|d| d.1), false);
         let xs = Slots::new(0, n);
         let mut c = ChartBuilder::on(&left)
-            .caption(format!("{} · every sample", m.title()), (FONT, 17).into_font().color(&AXIS_TEXT))
+            .caption(format!("{} · every sample", m.title()), (FONT, 19).into_font().color(&AXIS_TEXT))
             .margin(12)
             .x_label_area_size(38)
             .y_label_area_size(70)
@@ -48,8 +56,8 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             .y_labels(6)
             .y_label_formatter(&|y| tick(*y, hi - lo))
             .y_desc(unit(m))
-            .axis_desc_style((FONT, 15))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 16))
             .light_line_style(WHITE)
             .draw()?;
         for (vi, v) in view.summary.variants.iter().enumerate() {
@@ -57,19 +65,23 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             if let Some(med) = v.metric(m).and_then(|x| x.median) {
                 let x = vi as f64;
                 c.draw_series(std::iter::once(PathElement::new(
-                    vec![(x - 0.3, med), (x + 0.3, med)],
+                    vec![(x - 0.25, med), (x + 0.25, med)],
                     colour.stroke_width(3),
                 )))?;
-                c.draw_series(std::iter::once(Text::new(
-                    format!("median {:.*}", digits(m), med),
-                    (x - 0.3, med),
-                    (FONT, 13).into_font().color(&colour).pos(Pos::new(HPos::Left, VPos::Bottom)),
-                )))?;
+                // The value right of the bar, clear of the dots (the legend says it is the median).
+                c.draw_series(std::iter::once(
+                    EmptyElement::at((x + 0.25, med))
+                        + Text::new(
+                            format!("{:.*}", digits(m), med),
+                            (5, 0),
+                            (FONT, 15).into_font().color(&colour).pos(Pos::new(HPos::Left, VPos::Center)),
+                        ),
+                ))?;
             }
             let mine: Vec<&(usize, f64, SampleStatus)> = dots.iter().filter(|d| d.0 == vi).collect();
             for (k, (_, y, status)) in mine.iter().enumerate() {
                 // Spread a variant's dots sideways so equal values stay visible.
-                let x = vi as f64 + (k as f64 - (mine.len() as f64 - 1.0) / 2.0) * (0.4 / mine.len().max(1) as f64);
+                let x = vi as f64 + (k as f64 - (mine.len() as f64 - 1.0) / 2.0) * (0.3 / mine.len().max(1) as f64);
                 match status {
                     SampleStatus::Accepted => {
                         c.draw_series(std::iter::once(Circle::new((x, *y), 6, colour.filled())))?
@@ -87,7 +99,7 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             return Ok(());
         }
         // Change vs the baseline, candidates only.
-        let rows: Vec<(usize, f64, Option<(f64, f64)>, Option<Verdict>)> = view
+        let rows: Vec<ChangeMark> = view
             .summary
             .variants
             .iter()
@@ -95,22 +107,29 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             .skip(1)
             .filter_map(|(i, v)| {
                 let ms = v.metric(m)?;
-                Some((i, ms.change_pct?, ms.ci.map(|c| (c.lo_pct, c.hi_pct)), ms.verdict))
+                Some(ChangeMark {
+                    variant: i,
+                    change: ms.change_pct?,
+                    ci: ms.ci.map(|c| (c.lo_pct, c.hi_pct)),
+                    verdict: ms.verdict,
+                })
             })
             .collect();
         if rows.is_empty() {
             right.draw(&Text::new(
                 "no change to show: too few accepted samples",
                 (24, HEIGHT as i32 / 2),
-                (FONT, 15).into_font().color(&UNCLEAR),
+                (FONT, 17).into_font().color(&UNCLEAR),
             ))?;
             return Ok(());
         }
-        let (lo, hi) =
-            padded(rows.iter().flat_map(|r| [r.1, r.2.map_or(r.1, |c| c.0), r.2.map_or(r.1, |c| c.1)]), true);
+        let (lo, hi) = padded(
+            rows.iter().flat_map(|r| [r.change, r.ci.map_or(r.change, |c| c.0), r.ci.map_or(r.change, |c| c.1)]),
+            true,
+        );
         let xs = Slots::new(1, n);
         let mut c = ChartBuilder::on(&right)
-            .caption(format!("change vs {}, 95% CI", labels[0]), (FONT, 17).into_font().color(&AXIS_TEXT))
+            .caption(format!("change vs {}, 95% CI", labels[0]), (FONT, 19).into_font().color(&AXIS_TEXT))
             .margin(12)
             .x_label_area_size(38)
             .y_label_area_size(64)
@@ -121,15 +140,15 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             .y_labels(6)
             .y_label_formatter(&|y| format!("{}%", tick(*y, hi - lo)))
             .y_desc("% change of the median")
-            .axis_desc_style((FONT, 15))
-            .label_style((FONT, 14))
+            .axis_desc_style((FONT, 17))
+            .label_style((FONT, 16))
             .light_line_style(WHITE)
             .draw()?;
         c.draw_series(std::iter::once(PathElement::new(
             vec![(0.5, 0.0), (n as f64 - 0.5, 0.0)],
             BLACK.stroke_width(1),
         )))?;
-        for (i, change, ci, verdict) in rows {
+        for ChangeMark { variant: i, change, ci, verdict } in rows {
             let colour = match verdict {
                 Some(Verdict::Faster) => FASTER,
                 Some(Verdict::Slower) => SLOWER,
@@ -146,11 +165,14 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             c.draw_series(std::iter::once(Circle::new((x, change), 7, colour.filled())))?;
             let word = verdict.map_or("", |v| v.word());
             let top = ci.map_or(change, |(_, b)| b.max(change));
-            c.draw_series(std::iter::once(Text::new(
-                format!("{change:+.2}% {word}"),
-                (x, top),
-                (FONT, 14).into_font().color(&colour).pos(Pos::new(HPos::Center, VPos::Bottom)),
-            )))?;
+            c.draw_series(std::iter::once(
+                EmptyElement::at((x, top))
+                    + Text::new(
+                        format!("{change:+.2}% {word}"),
+                        (0, -8),
+                        (FONT, 16).into_font().color(&colour).pos(Pos::new(HPos::Center, VPos::Bottom)),
+                    ),
+            ))?;
         }
         Ok(())
     }))

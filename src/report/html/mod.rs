@@ -84,7 +84,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
     let _ = writeln!(
         o,
         "<p class=\"note\">{} · ● accepted sample · ✕ rejected (not in the statistics) · △ traced (never a median) · \
-         bar: the variant's median. Right: the candidate's median change, bars the 95% CI.</p>",
+         bar and number: the variant's median. Right: the candidate's median change, bars the 95% CI.</p>",
         variant_key(v)
     );
     for m in REPORT_METRICS {
@@ -163,7 +163,18 @@ fn kernels_section(o: &mut String, v: &StudyView) {
                     ),
                 );
             }
-            figure(o, bars::chart(comparison), "ms/token per kernel category");
+            let mut key = String::from("<span class=\"key\">");
+            for (i, col) in comparison.variants.iter().enumerate() {
+                let _ = write!(
+                    key,
+                    "<span style=\"background:{}\"></span>{} ({:.3} ms/token measured)",
+                    variant_css(i),
+                    esc(&col.label),
+                    col.measured_ms_per_token
+                );
+            }
+            key.push_str("</span>");
+            figure(o, bars::chart(comparison), &key);
             o.push_str(&table(&tables::trace_columns(comparison)));
             let _ = writeln!(o, "<h3>Categories</h3>");
             o.push_str(&table(&tables::categories(comparison)));

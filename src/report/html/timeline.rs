@@ -47,13 +47,18 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
         let (lo, hi) = padded(xs.chain(spans.iter().flatten().flatten().copied()), false);
         (lo.min(0.0), hi)
     };
+    // Seconds once a request runs longer than 10 s: five-digit ms ticks are hard to read.
+    let (per, unit) = if x1 - x0 > 10_000.0 { (1000.0, "s") } else { (1.0, "ms") };
+    let (x0, x1) = (x0 / per, x1 / per);
+    let at = |p: &(f64, f64)| (p.0 / per, p.1);
+    let span = |s: Option<[f64; 2]>| s.map(|[a, b]| [a / per, b / per]);
     Some(svg("timeline", (WIDTH, height), |root| {
         let status = format!("{:?}", sample.status).to_lowercase();
         let (top, body) = root.split_vertically(CAPTION);
         top.draw(&Text::new(
             format!("#{} {} ({status}) · {} at {:.0} Hz", sample.index, sample.label, t.source, t.achieved_hz),
             (12, 10),
-            (FONT, 16).into_font().color(&AXIS_TEXT),
+            (FONT, 18).into_font().color(&AXIS_TEXT),
         ))?;
         let areas = body.split_evenly((t.series.len(), 1));
         let last = areas.len() - 1;
@@ -67,20 +72,21 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
                 .y_label_area_size(84)
                 .build_cartesian_2d(x0..x1, lo..hi)?;
             let y_fmt = |y: &f64| tick(*y, hi - lo);
-            let x_fmt = |x: &f64| format!("{x:.0}");
+            let x_fmt = |x: &f64| tick(*x, x1 - x0);
             let mut mesh = c.configure_mesh();
             mesh.y_desc(axis_name(s.field))
                 .y_labels(4)
                 .y_label_formatter(&y_fmt)
                 .x_label_formatter(&x_fmt)
-                .axis_desc_style((FONT, 13))
-                .label_style((FONT, 13))
+                .axis_desc_style((FONT, 15))
+                .label_style((FONT, 15))
                 .light_line_style(RGBColor(240, 240, 240));
             if i == last {
-                mesh.x_desc("ms since the request was sent");
+                mesh.x_desc(format!("{unit} since the request was sent"));
             }
             mesh.draw()?;
-            for (span, shade, name) in [(t.prefill_ms, PREFILL_SHADE, "prefill"), (t.decode_ms, DECODE_SHADE, "decode")]
+            for (span, shade, name) in
+                [(span(t.prefill_ms), PREFILL_SHADE, "prefill"), (span(t.decode_ms), DECODE_SHADE, "decode")]
             {
                 let Some([a, b]) = span else { continue };
                 c.draw_series(std::iter::once(Rectangle::new([(a, lo), (b, hi)], shade.mix(0.6).filled())))?;
@@ -88,14 +94,14 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
                     c.draw_series(std::iter::once(Text::new(
                         name.to_string(),
                         (a, hi),
-                        (FONT, 13).into_font().color(&AXIS_TEXT).pos(Pos::new(HPos::Left, VPos::Top)),
+                        (FONT, 15).into_font().color(&AXIS_TEXT).pos(Pos::new(HPos::Left, VPos::Top)),
                     )))?;
                 }
             }
             let colour = line_colour(s.field);
-            c.draw_series(LineSeries::new(s.points.iter().copied(), colour.stroke_width(2)))?;
+            c.draw_series(LineSeries::new(s.points.iter().map(at), colour.stroke_width(2)))?;
             if s.points.len() <= 120 {
-                c.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, colour.filled())))?;
+                c.draw_series(s.points.iter().map(|p| Circle::new(at(p), 3, colour.filled())))?;
             }
         }
         Ok(())
