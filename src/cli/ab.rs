@@ -3,6 +3,7 @@ use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS}
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
+use crate::report::study::write_after_run;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, Workload};
 use crate::study::{run_study, Outcome};
@@ -137,6 +138,10 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     if run.outcome == Outcome::Completed {
         super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     }
+    // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
+    let report_failed = write_after_run(&run.evidence, summary)
+        .map_err(|e| eprintln!("abprof: error: {}", crate::cli::one_line(&e)))
+        .is_err();
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
@@ -154,7 +159,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
                 );
             }
             match failures {
-                _ if !run.restored || !empty.is_empty() => 1,
+                _ if !run.restored || !empty.is_empty() || report_failed => 1,
                 Some((g, f, _)) if !f.is_empty() => {
                     for x in &f {
                         eprintln!("abprof: gate failed: {}", x.line(&g));

@@ -5,7 +5,7 @@ use super::args::TelemetryArg;
 use crate::study::file::{self, HookCommand, IdleGate, Isolation};
 use crate::telemetry::SourceKind;
 
-/// Run conditions: `--idle-samples`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
+/// Run conditions: `--idle-samples`, `--foreign-cpu-max`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
 /// `--telemetry-hz` (ab, pi).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RunConditions {
@@ -13,6 +13,10 @@ pub(crate) struct RunConditions {
     #[arg(long, default_value_t = file::default_consecutive(), value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) idle_samples: u32,
+    /// Reject a sample when other processes used more than this much CPU (% of one core) during
+    /// its request (docs/methodology.md §7.7; the study file's `[idle] foreign_cpu_max_pct`).
+    #[arg(long, value_name = "PCT", value_parser = non_negative)]
+    pub(crate) foreign_cpu_max: Option<f64>,
     /// Isolation hook run before every sample (repeatable; no shell).
     #[arg(long, value_name = "CMD")]
     pub(crate) before: Vec<String>,
@@ -30,6 +34,13 @@ pub(crate) struct RunConditions {
     pub(crate) telemetry_hz: u32,
 }
 
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a percentage of a core (a number ≥ 0, e.g. 50)")),
+    }
+}
+
 fn lines(v: &[String]) -> Vec<HookCommand> {
     v.iter().map(|s| HookCommand::Line(s.clone())).collect()
 }
@@ -40,7 +51,12 @@ impl RunConditions {
     }
 
     pub(crate) fn idle(&self) -> IdleGate {
-        IdleGate { consecutive: self.idle_samples, ..IdleGate::default() }
+        let default = IdleGate::default();
+        IdleGate {
+            consecutive: self.idle_samples,
+            foreign_cpu_max_pct: self.foreign_cpu_max.unwrap_or(default.foreign_cpu_max_pct),
+            ..default
+        }
     }
 
     pub(crate) fn isolation(&self) -> Isolation {

@@ -16,6 +16,7 @@ mod history;
 mod monitor;
 mod parse_log;
 mod pi;
+mod report;
 mod summarize;
 mod timeline;
 mod trace;
@@ -41,6 +42,8 @@ pub(crate) enum Command {
     ParseLog(parse_log::ParseLogArgs),
     /// Summarize a study's evidence folder: medians, % change, confidence, rejections.
     Summarize(summarize::SummarizeArgs),
+    /// A study's report: one self-contained HTML page with charts, and its tables as Markdown.
+    Report(report::ReportArgs),
     /// Kernel-trace variants (rocprofv3 / Nsight Systems) with trace-matched untraced samples.
     Trace(trace::TraceArgs),
     /// Exactness gate: same deterministic request to two variants; exact, equal tokens or diverged at k, plus top-k cosine.
@@ -102,6 +105,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Calibrate(a) => calibrate::run(a),
         Command::ParseLog(a) => parse_log::run(a),
         Command::Summarize(a) => summarize::run(a),
+        Command::Report(a) => report::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
         Command::Exactness(a) => exactness::run(a),

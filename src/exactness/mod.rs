@@ -18,5 +18,5 @@ mod tokens;
 
 pub(crate) use compare::{ShownToken, Verdict};
 pub(crate) use error::ExactnessError;
-pub(crate) use report::{ExactnessReport, Gate, SideReport};
+pub(crate) use report::{ExactnessReport, Gate, SideReport, REPORT_FILE};
 pub(crate) use run::{run_exactness, ExactnessPlan, ExactnessSide};

@@ -1,12 +1,14 @@
-//! Renderers: typed results in, text or JSON out. Nothing here measures or decides. Every result
+//! Renderers: typed results in, text, JSON, Markdown or HTML out. Nothing here measures or decides. Every result
 //! type abprof prints implements [`Render`] here, and `cli/` prints through [`emit`] alone.
 pub(crate) mod artifact;
 pub(crate) mod calibration;
 pub(crate) mod exactness;
 pub(crate) mod history;
+pub(crate) mod html;
 pub(crate) mod monitor;
 pub(crate) mod pi;
 pub(crate) mod sample;
+pub(crate) mod study;
 pub(crate) mod summary;
 pub(crate) mod timeline;
 pub(crate) mod timing_block;

@@ -10,6 +10,7 @@
 //! isolation.json          every hook run: before (per sample), after and verify (once, at exit)
 //! samples/NNN-LABEL/      server.log, request.json, response.sse, sample.json, telemetry.csv
 //! summary.json            written at the end and by `abprof summarize`
+//! report.html, report.md  written at the end of `ab` and `trace` and by `abprof report`
 //! ```
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.

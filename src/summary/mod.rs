@@ -10,6 +10,7 @@ pub(crate) mod pi;
 pub(crate) mod rules;
 pub(crate) mod stats;
 pub(crate) mod traces;
+pub(crate) mod view;
 
 use crate::measure::Sample;
 use crate::study::evidence::{read_json, Evidence, OrderEntry};

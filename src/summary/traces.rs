@@ -41,13 +41,8 @@ fn traces_dir(ev: &Evidence) -> PathBuf {
     ev.root.join("traces")
 }
 
-/// Variants of the study that have an `abprof trace` folder under `traces/`.
-fn traced<'a>(ev: &Evidence, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    traced_in(&traces_dir(ev), variants)
-}
-
-/// Variants with an `abprof trace` folder (`LABEL/trace.json`) in `dir`.
-fn traced_in<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
+/// Variants of the study that have an `abprof trace` folder under `dir`.
+fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
     variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect()
 }
 
@@ -65,8 +60,8 @@ pub(crate) fn compare_study_traces(
     compare_traces_in(&traces_dir(ev), variants, study_tokens, rules, top)
 }
 
-/// [`compare_study_traces`] over the `LABEL/` trace folders in `dir`: an A/B study's `traces/`,
-/// or an `abprof trace` study's own folder.
+/// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`: a study's `traces/`,
+/// or an `abprof trace` folder itself (its traces sit beside the untraced samples that scale them).
 pub(crate) fn compare_traces_in(
     dir: &Path,
     variants: &[VariantSummary],
@@ -74,7 +69,7 @@ pub(crate) fn compare_traces_in(
     rules: &Rules,
     top: usize,
 ) -> Option<TraceComparison> {
-    let traced = traced_in(dir, variants);
+    let traced = traced(dir, variants);
     if traced.len() < 2 {
         return None;
     }
@@ -125,7 +120,7 @@ pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> any
         Some(TraceComparison::NotCompared { reason }) => Err(StudyTracesError::NotCompared { root, reason }.into()),
         Some(compared) => Ok(compared),
         None => {
-            let found = traced(&ev, &summary.variants);
+            let found = traced(&traces_dir(&ev), &summary.variants);
             let labels = if found.is_empty() {
                 "none".to_string()
             } else {

@@ -16,7 +16,7 @@ pub(crate) use variants::VariantArgs;
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.
-pub(crate) const STUDY_FLAGS: [&str; 12] = [
+pub(crate) const STUDY_FLAGS: [&str; 13] = [
     "variants",
     "model",
     "port",
@@ -24,6 +24,7 @@ pub(crate) const STUDY_FLAGS: [&str; 12] = [
     "health_timeout",
     "stall_timeout",
     "idle_samples",
+    "foreign_cpu_max",
     "before",
     "after",
     "verify",

@@ -1,0 +1,97 @@
+//! The study report as GitHub-flavoured Markdown: the page's tables, ready to paste into a pull
+//! request.
+use super::tables::{self, Table};
+use super::StudyTitle;
+use crate::summary::traces::TraceComparison;
+use crate::summary::view::StudyView;
+use std::fmt::Write;
+
+/// A cell as Markdown: a `|` would end it and a newline would end the row.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
+}
+
+pub(crate) fn table(t: &Table) -> String {
+    let mut o = String::new();
+    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    o.push_str(&line(&t.head));
+    let rule: Vec<String> =
+        (0..t.head.len()).map(|i| if t.numeric.contains(&i) { "---:".into() } else { "---".into() }).collect();
+    o.push_str(&format!("|{}|\n", rule.join("|")));
+    for r in &t.rows {
+        o.push_str(&line(r));
+    }
+    o
+}
+
+fn section(o: &mut String, title: &str, t: &Table) {
+    let _ = writeln!(o, "\n### {title}\n");
+    o.push_str(&table(t));
+}
+
+pub(crate) fn document(v: &StudyView) -> String {
+    let s = &v.summary;
+    let mut o = String::new();
+    let title = StudyTitle::of(s);
+    let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
+    if v.pi.is_none() {
+        section(&mut o, "Verdicts (95% bootstrap CI of the change in medians)", &tables::verdicts(s));
+        section(&mut o, "Per variant", &tables::per_variant(s));
+        if let Some(t) = tables::phases(s) {
+            let source = s.telemetry.as_deref().unwrap_or(tables::NONE);
+            section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);
+        }
+    }
+    match &v.traces {
+        Some(TraceComparison::Compared { comparison, .. }) => {
+            section(&mut o, "Kernel attribution: traced variants", &tables::trace_columns(comparison));
+            section(&mut o, "Kernel categories (ms/token)", &tables::categories(comparison));
+            if !comparison.moved_kernels.is_empty() {
+                section(&mut o, "Top moved kernels (ms/token)", &tables::moved_kernels(comparison));
+            }
+        }
+        Some(TraceComparison::NotCompared { reason }) => {
+            let _ = writeln!(o, "\n### Kernel attribution\n\nnot compared: {}", cell(reason));
+        }
+        None => {}
+    }
+    if let Some(x) = &v.exactness {
+        section(&mut o, "Exactness", &tables::exactness(x));
+    }
+    if let Some(p) = &v.pi {
+        section(&mut o, "Pi agent: medians over valid samples", &tables::pi_variants(p));
+        section(&mut o, "Pi agent: every sample", &tables::pi_samples(p));
+    }
+    let rejected = tables::rejected(s);
+    if rejected.rows.is_empty() {
+        let _ = writeln!(o, "\n### Rejected samples\n\nnone");
+    } else {
+        section(&mut o, "Rejected samples (not in the statistics)", &rejected);
+    }
+    section(&mut o, "Host and study", &tables::host(v));
+    section(&mut o, "Binaries and models", &tables::binaries(v));
+    section(&mut o, "Launch", &tables::launch(v));
+    if let Some(t) = tables::hooks(v) {
+        section(&mut o, "Isolation hooks", &t);
+    }
+    for u in &v.unreadable {
+        let _ = writeln!(o, "\n> unreadable evidence: {}", cell(u));
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_cannot_break_the_table() {
+        let t = Table {
+            head: vec!["a".into(), "b".into()],
+            rows: vec![vec!["x|y".into(), "1\n2".into()]],
+            numeric: vec![1],
+            verdict: None,
+        };
+        assert_eq!(table(&t), "| a | b |\n|---|---:|\n| x\\|y | 1<br>2 |\n");
+    }
+}

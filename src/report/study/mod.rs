@@ -1,0 +1,78 @@
+//! The study report: one self-contained HTML page (charts drawn as inline SVG) and a Markdown file
+//! with the same tables, both rendered from a [`StudyView`].
+pub(crate) mod markdown;
+pub(crate) mod tables;
+
+use super::Render;
+use crate::study::evidence::Evidence;
+use crate::summary::view::StudyView;
+use crate::summary::Summary;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+pub(crate) const HTML_FILE: &str = "report.html";
+pub(crate) const MARKDOWN_FILE: &str = "report.md";
+
+/// The headline of both documents.
+pub(crate) struct StudyTitle {
+    pub(crate) heading: String,
+    pub(crate) detail: String,
+}
+
+impl StudyTitle {
+    pub(crate) fn of(s: &Summary) -> StudyTitle {
+        let labels: Vec<&str> = s.variants.iter().map(|v| v.label.as_str()).collect();
+        let heading = match &s.name {
+            Some(n) => format!("abprof study {n}: {}", labels.join(" vs ")),
+            None => format!("abprof study: {}", labels.join(" vs ")),
+        };
+        let detail = format!(
+            "{} output tokens{} · {} samples per variant · prompt {} · {}",
+            s.tokens,
+            if s.pure_decode { " (pure decode: prompt cache warmed)" } else { " (cold KV)" },
+            s.samples_per_variant,
+            s.expected_prompt_tokens.map_or("uncalibrated".into(), |n| format!("{n} tokens (calibrated)")),
+            s.root
+        );
+        StudyTitle { heading, detail }
+    }
+}
+
+/// Where a report was written.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ReportFiles {
+    pub(crate) html: PathBuf,
+    pub(crate) markdown: PathBuf,
+}
+
+impl Render for ReportFiles {
+    fn text(&self) -> String {
+        format!("report: {}\nreport (Markdown): {}\n", self.html.display(), self.markdown.display())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write the report {path}: {source}")]
+pub(crate) struct ReportWriteError {
+    path: PathBuf,
+    source: std::io::Error,
+}
+
+/// Renders `view` and writes both files (each atomically: a reader never sees half a page).
+pub(crate) fn write(view: &StudyView, html: &Path, markdown: &Path) -> Result<ReportFiles, ReportWriteError> {
+    let page = super::html::page(view);
+    for (path, text) in [(html, page), (markdown, markdown::document(view))] {
+        crate::atomic_file::write_atomic(path, text.as_bytes())
+            .map_err(|e| ReportWriteError { path: path.into(), source: e })?;
+    }
+    Ok(ReportFiles { html: html.into(), markdown: markdown.into() })
+}
+
+/// The report of a study that just ran, in its default place in the study folder (`report.html`
+/// and `report.md`); its one line goes to stderr, so `--json` output stays one document.
+pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary) -> anyhow::Result<ReportFiles> {
+    let view = StudyView::of(ev, summary.clone())?;
+    let files = write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?;
+    eprint!("{}", files.text());
+    Ok(files)
+}

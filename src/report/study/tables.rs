@@ -1,0 +1,432 @@
+//! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
+//! the Markdown file, so the two never disagree.
+use crate::summary::pi::PiReport;
+use crate::summary::view::StudyView;
+use crate::summary::{Metric, Summary};
+use crate::trace::compare::Comparison;
+
+/// A table of text cells.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Table {
+    pub(crate) head: Vec<String>,
+    pub(crate) rows: Vec<Vec<String>>,
+    /// Columns of numbers (right-aligned).
+    pub(crate) numeric: Vec<usize>,
+    /// The column holding a verdict word, coloured on the page.
+    pub(crate) verdict: Option<usize>,
+}
+
+impl Table {
+    fn new(head: &[&str], numeric: &[usize]) -> Table {
+        Table {
+            head: head.iter().map(|h| h.to_string()).collect(),
+            rows: Vec::new(),
+            numeric: numeric.to_vec(),
+            verdict: None,
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+}
+
+pub(crate) const NONE: &str = "—";
+
+pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
+}
+
+fn signed_pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))
+}
+
+pub(crate) fn digits(m: Metric) -> usize {
+    match m {
+        Metric::ServerPrefillTps => 1,
+        _ => 2,
+    }
+}
+
+/// The metrics the report draws and tabulates (strict streamed TPS stays in `summarize`).
+pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
+
+/// Every metric × variant: its runs, median, change vs the baseline with the 95% CI, verdict.
+pub(crate) fn verdicts(s: &Summary) -> Table {
+    let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
+    let change = format!("vs {base}");
+    let mut t = Table::new(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5]);
+    t.verdict = Some(6);
+    for m in REPORT_METRICS {
+        for v in &s.variants {
+            let Some(ms) = v.metric(m) else { continue };
+            let d = digits(m);
+            t.row(vec![
+                m.title().into(),
+                v.label.clone(),
+                ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" "),
+                num(ms.median, d),
+                signed_pct(ms.change_pct),
+                ms.ci.map_or(NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct)),
+                ms.verdict.map_or("baseline", |v| v.word()).into(),
+            ]);
+        }
+    }
+    t
+}
+
+fn counts(v: &[u64]) -> String {
+    match v.first() {
+        None => NONE.into(),
+        Some(first) if v.iter().all(|x| x == first) => format!("{first}×{}", v.len()),
+        _ => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+    }
+}
+
+/// Per variant: accepted samples, ms/token, draft acceptance, token counts, idle gate, caveats.
+pub(crate) fn per_variant(s: &Summary) -> Table {
+    let mut t = Table::new(
+        &[
+            "variant",
+            "accepted",
+            "ms/token",
+            "(N−1) TPS",
+            "draft accept",
+            "output tokens",
+            "prompt tokens",
+            "idle gate",
+            "caveats",
+        ],
+        &[2, 3, 4, 7],
+    );
+    for v in &s.variants {
+        t.row(vec![
+            v.label.clone(),
+            format!("{}/{}", v.accepted, v.planned),
+            num(v.ms_per_token, 3),
+            num(v.decode_tps_n_minus_1_median, 2),
+            v.acceptance_median.map_or(NONE.into(), |a| format!("{:.2}%", a * 100.0)),
+            counts(&v.output_tokens),
+            counts(&v.prompt_tokens),
+            v.idle_gate_ms_median.map_or(NONE.into(), |g| format!("{g:.0} ms")),
+            v.caveats.join("; "),
+        ]);
+    }
+    t
+}
+
+/// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
+pub(crate) fn phases(s: &Summary) -> Option<Table> {
+    let mut t = Table::new(
+        &[
+            "variant",
+            "phase",
+            "power W",
+            "busy %",
+            "server CPU %",
+            "peak °C",
+            "gfx MHz min/med/max",
+            "J/token",
+            "energy from",
+        ],
+        &[2, 3, 4, 5, 7],
+    );
+    for v in &s.variants {
+        for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
+            let Some(p) = p else { continue };
+            let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
+                (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
+                _ => NONE.into(),
+            };
+            t.row(vec![
+                v.label.clone(),
+                name.into(),
+                num(p.mean_power_w, 1),
+                num(p.mean_busy_pct, 1),
+                num(p.mean_cpu_pct, 1),
+                num(p.peak_temp_c, 1),
+                clocks,
+                num(p.j_per_token, 4),
+                p.energy_from.clone().unwrap_or_else(|| NONE.into()),
+            ]);
+        }
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// Rejected samples, one row per broken rule.
+pub(crate) fn rejected(s: &Summary) -> Table {
+    let mut t = Table::new(&["#", "variant", "folder", "rule", "reason"], &[0]);
+    for r in &s.rejected {
+        for x in &r.reasons {
+            t.row(vec![(r.index + 1).to_string(), r.label.clone(), r.dir.clone(), x.rule.clone(), x.reason.clone()]);
+        }
+    }
+    t
+}
+
+/// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.
+pub(crate) fn trace_columns(c: &Comparison) -> Table {
+    let mut t = Table::new(
+        &[
+            "variant",
+            "measured ms/token",
+            "measured from",
+            "traced GPU ms/token",
+            "GPU busy ms/token",
+            "unattributed",
+            "decode window",
+        ],
+        &[1, 3, 4, 5],
+    );
+    for v in &c.variants {
+        t.row(vec![
+            v.label.clone(),
+            format!("{:.3}", v.measured_ms_per_token),
+            v.measured_from.clone(),
+            num(v.traced_gpu_ms_per_token, 3),
+            num(v.gpu_busy_ms_per_token, 3),
+            num(v.unattributed_ms_per_token, 3),
+            format!("{:?}", v.window_method),
+        ]);
+    }
+    t
+}
+
+fn labels(c: &Comparison) -> Vec<String> {
+    c.variants.iter().map(|v| v.label.clone()).collect()
+}
+
+/// ms/token per kernel category and variant, with each candidate's change and share of the change.
+pub(crate) fn categories(c: &Comparison) -> Table {
+    let labels = labels(c);
+    let mut head = vec!["category".to_string()];
+    head.extend(labels.iter().map(|l| format!("{l} ms/token")));
+    head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
+    head.extend(labels.iter().skip(1).map(|l| format!("share of Δ {l}")));
+    let numeric = (1..head.len()).collect();
+    let mut t = Table { head, rows: Vec::new(), numeric, verdict: None };
+    let mut push = |name: String, ms: Vec<String>, delta: Vec<String>, share: Vec<String>| {
+        let mut row = vec![name];
+        row.extend(ms);
+        row.extend(delta);
+        row.extend(share);
+        t.rows.push(row);
+    };
+    for r in &c.categories {
+        push(
+            r.category.clone(),
+            r.ms_per_token.iter().map(|x| format!("{x:.3}")).collect(),
+            r.delta.iter().skip(1).map(|x| format!("{x:+.3}")).collect(),
+            r.share_of_delta.iter().skip(1).map(|x| x.map_or(NONE.into(), |s| format!("{:.0}%", s * 100.0))).collect(),
+        );
+    }
+    push(
+        "measured".into(),
+        c.variants.iter().map(|v| format!("{:.3}", v.measured_ms_per_token)).collect(),
+        c.measured_delta.iter().skip(1).map(|x| format!("{x:+.3}")).collect(),
+        vec![String::new(); labels.len().saturating_sub(1)],
+    );
+    t
+}
+
+/// The kernels whose ms/token moved most.
+pub(crate) fn moved_kernels(c: &Comparison) -> Table {
+    let labels = labels(c);
+    let mut head = vec!["kernel".to_string(), "category".to_string()];
+    head.extend(labels.iter().map(|l| format!("{l} ms/token")));
+    head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
+    let numeric = (2..head.len()).collect();
+    let mut t = Table { head, rows: Vec::new(), numeric, verdict: None };
+    for k in &c.moved_kernels {
+        let mut row = vec![k.kernel.clone(), k.category.clone()];
+        row.extend(k.ms_per_token.iter().map(|x| format!("{x:.4}")));
+        row.extend(k.delta.iter().skip(1).map(|x| format!("{x:+.4}")));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// The exactness gate's result, one row per side.
+pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> Table {
+    let mut t = Table::new(
+        &["side", "variant", "binary sha256", "prompt tokens", "generated", "finish", "verdict", "gate"],
+        &[3, 4],
+    );
+    for (side, r) in [("baseline", &x.baseline), ("candidate", &x.candidate)] {
+        t.row(vec![
+            side.into(),
+            r.label.clone(),
+            r.binary_sha256.as_deref().map_or(NONE.into(), short_sha),
+            r.prompt_tokens.map_or(NONE.into(), |n| n.to_string()),
+            r.completion_tokens.map_or(NONE.into(), |n| n.to_string()),
+            r.finish_reason.clone().unwrap_or_else(|| NONE.into()),
+            x.headline.clone(),
+            format!("{:?}", x.gate).to_lowercase(),
+        ]);
+    }
+    t
+}
+
+/// The Pi study's medians over valid samples.
+pub(crate) fn pi_variants(p: &PiReport) -> Table {
+    let mut t = Table::new(
+        &[
+            "variant",
+            "valid",
+            "Pi wall ms",
+            "prefill ms",
+            "prefill TPS",
+            "decode ms",
+            "decode TPS",
+            "output tokens",
+            "draft accept",
+        ],
+        &[2, 3, 4, 5, 6, 7],
+    );
+    for v in &p.variants {
+        t.row(vec![
+            v.label.clone(),
+            format!("{}/{}", v.valid, v.samples),
+            num(v.median_pi_wall_ms, 0),
+            num(v.median_prefill_ms, 1),
+            num(v.median_prefill_tps, 1),
+            num(v.median_decode_ms, 1),
+            num(v.median_decode_tps, 2),
+            num(v.median_output_tokens, 0),
+            v.median_acceptance.map_or(NONE.into(), |a| format!("{:.2}%", a * 100.0)),
+        ]);
+    }
+    t
+}
+
+/// Every Pi sample with its checks.
+pub(crate) fn pi_samples(p: &PiReport) -> Table {
+    let mut t = Table::new(&["#", "variant", "Pi wall ms", "exit", "valid", "failures"], &[0, 2]);
+    for s in &p.samples {
+        t.row(vec![
+            (s.index + 1).to_string(),
+            s.label.clone(),
+            format!("{:.0}", s.run.pi_wall_ms),
+            s.run.pi_exit.describe(),
+            if s.valid { "yes" } else { "no" }.into(),
+            s.failures.join("; "),
+        ]);
+    }
+    t
+}
+
+pub(crate) fn short_sha(s: &str) -> String {
+    s.chars().take(16).collect()
+}
+
+/// Where the study ran.
+pub(crate) fn host(v: &StudyView) -> Table {
+    let mut t = Table::new(&["fact", "value"], &[]);
+    let s = &v.summary;
+    t.row(vec!["study folder".into(), s.root.clone()]);
+    if let Some(h) = &v.host {
+        t.row(vec!["host".into(), h.hostname.clone()]);
+        t.row(vec!["kernel".into(), h.kernel.clone()]);
+        t.row(vec!["CPU".into(), format!("{} ({} cores)", h.cpu, h.cores)]);
+        t.row(vec!["memory".into(), h.memory_kib.map_or(NONE.into(), |k| format!("{:.1} GiB", k as f64 / 1048576.0))]);
+        t.row(vec!["abprof".into(), h.abprof.clone()]);
+        t.row(vec!["started".into(), h.started_at.clone()]);
+    } else {
+        t.row(vec!["host".into(), "host.json absent".into()]);
+    }
+    t.row(vec!["telemetry".into(), s.telemetry.clone().unwrap_or_else(|| NONE.into())]);
+    t.row(vec!["isolation".into(), isolation_status(s.isolation_restored).into()]);
+    let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
+    t.row(vec!["run order".into(), if order.is_empty() { NONE.into() } else { order.join(" ") }]);
+    if let (Some(med), Some(max)) = (s.dead_time_ms_median, s.dead_time_ms_max) {
+        t.row(vec!["driver dead time per sample".into(), format!("median {med:.1} ms, max {max:.1} ms")]);
+    }
+    t
+}
+
+pub(crate) fn isolation_status(restored: Option<bool>) -> &'static str {
+    match restored {
+        Some(true) => "restore and verify hooks succeeded",
+        Some(false) => "RESTORE OR VERIFY FAILED: every sample is rejected",
+        None => "no hooks recorded",
+    }
+}
+
+/// Each variant's exact binary and model, by sha256, and what `--version` printed.
+pub(crate) fn binaries(v: &StudyView) -> Table {
+    let mut t = Table::new(&["variant", "binary", "sha256", "version", "model", "model sha256"], &[]);
+    for f in &v.variants {
+        t.row(vec![
+            f.label.clone(),
+            f.binary.real_path.display().to_string(),
+            f.binary.sha256.clone(),
+            f.artifact_version.clone().map_or_else(|| f.version.clone(), |a| format!("{} (artifact {a})", f.version)),
+            f.model.real_path.display().to_string(),
+            f.model.sha256.clone(),
+        ]);
+    }
+    t
+}
+
+/// How each variant's server was launched.
+pub(crate) fn launch(v: &StudyView) -> Table {
+    let mut t = Table::new(&["variant", "spec", "server argv", "env", "expect="], &[]);
+    for f in &v.variants {
+        t.row(vec![
+            f.label.clone(),
+            f.spec.clone(),
+            shlex::try_join(f.server_args.iter().map(String::as_str)).unwrap_or_else(|_| f.server_args.join(" ")),
+            if f.env.is_empty() {
+                NONE.into()
+            } else {
+                f.env.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+            },
+            f.expect.clone().unwrap_or_else(|| NONE.into()),
+        ]);
+    }
+    t
+}
+
+/// Every isolation hook that ran.
+pub(crate) fn hooks(v: &StudyView) -> Option<Table> {
+    let iso = v.isolation.as_ref()?;
+    let mut t = Table::new(&["phase", "argv", "status", "ms", "output"], &[3]);
+    for r in &iso.runs {
+        t.row(vec![
+            r.phase.clone(),
+            shlex::try_join(r.argv.iter().map(String::as_str)).unwrap_or_else(|_| r.argv.join(" ")),
+            r.status.clone(),
+            format!("{:.0}", r.ms),
+            r.output.clone(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_captured_study_fills_every_table_it_has() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
+        let v = StudyView::load(&dir).unwrap();
+        let t = verdicts(&v.summary);
+        assert_eq!(t.rows.len(), 6, "3 metrics × 2 variants");
+        assert!(t.rows.iter().all(|r| r.len() == t.head.len()));
+        assert_eq!(t.rows[0][6], "baseline");
+        assert!(["faster", "slower", "no clear difference"].contains(&t.rows[1][6].as_str()), "{:?}", t.rows[1]);
+        assert_eq!(per_variant(&v.summary).rows[0][1], "2/2");
+        let p = phases(&v.summary).unwrap();
+        assert_eq!(p.rows.len(), 4, "prefill and decode of two variants");
+        assert_eq!(p.rows[0][2], NONE, "no power on a GPU-less host");
+        assert!(rejected(&v.summary).rows.is_empty());
+        let b = binaries(&v);
+        assert_eq!(b.rows[0][2].len(), 64);
+        assert!(b.rows[0][3].contains("0c1e57098"));
+        assert!(launch(&v).rows[0][2].contains("--cache-type-k f16"));
+        assert!(hooks(&v).is_none(), "the study declared no hooks");
+        assert_eq!(host(&v).rows[1][1], "vm");
+    }
+}

@@ -1,0 +1,276 @@
+//! The study report: a real study on the test bed writes its HTML page and Markdown tables, and
+//! headless Chromium (Debian's `chromium`, installed by scripts/system-deps) renders the page:
+//! a screenshot that is not blank, no console message, and every chart each section should have.
+//! The Markdown tables are also checked on the captured evidence, with no server.
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn variant(label: &str, kv: &str) -> String {
+    format!("{label}={}|kv={kv}", testbed().server.display())
+}
+
+/// `chromium` from PATH, or a failure saying how to install it (never a silent skip).
+fn chromium() -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|p| std::env::split_paths(&p).map(|d| d.join("chromium")).find(|p| p.is_file()))
+        .expect("chromium is not installed: run scripts/system-deps (Debian's chromium package)")
+}
+
+/// Headless Chromium on a local page with console logging on stderr: (stdout, stderr).
+fn headless(page: &Path, args: &[&str]) -> (String, String) {
+    let profile = tempfile::tempdir().unwrap();
+    let out = Command::new(chromium())
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run"])
+        .args(["--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Every console message the page produced (Chromium logs each as `…:CONSOLE:…] "text"`).
+fn console_lines(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
+}
+
+/// The DOM after Chromium parsed and laid out the page.
+fn dom(page: &Path) -> String {
+    let (dom, stderr) = headless(page, &["--dump-dom"]);
+    assert!(console_lines(&stderr).is_empty(), "console messages: {:#?}", console_lines(&stderr));
+    dom
+}
+
+/// The `<section id="…">` element's markup, if the page has one.
+fn section<'a>(dom: &'a str, id: &str) -> Option<&'a str> {
+    let start = dom.find(&format!("<section id=\"{id}\""))?;
+    let end = dom[start..].find("</section>").map_or(dom.len(), |e| start + e);
+    Some(&dom[start..end])
+}
+
+fn svgs(markup: &str) -> usize {
+    markup.matches("<svg").count()
+}
+
+/// Screenshot of the page: (distinct colours, share of pixels that are not white).
+fn screenshot(page: &Path, png: &Path) -> (usize, f64) {
+    let (_, stderr) = headless(page, &["--window-size=1100,2400", &format!("--screenshot={}", png.display())]);
+    assert!(console_lines(&stderr).is_empty(), "console messages: {:#?}", console_lines(&stderr));
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1100, 2400));
+    let channels = info.color_type.samples();
+    assert!(channels >= 3, "{:?}", info.color_type);
+    let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).map(|p| &p[..3]).collect();
+    let distinct: std::collections::HashSet<&[u8]> = pixels.iter().copied().collect();
+    let coloured = pixels.iter().filter(|p| p.iter().any(|&c| c < 245)).count();
+    (distinct.len(), coloured as f64 / pixels.len() as f64)
+}
+
+/// The report is free of anything that would reach out: no script, stylesheet link, source or URL.
+fn assert_self_contained(html: &str) {
+    for needle in ["<script", "<link", " src=", "url(", "@import", "href=\"http"] {
+        assert!(!html.contains(needle), "the page holds {needle:?}: it must open with no network");
+    }
+}
+
+#[test]
+fn the_console_check_sees_what_a_page_logs() {
+    // The check below means something only if a message would be seen.
+    let d = tempfile::tempdir().unwrap();
+    let page = d.path().join("canary.html");
+    std::fs::write(&page, "<!DOCTYPE html><p>x</p><script>console.error('abprof-canary')</script>").unwrap();
+    let (_, stderr) = headless(&page, &["--dump-dom"]);
+    assert!(console_lines(&stderr).iter().any(|l| l.contains("abprof-canary")), "{stderr}");
+}
+
+#[test]
+fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("kv");
+    // This test is about the report: other builds on the host must not reject its samples.
+    let mut args = ab_args(&root, 16, 2, &[variant("f16", "f16"), variant("q8_0", "q8_0")]);
+    args.extend(["--foreign-cpu-max".into(), "1000".into()]);
+    let out = abprof().args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // --json keeps stdout one document; the report's path goes to stderr.
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let html = root.join("report.html");
+    let lines = stderr_lines(&out);
+    assert!(lines.contains(&format!("report: {}", html.display())), "{lines:#?}");
+    assert!(root.join("report.md").is_file());
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert_self_contained(&page);
+
+    let dom = dom(&html);
+    // Every sample as dots per metric: decode TPS, prefill TPS, TTFT.
+    assert_eq!(svgs(section(&dom, "samples").unwrap()), 3);
+    // One timeline per sample: the CPU test bed records the server's CPU, and says what is absent.
+    let samples = std::fs::read_dir(root.join("samples")).unwrap().count();
+    assert_eq!(samples, 4);
+    let timelines = section(&dom, "timelines").unwrap();
+    assert_eq!(svgs(timelines), samples);
+    assert_eq!(
+        timelines
+            .matches("absent from this telemetry: power (W), GPU busy (%), gfx clock (MHz), GPU temp (°C)")
+            .count(),
+        samples
+    );
+    assert!(timelines.contains("server CPU (% of a core)") && timelines.contains("prefill"));
+    // Not traced: no kernel section. The verdict table and the evidence facts are there.
+    assert!(section(&dom, "kernels").is_none());
+    let verdict = section(&dom, "verdict").unwrap();
+    assert_eq!(svgs(verdict), 0);
+    for v in summary["variants"].as_array().unwrap() {
+        let median = v["metrics"][0]["median"].as_f64().unwrap();
+        assert!(verdict.contains(&format!("{median:.2}")), "decode median {median:.2} of {}", v["label"]);
+    }
+    let facts = read_json(&root.join("variants.json"));
+    let evidence = section(&dom, "evidence").unwrap();
+    assert!(evidence.contains(facts[0]["binary"]["sha256"].as_str().unwrap()));
+    assert!(evidence.contains("--cache-type-k q8_0"), "the argv of each variant");
+    assert!(section(&dom, "rejected").is_some());
+
+    // A real screenshot, not a blank page.
+    let png = d.path().join("report.png");
+    let (colours, coloured) = screenshot(&html, &png);
+    assert!(colours > 200, "{colours} distinct colours");
+    assert!(coloured > 0.05, "{:.1}% of the pixels are not white", coloured * 100.0);
+
+    // `abprof report` rebuilds it anywhere, from the evidence alone.
+    let (other_html, other_md) = (d.path().join("elsewhere.html"), d.path().join("elsewhere.md"));
+    let out =
+        abprof().arg("report").arg(&root).arg("--html").arg(&other_html).arg("--md").arg(&other_md).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("report: {}", other_html.display())));
+    assert_eq!(std::fs::read_to_string(&other_md).unwrap(), std::fs::read_to_string(root.join("report.md")).unwrap());
+}
+
+/// Writes a (real rocprofv3) trace into its output folder, then becomes the server: the tests/
+/// trace_capture.rs stand-in, so a traced study runs on a GPU-less host.
+fn stand_in_tracer(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
+    let script = dir.join("stand-in-tracer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nout=\"$1\"; shift\ncp '{}' \"$out/stand_in_kernel_trace.csv\"\necho \"E20261129 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2\nexec \"$@\"\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn a_traced_study_reports_its_kernel_categories() {
+    let _g = serial();
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let tracer = stand_in_tracer(d.path());
+    let root = d.path().join("tr");
+    let out = abprof()
+        .args(["trace", "--root"])
+        .arg(&root)
+        .args(["--variant", &variant("f16", "f16"), "--variant", &variant("q8_0", "q8_0")])
+        .args(["--tokens", "16", "--untraced", "2", "--ignore-eos", "--server-args", COMMON])
+        // About the report: other builds on the host must not reject its samples.
+        .args(["--foreign-cpu-max", "1000", "--model"])
+        .arg(&tb.target)
+        .arg("--prompt")
+        .arg(calibrated_prompt(300))
+        .arg("--tracer-cmd")
+        .arg(format!("{} {{out}}", tracer.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = root.join("report.html");
+    assert!(stderr_lines(&out).contains(&format!("report: {}", html.display())));
+    let dom = dom(&html);
+    let kernels = section(&dom, "kernels").expect("a traced study has a kernel section");
+    assert_eq!(svgs(kernels), 1, "the category bars");
+    assert!(kernels.contains("Top moved kernels") || kernels.contains("Categories"), "{kernels}");
+    // The traced samples are drawn (△), never counted: 2 untraced + 1 traced per variant.
+    assert_eq!(svgs(section(&dom, "timelines").unwrap()), 6);
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(md.contains("### Kernel categories (ms/token)"), "{md}");
+}
+
+/// The cells of a Markdown table row, `\|` being a `|` inside a cell.
+fn cells(line: &str) -> Vec<String> {
+    let inner = line.trim().strip_prefix('|').and_then(|l| l.strip_suffix('|')).expect("a table row");
+    let mut out = vec![String::new()];
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.last_mut().unwrap().extend(chars.next()),
+            '|' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out.iter().map(|c| c.trim().to_string()).collect()
+}
+
+#[test]
+fn the_markdown_tables_of_the_captured_evidence() {
+    let d = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
+    let dir = d.path().join("study");
+    assert!(Command::new("cp").arg("-r").arg(&src).arg(&dir).status().unwrap().success());
+    let out = abprof().arg("report").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "report: {}\nreport (Markdown): {}\n",
+            dir.join("report.html").display(),
+            dir.join("report.md").display()
+        )
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let table_after = |heading: &str| -> Vec<Vec<String>> {
+        let at = md.find(heading).unwrap_or_else(|| panic!("no {heading:?} in\n{md}"));
+        md[at..].lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).map(cells).collect()
+    };
+    // The verdicts: what that release's own summary.json computed, metric by metric.
+    let verdicts = table_after("### Verdicts");
+    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "vs f16", "95% CI", "verdict"]);
+    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---"]);
+    let old = read_json(&src.join("summary.json"));
+    let mut rows = verdicts[2..].iter();
+    for metric in ["server-decode-tps", "server-prefill-tps", "ttft-ms"] {
+        for v in old["variants"].as_array().unwrap() {
+            let m = v["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == metric).unwrap();
+            let row = rows.next().unwrap();
+            assert_eq!(row[1], v["label"].as_str().unwrap());
+            let d = if metric == "server-prefill-tps" { 1 } else { 2 };
+            assert_eq!(row[3], format!("{:.d$}", m["median"].as_f64().unwrap()), "{metric} {row:?}");
+            let verdict = m["verdict"].as_str().map_or("baseline".to_string(), |v| v.replace('-', " "));
+            assert_eq!(row[6], verdict, "{metric} {row:?}");
+        }
+    }
+    assert!(rows.next().is_none());
+    let per_variant = table_after("### Per variant");
+    assert_eq!(per_variant[2][..2], ["f16".to_string(), "2/2".to_string()]);
+    let phases = table_after("### Per phase");
+    assert_eq!(phases.len(), 2 + 4, "prefill and decode of each variant");
+    assert_eq!(phases[2][4], format!("{:.1}", old["variants"][0]["prefill"]["mean_cpu_pct"].as_f64().unwrap()));
+    assert!(md.contains("### Rejected samples\n\nnone"));
+    let host = table_after("### Host and study");
+    assert!(host.iter().any(|r| r[0] == "isolation" && r[1] == "restore and verify hooks succeeded"));
+    let binaries = table_after("### Binaries and models");
+    let facts = read_json(&src.join("variants.json"));
+    assert_eq!(binaries[2][2], facts[0]["binary"]["sha256"].as_str().unwrap());
+    let launch = table_after("### Launch");
+    assert_eq!(launch[3][1], facts[1]["spec"].as_str().unwrap(), "a `|` inside a cell survives");
+    assert!(launch[3][2].contains("--cache-type-v q8_0"), "{:?}", launch[3]);
+}
