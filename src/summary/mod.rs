@@ -7,6 +7,7 @@ pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
 pub(crate) mod stats;
+mod t_test;
 pub(crate) mod traces;
 
 use crate::measure::Sample;
@@ -15,7 +16,7 @@ use crate::study::file::StudyFile;
 use crate::study::isolation::IsolationRecord;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
-use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use stats::{change_ci, mean, median, pct_change, ChangeCi, Measured, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
@@ -244,8 +245,14 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             .filter_map(|&fi| phases_of[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
             .collect::<Vec<_>>(),
     );
-    let values =
-        |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
+    // Each value with its interleaved block, so the interval can pair the variants within blocks.
+    let measured = |vi: usize, m: Metric| -> Vec<Measured> {
+        accepted[vi]
+            .iter()
+            .filter_map(|&fi| m.of(sample_of(fi)).map(|value| Measured { block: found[fi].slot.repeat, value }))
+            .collect()
+    };
+    let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -258,7 +265,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
             } else {
                 let base = values(0, m);
                 let change = median(&base).zip(median(&runs)).map(|(b, c)| pct_change(b, c));
-                let ci = bootstrap_change_ci(&base, &runs, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+                let ci = change_ci(&measured(0, m), &measured(vi, m), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
                 (change, ci, Some(Verdict::from_ci(ci.as_ref(), m.higher_is_better())))
             };
             metrics.push(MetricSummary {
