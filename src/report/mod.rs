@@ -7,6 +7,7 @@ pub(crate) mod monitor;
 pub(crate) mod pi;
 pub(crate) mod sample;
 pub(crate) mod summary;
+pub(crate) mod sweep;
 pub(crate) mod timing_block;
 pub(crate) mod trace;
 

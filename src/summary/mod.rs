@@ -1,12 +1,14 @@
 //! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
+pub(crate) mod adaptive;
 pub(crate) mod capture;
 pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
 pub(crate) mod stats;
+pub(crate) mod sweep;
 mod t_test;
 pub(crate) mod traces;
 
@@ -150,6 +152,9 @@ pub(crate) struct Summary {
     pub(crate) traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
     pub(crate) exactness: Option<serde_json::Value>,
+    /// An adaptive study (`until_ci_pct`): its samples per variant and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) adaptive: Option<adaptive::Adaptive>,
 }
 
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
@@ -323,7 +328,7 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
     let traces =
         traces::compare_study_traces(ev, &variants, file.tokens, &crate::trace::Rules::builtin(), traces::SUMMARY_TOP);
-    Ok(Summary {
+    let mut summary = Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
         tokens: file.tokens,
@@ -340,5 +345,8 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
         dead_time_ms_max: dead_max,
         traces,
         exactness: read_json(&ev.path("exactness.json")).ok(),
-    })
+        adaptive: None,
+    };
+    summary.adaptive = adaptive::of_summary(&file, plan.blocks(), &summary);
+    Ok(summary)
 }

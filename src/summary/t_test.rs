@@ -93,6 +93,21 @@ pub(crate) fn two_sided_p(t: f64, df: f64) -> f64 {
     incomplete_beta(df / 2.0, 0.5, df / (df + t * t)).clamp(0.0, 1.0)
 }
 
+/// The t with P(|T| ≥ t) = `alpha` for `df` degrees of freedom (bisection; `df` 1e6 gives the
+/// normal's).
+pub(crate) fn two_sided_quantile(alpha: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0, 1e3);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if two_sided_p(mid, df) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
 fn mean_var(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
     let m = xs.iter().sum::<f64>() / n;
@@ -132,6 +147,8 @@ mod tests {
             assert!((p - 0.05).abs() < 2e-4, "t {t}, df {df}: p {p}");
         }
         assert!((two_sided_p(0.0, 3.0) - 1.0).abs() < 1e-12);
+        assert!((two_sided_quantile(0.05, 5.0) - 2.5706).abs() < 1e-3);
+        assert!((two_sided_quantile(0.05, 1e6) - 1.9600).abs() < 1e-3);
         assert!((two_sided_p(1.0, 1.0) - 0.5).abs() < 1e-12, "Cauchy: P(|T| ≥ 1) = 1/2");
         assert!(
             (ln_gamma(5.0) - 24f64.ln()).abs() < 1e-12
