@@ -186,10 +186,19 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Evi
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
+/// Reads an evidence document. A list is written under `items` beside `schema_version`
+/// (src/schema.rs), so a document of exactly those two keys reads as its list; one written before
+/// versioning is the bare list.
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
-    serde_json::from_str(&text).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })
+    let bad = |detail: String| EvidenceError::Read { path: path.into(), detail };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+    let mut doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if let Some(m) = doc.as_object_mut().filter(|m| m.len() == 2 && m.contains_key("schema_version")) {
+        if let Some(items) = m.remove("items") {
+            doc = items;
+        }
+    }
+    serde_json::from_value(doc).map_err(|e| bad(e.to_string()))
 }
 
 impl Evidence {
@@ -416,6 +425,17 @@ mod tests {
         ev.append_order(&e).unwrap();
         ev.append_order(&e).unwrap();
         assert_eq!(ev.order().len(), 2);
+    }
+
+    #[test]
+    fn a_list_reads_back_from_under_items_and_bare() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("list.json");
+        write_json(&p, &vec![1u32, 2]).unwrap();
+        assert!(std::fs::read_to_string(&p).unwrap().contains("\"items\""));
+        assert_eq!(read_json::<Vec<u32>>(&p).unwrap(), [1, 2]);
+        std::fs::write(&p, "[3]").unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&p).unwrap(), [3], "written before versioning");
     }
 
     #[test]
