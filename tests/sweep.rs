@@ -1,5 +1,5 @@
-//! `abprof ab --sweep` and `--until-ci` on the real llama-server test bed (docs/methodology.md §14,
-//! §15): a KV f16 vs q8_0 sweep over two prompt lengths, interrupted by SIGINT in its second point
+//! `abprof ab --sweep` and `--until-ci` on the real llama-server test bed (docs/methodology.md §15,
+//! §16): a KV f16 vs q8_0 sweep over two prompt lengths, interrupted by SIGINT in its second point
 //! and resumed, and an adaptive study that adds interleaved blocks.
 mod common;
 use common::*;

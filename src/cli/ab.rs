@@ -206,7 +206,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
 }
 
 /// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
-/// the sweep's summary (docs/methodology.md §14).
+/// the sweep's summary (docs/methodology.md §15).
 fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
     let run = run_sweep(file, root, resume, Some(another_block))?;
     let summary = summarize_sweep(&run.evidence)?;

@@ -1,4 +1,4 @@
-//! A sweep's summary (docs/methodology.md §14): one table per metric, a row per point and variant,
+//! A sweep's summary (docs/methodology.md §15): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::{Render, Table};
 use crate::summary::sweep::SweepSummary;

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use std::time::Duration;
 
 /// Whether a study needs another interleaved block, judged from its evidence: the `until_ci_pct`
-/// rule of the summary floor (docs/methodology.md §15), handed down so this floor imports
+/// rule of the summary floor (docs/methodology.md §16), handed down so this floor imports
 /// nothing above it.
 pub(crate) type AnotherBlock = fn(&Evidence) -> Result<bool>;
 

@@ -95,7 +95,7 @@ pub(crate) trait StudyConfig {
     /// Shown beside the progress display (a tracer's finalize wait, say).
     fn phase(&self, _label: &str, _traced: bool, _phase: SamplePhase) {}
     /// Once every planned sample is taken (and nothing interrupted the study): whether to plan
-    /// one more interleaved block (`until_ci_pct`, docs/methodology.md §15). The default plans
+    /// one more interleaved block (`until_ci_pct`, docs/methodology.md §16). The default plans
     /// no more.
     fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<bool> {
         Ok(false)

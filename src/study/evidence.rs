@@ -12,7 +12,7 @@
 //! summary.json            written at the end and by `abprof summarize`
 //! ```
 //!
-//! A sweep (docs/methodology.md §14) is a folder of such studies:
+//! A sweep (docs/methodology.md §15) is a folder of such studies:
 //!
 //! ```text
 //! study.toml              the sweep as run, with its [sweep] section
@@ -101,7 +101,7 @@ impl Plan {
     }
 
     /// Plans one more interleaved block, exactly the one a study planned with one more sample
-    /// per variant would have had (docs/methodology.md §5, §15).
+    /// per variant would have had (docs/methodology.md §5, §16).
     pub(crate) fn add_block(&mut self, variants: usize) {
         let next = crate::schedule::interleaved(variants, self.blocks() + 1, self.order_seed);
         debug_assert!(next.starts_with(&self.slots), "an adaptive plan is the prefix of a longer one");

@@ -163,7 +163,7 @@ pub struct StudyFile {
     /// Cold samples per variant (with `until_ci_pct`: the first blocks, before precision is judged).
     pub samples: u32,
     /// Adaptive sample counts: add interleaved blocks until every candidate's decode interval is
-    /// narrower than ± this many % (docs/methodology.md §15)…
+    /// narrower than ± this many % (docs/methodology.md §16)…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until_ci_pct: Option<f64>,
     /// …or each variant has this many samples (default [`DEFAULT_MAX_SAMPLES`]).
@@ -211,7 +211,7 @@ pub struct StudyFile {
     /// One sample of every variant runs under this kernel tracer first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSection>,
-    /// A sweep: one whole study per combination of these values (docs/methodology.md §14).
+    /// A sweep: one whole study per combination of these values (docs/methodology.md §15).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<super::sweep::SweepSection>,
 }

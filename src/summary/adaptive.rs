@@ -1,4 +1,4 @@
-//! Adaptive sample counts (docs/methodology.md §15): a study with `until_ci_pct` adds interleaved
+//! Adaptive sample counts (docs/methodology.md §16): a study with `until_ci_pct` adds interleaved
 //! blocks until the interval of every candidate's decode TPS change is narrower than ± that many
 //! %, or each variant has `max_samples`. The rule looks at the interval's width only, never at
 //! where it lies: a study stops on precision, never on significance, so its intervals keep their

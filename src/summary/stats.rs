@@ -89,7 +89,7 @@ pub(crate) struct ChangeCi {
     pub(crate) pairs: Option<usize>,
     /// Two-sided p-value of "no change" from Student's t on the log values (Welch's test of the
     /// two sides, or the one-sample test of the within-block log ratios): the figure a family of
-    /// comparisons is Holm-adjusted by (docs/methodology.md §14; src/summary/t_test.rs says why
+    /// comparisons is Holm-adjusted by (docs/methodology.md §15; src/summary/t_test.rs says why
     /// not the resampling's own tail share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) p_value: Option<f64>,
@@ -268,7 +268,7 @@ impl Verdict {
         }
     }
 
-    /// The verdict of a comparison in a family (docs/methodology.md §14): a difference only where
+    /// The verdict of a comparison in a family (docs/methodology.md §15): a difference only where
     /// its Holm-adjusted p-value is below `alpha` and its own interval excludes 0, so a family's
     /// verdict never claims more than the interval printed beside it.
     pub(crate) fn from_adjusted(

@@ -1,4 +1,4 @@
-//! The summary of a sweep (docs/methodology.md §14): every point's own summary, then one table per
+//! The summary of a sweep (docs/methodology.md §15): every point's own summary, then one table per
 //! metric with a row per point and variant, its verdicts Holm-adjusted across the metric's family
 //! (every point × candidate that has an interval).
 use super::adaptive::Adaptive;

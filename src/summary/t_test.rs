@@ -1,5 +1,5 @@
 //! Student's t-tests on log values: the p-values a family of comparisons is Holm-adjusted by
-//! (docs/methodology.md §14). A bootstrap of 3 values a side cannot give honest tail
+//! (docs/methodology.md §15). A bootstrap of 3 values a side cannot give honest tail
 //! probabilities: simulated A/A studies at 3 samples a side give a resampled p below 0.0083
 //! (the Holm threshold of the smallest of 6) in about 1.1% of studies instead of 0.83%, because
 //! the resampling knows nothing of the uncertainty in a spread estimated from 2 degrees of freedom;

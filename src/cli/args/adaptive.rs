@@ -1,4 +1,4 @@
-//! `--until-ci PCT [--max-samples N]`: adaptive sample counts (docs/methodology.md §15).
+//! `--until-ci PCT [--max-samples N]`: adaptive sample counts (docs/methodology.md §16).
 use clap::Args;
 
 fn positive_pct(s: &str) -> Result<f64, String> {

@@ -1,5 +1,5 @@
 //! `--sweep AXIS=V1,V2,…` (repeatable): a sweep of whole studies, one per combination
-//! (docs/methodology.md §14).
+//! (docs/methodology.md §15).
 use crate::study::sweep::{SweepAxis, SweepSection};
 use clap::Args;
 

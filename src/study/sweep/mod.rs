@@ -1,4 +1,4 @@
-//! A sweep (docs/methodology.md §14): one whole interleaved study of every variant per point, each
+//! A sweep (docs/methodology.md §15): one whole interleaved study of every variant per point, each
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
 mod section;

@@ -1,5 +1,5 @@
 //! The `[sweep]` section of a study file and the `--sweep AXIS=V1,V2,…` flag: the axes, their
-//! points, and the study file of each point (docs/methodology.md §14).
+//! points, and the study file of each point (docs/methodology.md §15).
 use crate::study::file::{StudyFile, StudyFileError};
 use crate::variant::{spec_has_key, KV_TYPES};
 use serde::{Deserialize, Serialize};
