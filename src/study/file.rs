@@ -346,13 +346,13 @@ impl StudyFile {
         if let Some(sweep) = sweep {
             sweep.check(self)?;
         }
-        if self.tokens < 2 && !sweep.is_some_and(|s| !s.tokens.is_empty()) {
+        if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
         if self.pi.is_none()
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()
-            && !sweep.is_some_and(|s| !s.prompt_tokens.is_empty())
+            && sweep.is_none_or(|s| s.prompt_tokens.is_empty())
         {
             return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
         }
