@@ -154,6 +154,9 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         (file, root, false)
     };
     if file.sweep.is_some() {
+        if a.fail_on.is_some() {
+            bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
+        }
         return run_swept(&a, &file, &root, resume);
     }
     let run = run_ab(&file, &root, resume, another_block)?;

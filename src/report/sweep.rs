@@ -1,6 +1,7 @@
 //! A sweep's summary (docs/methodology.md §15): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::{Render, Table};
+use crate::study::sweep::AxisValue;
 use crate::summary::sweep::SweepSummary;
 use crate::summary::Metric;
 use serde_json::json;
@@ -143,8 +144,13 @@ impl Render for SweepSummary {
                 let point = self.points.iter().find(|p| p.name == r.point);
                 let mut row = vec![json!(mt.metric), json!(r.point)];
                 for a in &self.axes {
-                    let v = point.and_then(|p| p.values.iter().find(|v| v.axis() == *a)).map(|v| v.value());
-                    row.push(json!(v));
+                    let v = point.and_then(|p| p.values.iter().find(|v| v.axis() == *a));
+                    row.push(match v {
+                        Some(AxisValue::PromptTokens(n)) => json!(n),
+                        Some(AxisValue::Tokens(n)) => json!(n),
+                        Some(AxisValue::Kv(s) | AxisValue::Extra(s)) => json!(s),
+                        None => serde_json::Value::Null,
+                    });
                 }
                 let d = digits(mt.metric);
                 row.extend([
