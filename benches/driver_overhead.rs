@@ -43,6 +43,9 @@ fn main() {
         isolation: Isolation::default(),
         pi: None,
         trace: None,
+        until_ci_pct: None,
+        max_samples: None,
+        sweep: None,
     };
     let root = dir.path().join("study");
     let run = run_study(&file, &root, false).expect("study");

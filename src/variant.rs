@@ -91,6 +91,11 @@ fn split_fields(s: &str) -> Vec<String> {
     out
 }
 
+/// Whether a spec sets `key=` (read without checking the rest, so before anything is on disk).
+pub(crate) fn spec_has_key(spec: &str, key: &str) -> bool {
+    split_fields(spec).iter().skip(1).any(|f| f.split_once('=').is_some_and(|(k, _)| k == key))
+}
+
 /// The executable a variant names: a binary, or an artifact folder holding `bin/llama-server`
 /// or `llama-server`.
 pub(crate) fn resolve_binary(path: &Path) -> (PathBuf, Option<PathBuf>) {

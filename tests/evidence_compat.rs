@@ -20,10 +20,32 @@ fn a_study_written_before_the_typed_record_summarizes_to_the_same_numbers() {
     for (o, n) in old["variants"].as_array().unwrap().iter().zip(new["variants"].as_array().unwrap()) {
         assert_eq!(n["accepted"], 2, "{n}");
         for key in ["metrics", "ms_per_token", "idle_gate_ms_median", "prefill", "decode", "throttled"] {
-            assert_eq!(n[key], o[key], "{key} of {} changed", n["label"]);
+            // Every field the old release wrote has the same value today; fields added since
+            // (each interval's `method` and `p_value`) may stand beside them.
+            assert_holds(&n[key], &o[key], &format!("{key} of {}", n["label"]));
         }
     }
     // The typed fields are the old keys: the idle gate and the per-phase server CPU were read.
     assert!(new["variants"][0]["idle_gate_ms_median"].as_f64().unwrap() > 0.0);
     assert!(new["variants"][0]["decode"]["mean_cpu_pct"].as_f64().unwrap() > 0.0);
+}
+
+/// `new` holds everything `old` does, equal: every key of every object, every element of every
+/// array (same length), every number and string.
+fn assert_holds(new: &serde_json::Value, old: &serde_json::Value, at: &str) {
+    use serde_json::Value;
+    match (new, old) {
+        (Value::Object(n), Value::Object(o)) => {
+            for (k, v) in o {
+                assert_holds(n.get(k).unwrap_or(&Value::Null), v, &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(n), Value::Array(o)) => {
+            assert_eq!(n.len(), o.len(), "{at} changed length");
+            for (i, (a, b)) in n.iter().zip(o).enumerate() {
+                assert_holds(a, b, &format!("{at}.{i}"));
+            }
+        }
+        _ => assert_eq!(new, old, "{at} changed"),
+    }
 }

@@ -1,14 +1,16 @@
 //! `abprof ab`: the A/B study.
-use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
+use super::args::{AdaptiveArgs, HistoryArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, STUDY_FLAGS};
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::report::study::write_after_run;
-use crate::study::evidence::{write_json, Evidence};
-use crate::study::file::{StudyFile, StudyFileError, Workload};
-use crate::study::{run_study, Outcome};
+use crate::study::evidence::{is_sweep, write_json, Evidence};
+use crate::study::file::{StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
+use crate::study::{run_ab, run_sweep, Outcome};
+use crate::summary::adaptive::another_block;
 use crate::summary::gate::{FailOn, Gate, GateMetric};
 use crate::summary::judge;
+use crate::summary::sweep::summarize_sweep;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -24,10 +26,11 @@ pub(crate) struct AbArgs {
     pub(crate) root: Option<PathBuf>,
     /// Run the study defined in this TOML file (written into every evidence folder as study.toml).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    #[arg(conflicts_with_all = ["axes", "until_ci", "max_samples"])]
     pub(crate) study: Option<PathBuf>,
-    /// Continue an interrupted study in DIR.
+    /// Continue an interrupted study (or sweep) in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed"])]
+    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed", "axes", "until_ci", "max_samples"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -55,6 +58,10 @@ pub(crate) struct AbArgs {
     #[arg(long, value_name = "SEED")]
     pub(crate) order_seed: Option<u64>,
     #[command(flatten)]
+    pub(crate) sweep: SweepArgs,
+    #[command(flatten)]
+    pub(crate) adaptive: AdaptiveArgs,
+    #[command(flatten)]
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
@@ -62,7 +69,7 @@ pub(crate) struct AbArgs {
     pub(crate) history: HistoryArgs,
     /// CI gate: exit 3 when a candidate is slower (or, with `changed`, different) beyond
     /// --threshold, its whole confidence interval past it; noise never fails it.
-    #[arg(long, value_enum, value_name = "WHEN")]
+    #[arg(long, value_enum, value_name = "WHEN", conflicts_with = "axes")]
     pub(crate) fail_on: Option<FailOn>,
     /// The metric the gate judges.
     #[arg(long, value_enum, default_value = "decode", requires = "fail_on")]
@@ -80,11 +87,23 @@ pub(crate) struct BadStudyFile(#[from] pub(crate) StudyFileError);
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
+    let sweep = a.sweep.section()?;
+    let swept = |f: fn(&crate::study::sweep::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
     let tokens = match (a.tokens, a.workload) {
+        (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
+            bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
+        }
         (Some(t), _) => t,
         (None, Some(w)) => w.tokens(),
-        (None, None) => bail!("give --tokens N or --workload screening|sustained|trace-matched"),
+        (None, None) if swept(|s| !s.tokens.is_empty()) => 0,
+        (None, None) => {
+            bail!("give --tokens N or --workload screening|sustained|trace-matched (or --sweep tokens=N,…)")
+        }
     };
+    let prompt_swept = swept(|s| !s.prompt_tokens.is_empty());
+    if prompt_swept && (a.prompt.prompt.is_some() || a.prompt.prompt_tokens.is_some()) {
+        bail!("--sweep prompt-tokens=… gives the prompt lengths: drop --prompt and --prompt-tokens");
+    }
     v.launch.common_args()?;
     let mut variants = v.variants.clone();
     if variants.is_empty() {
@@ -97,11 +116,14 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         let (label, rest) = variants[0].split_once('=').context("variant spec has no '='")?;
         variants.push(format!("{label}-again={rest}"));
     }
-    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {
         workload: a.workload,
+        sweep,
+        until_ci_pct: a.adaptive.until_ci,
+        max_samples: a.adaptive.until_ci.map(|_| a.adaptive.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
         variants,
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
@@ -110,7 +132,11 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         order_seed: a.order_seed,
         ..study_file(v, &a.conditions, model.clone(), tokens, a.samples)
     };
-    Ok(file.with_paths_from(&std::env::current_dir()?))
+    let file = file.with_paths_from(&std::env::current_dir()?);
+    // Contradictions the flags allow (a kv axis beside a variant's own kv=, --samples above
+    // --max-samples) are caught here, before the folder is made.
+    file.check()?;
+    Ok(file)
 }
 
 fn load_study(path: &Path) -> Result<StudyFile> {
@@ -120,7 +146,8 @@ fn load_study(path: &Path) -> Result<StudyFile> {
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let (file, root, resume) = if let Some(dir) = &a.resume {
-        (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true)
+        let toml = if is_sweep(dir) { dir.join("study.toml") } else { Evidence::open(dir)?.study_toml() };
+        (StudyFile::load(&toml)?, dir.clone(), true)
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {
@@ -129,8 +156,14 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         };
         (file, root, false)
     };
+    if file.sweep.is_some() {
+        if a.fail_on.is_some() {
+            bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
+        }
+        return run_swept(&a, &file, &root, resume);
+    }
     let mut history = a.history.open()?;
-    let run = run_study(&file, &root, resume)?;
+    let run = run_ab(&file, &root, resume, another_block)?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
     write_json(&run.evidence.path("summary.json"), summary)?;
@@ -179,6 +212,54 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         Outcome::Interrupted(sig) => {
             eprintln!(
                 "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",
+                run.samples_taken,
+                root.display()
+            );
+            128 + sig
+        }
+    })
+}
+
+/// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
+/// the sweep's summary (docs/methodology.md §16).
+fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
+    let run = run_sweep(file, root, resume, Some(another_block))?;
+    let summary = summarize_sweep(&run.evidence)?;
+    for (dir, s) in &summary.point_summaries {
+        write_json(&dir.join("summary.json"), s)?;
+    }
+    write_json(&run.evidence.path("summary.json"), &summary)?;
+    emit(&summary, a.output.format());
+    if !run.restored {
+        eprintln!("abprof: error: the restore/verify hooks of a sweep point failed, so the host may still be isolated: see isolation.json in {}/points/* and restore it by hand", root.display());
+    }
+    Ok(match run.outcome {
+        Outcome::Completed => {
+            let empty: Vec<String> = summary
+                .point_summaries
+                .iter()
+                .flat_map(|(dir, s)| {
+                    s.variants
+                        .iter()
+                        .filter(|v| v.accepted == 0)
+                        .map(move |v| format!("{} at {}", v.label, dir.display()))
+                })
+                .collect();
+            if run.restored && !empty.is_empty() {
+                eprintln!(
+                    "abprof: error: {} has no accepted sample, so there is nothing to compare: see the rejections in that point's summary",
+                    empty.join(", ")
+                );
+            }
+            if !run.restored || !empty.is_empty() {
+                1
+            } else {
+                0
+            }
+        }
+        Outcome::Interrupted(sig) => {
+            eprintln!(
+                "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` keeps the finished points and completes the sweep",
                 run.samples_taken,
                 root.display()
             );

@@ -80,6 +80,9 @@ pub(crate) fn study_file(
         isolation: c.isolation(),
         pi: None,
         trace: None,
+        until_ci_pct: None,
+        max_samples: None,
+        sweep: None,
     }
 }
 

@@ -8,13 +8,22 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(crate) struct SummarizeArgs {
-    /// The study's evidence folder (the --root of `abprof ab`).
+    /// The study's (or sweep's) evidence folder (the --root of `abprof ab`).
     pub(crate) dir: PathBuf,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
 
 pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
+    if crate::study::evidence::is_sweep(&a.dir) {
+        let s = crate::summary::sweep::summarize_sweep(&Evidence::open_sweep(&a.dir)?)?;
+        for (dir, point) in &s.point_summaries {
+            write_json(&dir.join("summary.json"), point)?;
+        }
+        write_json(&a.dir.join("summary.json"), &s)?;
+        emit(&s, a.output.format());
+        return Ok(0);
+    }
     let ev = Evidence::open(&a.dir)?;
     let s = crate::summary::summarize(&ev)?;
     write_json(&ev.path("summary.json"), &s)?;

@@ -281,7 +281,16 @@ mod tests {
             median: Some(10.15),
             mean: None,
             change_pct: Some(-0.5),
-            ci: Some(ChangeCi { lo_pct: -1.5, hi_pct: 1.2, confidence: 0.95, resamples: 10_000, seed: 42 }),
+            ci: Some(ChangeCi {
+                lo_pct: -1.5,
+                hi_pct: 1.2,
+                confidence: 0.95,
+                resamples: 10_000,
+                seed: 42,
+                method: Default::default(),
+                pairs: None,
+                p_value: None,
+            }),
             verdict: None,
         }];
         let (_d, conn) = history(&[

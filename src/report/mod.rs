@@ -10,6 +10,7 @@ pub(crate) mod pi;
 pub(crate) mod sample;
 pub(crate) mod study;
 pub(crate) mod summary;
+pub(crate) mod sweep;
 pub(crate) mod timeline;
 pub(crate) mod timing_block;
 pub(crate) mod trace;

@@ -2,6 +2,7 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::{Render, Table};
+use crate::summary::stats::CiMethod;
 use crate::summary::traces::TraceComparison;
 use crate::summary::{Metric, Summary};
 use serde_json::json;
@@ -38,6 +39,8 @@ impl Render for Summary {
             "ci_hi_pct",
             "verdict",
             "measures",
+            "p_value",
+            "ci_method",
         ]);
         for m in Metric::ALL {
             for v in &self.variants {
@@ -57,6 +60,8 @@ impl Render for Summary {
                     json!(ms.ci.map(|c| c.hi_pct)),
                     json!(ms.verdict.map_or("baseline", |v| v.word())),
                     json!(ms.measures),
+                    json!(ms.ci.and_then(|c| c.p_value)),
+                    json!(ms.ci.map(|c| c.method)),
                 ]);
             }
         }
@@ -68,14 +73,20 @@ pub(crate) fn render_text(s: &Summary) -> String {
     let mut o = String::new();
     let base = &s.variants[0].label;
     let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
+    let samples = match &s.adaptive {
+        Some(a) => format!(
+            "{} samples per variant, then blocks until decode CI ±{}% (at most {})",
+            s.samples_per_variant, a.until_ci_pct, a.max_samples
+        ),
+        None => format!("{} samples per variant", s.samples_per_variant),
+    };
     let _ = writeln!(
         o,
-        "abprof study {}{} · {} output tokens{} · {} samples per variant · prompt {}",
+        "abprof study {}{} · {} output tokens{} · {samples} · prompt {}",
         s.root,
         s.name.as_ref().map_or(String::new(), |n| format!(" ({n})")),
         s.tokens,
         if s.pure_decode { " (pure decode: prompt cache warmed)" } else { " (cold KV)" },
-        s.samples_per_variant,
         s.expected_prompt_tokens.map_or("uncalibrated".into(), |n| format!("{n} tokens (calibrated)")),
     );
     let _ = writeln!(o, "run order: {}", if order.is_empty() { "—".into() } else { order.join(" ") });
@@ -116,6 +127,21 @@ pub(crate) fn render_text(s: &Summary) -> String {
                 f(ms.median, d)
             );
         }
+    }
+    let paired: Vec<String> = s
+        .variants
+        .iter()
+        .filter_map(|v| {
+            let c = v.metric(Metric::ServerDecodeTps)?.ci?;
+            (c.method == CiMethod::PairedBlocks).then(|| format!("{} ({} blocks)", v.label, c.pairs.unwrap_or(0)))
+        })
+        .collect();
+    if !paired.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nintervals paired within interleaved blocks (a drift both sides of a block share cancels): {}",
+            paired.join(", ")
+        );
     }
     let _ = writeln!(o, "\nper variant");
     let _ = writeln!(
@@ -186,6 +212,9 @@ pub(crate) fn render_text(s: &Summary) -> String {
             let why = r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)).collect::<Vec<_>>().join("; ");
             let _ = writeln!(o, "  #{} {} ({}): {why}", r.index + 1, r.label, r.dir);
         }
+    }
+    if let Some(a) = &s.adaptive {
+        let _ = writeln!(o, "\n{}", a.line());
     }
     if s.missing > 0 {
         let _ = writeln!(

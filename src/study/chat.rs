@@ -12,11 +12,17 @@ use crate::server::LaunchSpec;
 use anyhow::{Context, Result};
 use std::time::Duration;
 
+/// Whether a study needs another interleaved block, judged from its evidence: the `until_ci_pct`
+/// rule of the summary floor (docs/methodology.md §17), handed down so this floor imports
+/// nothing above it.
+pub(crate) type AnotherBlock = fn(&Evidence) -> Result<bool>;
+
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]
 pub(crate) struct ChatStudy {
     prompt: String,
     expected_prompt_tokens: Option<u64>,
+    another_block: Option<AnotherBlock>,
 }
 
 /// The study's prompt: the copy in the evidence folder, else the study file's prompt file, else
@@ -55,6 +61,11 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
 }
 
 impl ChatStudy {
+    /// An A/B study that asks `rule` for more blocks once its planned samples are taken.
+    pub(crate) fn with_another_block(rule: Option<AnotherBlock>) -> ChatStudy {
+        ChatStudy { another_block: rule, ..ChatStudy::default() }
+    }
+
     pub(crate) fn request(&self, file: &StudyFile) -> ChatRequest {
         let mut request = ChatRequest::benchmark(&self.prompt, file.tokens);
         request.ignore_eos = file.ignore_eos.then_some(true);
@@ -73,6 +84,13 @@ impl StudyConfig for ChatStudy {
 
     fn expected_prompt_tokens(&self) -> Option<u64> {
         self.expected_prompt_tokens
+    }
+
+    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<bool> {
+        match self.another_block {
+            Some(rule) if ctx.file.until_ci_pct.is_some() => rule(ctx.evidence),
+            _ => Ok(false),
+        }
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {

@@ -94,6 +94,12 @@ pub(crate) trait StudyConfig {
     fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<Self::Load>;
     /// Shown beside the progress display (a tracer's finalize wait, say).
     fn phase(&self, _label: &str, _traced: bool, _phase: SamplePhase) {}
+    /// Once every planned sample is taken (and nothing interrupted the study): whether to plan
+    /// one more interleaved block (`until_ci_pct`, docs/methodology.md §17). The default plans
+    /// no more.
+    fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<bool> {
+        Ok(false)
+    }
     /// After each recorded sample; an error ends the study (restore hooks still run).
     fn after_sample(&mut self, _ctx: &StudyContext<'_>, _slot: &Slot, _sample: &Sample) -> Result<()> {
         Ok(())
@@ -203,7 +209,7 @@ pub(crate) fn run_study<C: StudyConfig>(
         None => free_port("127.0.0.1")?,
     };
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
-    let plan: Plan = if resume {
+    let mut plan: Plan = if resume {
         read_json(&ev.path("plan.json"))?
     } else {
         crate::atomic_file::write_atomic(&ev.study_toml(), file.to_toml().as_bytes())?;
@@ -240,18 +246,38 @@ pub(crate) fn run_study<C: StudyConfig>(
             let _ = signal_tx.send(n);
         });
     }
-    let ctx = StudyContext {
-        file,
-        evidence: &ev,
-        plan: &plan,
-        variants: &variants,
-        common_args: &common,
-        port,
-        cancel: &cancel,
+    // The planned samples, then (adaptive studies) one more block at a time while the
+    // configuration asks for it; the hooks, listener and restore guard span them all.
+    let mut taken = 0;
+    let result = loop {
+        let ctx = StudyContext {
+            file,
+            evidence: &ev,
+            plan: &plan,
+            variants: &variants,
+            common_args: &common,
+            port,
+            cancel: &cancel,
+        };
+        match rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone())) {
+            Ok(n) => taken += n,
+            Err(e) => break Err(e),
+        }
+        if *signal.borrow() != 0 {
+            break Ok(());
+        }
+        match config.another_block(&ctx) {
+            Ok(true) => {}
+            Ok(false) => break Ok(()),
+            Err(e) => break Err(e),
+        }
+        plan.add_block(variants.len());
+        if let Err(e) = write_json(&ev.path("plan.json"), &plan) {
+            break Err(e.into());
+        }
     };
-    let result = rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone()));
     let restored = restore.finish();
-    let taken = result?;
+    result?;
     let outcome = match *signal.borrow() {
         0 => Outcome::Completed,
         n => Outcome::Interrupted(n),

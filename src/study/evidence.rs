@@ -12,6 +12,16 @@
 //! summary.json            written at the end and by `abprof summarize`
 //! report.html, report.md  written at the end of `ab` and `trace` and by `abprof report`
 //! ```
+//!
+//! A sweep (docs/methodology.md §16) is a folder of such studies:
+//!
+//! ```text
+//! study.toml              the sweep as run, with its [sweep] section
+//! sweep.json              the axes, and every point's values, folder and state
+//! points/NN-AXIS=V,…/     one study folder per point, laid out as above
+//! summary.json            the sweep's summary: a table per metric, one row per point
+//! ```
+//!
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
 use crate::measure::Sample;
@@ -33,6 +43,8 @@ pub(crate) enum EvidenceError {
     Read { path: PathBuf, detail: String },
     #[error("{0} is in use by another abprof run: wait for it to finish, or pass another folder")]
     Locked(PathBuf),
+    #[error("{0} is not an abprof sweep folder (no sweep.json): pass the --root of an earlier `abprof ab --sweep`")]
+    NotASweep(PathBuf),
     #[error("{0} has no plan.json: that study never started (a write failed at its start), so there is nothing to resume; run it again with --root {0}, which reuses the folder")]
     NeverStarted(PathBuf),
 }
@@ -83,6 +95,19 @@ impl Plan {
     pub(crate) fn is_traced(&self, slot: &Slot) -> bool {
         self.traced.contains(&slot.index)
     }
+
+    /// Interleaved blocks planned (each one sample of every variant).
+    pub(crate) fn blocks(&self) -> usize {
+        self.slots.iter().filter(|s| !self.is_traced(s)).map(|s| s.repeat + 1).max().unwrap_or(0)
+    }
+
+    /// Plans one more interleaved block, exactly the one a study planned with one more sample
+    /// per variant would have had (docs/methodology.md §5, §17).
+    pub(crate) fn add_block(&mut self, variants: usize) {
+        let next = crate::schedule::interleaved(variants, self.blocks() + 1, self.order_seed);
+        debug_assert!(next.starts_with(&self.slots), "an adaptive plan is the prefix of a longer one");
+        self.slots = next;
+    }
 }
 
 /// How sample folders are named.
@@ -127,7 +152,15 @@ const LOCK_FILE: &str = "abprof.lock";
 
 /// What a new study writes before `plan.json` (and their temporaries): a folder holding only
 /// these, and no plan, is a start that failed.
-const PARTIAL_START: [&str; 4] = ["study.toml", ".study.toml.tmp", ".plan.json.tmp", LOCK_FILE];
+const PARTIAL_START: [&str; 5] = ["study.toml", ".study.toml.tmp", ".plan.json.tmp", ".sweep.json.tmp", LOCK_FILE];
+
+/// The record that makes a folder a sweep.
+const SWEEP_RECORD: &str = "sweep.json";
+
+/// Whether `root` holds a sweep (rather than one study).
+pub(crate) fn is_sweep(root: &Path) -> bool {
+    root.join(SWEEP_RECORD).is_file()
+}
 
 enum Leftovers {
     /// Missing, empty, or only the lock file.
@@ -219,6 +252,29 @@ impl Evidence {
             return Err(EvidenceError::NeverStarted(root.into()));
         }
         Ok(Evidence { root: root.into(), lock: None })
+    }
+
+    /// An existing sweep folder.
+    pub(crate) fn open_sweep(root: &Path) -> Result<Evidence, EvidenceError> {
+        if !is_sweep(root) {
+            return Err(EvidenceError::NotASweep(root.into()));
+        }
+        Ok(Evidence { root: root.into(), lock: None })
+    }
+
+    /// A sweep's record of its points.
+    pub(crate) fn sweep_record(&self) -> PathBuf {
+        self.path(SWEEP_RECORD)
+    }
+
+    /// The study folder of one point of a sweep, relative to the sweep's (as sweep.json keeps it).
+    pub(crate) fn point_folder(dir_name: &str) -> String {
+        format!("points/{dir_name}")
+    }
+
+    /// Whether a study was started here (its plan is written), so a run must resume it.
+    pub(crate) fn started(root: &Path) -> bool {
+        root.join("plan.json").is_file()
     }
 
     /// Takes the folder for this run: two runs measuring into one folder would take the same

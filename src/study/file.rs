@@ -156,12 +156,20 @@ pub struct StudyFile {
     /// Server arguments common to every variant, split like a shell would.
     #[serde(default)]
     pub server_args: String,
-    /// Output tokens per request (`max_tokens`).
+    /// Output tokens per request (`max_tokens`); absent only where `[sweep] tokens` gives them.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub tokens: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<Workload>,
-    /// Cold samples per variant.
+    /// Cold samples per variant (with `until_ci_pct`: the first blocks, before precision is judged).
     pub samples: u32,
+    /// Adaptive sample counts: add interleaved blocks until every candidate's decode interval is
+    /// narrower than ± this many % (docs/methodology.md §17)…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_ci_pct: Option<f64>,
+    /// …or each variant has this many samples (default [`DEFAULT_MAX_SAMPLES`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_samples: Option<u32>,
     /// Variant specs; the first is the baseline.
     pub variants: Vec<String>,
     /// A calibrated prompt file…
@@ -204,7 +212,17 @@ pub struct StudyFile {
     /// One sample of every variant runs under this kernel tracer first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceSection>,
+    /// A sweep: one whole study per combination of these values (docs/methodology.md §16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<super::sweep::SweepSection>,
 }
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The sample count an adaptive study stops at when its study gives none.
+pub(crate) const DEFAULT_MAX_SAMPLES: u32 = 20;
 
 /// A Pi study: what every Pi sample runs (docs/methodology.md §11).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -283,6 +301,41 @@ impl StudyFile {
         toml::to_string_pretty(self).expect("a study file always serializes")
     }
 
+    /// The sample count an adaptive study stops at.
+    pub(crate) fn max_samples(&self) -> u32 {
+        self.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)
+    }
+
+    fn check_adaptive(&self) -> Result<(), StudyFileError> {
+        let Some(pct) = self.until_ci_pct else {
+            return match self.max_samples {
+                Some(_) => Err(StudyFileError::Contradiction(
+                    "max_samples bounds an adaptive study: give until_ci_pct too, or drop max_samples".into(),
+                )),
+                None => Ok(()),
+            };
+        };
+        if !(pct.is_finite() && pct > 0.0) {
+            return Err(StudyFileError::Missing("until_ci_pct > 0 (the half width, in %, of the interval wanted)"));
+        }
+        if self.pi.is_some() || self.trace.is_some() {
+            return Err(StudyFileError::Contradiction(
+                "until_ci_pct judges decode TPS of an A/B study: a Pi or trace study takes a fixed sample count".into(),
+            ));
+        }
+        if self.samples < 2 {
+            return Err(StudyFileError::Missing("samples >= 2 with until_ci_pct (an interval needs 2 a side)"));
+        }
+        if self.max_samples() < self.samples {
+            return Err(StudyFileError::Contradiction(format!(
+                "max_samples = {} is below samples = {}: the first blocks already take more",
+                self.max_samples(),
+                self.samples
+            )));
+        }
+        Ok(())
+    }
+
     pub(crate) fn check(&self) -> Result<(), StudyFileError> {
         if self.variants.is_empty() {
             return Err(StudyFileError::Missing("at least one variant"));
@@ -290,12 +343,21 @@ impl StudyFile {
         if self.samples == 0 {
             return Err(StudyFileError::Missing("samples >= 1"));
         }
-        if self.tokens < 2 {
+        let sweep = self.sweep.as_ref();
+        if let Some(sweep) = sweep {
+            sweep.check(self)?;
+        }
+        if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
-        if self.pi.is_none() && self.prompt.is_none() && self.prompt_tokens.is_none() {
+        if self.pi.is_none()
+            && self.prompt.is_none()
+            && self.prompt_tokens.is_none()
+            && sweep.is_none_or(|s| s.prompt_tokens.is_empty())
+        {
             return Err(StudyFileError::Missing("a prompt file or prompt_tokens"));
         }
+        self.check_adaptive()?;
         // The flag has clap's range; a study file is checked here, so the driver never clamps.
         if self.telemetry_hz == 0 {
             return Err(StudyFileError::Missing("telemetry_hz >= 1"));

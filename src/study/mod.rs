@@ -10,12 +10,25 @@ pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
 mod run_record;
+pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 
-pub(crate) use chat::ChatStudy;
+pub(crate) use chat::{AnotherBlock, ChatStudy};
 pub(crate) use drive::{run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study: every sample one streamed chat request.
 pub fn run_study(file: &file::StudyFile, root: &std::path::Path, resume: bool) -> anyhow::Result<StudyRun> {
     run_study_with(file, root, resume, &mut ChatStudy::default())
+}
+
+/// Runs (or resumes) an A/B study that asks `rule` for more blocks once its planned samples are
+/// taken (`until_ci_pct`).
+pub(crate) fn run_ab(
+    file: &file::StudyFile,
+    root: &std::path::Path,
+    resume: bool,
+    rule: AnotherBlock,
+) -> anyhow::Result<StudyRun> {
+    run_study_with(file, root, resume, &mut ChatStudy::with_another_block(Some(rule)))
 }

@@ -116,7 +116,16 @@ mod tests {
     use crate::summary::{MetricSummary, VariantSummary};
 
     fn variant(label: &str, metric: Metric, ci: Option<(f64, f64)>) -> VariantSummary {
-        let ci = ci.map(|(lo_pct, hi_pct)| ChangeCi { lo_pct, hi_pct, confidence: 0.95, resamples: 1, seed: 1 });
+        let ci = ci.map(|(lo_pct, hi_pct)| ChangeCi {
+            lo_pct,
+            hi_pct,
+            confidence: 0.95,
+            resamples: 1,
+            seed: 1,
+            method: Default::default(),
+            pairs: None,
+            p_value: None,
+        });
         let m = MetricSummary {
             metric,
             runs: vec![],

@@ -1,6 +1,7 @@
 //! Medians, confidence intervals and verdicts (docs/methodology.md §8); the rejection rules (§7). A
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
+pub(crate) mod adaptive;
 pub(crate) mod bench;
 pub(crate) mod capture;
 pub(crate) mod fingerprint;
@@ -9,6 +10,8 @@ pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
 pub(crate) mod stats;
+pub(crate) mod sweep;
+mod t_test;
 pub(crate) mod traces;
 pub(crate) mod view;
 
@@ -18,7 +21,7 @@ use crate::study::isolation::IsolationRecord;
 use fingerprint::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
-use stats::{bootstrap_change_ci, mean, median, pct_change, ChangeCi, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use stats::{change_ci, mean, median, pct_change, ChangeCi, Measured, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
@@ -152,6 +155,9 @@ pub(crate) struct Summary {
     pub(crate) traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
     pub(crate) exactness: Option<serde_json::Value>,
+    /// An adaptive study (`until_ci_pct`): its samples per variant and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) adaptive: Option<adaptive::Adaptive>,
 }
 
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
@@ -277,8 +283,14 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
             .filter_map(|&fi| phases_of[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
             .collect::<Vec<_>>(),
     );
-    let values =
-        |vi: usize, m: Metric| -> Vec<f64> { accepted[vi].iter().filter_map(|&fi| m.of(sample_of(fi))).collect() };
+    // Each value with its interleaved block, so the interval can pair the variants within blocks.
+    let measured = |vi: usize, m: Metric| -> Vec<Measured> {
+        accepted[vi]
+            .iter()
+            .filter_map(|&fi| m.of(sample_of(fi)).map(|value| Measured { block: found[fi].slot.repeat, value }))
+            .collect()
+    };
+    let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -291,7 +303,7 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
             } else {
                 let base = values(0, m);
                 let change = median(&base).zip(median(&runs)).map(|(b, c)| pct_change(b, c));
-                let ci = bootstrap_change_ci(&base, &runs, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+                let ci = change_ci(&measured(0, m), &measured(vi, m), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
                 (change, ci, Some(Verdict::from_ci(ci.as_ref(), m.higher_is_better())))
             };
             metrics.push(MetricSummary {
@@ -349,7 +361,7 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
     let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
     let traces =
         traces::compare_study_traces(ev, &variants, file.tokens, &crate::trace::Rules::builtin(), traces::SUMMARY_TOP);
-    let summary = Summary {
+    let mut summary = Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
         tokens: file.tokens,
@@ -366,7 +378,9 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
         dead_time_ms_max: dead_max,
         traces,
         exactness: read_json(&ev.path("exactness.json")).ok(),
+        adaptive: None,
     };
+    summary.adaptive = adaptive::of_summary(file, plan.blocks(), &summary);
     Ok(Judged { summary, samples: judged, facts })
 }
 

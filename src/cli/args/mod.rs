@@ -1,16 +1,20 @@
 //! The argument groups several subcommands flatten, each flag defined once with its checks, so a
 //! bad value is a usage error (exit 2) before anything is started or created.
+mod adaptive;
 mod history;
 mod output;
 mod prompt;
 mod server;
+mod sweep;
 mod telemetry;
 mod variants;
 
+pub(crate) use adaptive::AdaptiveArgs;
 pub(crate) use history::{HistoryArgs, HistoryDb};
 pub(crate) use output::OutputArgs;
 pub(crate) use prompt::{prompt_tokens, PromptArgs};
 pub(crate) use server::{LaunchArgs, ServerArgs};
+pub(crate) use sweep::SweepArgs;
 pub(crate) use telemetry::TelemetryArg;
 pub(crate) use variants::VariantArgs;
 

@@ -1,0 +1,22 @@
+//! `--until-ci PCT [--max-samples N]`: adaptive sample counts (docs/methodology.md §17).
+use clap::Args;
+
+fn positive_pct(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("{s:?} is not a positive percentage (the interval's half width wanted, e.g. 2)")),
+    }
+}
+
+/// Adaptive: keep adding interleaved blocks until every candidate's decode interval is narrow.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct AdaptiveArgs {
+    /// Add interleaved blocks (one sample of every variant each) after --samples until every
+    /// candidate's 95% interval of decode TPS change is narrower than ±PCT (precision, never
+    /// significance, decides).
+    #[arg(long, value_name = "PCT", value_parser = positive_pct)]
+    pub(crate) until_ci: Option<f64>,
+    /// Stop adding blocks at N samples per variant (default 20).
+    #[arg(long, value_name = "N", requires = "until_ci", value_parser = clap::value_parser!(u32).range(2..))]
+    pub(crate) max_samples: Option<u32>,
+}

@@ -1,0 +1,175 @@
+//! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
+//! verdicts Holm-adjusted across each metric's family; then how each point's study went.
+use super::{Render, Table};
+use crate::study::sweep::AxisValue;
+use crate::summary::sweep::SweepSummary;
+use crate::summary::Metric;
+use serde_json::json;
+use std::fmt::Write;
+
+fn digits(m: Metric) -> usize {
+    match m {
+        Metric::ServerPrefillTps => 1,
+        _ => 2,
+    }
+}
+
+fn opt(v: Option<f64>, d: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
+}
+
+fn p(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x < 0.0001 => "<0.0001".into(),
+        Some(x) => format!("{x:.4}"),
+        None => "—".into(),
+    }
+}
+
+impl Render for SweepSummary {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let base = self.variants.first().map_or("baseline", String::as_str);
+        let axes = self.axes.iter().map(|a| a.key()).collect::<Vec<_>>().join(" × ");
+        let _ = writeln!(
+            o,
+            "abprof sweep {}{} · {} points over {axes} · variants {} (baseline first) · {} samples per variant per point",
+            self.root,
+            self.name.as_ref().map_or(String::new(), |n| format!(" ({n})")),
+            self.points.len(),
+            self.variants.join(", "),
+            self.samples_per_variant,
+        );
+        let _ = writeln!(
+            o,
+            "verdicts: Holm-adjusted across each metric's family (every point × candidate with an interval), familywise α = 5%; each interval is its comparison's own 95% interval, p its t-test's"
+        );
+        let pw = self.points.iter().map(|p| p.name.len()).max().unwrap_or(5).max(5);
+        let vw = self.variants.iter().map(|v| v.len()).max().unwrap_or(7).max(7);
+        for t in &self.tables {
+            let _ = writeln!(
+                o,
+                "\n{} — Holm family of {} comparison{}",
+                t.metric.title(),
+                t.family.comparisons,
+                if t.family.comparisons == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(
+                o,
+                "  {:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {:>19}  {:>8}  {:>8}  verdict",
+                "point",
+                "variant",
+                "samples",
+                "median",
+                format!("vs {base}"),
+                "95% CI",
+                "p",
+                "p Holm"
+            );
+            let mut last = "";
+            for r in &t.rows {
+                let point = if r.point == last { "" } else { r.point.as_str() };
+                last = &r.point;
+                let ci = r.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
+                let _ = writeln!(
+                    o,
+                    "  {point:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {ci:>19}  {:>8}  {:>8}  {}",
+                    r.variant,
+                    format!("{}/{}", r.accepted, r.planned),
+                    opt(r.median, digits(t.metric)),
+                    r.change_pct.map_or("—".into(), |c| format!("{c:+.2}%")),
+                    p(r.ci.and_then(|c| c.p_value)),
+                    p(r.p_holm),
+                    r.verdict.map_or("baseline", |v| v.word()),
+                );
+            }
+        }
+        let _ = writeln!(o, "\npoints (each a study folder: abprof summarize {}/DIR)", self.root);
+        for pt in &self.points {
+            let mut notes = vec![format!("{:?}", pt.state).to_lowercase()];
+            if let Some(n) = pt.expected_prompt_tokens {
+                notes.push(format!("prompt {n} tokens"));
+            }
+            if let Some(n) = pt.tokens {
+                notes.push(format!("{n} output tokens"));
+            }
+            if pt.rejected > 0 {
+                notes.push(format!("{} rejected", pt.rejected));
+            }
+            if pt.missing > 0 {
+                notes.push(format!("{} not taken yet", pt.missing));
+            }
+            if pt.isolation_restored == Some(false) {
+                notes.push("RESTORE OR VERIFY FAILED".into());
+            }
+            let _ = writeln!(o, "  {}: {}", pt.dir, notes.join(", "));
+            if let Some(a) = &pt.adaptive {
+                let _ = writeln!(o, "    {}", a.line());
+            }
+        }
+        if self.unfinished() > 0 {
+            let _ = writeln!(
+                o,
+                "\n{} point(s) not finished: `abprof ab --resume {}` keeps the finished ones and completes the rest",
+                self.unfinished(),
+                self.root
+            );
+        }
+        o
+    }
+
+    /// One row per metric, point and variant.
+    fn table(&self) -> Table {
+        let axes: Vec<&str> = self.axes.iter().map(|a| a.key()).collect();
+        let mut columns = vec!["metric", "point"];
+        columns.extend(&axes);
+        columns.extend([
+            "variant",
+            "accepted",
+            "planned",
+            "runs",
+            "median",
+            "change_pct",
+            "ci_lo_pct",
+            "ci_hi_pct",
+            "p_value",
+            "p_holm",
+            "verdict",
+            "family",
+        ]);
+        let mut t = Table::new(&columns);
+        for mt in &self.tables {
+            let family = format!("holm over {} comparisons, alpha {}", mt.family.comparisons, mt.family.alpha);
+            for r in &mt.rows {
+                let point = self.points.iter().find(|p| p.name == r.point);
+                let mut row = vec![json!(mt.metric), json!(r.point)];
+                for a in &self.axes {
+                    let v = point.and_then(|p| p.values.iter().find(|v| v.axis() == *a));
+                    row.push(match v {
+                        Some(AxisValue::PromptTokens(n)) => json!(n),
+                        Some(AxisValue::Tokens(n)) => json!(n),
+                        Some(AxisValue::Kv(s) | AxisValue::Extra(s)) => json!(s),
+                        None => serde_json::Value::Null,
+                    });
+                }
+                let d = digits(mt.metric);
+                row.extend([
+                    json!(r.variant),
+                    json!(r.accepted),
+                    json!(r.planned),
+                    json!(r.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ")),
+                    json!(r.median),
+                    json!(r.change_pct),
+                    json!(r.ci.map(|c| c.lo_pct)),
+                    json!(r.ci.map(|c| c.hi_pct)),
+                    json!(r.ci.and_then(|c| c.p_value)),
+                    json!(r.p_holm),
+                    json!(r.verdict.map_or("baseline", |v| v.word())),
+                    json!(family),
+                ]);
+                t.push(row);
+            }
+        }
+        t
+    }
+}

@@ -1,0 +1,150 @@
+//! A sweep (docs/methodology.md §16): one whole interleaved study of every variant per point, each
+//! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
+//! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
+mod section;
+
+pub use section::SweepSection;
+pub(crate) use section::{AxisName, AxisValue, Point, SweepAxis};
+
+use super::chat::{AnotherBlock, ChatStudy};
+use super::drive::{check_study, run_study as run_one, Outcome};
+use super::evidence::{read_json, write_json, Evidence};
+use super::file::StudyFile;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// Where a point stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum PointState {
+    /// Not started: a run creates its folder.
+    Pending,
+    /// Started and not finished (interrupted, or stopped by an error): a run resumes it.
+    Started,
+    /// Every planned sample taken: a run keeps it as it is.
+    Done,
+}
+
+/// One point as `sweep.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PointRecord {
+    pub(crate) name: String,
+    /// Its folder, relative to the sweep's.
+    pub(crate) dir: String,
+    pub(crate) values: Vec<AxisValue>,
+    pub(crate) state: PointState,
+}
+
+/// `sweep.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SweepRecord {
+    pub(crate) axes: Vec<AxisName>,
+    pub(crate) points: Vec<PointRecord>,
+}
+
+impl SweepRecord {
+    fn new(section: &SweepSection) -> SweepRecord {
+        SweepRecord {
+            axes: section.axes().into_iter().map(|(a, _)| a).collect(),
+            points: section
+                .points()
+                .iter()
+                .map(|p| PointRecord {
+                    name: p.name(),
+                    dir: Evidence::point_folder(&p.dir_name()),
+                    values: p.values.clone(),
+                    state: PointState::Pending,
+                })
+                .collect(),
+        }
+    }
+}
+
+pub(crate) struct SweepRun {
+    pub(crate) outcome: Outcome,
+    pub(crate) evidence: Evidence,
+    /// Every point's restore and verify hooks succeeded.
+    pub(crate) restored: bool,
+    pub(crate) samples_taken: usize,
+}
+
+/// The study file of a point about to start. A point whose prompt length (and extra server
+/// arguments, which may change the chat template) an earlier point shares reuses that point's
+/// calibrated prompt instead of calibrating again.
+fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Point) -> StudyFile {
+    let mut f = point.study_file(file);
+    let same_prompt = |values: &[AxisValue]| {
+        let keep = |v: &&AxisValue| matches!(v.axis(), AxisName::PromptTokens | AxisName::Extra);
+        values.iter().filter(keep).eq(point.values.iter().filter(keep))
+    };
+    if f.prompt.is_none() {
+        let earlier = record.points[..point.index]
+            .iter()
+            .filter(|r| same_prompt(&r.values))
+            .map(|r| ev.root.join(&r.dir).join("prompt.txt"))
+            .find(|p| p.is_file() && crate::client::calibrate::sidecar_path(p).is_file());
+        f.prompt = earlier;
+    }
+    f
+}
+
+/// Runs (or resumes) the sweep `file` describes in `root`; `another_block` is the `until_ci_pct`
+/// rule every point's study asks after its planned samples.
+pub(crate) fn run_sweep(
+    file: &StudyFile,
+    root: &Path,
+    resume: bool,
+    another_block: Option<AnotherBlock>,
+) -> Result<SweepRun> {
+    let section = file.sweep.as_ref().context("a sweep needs its [sweep] section")?;
+    let points = section.points();
+    // Every point is checked before anything is created: a bad value stops the sweep before its
+    // first sample, not halfway.
+    for p in &points {
+        check_study(&p.study_file(file)).with_context(|| format!("sweep point {}", p.name()))?;
+    }
+    let ev = if resume { Evidence::open_sweep(root)? } else { Evidence::create(root)? }.lock()?;
+    let mut record: SweepRecord = if resume {
+        let r: SweepRecord = read_json(&ev.sweep_record())?;
+        // The same file gives the same points; anything else is not this sweep any more.
+        let want = SweepRecord::new(section);
+        if r.points.iter().map(|p| &p.name).ne(want.points.iter().map(|p| &p.name)) {
+            anyhow::bail!(
+                "{}: sweep.json lists other points than its study.toml (the folder was edited): start a new sweep",
+                root.display()
+            );
+        }
+        r
+    } else {
+        crate::atomic_file::write_atomic(&ev.study_toml(), file.to_toml().as_bytes())?;
+        let r = SweepRecord::new(section);
+        write_json(&ev.sweep_record(), &r)?;
+        r
+    };
+    let (mut restored, mut taken) = (true, 0);
+    for point in &points {
+        let i = point.index;
+        if record.points[i].state == PointState::Done {
+            continue;
+        }
+        let dir = ev.root.join(&record.points[i].dir);
+        let started = Evidence::started(&dir);
+        let point_file =
+            if started { StudyFile::load(&dir.join("study.toml"))? } else { point_study(&ev, file, &record, point) };
+        record.points[i].state = PointState::Started;
+        write_json(&ev.sweep_record(), &record)?;
+        eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
+        let mut config = ChatStudy::with_another_block(another_block);
+        let run = run_one(&point_file, &dir, started, &mut config)
+            .with_context(|| format!("sweep point {}", point.name()))?;
+        restored &= run.restored;
+        taken += run.samples_taken;
+        if let Outcome::Interrupted(sig) = run.outcome {
+            return Ok(SweepRun { outcome: Outcome::Interrupted(sig), evidence: ev, restored, samples_taken: taken });
+        }
+        record.points[i].state = PointState::Done;
+        write_json(&ev.sweep_record(), &record)?;
+    }
+    Ok(SweepRun { outcome: Outcome::Completed, evidence: ev, restored, samples_taken: taken })
+}
