@@ -102,9 +102,9 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // --json keeps stdout one document; the report's path goes to stderr.
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // --json: stdout stays one document and stderr names no report; the page is DIR/report.html.
+    assert!(!stderr_lines(&out).iter().any(|l| l.contains("report")), "{:#?}", stderr_lines(&out));
     let html = root.join("report.html");
-    let lines = stderr_lines(&out);
-    assert!(lines.contains(&format!("report: {}", html.display())), "{lines:#?}");
     assert!(root.join("report.md").is_file());
     let page = std::fs::read_to_string(&html).unwrap();
     assert_self_contained(&page);
@@ -194,7 +194,11 @@ fn a_traced_study_reports_its_kernel_categories() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let html = root.join("report.html");
-    assert!(stderr_lines(&out).contains(&format!("report: {}", html.display())));
+    // In text, the paths follow the command's own output.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let md = root.join("report.md");
+    let tail = format!("report: {}\nreport (Markdown): {}\n", html.display(), md.display());
+    assert!(stdout.ends_with(&tail), "{stdout}");
     let dom = dom(&html);
     let kernels = section(&dom, "kernels").expect("a traced study has a kernel section");
     assert_eq!(svgs(kernels), 1, "the category bars");

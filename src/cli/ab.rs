@@ -3,7 +3,7 @@ use super::args::{AdaptiveArgs, HistoryArgs, OutputArgs, PromptArgs, SweepArgs, 
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::report::study::{announce, write_after_run};
 use crate::study::evidence::{is_sweep, write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
@@ -172,9 +172,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
-    let report_failed = write_after_run(&run.evidence, summary)
-        .map_err(|e| eprintln!("abprof: error: {}", crate::cli::one_line(&e)))
-        .is_err();
+    let report_failed = announce(&write_after_run(&run.evidence, summary), a.output.format());
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

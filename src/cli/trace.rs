@@ -4,7 +4,7 @@ use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS}
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::report::study::{announce, write_after_run};
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, TraceSection};
 use crate::study::trace_capture::{TraceStudy, TracerCommand};
@@ -139,11 +139,10 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         return Ok(128 + sig);
     }
     // Written first: when no untraced sample can scale a trace, the report shows the rejections.
-    let report_failed = write_after_run(&run.evidence, summary)
-        .map_err(|e| eprintln!("abprof: error: {}", crate::cli::one_line(&e)))
-        .is_err();
+    let report = write_after_run(&run.evidence, summary);
     // The untraced samples the rulebook accepted scale each trace.
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
+    let report_failed = announce(&report, a.output.format());
     super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());

@@ -69,10 +69,26 @@ pub(crate) fn write(view: &StudyView, html: &Path, markdown: &Path) -> Result<Re
 }
 
 /// The report of a study that just ran, in its default place in the study folder (`report.html`
-/// and `report.md`); its one line goes to stderr, so `--json` output stays one document.
+/// and `report.md`).
 pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary) -> anyhow::Result<ReportFiles> {
     let view = StudyView::of(ev, summary.clone())?;
-    let files = write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?;
-    eprint!("{}", files.text());
-    Ok(files)
+    Ok(write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?)
+}
+
+/// After a study's own output: the report's paths, in text only (a `--json` document stays one
+/// document; its reader finds the page at DIR/report.html), or the one line saying why it could
+/// not be written. True when it could not.
+pub(crate) fn announce(written: &anyhow::Result<ReportFiles>, format: super::Format) -> bool {
+    match written {
+        Ok(files) => {
+            if format == super::Format::Text {
+                super::emit(files, format);
+            }
+            false
+        }
+        Err(e) => {
+            eprintln!("abprof: error: {}", crate::cli::one_line(e));
+            true
+        }
+    }
 }
