@@ -3,10 +3,12 @@
 //!
 //! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
 //! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
-//! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
-//! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
+//! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `roofline` (decode bytes
+//! and memory bandwidth) → `telemetry` → `server` → `client` → `variant` → `schedule`, `clock`,
+//! `stats`, `atomic_file`, `cache_dir`, `child`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
+pub(crate) mod cache_dir;
 pub(crate) mod child;
 pub mod cli;
 pub mod client;
@@ -17,6 +19,7 @@ pub mod fuzzing;
 pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;
+pub(crate) mod roofline;
 pub(crate) mod schedule;
 pub mod server;
 pub mod stats;
