@@ -15,6 +15,7 @@ mod exactness;
 mod monitor;
 mod parse_log;
 mod pi;
+mod roofline;
 mod summarize;
 mod trace;
 mod usage;
@@ -51,6 +52,8 @@ pub(crate) enum Command {
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
     CompareTraces(compare_traces::Args),
+    /// The decode floor: bytes one decode step reads (from the GGUF header) over the measured memory bandwidth.
+    Roofline(roofline::RooflineArgs),
     /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
     Monitor(monitor::Args),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -98,6 +101,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Summarize(a) => summarize::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
+        Command::Roofline(a) => roofline::run(a),
         Command::Exactness(a) => exactness::run(a),
         Command::Pi(a) => pi::run(a),
         Command::Build(a) => build::run(a),

@@ -5,6 +5,7 @@ pub(crate) mod calibration;
 pub(crate) mod exactness;
 pub(crate) mod monitor;
 pub(crate) mod pi;
+pub(crate) mod roofline;
 pub(crate) mod sample;
 pub(crate) mod summary;
 pub(crate) mod timing_block;

@@ -75,7 +75,7 @@ impl WeightBytes {
                         ),
                     });
                 };
-                if expert_dim != Some(count) || t.n_bytes % count != 0 {
+                if expert_dim != Some(count) || !t.n_bytes.is_multiple_of(count) {
                     return Err(ModelError::Shape {
                         path: h.path.clone(),
                         detail: format!(

@@ -55,7 +55,7 @@ impl GgmlType {
     /// Bytes of `n` consecutive elements of one row; none when `n` is not whole blocks.
     pub(crate) fn row_bytes(self, n: u64) -> Option<u64> {
         let (elements, bytes) = self.block()?;
-        (n % elements == 0).then(|| n / elements * bytes)
+        n.is_multiple_of(elements).then(|| n / elements * bytes)
     }
 }
 

@@ -4,6 +4,7 @@
 //! as a percentage of it.
 pub(crate) mod bandwidth;
 pub(crate) mod bytes;
+pub(crate) mod estimate;
 pub(crate) mod gguf;
 pub(crate) mod server_args;
 #[cfg(test)]

@@ -144,6 +144,7 @@ mod tests {
             decode: None,
             throttled: vec![],
             caveats: vec![],
+            floor: None,
         }
     }
 

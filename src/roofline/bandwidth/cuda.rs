@@ -35,7 +35,7 @@ impl Runtime {
             // SAFETY: the CUDA runtime's initialisers only set up its own state.
             match unsafe { sys::CudartLib::new(name) } {
                 Ok(lib) => return Ok(Runtime { lib, path: name.clone() }),
-                Err(e) => detail = e.to_string(),
+                Err(e) => detail = crate::telemetry::error::with_sources(&e),
             }
         }
         Err(BandwidthError::LibraryMissing {

@@ -123,7 +123,7 @@ fn stamp(target: &Target, device: String, p: Passes) -> Result<Bandwidth, Bandwi
 pub(crate) fn bandwidth(target: &Target, fresh: bool) -> Result<Bandwidth, BandwidthError> {
     match target {
         Target::Cpu { threads } => {
-            let device = format!("{} ({threads} threads)", cpu_model());
+            let device = cpu_model();
             let key = cache::Key::new(target, &device);
             if let Some(b) = (!fresh).then(|| cache::load(&key)).flatten() {
                 return Ok(b);
