@@ -46,7 +46,7 @@ pub(crate) struct WeightBytes {
 
 impl WeightBytes {
     pub(crate) fn of(h: &GgufHeader) -> Result<WeightBytes, ModelError> {
-        let layers = h.require("block_count")?;
+        let layers = layer_count(h)?;
         let expert_count = h.arch_u64("expert_count").filter(|&n| n > 1);
         let expert_used = h.arch_u64("expert_used_count");
         let tied_output = h.tensor(OUTPUT).is_none();
@@ -75,6 +75,12 @@ impl WeightBytes {
                         ),
                     });
                 };
+                if used > count {
+                    return Err(ModelError::Shape {
+                        path: h.path.clone(),
+                        detail: format!("{}.expert_used_count {used} exceeds expert_count {count}", h.arch),
+                    });
+                }
                 if expert_dim != Some(count) || !t.n_bytes.is_multiple_of(count) {
                     return Err(ModelError::Shape {
                         path: h.path.clone(),
@@ -128,6 +134,21 @@ impl WeightBytes {
     }
 }
 
+/// `<arch>.block_count`, when it is a number of layers a model can have: a per-layer list of that
+/// length is built from it.
+fn layer_count(h: &GgufHeader) -> Result<u64, ModelError> {
+    let layers = h.require("block_count")?;
+    if layers > MAX_LAYERS {
+        return Err(ModelError::Shape {
+            path: h.path.clone(),
+            detail: format!("{}.block_count {layers} is more layers than any model has (at most {MAX_LAYERS})", h.arch),
+        });
+    }
+    Ok(layers)
+}
+
+const MAX_LAYERS: u64 = 1 << 16;
+
 /// The KV cache per position of context: every layer's K (`n_head_kv × head_dim_k` elements) and
 /// V (`n_head_kv × head_dim_v`), in the cache's K and V types.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,7 +167,7 @@ pub(crate) struct KvShape {
 
 impl KvShape {
     pub(crate) fn of(h: &GgufHeader, k_type: GgmlType, v_type: GgmlType) -> Result<KvShape, ModelError> {
-        let layers = h.require("block_count")?;
+        let layers = layer_count(h)?;
         let n_head = h.arch_per_layer("attention.head_count", layers).ok_or_else(|| ModelError::MissingKey {
             path: h.path.clone(),
             key: format!("{}.attention.head_count", h.arch),
@@ -169,21 +190,24 @@ impl KvShape {
             Some(d) => d,
             None => default_dim()?,
         };
+        let shape = |detail: String| ModelError::Shape { path: h.path.clone(), detail };
         let row = |t: GgmlType, dim: u64, heads: u64, what: &str| -> Result<u64, ModelError> {
             // Quantized K/V are blocked within each head, so a head must be whole blocks.
-            t.row_bytes(dim).map(|b| b * heads).ok_or_else(|| ModelError::Shape {
-                path: h.path.clone(),
-                detail: format!(
+            let head = t.row_bytes(dim).ok_or_else(|| {
+                shape(format!(
                     "{what} head size {dim} is not a whole number of {}'s blocks of {}: llama-server refuses that cache type for this model",
                     t.name(),
                     t.block().map_or(0, |b| b.0)
-                ),
-            })
+                ))
+            })?;
+            head.checked_mul(heads).ok_or_else(|| shape(format!("{heads} KV heads of {head} B overflow")))
         };
-        let (mut k, mut v) = (0, 0);
+        let (mut k, mut v) = (0u64, 0u64);
         for &heads in &kv_heads {
-            k += row(k_type, head_dim_k, heads, "K")?;
-            v += row(v_type, head_dim_v, heads, "V")?;
+            let sum =
+                |acc: u64, add: u64| acc.checked_add(add).ok_or_else(|| shape("KV bytes per position overflow".into()));
+            k = sum(k, row(k_type, head_dim_k, heads, "K")?)?;
+            v = sum(v, row(v_type, head_dim_v, heads, "V")?)?;
         }
         Ok(KvShape {
             k_type,
@@ -281,6 +305,28 @@ mod tests {
         assert_eq!((w.token_embd_row_bytes, w.token_embd_rows), (612, 49_152));
         assert!(w.dense_bytes > 49_152 * 612);
         assert_eq!(w.per_step(), 96_577_380);
+    }
+
+    #[test]
+    fn per_layer_kv_heads_a_tied_head_and_a_sliding_window_are_read_as_declared() {
+        // scripts/make_tiny_gguf.py: 3 layers with 2, 0 and 2 KV heads, K 32 and V 16 dims, 4
+        // experts with 1 used, no output.weight, a sliding window.
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz-seeds/tiny-moe.gguf");
+        let h = GgufHeader::read(&path).unwrap();
+        let w = WeightBytes::of(&h).unwrap();
+        assert!(w.tied_output);
+        // token_embd 16 × 32 f16 (the head, whole) + output_norm + 3 × (attn_norm + router 32 × 4 f32).
+        assert_eq!(w.dense_bytes, 16 * 32 * 2 + 32 * 4 + 3 * (32 * 4 + 32 * 4 * 4));
+        assert_eq!(w.experts.as_ref().unwrap().used_bytes, 6 * (4 * 16 * 32 * 2) / 4);
+        assert_eq!(w.token_embd_row_bytes, 32 * 2);
+        assert_eq!(w.per_step(), 3072 + 6144 + 64);
+        assert!(w.caveats.iter().any(|c| c.contains("sliding-window")), "{:?}", w.caveats);
+        let t = |s: &str| GgmlType::from_name(s).unwrap();
+        let kv = KvShape::of(&h, t("f16"), t("f16")).unwrap();
+        assert_eq!((kv.kv_heads.clone(), kv.head_dim_k, kv.head_dim_v), (vec![2, 0, 2], 32, 16));
+        assert_eq!(kv.bytes_per_position(), 2 * 2 * (32 + 16) * 2);
+        let e = KvShape::of(&h, t("q8_0"), t("q8_0")).unwrap_err().to_string();
+        assert!(e.contains("V head size 16 is not a whole number of q8_0's blocks of 32"), "{e}");
     }
 
     #[test]

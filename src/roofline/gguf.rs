@@ -2,7 +2,7 @@
 //! integer metadata — read through gguf-rs-lib without reading a byte of the weights.
 use gguf_rs_lib::format::metadata::MetadataValue;
 use gguf_rs_lib::format::types::GGUFTensorType;
-use gguf_rs_lib::reader::file_reader::GGUFFileReader;
+use gguf_rs_lib::reader::file_reader::{GGUFFileReader, GGUFReaderConfig};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -112,10 +112,21 @@ impl GgufHeader {
     pub(crate) fn read(path: &Path) -> Result<GgufHeader, ModelError> {
         let file = std::fs::File::open(path).map_err(|source| ModelError::Open { path: path.into(), source })?;
         let parse = |detail: String| ModelError::Parse { path: path.into(), detail };
-        // The default configuration reads the header and tensor descriptors only (no eager load)
-        // and checks every descriptor's range against the file size.
-        let reader =
-            GGUFFileReader::new(std::io::BufReader::with_capacity(1 << 20, file)).map_err(|e| parse(e.to_string()))?;
+        let len = file.metadata().map_err(|source| ModelError::Open { path: path.into(), source })?.len();
+        // Header and tensor descriptors only (no eager load), every descriptor's range checked
+        // against the file size. Metadata cannot be longer than the file, nor decode to much more
+        // (a value is at most 32 bytes decoded per byte written): a length field that says
+        // otherwise fails at once instead of allocating the library's 256 MiB budget.
+        let defaults = GGUFReaderConfig::default();
+        let config = GGUFReaderConfig {
+            max_metadata_size: defaults.max_metadata_size.min(usize::try_from(len).unwrap_or(usize::MAX)),
+            max_decoded_metadata_size: defaults
+                .max_decoded_metadata_size
+                .min(usize::try_from(len.saturating_mul(32)).unwrap_or(usize::MAX)),
+            ..defaults
+        };
+        let reader = GGUFFileReader::with_config(std::io::BufReader::with_capacity(1 << 20, file), config)
+            .map_err(|e| parse(e.to_string()))?;
         let meta = reader.metadata();
         let arch = meta
             .get("general.architecture")

@@ -52,12 +52,9 @@ pub(crate) fn measure(threads: u32, bytes: u64, reps: u32) -> Result<Vec<f64>, B
     if chunk == 0 {
         return Err(BandwidthError::Cpu(format!("a buffer of {bytes} bytes is too small for {threads} threads")));
     }
-    // Zeroed, so untouched: each thread's fill below is the first touch of its pages.
-    let mut buffer = Vec::new();
-    buffer
-        .try_reserve_exact(chunk * threads)
-        .map_err(|e| BandwidthError::Cpu(format!("cannot allocate {bytes} bytes: {e}")))?;
-    buffer.resize(chunk * threads, 0u8);
+    // Allocated zeroed (calloc), so untouched: each thread's fill below is the first touch of
+    // its pages. The size is at most a quarter of the available memory (`buffer_bytes`).
+    let mut buffer = vec![0u8; chunk * threads];
     std::thread::scope(|s| {
         for part in buffer.chunks_mut(chunk) {
             s.spawn(move || part.fill(1));
