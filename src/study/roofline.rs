@@ -48,16 +48,9 @@ pub(crate) fn record(
         };
         let target = for_server(&args, gpu, || probed.get_or_insert_with(probe_gpu).clone());
         if !measured.iter().any(|(t, _)| *t == target) {
+            // Printed nowhere: a study's output is its summary, which shows the figure or why
+            // there is none, and its error lines stay one line each.
             let b = bandwidth::bandwidth(&target, false).map_err(|e| e.to_string());
-            match &b {
-                Ok(b) => eprintln!(
-                    "abprof: decode floor: {} measures {:.2} GB/s{}",
-                    target.describe(),
-                    b.gb_per_s,
-                    if b.cached { " (cached)" } else { "" }
-                ),
-                Err(e) => eprintln!("abprof: warning: decode floor: no bandwidth for {}: {e}", target.describe()),
-            }
             measured.push((target.clone(), b));
         }
         let bandwidth = match measured.iter().find(|(t, _)| *t == target).map(|(_, b)| b) {
