@@ -77,7 +77,7 @@ python3 -m zipfile -e "$work"/nvidia_cuda_crt-*.whl "$work/cudart-wheel"
 cudart_h=$(find "$work/cudart-wheel" -name cuda_runtime_api.h | head -n1)
 cudart_functions='cuda(GetDeviceCount|SetDevice|Malloc|Free|Memcpy|Memset|DeviceSynchronize|MemGetInfo'
 cudart_functions+='|EventCreate|EventRecord|EventSynchronize|EventElapsedTime|EventDestroy|GetErrorString|GetErrorName'
-cudart_functions+='|RuntimeGetVersion|DeviceGetPCIBusId|GetDeviceProperties)'
+cudart_functions+='|RuntimeGetVersion|DeviceGetPCIBusId|GetDeviceProperties|DeviceReset)'
 bindgen "$cudart_h" "${common[@]}" \
     --dynamic-loading CudartLib \
     --allowlist-function "$cudart_functions" \
@@ -86,7 +86,7 @@ bindgen "$cudart_h" "${common[@]}" \
 
 hip_functions='hip(GetDeviceCount|SetDevice|DeviceGet|DeviceGetName|Malloc|Free|Memcpy|Memset|DeviceSynchronize'
 hip_functions+='|MemGetInfo|EventCreate|EventRecord|EventSynchronize|EventElapsedTime|EventDestroy|GetErrorString'
-hip_functions+='|GetErrorName|RuntimeGetVersion|DeviceGetPCIBusId)'
+hip_functions+='|GetErrorName|RuntimeGetVersion|DeviceGetPCIBusId|DeviceReset)'
 bindgen /usr/include/hip/hip_runtime_api.h "${common[@]}" \
     --dynamic-loading HipLib \
     --allowlist-function "$hip_functions" \

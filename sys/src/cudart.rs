@@ -267,6 +267,7 @@ pub struct CUevent_st {
 pub type cudaEvent_t = *mut CUevent_st;
 pub struct CudartLib {
     __library: ::libloading::Library,
+    pub cudaDeviceReset: Result<unsafe extern "C" fn() -> cudaError_t, ::libloading::Error>,
     pub cudaDeviceSynchronize: Result<unsafe extern "C" fn() -> cudaError_t, ::libloading::Error>,
     pub cudaDeviceGetPCIBusId: Result<
         unsafe extern "C" fn(
@@ -333,6 +334,7 @@ impl CudartLib {
         L: Into<::libloading::Library>,
     {
         let __library = library.into();
+        let cudaDeviceReset = __library.get(b"cudaDeviceReset\0").map(|sym| *sym);
         let cudaDeviceSynchronize = __library.get(b"cudaDeviceSynchronize\0").map(|sym| *sym);
         let cudaDeviceGetPCIBusId = __library.get(b"cudaDeviceGetPCIBusId\0").map(|sym| *sym);
         let cudaGetErrorName = __library.get(b"cudaGetErrorName\0").map(|sym| *sym);
@@ -353,6 +355,7 @@ impl CudartLib {
         let cudaRuntimeGetVersion = __library.get(b"cudaRuntimeGetVersion\0").map(|sym| *sym);
         Ok(CudartLib {
             __library,
+            cudaDeviceReset,
             cudaDeviceSynchronize,
             cudaDeviceGetPCIBusId,
             cudaGetErrorName,
@@ -372,6 +375,9 @@ impl CudartLib {
             cudaMemset,
             cudaRuntimeGetVersion,
         })
+    }
+    pub unsafe fn cudaDeviceReset(&self) -> cudaError_t {
+        (self.cudaDeviceReset.as_ref().expect("Expected function, got error."))()
     }
     pub unsafe fn cudaDeviceSynchronize(&self) -> cudaError_t {
         (self.cudaDeviceSynchronize.as_ref().expect("Expected function, got error."))()

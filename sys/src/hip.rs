@@ -126,6 +126,7 @@ pub struct HipLib {
         ::libloading::Error,
     >,
     pub hipDeviceSynchronize: Result<unsafe extern "C" fn() -> hipError_t, ::libloading::Error>,
+    pub hipDeviceReset: Result<unsafe extern "C" fn() -> hipError_t, ::libloading::Error>,
     pub hipSetDevice: Result<unsafe extern "C" fn(deviceId: ::core::ffi::c_int) -> hipError_t, ::libloading::Error>,
     pub hipGetDeviceCount:
         Result<unsafe extern "C" fn(count: *mut ::core::ffi::c_int) -> hipError_t, ::libloading::Error>,
@@ -182,6 +183,7 @@ impl HipLib {
         let hipDeviceGetName = __library.get(b"hipDeviceGetName\0").map(|sym| *sym);
         let hipDeviceGetPCIBusId = __library.get(b"hipDeviceGetPCIBusId\0").map(|sym| *sym);
         let hipDeviceSynchronize = __library.get(b"hipDeviceSynchronize\0").map(|sym| *sym);
+        let hipDeviceReset = __library.get(b"hipDeviceReset\0").map(|sym| *sym);
         let hipSetDevice = __library.get(b"hipSetDevice\0").map(|sym| *sym);
         let hipGetDeviceCount = __library.get(b"hipGetDeviceCount\0").map(|sym| *sym);
         let hipGetErrorName = __library.get(b"hipGetErrorName\0").map(|sym| *sym);
@@ -203,6 +205,7 @@ impl HipLib {
             hipDeviceGetName,
             hipDeviceGetPCIBusId,
             hipDeviceSynchronize,
+            hipDeviceReset,
             hipSetDevice,
             hipGetDeviceCount,
             hipGetErrorName,
@@ -243,6 +246,9 @@ impl HipLib {
     }
     pub unsafe fn hipDeviceSynchronize(&self) -> hipError_t {
         (self.hipDeviceSynchronize.as_ref().expect("Expected function, got error."))()
+    }
+    pub unsafe fn hipDeviceReset(&self) -> hipError_t {
+        (self.hipDeviceReset.as_ref().expect("Expected function, got error."))()
     }
     pub unsafe fn hipSetDevice(&self, deviceId: ::core::ffi::c_int) -> hipError_t {
         (self.hipSetDevice.as_ref().expect("Expected function, got error."))(deviceId)

@@ -17,6 +17,9 @@ pub(crate) trait DeviceApi {
     /// Waits for `stop`, then the milliseconds between the two events.
     fn elapsed_ms(&self, start: *mut c_void, stop: *mut c_void) -> Result<f32, BandwidthError>;
     fn destroy_event(&self, event: *mut c_void);
+    /// Destroys the context the measurement created, so abprof holds no device memory while the
+    /// study's servers run.
+    fn reset(&self);
 }
 
 /// Copies per timed pass: long enough (≥ 10 ms on a 5 TB/s device) for the events' resolution.
@@ -31,6 +34,15 @@ struct Buffer<'a, A: DeviceApi> {
 impl<A: DeviceApi> Drop for Buffer<'_, A> {
     fn drop(&mut self) {
         self.api.free(self.ptr);
+    }
+}
+
+/// Resets the device once everything below it is freed.
+struct Reset<'a, A: DeviceApi>(&'a A);
+
+impl<A: DeviceApi> Drop for Reset<'_, A> {
+    fn drop(&mut self) {
+        self.0.reset();
     }
 }
 
@@ -57,6 +69,8 @@ pub(crate) fn copy_passes(
     runtime_call: &str,
 ) -> Result<Passes, BandwidthError> {
     api.set_device(device)?;
+    // Declared first, so dropped last: after the buffers and events, on every exit path.
+    let _reset = Reset(api);
     let bytes = buffer_bytes(api.free_memory()?);
     if bytes < 64 << 20 {
         return Err(BandwidthError::DeviceMemory(format!(

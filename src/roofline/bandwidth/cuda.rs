@@ -185,4 +185,9 @@ impl DeviceApi for Runtime {
     fn destroy_event(&self, event: *mut c_void) {
         unsafe { self.lib.cudaEventDestroy(event.cast()) };
     }
+    fn reset(&self) {
+        if let Ok(reset) = &self.lib.cudaDeviceReset {
+            unsafe { reset() };
+        }
+    }
 }

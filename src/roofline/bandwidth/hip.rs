@@ -176,4 +176,9 @@ impl DeviceApi for Runtime {
     fn destroy_event(&self, event: *mut c_void) {
         unsafe { self.lib.hipEventDestroy(event.cast()) };
     }
+    fn reset(&self) {
+        if let Ok(reset) = &self.lib.hipDeviceReset {
+            unsafe { reset() };
+        }
+    }
 }
