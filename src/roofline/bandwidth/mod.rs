@@ -25,6 +25,8 @@ pub(crate) enum BandwidthError {
     Call { call: &'static str, code: i64, name: String },
     #[error("copy bandwidth: {0}")]
     DeviceMemory(String),
+    #[error("no timed pass gave a figure (every pass took no measurable time)")]
+    NoPass,
     #[error("host memory bandwidth: {0}")]
     Cpu(String),
 }
@@ -100,7 +102,7 @@ fn cpu_model() -> String {
 fn stamp(target: &Target, device: String, p: Passes) -> Result<Bandwidth, BandwidthError> {
     let mut sorted = p.gb_per_s.clone();
     sorted.sort_by(f64::total_cmp);
-    let best = *sorted.last().ok_or_else(|| BandwidthError::Cpu("no timed pass".into()))?;
+    let best = *sorted.last().ok_or(BandwidthError::NoPass)?;
     let median = crate::stats::median(&sorted).unwrap_or(best);
     let now = chrono::Local::now();
     Ok(Bandwidth {
