@@ -1,6 +1,7 @@
 //! Entry points for `benches/fuzz.rs`: every parser that reads bytes from outside abprof (server
-//! logs, the SSE stream, variant specs, study files, `gpu_metrics` blobs, rocprofv3 CSV), each as
-//! a function of raw bytes that must return (Ok or a typed error) and never panic.
+//! logs, the SSE stream, variant specs, study files, `gpu_metrics` blobs, rocprofv3 CSV, GGUF
+//! headers), each as a function of raw bytes that must return (Ok or a typed error) and never
+//! panic.
 use std::path::Path;
 
 /// One parser under test and where its seed inputs live (paths relative to the repository).
@@ -105,6 +106,20 @@ pub fn targets() -> Vec<Target> {
                 if let Ok(source) = crate::trace::detect::open_trace(scratch) {
                     let _ = source.aggregate(None);
                     let _ = crate::trace::overlap::split(source.as_ref(), None, None);
+                }
+            },
+        },
+        Target {
+            name: "gguf-header",
+            seeds: &["tests/fixtures/fuzz-seeds/tiny-moe.gguf"],
+            run: |b, scratch| {
+                if std::fs::write(scratch, b).is_err() {
+                    return;
+                }
+                if let Ok(h) = crate::roofline::gguf::GgufHeader::read(scratch) {
+                    let _ = crate::roofline::bytes::WeightBytes::of(&h);
+                    let f16 = crate::roofline::gguf::GgmlType::from_name("f16").expect("f16 is a ggml type");
+                    let _ = crate::roofline::bytes::KvShape::of(&h, f16, f16);
                 }
             },
         },

@@ -3,11 +3,12 @@
 //!
 //! Floors, top to bottom; each only uses the ones below it (`FLOORS` in `tests/layers.rs` checks it):
 //! `cli` → `report` → `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study`
-//! (THE study loop) → `measure` (THE sample lifecycle) → `trace` (pure trace analysis),
-//! `telemetry`, `server`, `artifact`, `model` → `client`, `child`, `atomic_file` → `variant`,
-//! `schedule`, `clock`, `stats`, `schema`.
+//! (THE study loop) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory
+//! bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact`, `model` →
+//! `client`, `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
+pub(crate) mod cache_dir;
 pub(crate) mod child;
 pub mod cli;
 pub mod client;
@@ -19,6 +20,7 @@ pub(crate) mod history;
 pub(crate) mod measure;
 pub mod pi;
 pub(crate) mod report;
+pub(crate) mod roofline;
 pub(crate) mod schedule;
 pub(crate) mod schema;
 pub mod server;

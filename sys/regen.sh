@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates sys/src/rocm_smi.rs and sys/src/nvml.rs with bindgen from the real vendor headers.
+# Regenerates sys/src/{rocm_smi,nvml,cudart,hip}.rs with bindgen from the real vendor headers.
 #
 # Headers come from package registries only:
-#   rocm_smi/rocm_smi.h  Debian bookworm `librocm-smi-dev` (5.2.3), plus sys/include/rocm_smi_abprof.h
-#   nvml.h               PyPI wheel `nvidia-nvml-dev` (pinned below), unpacked into a temp folder
+#   rocm_smi/rocm_smi.h     Debian bookworm `librocm-smi-dev` (5.2.3), plus sys/include/rocm_smi_abprof.h
+#   nvml.h                  PyPI wheel `nvidia-nvml-dev` (pinned below), unpacked into a temp folder
+#   cuda_runtime_api.h      PyPI wheels `nvidia-cuda-runtime` and `nvidia-cuda-crt` (its crt/ headers), pinned below
+#   hip/hip_runtime_api.h   Debian bookworm `libamdhip64-dev` (5.2.3)
 # Needs: bindgen (cargo install bindgen-cli --version 0.73.2 --locked) and libclang (apt libclang-dev).
 #
 # `--dynamic-loading` makes bindgen emit a struct that opens the library with libloading and looks
@@ -12,6 +14,7 @@
 set -euo pipefail
 
 NVML_DEV_VERSION=13.5.37
+CUDA_RUNTIME_VERSION=13.5.37
 BINDGEN_VERSION=0.73.2
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -25,6 +28,10 @@ fi
 if [[ ! -f /usr/include/rocm_smi/rocm_smi.h ]]; then
     echo "regen.sh: installing Debian's librocm-smi-dev for rocm_smi/rocm_smi.h" >&2
     apt-get install -y librocm-smi-dev >&2
+fi
+if [[ ! -f /usr/include/hip/hip_runtime_api.h ]]; then
+    echo "regen.sh: installing Debian's libamdhip64-dev for hip/hip_runtime_api.h" >&2
+    apt-get install -y libamdhip64-dev >&2
 fi
 
 common=(--no-doc-comments --no-layout-tests --use-core --rust-target 1.82
@@ -60,4 +67,32 @@ bindgen "$nvml_h" "${common[@]}" \
     --allowlist-var 'NVML_FI_DEV_POWER_INSTANT|NVML_FI_DEV_POWER_AVERAGE|NVML_DEVICE_NAME_V2_BUFFER_SIZE|NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE' \
     -o "$here/src/nvml.rs" -- -DNVML_NO_UNVERSIONED_FUNC_DEFS
 
-echo "regen.sh: wrote $here/src/rocm_smi.rs ($(wc -l <"$here/src/rocm_smi.rs") lines) and $here/src/nvml.rs ($(wc -l <"$here/src/nvml.rs") lines)" >&2
+# The CUDA and HIP runtimes: only what a device-to-device copy-bandwidth measurement needs
+# (src/roofline/bandwidth/{cuda,hip}.rs). Struct layouts of device properties change between
+# major releases; abprof reads only the name at their start.
+python3 -m pip download --quiet --no-deps --dest "$work" "nvidia-cuda-runtime==$CUDA_RUNTIME_VERSION" \
+    "nvidia-cuda-crt==$CUDA_RUNTIME_VERSION"
+python3 -m zipfile -e "$work"/nvidia_cuda_runtime-*.whl "$work/cudart-wheel"
+python3 -m zipfile -e "$work"/nvidia_cuda_crt-*.whl "$work/cudart-wheel"
+cudart_h=$(find "$work/cudart-wheel" -name cuda_runtime_api.h | head -n1)
+cudart_functions='cuda(GetDeviceCount|SetDevice|Malloc|Free|Memcpy|Memset|DeviceSynchronize|MemGetInfo'
+cudart_functions+='|EventCreate|EventRecord|EventSynchronize|EventElapsedTime|EventDestroy|GetErrorString|GetErrorName'
+cudart_functions+='|RuntimeGetVersion|DeviceGetPCIBusId|GetDeviceProperties|DeviceReset)'
+bindgen "$cudart_h" "${common[@]}" \
+    --dynamic-loading CudartLib \
+    --allowlist-function "$cudart_functions" \
+    --allowlist-type 'cudaError|cudaMemcpyKind' \
+    -o "$here/src/cudart.rs" -- -I"$(dirname "$cudart_h")"
+
+hip_functions='hip(GetDeviceCount|SetDevice|DeviceGet|DeviceGetName|Malloc|Free|Memcpy|Memset|DeviceSynchronize'
+hip_functions+='|MemGetInfo|EventCreate|EventRecord|EventSynchronize|EventElapsedTime|EventDestroy|GetErrorString'
+hip_functions+='|GetErrorName|RuntimeGetVersion|DeviceGetPCIBusId|DeviceReset)'
+bindgen /usr/include/hip/hip_runtime_api.h "${common[@]}" \
+    --dynamic-loading HipLib \
+    --allowlist-function "$hip_functions" \
+    --allowlist-type 'hipError_t|hipMemcpyKind' \
+    -o "$here/src/hip.rs" -- -I/usr/include -D__HIP_PLATFORM_AMD__
+
+for f in rocm_smi nvml cudart hip; do
+    echo "regen.sh: wrote $here/src/$f.rs ($(wc -l <"$here/src/$f.rs") lines)" >&2
+done

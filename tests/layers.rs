@@ -204,8 +204,9 @@ const FLOORS: &[&[&str]] = &[
     &["pi", "exactness"],
     &["study"],
     &["measure"],
+    &["roofline"],
     &["trace", "telemetry", "server", "artifact", "model"],
-    &["client", "child", "atomic_file"],
+    &["client", "child", "atomic_file", "cache_dir"],
     &["variant", "schedule", "clock", "stats", "schema"],
 ];
 

@@ -39,11 +39,7 @@ pub(crate) struct BuildArgs {
 }
 
 fn default_out() -> PathBuf {
-    if let Some(c) = std::env::var_os("ABPROF_CACHE") {
-        return PathBuf::from(c).join("artifacts");
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(std::env::temp_dir);
-    home.join(".cache/abprof/artifacts")
+    crate::cache_dir::cache_dir().join("artifacts")
 }
 
 pub(crate) fn run(a: BuildArgs) -> Result<i32> {

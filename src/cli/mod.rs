@@ -17,6 +17,7 @@ mod monitor;
 mod parse_log;
 mod pi;
 mod report;
+mod roofline;
 mod summarize;
 mod timeline;
 mod trace;
@@ -60,6 +61,8 @@ pub(crate) enum Command {
     CompareTraces(compare_traces::Args),
     /// One sample as a Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing): lifecycle, request phases, tokens, telemetry counters, kernels.
     Timeline(timeline::TimelineArgs),
+    /// The decode floor: bytes one decode step reads (from the GGUF header) over the measured memory bandwidth.
+    Roofline(roofline::RooflineArgs),
     /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
     Monitor(monitor::Args),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
@@ -108,6 +111,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Report(a) => report::run(a),
         Command::Trace(a) => trace::run(a),
         Command::Monitor(args) => monitor::run(args),
+        Command::Roofline(a) => roofline::run(a),
         Command::Exactness(a) => exactness::run(a),
         Command::Pi(a) => pi::run(a),
         Command::History(a) => history::run(a),

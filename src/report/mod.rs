@@ -7,6 +7,7 @@ pub(crate) mod history;
 pub(crate) mod html;
 pub(crate) mod monitor;
 pub(crate) mod pi;
+pub(crate) mod roofline;
 pub(crate) mod sample;
 pub(crate) mod study;
 pub(crate) mod summary;

@@ -1,6 +1,7 @@
 //! A study summary as docs/methodology.md §8 reports it: every run, mean, median, % change vs the
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
+use super::roofline::{bandwidth_line, byte_lines, grouped};
 use super::{Render, Table};
 use crate::summary::stats::CiMethod;
 use crate::summary::traces::TraceComparison;
@@ -206,6 +207,9 @@ pub(crate) fn render_text(s: &Summary) -> String {
             }
         }
     }
+    if s.variants.iter().any(|v| v.floor.is_some()) {
+        floor_section(&mut o, s, w);
+    }
     if !s.rejected.is_empty() {
         let _ = writeln!(o, "\nrejected samples (not in the statistics above)");
         for r in &s.rejected {
@@ -259,6 +263,60 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
     }
     o
+}
+
+/// Each variant's decode step against its bandwidth floor, then the inputs one by one so a
+/// reader can redo the division (docs/methodology.md §18).
+fn floor_section(o: &mut String, s: &Summary, w: usize) {
+    let _ = writeln!(o, "\ndecode floor: bytes one decode step reads ÷ memory bandwidth (docs/methodology.md §18)");
+    let _ = writeln!(
+        o,
+        "  {:w$}  {:>9}  {:>9}  {:>10}  {:>13}  {:>15}  {:>8}  KV",
+        "variant", "ms/step", "floor ms", "% of floor", "achieved GB/s", "bytes/step", "context"
+    );
+    for v in &s.variants {
+        let Some(fl) = &v.floor else { continue };
+        let _ = writeln!(
+            o,
+            "  {:w$}  {:>9}  {:>9}  {:>10}  {:>13}  {:>15}  {:>8}  {}",
+            v.label,
+            f(fl.ms_per_step, 3),
+            f(fl.floor_ms, 3),
+            fl.pct_of_floor.map_or("—".into(), |p| format!("{p:.1}%")),
+            f(fl.achieved_gb_per_s, 2),
+            fl.bytes.as_ref().map_or("—".into(), |b| grouped(b.total.round() as u64)),
+            f(fl.context_tokens, 1),
+            fl.kv.as_ref().map_or("—".into(), |k| k.types())
+        );
+    }
+    // The bandwidth once when every variant shares it, else per variant.
+    let bandwidths: Vec<_> = s.variants.iter().filter_map(|v| v.floor.as_ref()?.bandwidth.as_ref()).collect();
+    let shared = bandwidths.windows(2).all(|p| p[0] == p[1]) && bandwidths.len() == s.variants.len();
+    if shared {
+        if let Some(b) = bandwidths.first() {
+            let _ = writeln!(o, "  bandwidth ({}): {}", b.target.describe(), bandwidth_line(b));
+        }
+    }
+    for v in &s.variants {
+        let Some(fl) = &v.floor else { continue };
+        if let (Some(wb), Some(kv), Some(b), Some(c)) = (&fl.weights, &fl.kv, &fl.bytes, fl.context_tokens) {
+            let _ = writeln!(o, "  {} reads per step:", v.label);
+            byte_lines(o, "    ", wb, kv, c, b);
+        }
+        if !shared {
+            if let Some(b) = &fl.bandwidth {
+                let _ = writeln!(o, "  {} bandwidth ({}): {}", v.label, b.target.describe(), bandwidth_line(b));
+            }
+        }
+        for c in &fl.caveats {
+            if !fl.weights.as_ref().is_some_and(|w| w.caveats.contains(c)) {
+                let _ = writeln!(o, "  ! {}: {c}", v.label);
+            }
+        }
+        for m in &fl.missing {
+            let _ = writeln!(o, "  ! {}: no floor: {m}", v.label);
+        }
+    }
 }
 
 /// "128×3" when all equal, else the list.

@@ -336,6 +336,9 @@ async fn drive<C: StudyConfig>(
     if interrupted(&signal) {
         return Ok(0);
     }
+    // Under the study's isolation and before any of its servers runs (docs/methodology.md §18).
+    let gpu = telemetry.gpu.as_ref().map(|g| g.kind());
+    tokio::task::block_in_place(|| super::roofline::record(ev, ctx.file, ctx.variants, ctx.common_args, gpu))?;
     config.prepare(ctx).await?;
 
     let bar = indicatif::ProgressBar::with_draw_target(

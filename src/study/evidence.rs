@@ -8,6 +8,7 @@
 //! order.jsonl             one line per finished sample attempt, with timestamps and timeline
 //! prompt.txt              the calibrated prompt (+ prompt.txt.calibration.json)
 //! isolation.json          every hook run: before (per sample), after and verify (once, at exit)
+//! roofline.json           per variant: decode bytes by class, KV shape, memory bandwidth (§13)
 //! samples/NNN-LABEL/      server.log, request.json, response.sse, sample.json, telemetry.csv
 //! summary.json            written at the end and by `abprof summarize`
 //! report.html, report.md  written at the end of `ab` and `trace` and by `abprof report`

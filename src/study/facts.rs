@@ -81,11 +81,7 @@ fn artifact_commit(artifact: &Path) -> Option<String> {
 }
 
 fn cache_dir() -> PathBuf {
-    std::env::var_os("ABPROF_CACHE")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/abprof")))
-        .unwrap_or_else(|| std::env::temp_dir().join("abprof-cache"))
-        .join("sha256")
+    crate::cache_dir::cache_dir().join("sha256")
 }
 
 /// sha256 of a file, remembered per (real path, size, mtime) so a 15 GiB model is hashed once.

@@ -153,6 +153,7 @@ mod tests {
             decode: None,
             throttled: vec![],
             caveats: vec![],
+            floor: None,
         }
     }
 

@@ -5,6 +5,7 @@ pub(crate) mod adaptive;
 pub(crate) mod bench;
 pub(crate) mod capture;
 pub(crate) mod fingerprint;
+pub(crate) mod floor;
 pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;
@@ -116,6 +117,10 @@ pub(crate) struct VariantSummary {
     pub(crate) throttled: Vec<usize>,
     /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
     pub(crate) caveats: Vec<String>,
+    /// Decode against its bandwidth floor (docs/methodology.md §18); none for a study recorded
+    /// before the roofline (no roofline.json).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) floor: Option<floor::DecodeFloor>,
 }
 
 impl VariantSummary {
@@ -291,6 +296,7 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
             .collect()
     };
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
+    let roofline: Option<crate::roofline::RooflineRecord> = read_json(&ev.path("roofline.json")).ok();
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -318,6 +324,9 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
             });
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
+        let n_minus_1_med = median(
+            &samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>(),
+        );
         let acceptance: Vec<f64> = samples.iter().filter_map(|s| s.draft.as_ref().map(|d| d.rate)).collect();
         let gate: Vec<f64> = samples.iter().filter_map(|s| s.extra.idle_gate.as_ref().map(|g| g.waited_ms)).collect();
         variants.push(VariantSummary {
@@ -327,9 +336,7 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
             accepted: samples.len(),
             metrics,
             ms_per_token: decode_med.map(|t| 1000.0 / t),
-            decode_tps_n_minus_1_median: median(
-                &samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>(),
-            ),
+            decode_tps_n_minus_1_median: n_minus_1_med,
             acceptance_median: median(&acceptance),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
@@ -343,6 +350,10 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
                 .map(|&fi| found[fi].slot.index + 1)
                 .collect(),
             caveats: Vec::new(),
+            floor: roofline
+                .as_ref()
+                .and_then(|r| r.variants.iter().find(|x| x.label == *label))
+                .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         });
     }
     if let Some(base_acc) = variants[0].acceptance_median {

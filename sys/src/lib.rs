@@ -2,7 +2,10 @@
 //! Nothing here links against a GPU library: each one is opened at run time with libloading, and
 //! every symbol is looked up on its own, so an older library that lacks a function still loads.
 //! `include/rocm_smi_abprof.h` adds what Debian's ROCm SMI 5.2.3 header predates: ROCm 6's
-//! socket-power calls and its `rsmi_frequencies_t` layout.
+//! socket-power calls and its `rsmi_frequencies_t` layout. `cudart` and `hip` hold only what a
+//! device-to-device copy-bandwidth measurement calls.
 
+pub mod cudart;
+pub mod hip;
 pub mod nvml;
 pub mod rocm_smi;

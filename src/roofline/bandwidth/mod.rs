@@ -1,0 +1,186 @@
+//! The memory bandwidth a decode step's bytes are divided by (docs/methodology.md §18): a
+//! streaming read on the host, or a device-to-device copy through the CUDA or HIP runtime (each
+//! opened at run time, like the telemetry libraries), remembered per host and device for a day.
+pub(crate) mod cache;
+pub(crate) mod copy;
+pub(crate) mod cpu;
+pub(crate) mod cuda;
+pub(crate) mod hip;
+pub(crate) mod target;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+pub(crate) use target::Target;
+
+#[derive(Debug, Error)]
+pub(crate) enum BandwidthError {
+    #[error("no {runtime} runtime library could be loaded (tried {tried}): {detail}; set {env} to its path")]
+    LibraryMissing { runtime: &'static str, tried: String, detail: String, env: &'static str },
+    #[error("{library} lacks {symbol}: it is too old for abprof's copy-bandwidth measurement")]
+    SymbolMissing { library: String, symbol: &'static str },
+    #[error("{runtime} sees no device {device}: {detail}")]
+    NoDevice { runtime: &'static str, device: u32, detail: String },
+    #[error("{call} failed: {name} ({code})")]
+    Call { call: &'static str, code: i64, name: String },
+    #[error("copy bandwidth: {0}")]
+    DeviceMemory(String),
+    #[error("no timed pass gave a figure (every pass took no measurable time)")]
+    NoPass,
+    #[error("host memory bandwidth: {0}")]
+    Cpu(String),
+}
+
+/// One bandwidth measurement and everything a reader needs to judge it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Bandwidth {
+    pub(crate) target: Target,
+    /// The fastest pass, in GB/s (10⁹ bytes per second): the figure the floor divides by.
+    pub(crate) gb_per_s: f64,
+    pub(crate) median_gb_per_s: f64,
+    pub(crate) passes: u32,
+    pub(crate) buffer_bytes: u64,
+    /// How it was measured, in words.
+    pub(crate) method: String,
+    /// What was measured: the CPU model, or the GPU's name and PCI bus id.
+    pub(crate) device: String,
+    pub(crate) host: String,
+    pub(crate) measured_at: String,
+    pub(crate) measured_unix: i64,
+    /// Taken from the cache: measured earlier on this host and device, less than a day ago.
+    #[serde(default)]
+    pub(crate) cached: bool,
+}
+
+impl Bandwidth {
+    /// "CPU streaming read …, measured … (cached)": where the figure comes from, in one line.
+    pub(crate) fn source(&self) -> String {
+        format!(
+            "{} on {}, best of {} passes over {} (median {:.1} GB/s), measured {}{}",
+            self.method,
+            self.device,
+            self.passes,
+            human_bytes(self.buffer_bytes as f64),
+            self.median_gb_per_s,
+            self.measured_at,
+            if self.cached { " (cached)" } else { "" }
+        )
+    }
+}
+
+/// What a device-runtime measurement found before its timing: which device it is.
+pub(crate) struct DeviceIdentity {
+    pub(crate) name: String,
+    pub(crate) pci_bus_id: String,
+}
+
+/// Timed passes and how they were taken, before the record is stamped.
+pub(crate) struct Passes {
+    pub(crate) gb_per_s: Vec<f64>,
+    pub(crate) buffer_bytes: u64,
+    pub(crate) method: String,
+}
+
+/// How many timed passes each measurement takes.
+pub(crate) const PASSES: u32 = 8;
+
+fn hostname() -> String {
+    nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default()
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split_once(':').map_or(l, |x| x.1).trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into())
+}
+
+fn stamp(target: &Target, device: String, p: Passes) -> Result<Bandwidth, BandwidthError> {
+    let mut sorted = p.gb_per_s.clone();
+    sorted.sort_by(f64::total_cmp);
+    let best = *sorted.last().ok_or(BandwidthError::NoPass)?;
+    let median = crate::stats::median(&sorted).unwrap_or(best);
+    let now = chrono::Local::now();
+    Ok(Bandwidth {
+        target: target.clone(),
+        gb_per_s: best,
+        median_gb_per_s: median,
+        passes: sorted.len() as u32,
+        buffer_bytes: p.buffer_bytes,
+        method: p.method,
+        device,
+        host: hostname(),
+        measured_at: now.to_rfc3339_opts(chrono::SecondsFormat::Secs, false),
+        measured_unix: now.timestamp(),
+        cached: false,
+    })
+}
+
+/// The bandwidth of `target`: from the cache when this host measured the same device less than
+/// a day ago (unless `fresh`), else measured now and remembered.
+pub(crate) fn bandwidth(target: &Target, fresh: bool) -> Result<Bandwidth, BandwidthError> {
+    match target {
+        Target::Cpu { threads } => {
+            let device = cpu_model();
+            let key = cache::Key::new(target, &device);
+            if let Some(b) = (!fresh).then(|| cache::load(&key)).flatten() {
+                return Ok(b);
+            }
+            let bytes = cpu::buffer_bytes();
+            let passes = cpu::measure(*threads, bytes, PASSES)?;
+            let b = stamp(
+                target,
+                device,
+                Passes {
+                    gb_per_s: passes,
+                    buffer_bytes: bytes,
+                    method: format!(
+                        "host streaming read (glibc memchr, {threads} threads, each over its own first-touched slice)"
+                    ),
+                },
+            )?;
+            cache::store(&key, &b);
+            Ok(b)
+        }
+        Target::Cuda { device } => gpu(target, cuda::Runtime::open()?, *device, fresh),
+        Target::Hip { device } => gpu(target, hip::Runtime::open()?, *device, fresh),
+    }
+}
+
+/// What the CUDA and HIP runtimes both offer the measurement.
+pub(crate) trait DeviceRuntime {
+    fn identify(&self, device: u32) -> Result<DeviceIdentity, BandwidthError>;
+    fn copy_passes(&self, device: u32, passes: u32) -> Result<Passes, BandwidthError>;
+}
+
+fn gpu(target: &Target, rt: impl DeviceRuntime, device: u32, fresh: bool) -> Result<Bandwidth, BandwidthError> {
+    let id = rt.identify(device)?;
+    let name = format!("{} ({})", id.name, id.pci_bus_id);
+    let key = cache::Key::new(target, &name);
+    if let Some(b) = (!fresh).then(|| cache::load(&key)).flatten() {
+        return Ok(b);
+    }
+    let b = stamp(target, name, rt.copy_passes(device, PASSES)?)?;
+    cache::store(&key, &b);
+    Ok(b)
+}
+
+/// "1.00 GiB", "272 B": bytes as a reader takes them in.
+pub(crate) fn human_bytes(b: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < UNITS.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{v:.0} B")
+    } else {
+        format!("{v:.2} {}", UNITS[i])
+    }
+}
