@@ -1,9 +1,10 @@
 //! `abprof ab`: the A/B study.
 use super::args::{AdaptiveArgs, HistoryArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, STUDY_FLAGS};
+use super::common::announce;
 use super::common::study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
-use crate::report::study::{announce, write_after_run};
+use crate::report::study::write_after_run;
 use crate::study::evidence::{is_sweep, write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};

@@ -115,3 +115,24 @@ pub(crate) fn block_on_until_signal<T>(
         Err(Interrupted(n).into())
     })
 }
+
+/// After a study's own output: the report's paths, in text only (a `--json` document stays one
+/// document; its reader finds the page at DIR/report.html), or the one line saying why it could
+/// not be written. True when it could not.
+pub(crate) fn announce(
+    written: &anyhow::Result<crate::report::study::ReportFiles>,
+    format: crate::report::Format,
+) -> bool {
+    match written {
+        Ok(files) => {
+            if format == crate::report::Format::Text {
+                crate::report::emit(files, format);
+            }
+            false
+        }
+        Err(e) => {
+            eprintln!("abprof: error: {}", crate::cli::one_line(e));
+            true
+        }
+    }
+}

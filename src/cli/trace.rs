@@ -1,10 +1,11 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
 use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
+use super::common::announce;
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
-use crate::report::study::{announce, write_after_run};
+use crate::report::study::write_after_run;
 use crate::study::evidence::{write_json, Evidence};
 use crate::study::file::{StudyFile, TraceSection};
 use crate::study::trace_capture::{TraceStudy, TracerCommand};

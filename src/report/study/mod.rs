@@ -74,21 +74,3 @@ pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary) -> anyhow::Resul
     let view = StudyView::of(ev, summary.clone())?;
     Ok(write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?)
 }
-
-/// After a study's own output: the report's paths, in text only (a `--json` document stays one
-/// document; its reader finds the page at DIR/report.html), or the one line saying why it could
-/// not be written. True when it could not.
-pub(crate) fn announce(written: &anyhow::Result<ReportFiles>, format: super::Format) -> bool {
-    match written {
-        Ok(files) => {
-            if format == super::Format::Text {
-                super::emit(files, format);
-            }
-            false
-        }
-        Err(e) => {
-            eprintln!("abprof: error: {}", crate::cli::one_line(e));
-            true
-        }
-    }
-}
