@@ -123,7 +123,7 @@ fn default_cpu() -> f64 {
 }
 /// Calibrated on the 2-core test bed (docs/methodology.md §7.7): a quiet host measured 0–12%.
 fn default_foreign() -> f64 {
-    30.0
+    50.0
 }
 fn default_interval() -> u64 {
     2
