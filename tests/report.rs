@@ -132,7 +132,8 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
         let median = v["metrics"][0]["median"].as_f64().unwrap();
         assert!(verdict.contains(&format!("{median:.2}")), "decode median {median:.2} of {}", v["label"]);
     }
-    let facts = read_json(&root.join("variants.json"));
+    let doc = read_json(&root.join("variants.json"));
+    let facts = &doc["items"];
     let evidence = section(&dom, "evidence").unwrap();
     assert!(evidence.contains(facts[0]["binary"]["sha256"].as_str().unwrap()));
     assert!(evidence.contains("--cache-type-k q8_0"), "the argv of each variant");
@@ -151,24 +152,6 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("report: {}", other_html.display())));
     assert_eq!(std::fs::read_to_string(&other_md).unwrap(), std::fs::read_to_string(root.join("report.md")).unwrap());
-}
-
-/// Writes a (real rocprofv3) trace into its output folder, then becomes the server: the tests/
-/// trace_capture.rs stand-in, so a traced study runs on a GPU-less host.
-fn stand_in_tracer(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
-    let script = dir.join("stand-in-tracer");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nout=\"$1\"; shift\ncp '{}' \"$out/stand_in_kernel_trace.csv\"\necho \"E20261129 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2\nexec \"$@\"\n",
-            fixture.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script
 }
 
 #[test]

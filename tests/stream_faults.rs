@@ -232,7 +232,8 @@ fn a_binary_whose_version_probe_never_returns_is_recorded_not_waited_for() {
     let pid: i32 = std::fs::read_to_string(&probe_pid).unwrap().trim().parse().unwrap();
     assert!(group_members(pid).is_empty(), "no probe process is left: {:?}", group_members(pid));
     assert!(stderr.contains("`") && stderr.contains("--version` did not finish within 5 s"), "{stderr}");
-    let facts = read_json(&root.join("variants.json"));
+    let doc = read_json(&root.join("variants.json"));
+    let facts = &doc["items"];
     assert_eq!(facts[1]["version"], "version probe timed out");
     assert_ne!(facts[0]["version"], "version probe timed out");
 }

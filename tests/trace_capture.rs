@@ -5,23 +5,6 @@ mod common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 
-/// Writes a (real rocprofv3) trace file into its output folder, logs where like rocprofv3 does,
-/// then becomes the server.
-fn stand_in_tracer(dir: &std::path::Path) -> std::path::PathBuf {
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
-    let script = dir.join("stand-in-tracer");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nout=\"$1\"; shift\ncp '{}' \"$out/stand_in_kernel_trace.csv\"\necho \"E20261129 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2\nexec \"$@\"\n",
-            fixture.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    script
-}
-
 #[test]
 fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
     let _g = serial();

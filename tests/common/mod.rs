@@ -214,3 +214,22 @@ pub fn spawn_abprof(args: &[String]) -> std::process::Child {
         .spawn()
         .unwrap()
 }
+
+/// A stand-in tracer, so a traced study runs on a GPU-less host: writes a real rocprofv3 trace
+/// (traces/kernel_trace.csv) into its output folder, logs where like rocprofv3 does, then execs
+/// the server.
+pub fn stand_in_tracer(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
+    let script = dir.join("stand-in-tracer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nout=\"$1\"; shift\ncp '{}' \"$out/stand_in_kernel_trace.csv\"\necho \"E20261129 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2\nexec \"$@\"\n",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
