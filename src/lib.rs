@@ -5,7 +5,8 @@
 //! `cli` → `report` → `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study`
 //! (THE study loop) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory
 //! bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact`, `model` →
-//! `client`, `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`.
+//! `client`, `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`,
+//! `dylib`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod cache_dir;
@@ -13,6 +14,7 @@ pub(crate) mod child;
 pub mod cli;
 pub mod client;
 pub mod clock;
+pub(crate) mod dylib;
 pub(crate) mod exactness;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;

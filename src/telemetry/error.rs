@@ -47,19 +47,3 @@ pub enum TelemetryError {
     #[error("--telemetry cpu needs the pid of the process to watch (--pid)")]
     CpuNeedsPid,
 }
-
-/// An error and its sources on one line; libloading's Display says only "dlopen failed" and
-/// keeps the loader's reason (which file, which symbol) in `source()`.
-pub(crate) fn with_sources(e: &dyn std::error::Error) -> String {
-    let mut line = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let text = c.to_string();
-        if !line.contains(&text) {
-            line += ": ";
-            line += &text;
-        }
-        cause = c.source();
-    }
-    line
-}

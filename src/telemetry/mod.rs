@@ -4,7 +4,7 @@
 //!
 //! Units are fixed per field (W, J, °C, MHz, bytes, %) whatever the backend, so the study and the
 //! reports never convert. A field a backend cannot provide stays `None`: absent, never zero.
-pub(crate) mod error;
+mod error;
 mod reading;
 
 pub mod amdgpu_sysfs;

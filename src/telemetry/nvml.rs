@@ -63,15 +63,13 @@ impl NvmlLibrary {
     }
 
     pub fn load_from(candidates: &[&str]) -> Result<NvmlLibrary, TelemetryError> {
-        let mut detail = String::new();
-        for name in candidates {
-            // SAFETY: libnvidia-ml's initialisers only set up its own state.
-            match unsafe { sys::NvmlLib::new(name) } {
-                Ok(lib) => return Ok(NvmlLibrary { lib, path: name.to_string() }),
-                Err(e) => detail = super::error::with_sources(&e),
+        // SAFETY: libnvidia-ml's initialisers only set up its own state.
+        match crate::dylib::open_first(candidates, |name| unsafe { sys::NvmlLib::new(name) }) {
+            Ok((lib, path)) => Ok(NvmlLibrary { lib, path }),
+            Err(detail) => {
+                Err(TelemetryError::LibraryMissing { library: LIBRARY, tried: candidates.join(", "), detail })
             }
         }
-        Err(TelemetryError::LibraryMissing { library: LIBRARY, tried: candidates.join(", "), detail })
     }
 
     /// `nvmlInit_v2`, then device `index`. No driver or no GPU is `NoNvidiaDevice`.

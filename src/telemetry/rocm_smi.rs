@@ -64,16 +64,14 @@ impl RocmSmiLibrary {
 
     /// Loads the first of `candidates` that opens.
     pub fn load_from(candidates: &[&str]) -> Result<RocmSmiLibrary, TelemetryError> {
-        let mut detail = String::new();
-        for name in candidates {
-            // SAFETY: loading runs the library's initialisers; librocm_smi64's only set up
-            // C++ statics and do not touch the process state abprof relies on.
-            match unsafe { sys::RocmSmiLib::new(name) } {
-                Ok(lib) => return Ok(RocmSmiLibrary { lib, path: name.to_string() }),
-                Err(e) => detail = super::error::with_sources(&e),
+        // SAFETY: loading runs the library's initialisers; librocm_smi64's only set up
+        // C++ statics and do not touch the process state abprof relies on.
+        match crate::dylib::open_first(candidates, |name| unsafe { sys::RocmSmiLib::new(name) }) {
+            Ok((lib, path)) => Ok(RocmSmiLibrary { lib, path }),
+            Err(detail) => {
+                Err(TelemetryError::LibraryMissing { library: LIBRARY, tried: candidates.join(", "), detail })
             }
         }
-        Err(TelemetryError::LibraryMissing { library: LIBRARY, tried: candidates.join(", "), detail })
     }
 
     pub fn path(&self) -> &str {

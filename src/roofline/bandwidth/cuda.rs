@@ -14,36 +14,28 @@ pub(crate) struct Runtime {
 }
 
 fn candidates() -> Vec<String> {
-    let mut out: Vec<String> = std::env::var("ABPROF_CUDART_LIB").ok().into_iter().collect();
-    out.extend(NAMES.iter().map(|s| s.to_string()));
     let dirs = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())
         .map(|d| format!("{d}/lib64"))
         .chain(["/usr/local/cuda/lib64".to_string(), "/usr/local/cuda/targets/x86_64-linux/lib".to_string()]);
-    for d in dirs {
-        out.extend(NAMES.iter().map(|n| format!("{d}/{n}")));
-    }
-    out
+    crate::dylib::candidates("ABPROF_CUDART_LIB", NAMES, &dirs.collect::<Vec<_>>())
 }
 
 impl Runtime {
     pub(crate) fn open() -> Result<Runtime, BandwidthError> {
         let tried = candidates();
-        let mut detail = String::new();
-        for name in &tried {
-            // SAFETY: the CUDA runtime's initialisers only set up its own state.
-            match unsafe { sys::CudartLib::new(name) } {
-                Ok(lib) => return Ok(Runtime { lib, path: name.clone() }),
-                Err(e) => detail = crate::telemetry::error::with_sources(&e),
-            }
-        }
-        Err(BandwidthError::LibraryMissing {
-            runtime: "CUDA",
-            tried: format!("{} names and paths", tried.len()),
-            detail,
-            env: "ABPROF_CUDART_LIB",
-        })
+        // SAFETY: the CUDA runtime's initialisers only set up its own state.
+        let (lib, path) =
+            crate::dylib::open_first(&tried, |name| unsafe { sys::CudartLib::new(name) }).map_err(|detail| {
+                BandwidthError::LibraryMissing {
+                    runtime: "CUDA",
+                    tried: format!("{} names and paths", tried.len()),
+                    detail,
+                    env: "ABPROF_CUDART_LIB",
+                }
+            })?;
+        Ok(Runtime { lib, path })
     }
 
     fn error_name(&self, code: sys::cudaError_t) -> String {

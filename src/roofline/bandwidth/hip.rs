@@ -14,33 +14,25 @@ pub(crate) struct Runtime {
 }
 
 fn candidates() -> Vec<String> {
-    let mut out: Vec<String> = std::env::var("ABPROF_HIP_LIB").ok().into_iter().collect();
-    out.extend(NAMES.iter().map(|s| s.to_string()));
     let dirs =
         std::env::var("ROCM_PATH").ok().map(|d| format!("{d}/lib")).into_iter().chain(["/opt/rocm/lib".to_string()]);
-    for d in dirs {
-        out.extend(NAMES.iter().map(|n| format!("{d}/{n}")));
-    }
-    out
+    crate::dylib::candidates("ABPROF_HIP_LIB", NAMES, &dirs.collect::<Vec<_>>())
 }
 
 impl Runtime {
     pub(crate) fn open() -> Result<Runtime, BandwidthError> {
         let tried = candidates();
-        let mut detail = String::new();
-        for name in &tried {
-            // SAFETY: the HIP runtime's initialisers only set up its own state.
-            match unsafe { sys::HipLib::new(name) } {
-                Ok(lib) => return Ok(Runtime { lib, path: name.clone() }),
-                Err(e) => detail = crate::telemetry::error::with_sources(&e),
-            }
-        }
-        Err(BandwidthError::LibraryMissing {
-            runtime: "HIP",
-            tried: format!("{} names and paths", tried.len()),
-            detail,
-            env: "ABPROF_HIP_LIB",
-        })
+        // SAFETY: the HIP runtime's initialisers only set up its own state.
+        let (lib, path) =
+            crate::dylib::open_first(&tried, |name| unsafe { sys::HipLib::new(name) }).map_err(|detail| {
+                BandwidthError::LibraryMissing {
+                    runtime: "HIP",
+                    tried: format!("{} names and paths", tried.len()),
+                    detail,
+                    env: "ABPROF_HIP_LIB",
+                }
+            })?;
+        Ok(Runtime { lib, path })
     }
 
     fn error_name(&self, code: sys::hipError_t) -> String {
