@@ -7,7 +7,6 @@ use crate::study::evidence::{read_json, Evidence};
 use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
 use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
 use crate::summary::pi::{PiReport, PI_REPORT_FILE};
-use crate::summary::traces::compare_traces_in;
 use crate::summary::{judge, Judged};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -19,20 +18,10 @@ pub(crate) struct Imported {
     pub(crate) studies: Vec<RecordedStudy>,
 }
 
-/// The record of a finished `ab` or `trace` study; a trace study's kernel attribution is taken
-/// from its own `LABEL/` trace folders, scaled by its untraced medians.
+/// The record of a finished `ab` or `trace` study, its kernel attribution the summary's own
+/// comparison of the study's traces.
 pub(crate) fn study_record(root: &Path, judged: &Judged) -> StudyRecord {
-    let s = &judged.summary;
-    let traces = judged.facts.file.trace.as_ref().and_then(|_| {
-        compare_traces_in(
-            root,
-            &s.variants,
-            s.tokens,
-            &crate::trace::Rules::builtin(),
-            crate::summary::traces::SUMMARY_TOP,
-        )
-    });
-    StudyRecord::of_study(root, judged, traces.as_ref())
+    StudyRecord::of_study(root, judged, judged.summary.traces.as_ref())
 }
 
 /// The finished studies in `dir`: an `ab`, `trace` or `pi` study folder (and the exactness

@@ -76,7 +76,8 @@ pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option
 
 /// The study driver's question after its planned samples: plan another block?
 pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<bool> {
-    Ok(super::summarize(ev)?.adaptive.is_some_and(|a| a.stopped.is_none()))
+    let judged = super::judge_with(ev, super::TraceReading::Skip)?;
+    Ok(judged.summary.adaptive.is_some_and(|a| a.stopped.is_none()))
 }
 
 impl Adaptive {

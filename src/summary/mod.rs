@@ -198,8 +198,23 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
     Ok(judge(ev)?.summary)
 }
 
-/// Judges every sample of the study in `ev` and builds its summary.
+/// Judges every sample of the study in `ev` and builds its summary, its traces compared with the
+/// built-in rules.
 pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
+    judge_with(ev, TraceReading::Builtin)
+}
+
+/// How a summary reads the study's traces: a trace scan is the costly part of a summary, so a
+/// caller that compares with rules of its own, or wants only the samples' verdicts (the adaptive
+/// rule between blocks), skips it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TraceReading {
+    Builtin,
+    Skip,
+}
+
+/// [`judge`], reading the traces as `traces` says.
+pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<Judged> {
     let facts = StudyFacts::load(ev)?;
     let (file, plan) = (&facts.file, &facts.plan);
     let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();
@@ -370,8 +385,17 @@ pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
 
     let order = ev.order();
     let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
-    let traces =
-        traces::compare_study_traces(ev, &variants, file.tokens, &crate::trace::Rules::builtin(), traces::SUMMARY_TOP);
+    let traces = match traces {
+        TraceReading::Builtin => traces::compare_study_traces(
+            ev,
+            file,
+            &variants,
+            file.tokens,
+            &crate::trace::Rules::builtin(),
+            traces::SUMMARY_TOP,
+        ),
+        TraceReading::Skip => None,
+    };
     let mut summary = Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::VariantSummary;
 use crate::study::evidence::Evidence;
+use crate::study::file::StudyFile;
 use crate::trace::compare::{compare, load_variant, Comparison, VariantSpec};
 use crate::trace::{Rules, TraceManifest};
 
@@ -37,8 +38,14 @@ pub(crate) struct LengthMismatch {
     pub(crate) trace_tokens: Option<u32>,
 }
 
-fn traces_dir(ev: &Evidence) -> PathBuf {
-    ev.root.join("traces")
+/// Where a study's traces are: an A/B study's under `traces/` (`abprof trace --root DIR/traces`);
+/// an `abprof trace` study's beside the untraced samples that scale them.
+fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
+    if file.trace.is_some() {
+        ev.root.clone()
+    } else {
+        ev.root.join("traces")
+    }
 }
 
 /// Variants of the study that have an `abprof trace` folder under `dir`.
@@ -52,17 +59,17 @@ fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSumm
 /// `None` when fewer than two variants were traced.
 pub(crate) fn compare_study_traces(
     ev: &Evidence,
+    file: &StudyFile,
     variants: &[VariantSummary],
     study_tokens: u32,
     rules: &Rules,
     top: usize,
 ) -> Option<TraceComparison> {
-    compare_traces_in(&traces_dir(ev), variants, study_tokens, rules, top)
+    compare_traces_in(&traces_dir(ev, file), variants, study_tokens, rules, top)
 }
 
-/// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`: a study's `traces/`,
-/// or an `abprof trace` folder itself (its traces sit beside the untraced samples that scale them).
-pub(crate) fn compare_traces_in(
+/// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`.
+fn compare_traces_in(
     dir: &Path,
     variants: &[VariantSummary],
     study_tokens: u32,
@@ -114,13 +121,15 @@ pub(crate) enum StudyTracesError {
 /// caller's rules and number of moved kernels.
 pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> anyhow::Result<TraceComparison> {
     let ev = Evidence::open(dir)?;
-    let summary = super::summarize(&ev)?;
+    // The summary's own comparison uses the built-in rules: this one is made with the caller's.
+    let judged = super::judge_with(&ev, super::TraceReading::Skip)?;
+    let (summary, file) = (&judged.summary, &judged.facts.file);
     let root = dir.display().to_string();
-    match compare_study_traces(&ev, &summary.variants, summary.tokens, rules, top) {
+    match compare_study_traces(&ev, file, &summary.variants, summary.tokens, rules, top) {
         Some(TraceComparison::NotCompared { reason }) => Err(StudyTracesError::NotCompared { root, reason }.into()),
         Some(compared) => Ok(compared),
         None => {
-            let found = traced(&traces_dir(&ev), &summary.variants);
+            let found = traced(&traces_dir(&ev, file), &summary.variants);
             let labels = if found.is_empty() {
                 "none".to_string()
             } else {

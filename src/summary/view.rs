@@ -3,7 +3,7 @@
 //! values and telemetry timeline, and the exactness and Pi reports when the folder holds them.
 //! The renderers in `report/` read this and never the files.
 use super::pi::{PiReport, PI_REPORT_FILE};
-use super::traces::{compare_traces_in, TraceComparison, SUMMARY_TOP};
+use super::traces::TraceComparison;
 use super::{Metric, Summary};
 use crate::exactness::ExactnessReport;
 use crate::measure::Sample;
@@ -172,20 +172,7 @@ impl StudyView {
                 }
             })
             .collect();
-        // An `abprof trace` folder holds its traces beside its samples, not under traces/.
-        let traces = summary.traces.clone().or_else(|| {
-            (!plan.traced.is_empty())
-                .then(|| {
-                    compare_traces_in(
-                        &ev.root,
-                        &summary.variants,
-                        summary.tokens,
-                        &crate::trace::Rules::builtin(),
-                        SUMMARY_TOP,
-                    )
-                })
-                .flatten()
-        });
+        let traces = summary.traces.clone();
         Ok(StudyView { summary, host, variants, isolation, samples, traces, exactness, pi, unreadable })
     }
 
