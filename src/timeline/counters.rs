@@ -1,15 +1,15 @@
 //! The sample's telemetry series (`telemetry.csv`, src/telemetry/csv.rs) as counter tracks: one
 //! track per recorded value, placed by the `boot_ns` each reading was stamped with.
 use super::event::{Event, Track};
+use crate::telemetry::csv::read_series;
 use crate::telemetry::Field;
 use std::path::Path;
 
 /// The process the counter tracks belong to (counters are per process in the format).
 pub(crate) const TELEMETRY: Track = Track { pid: 2, tid: 0 };
 
-/// Columns that are not a quantity to draw: the stamps, the read's lateness, and the driver's
-/// own timestamp of its values.
-const NOT_DRAWN: [&str; 4] = ["mono_ns", "boot_ns", "late_us", "gpu_stamp_ns"];
+/// A driver's own timestamp of its values is recorded, but is no quantity to draw.
+const NOT_DRAWN: [Field; 1] = [Field::GpuStampNs];
 
 pub(crate) struct Counters {
     pub(crate) events: Vec<Event>,
@@ -24,37 +24,34 @@ pub(crate) struct CsvError {
     detail: String,
 }
 
-/// Every non-empty, finite cell of every drawn column as one counter event.
+/// Every finite value of every drawn field as one counter event, read by the series' own reader
+/// (src/telemetry/csv.rs).
 pub(crate) fn from_csv(path: &Path) -> Result<Counters, CsvError> {
     let err = |detail: String| CsvError { path: path.display().to_string(), detail };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| err(e.to_string()))?;
-    let header: Vec<String> = reader.headers().map_err(|e| err(e.to_string()))?.iter().map(String::from).collect();
-    let Some(boot_col) = header.iter().position(|h| h == "boot_ns") else {
+    // The reader stands the monotonic clock in for a missing boottime one; a timeline placed on
+    // CLOCK_BOOTTIME beside kernels cannot.
+    let header =
+        std::io::BufRead::lines(std::io::BufReader::new(std::fs::File::open(path).map_err(|e| err(e.to_string()))?))
+            .next()
+            .transpose()
+            .map_err(|e| err(e.to_string()))?
+            .unwrap_or_default();
+    if !header.split(',').any(|h| h.trim() == "boot_ns") {
         return Err(err("no boot_ns column".into()));
-    };
-    let drawn: Vec<(usize, &str, &'static str)> = header
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| !NOT_DRAWN.contains(&h.as_str()))
-        .map(|(i, h)| (i, h.as_str(), Field::ALL.iter().find(|f| f.name() == h).map_or("value", |f| f.unit())))
-        .collect();
-    let mut seen = vec![false; header.len()];
+    }
+    let rows = read_series(path).map_err(|e| err(e.to_string()))?;
+    let drawn: Vec<Field> = Field::ALL.iter().copied().filter(|f| !NOT_DRAWN.contains(f)).collect();
+    let mut seen = vec![false; drawn.len()];
     let mut events = Vec::new();
-    for (line, row) in reader.records().enumerate() {
-        let row = row.map_err(|e| err(e.to_string()))?;
-        let at: i64 = row
-            .get(boot_col)
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| err(format!("row {} has no boot_ns", line + 2)))?;
-        for &(col, name, unit) in &drawn {
-            let Some(v) = row.get(col).filter(|c| !c.is_empty()).and_then(|c| c.parse::<f64>().ok()) else { continue };
-            if v.is_finite() {
-                seen[col] = true;
-                events.push(TELEMETRY.counter(name.to_string(), unit, at, v));
+    for row in &rows {
+        for (k, &f) in drawn.iter().enumerate() {
+            if let Some(v) = row.reading.get(f) {
+                seen[k] = true;
+                events.push(TELEMETRY.counter(f.name().to_string(), f.unit(), row.at.boot_ns as i64, v));
             }
         }
     }
-    let tracks = drawn.iter().filter(|(col, ..)| seen[*col]).map(|(_, name, _)| name.to_string()).collect();
+    let tracks = drawn.iter().zip(&seen).filter(|(_, s)| **s).map(|(f, _)| f.name().to_string()).collect();
     Ok(Counters { events, tracks })
 }
 
