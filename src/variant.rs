@@ -125,16 +125,12 @@ impl Variant {
         self.expect.as_deref().map(|r| Regex::new(r).expect("parse checked expect="))
     }
 
-    pub fn parse(spec: &str) -> Result<Variant, VariantError> {
-        let fields = split_fields(spec);
-        let (label, bin) = fields[0].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;
-        let label = label.trim().to_string();
-        if !LABEL.is_match(&label) {
-            return Err(VariantError::BadLabel { spec: spec.into(), label });
-        }
-        let (binary, artifact) = resolve_binary(Path::new(bin.trim()));
-        let mut v = Variant {
-            label: label.clone(),
+    /// A variant that is its binary alone (no KV type, env, extra args, model or expect=), as
+    /// `spec` wrote it.
+    pub(crate) fn binary_only(label: &str, bin: &Path, spec: &str) -> Variant {
+        let (binary, artifact) = resolve_binary(bin);
+        Variant {
+            label: label.into(),
             binary,
             artifact,
             kv: None,
@@ -143,7 +139,17 @@ impl Variant {
             model: None,
             expect: None,
             spec: spec.into(),
-        };
+        }
+    }
+
+    pub fn parse(spec: &str) -> Result<Variant, VariantError> {
+        let fields = split_fields(spec);
+        let (label, bin) = fields[0].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;
+        let label = label.trim().to_string();
+        if !LABEL.is_match(&label) {
+            return Err(VariantError::BadLabel { spec: spec.into(), label });
+        }
+        let mut v = Variant::binary_only(&label, Path::new(bin.trim()), spec);
         let once = |slot_is_some: bool, key: &str| {
             if slot_is_some {
                 Err(VariantError::Repeated { label: label.clone(), key: key.into() })

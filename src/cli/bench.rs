@@ -38,18 +38,8 @@ pub(crate) struct BenchArgs {
 /// What the sample ran on, hashed once it has run (a missing binary fails the sample first, with
 /// its own message).
 fn bench_facts(a: &BenchArgs, common: &[String], expected: Option<u64>) -> Result<BenchFacts> {
-    let (binary, artifact) = crate::variant::resolve_binary(&a.server.server_bin);
-    let variant = crate::variant::Variant {
-        label: "bench".into(),
-        spec: format!("bench={}", a.server.server_bin.display()),
-        binary,
-        artifact,
-        kv: None,
-        env: vec![],
-        extra: vec![],
-        model: None,
-        expect: None,
-    };
+    let spec = format!("bench={}", a.server.server_bin.display());
+    let variant = crate::variant::Variant::binary_only("bench", &a.server.server_bin, &spec);
     Ok(BenchFacts {
         variant: crate::study::facts::variant_facts(&variant, &a.server.model, common)?,
         host: crate::study::facts::host_facts(None),
