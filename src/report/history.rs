@@ -1,16 +1,11 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
-use super::{Render, Table};
-use crate::history::{HistoryList, Imported, Move, Regressions, SeriesFloor};
-use crate::summary::Metric;
+use super::{metric_digits, num, Render, Table};
+use crate::history::{HistoryList, Imported, Move, RecordedStudy, Regressions, SeriesFloor};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
 use std::path::PathBuf;
-
-fn f(v: Option<f64>, d: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
-}
 
 fn pct(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:+.2}%"))
@@ -76,7 +71,7 @@ impl Render for HistoryList {
                 r.kv.as_deref().unwrap_or("—"),
                 r.accepted,
                 r.planned,
-                f(d.and_then(|d| d.median), 2),
+                num(d.and_then(|d| d.median), 2),
                 match d {
                     Some(d) if d.change_pct.is_some() => format!(
                         "  {} [{}, {}] {}",
@@ -149,13 +144,6 @@ impl Render for HistoryList {
     }
 }
 
-fn digits(m: Metric) -> usize {
-    match m {
-        Metric::ServerPrefillTps => 1,
-        _ => 2,
-    }
-}
-
 /// "beyond the A/A floor ±1.20%", "within the A/A floor ±1.20%", or why it cannot be said.
 fn against_floor(m: &Move) -> String {
     match (m.floor_pct, m.beyond_floor) {
@@ -195,7 +183,7 @@ impl Render for Regressions {
             let _ = writeln!(o, "\nseries: {}", s.key.line());
             let _ = writeln!(o, "  {}", floors_line(&s.aa_studies, &s.floors));
             for m in &s.moves {
-                let d = digits(m.metric);
+                let d = metric_digits(m.metric);
                 let _ = writeln!(
                     o,
                     "  {:<12} {:<27} #{} → #{}  {} → {}  {} [{}, {}]  {}  ({}){}",
@@ -203,8 +191,8 @@ impl Render for Regressions {
                     m.metric.title(),
                     m.from.study,
                     m.to.study,
-                    f(m.from_median, d),
-                    f(m.to_median, d),
+                    num(m.from_median, d),
+                    num(m.to_median, d),
                     pct(m.change_pct),
                     pct(m.ci.map(|c| c.lo_pct)),
                     pct(m.ci.map(|c| c.hi_pct)),

@@ -19,7 +19,7 @@ pub(crate) mod trace;
 mod table;
 
 use serde::Serialize;
-pub(crate) use table::Table;
+pub(crate) use table::{markdown_table, md_cell, Table};
 
 /// How a result is printed (`--format`): the whole document as text or JSON, or its table as
 /// JSON Lines, CSV or Markdown.
@@ -53,6 +53,22 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
         Format::Jsonl => value.table().jsonl(),
         Format::Csv => value.table().csv(),
         Format::Md => value.table().markdown(),
+    }
+}
+
+/// What a missing or non-finite number prints as.
+pub(crate) const NONE: &str = "—";
+
+/// A number to `digits` decimals, or [`NONE`].
+pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
+}
+
+/// The decimals a metric prints with.
+pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
+    match m {
+        crate::summary::Metric::ServerPrefillTps => 1,
+        _ => 2,
     }
 }
 

@@ -1,13 +1,9 @@
 //! A Pi study as a person reads it.
-use super::Render;
+use super::{num, Render};
 use crate::summary::pi::{PiReport, PiSample};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
-
-fn num(v: Option<f64>, digits: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
-}
 
 /// One line per sample, as it finishes.
 pub(crate) fn sample_line(s: &PiSample) -> String {

@@ -1,13 +1,9 @@
 //! One sample as a human reads it.
-use super::Render;
+use super::{num, Render};
 use crate::measure::Sample;
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
-
-fn opt(v: Option<f64>, digits: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.digits$}"))
-}
 
 pub(crate) fn render_text(s: &Sample) -> String {
     let mut o = String::new();
@@ -33,15 +29,15 @@ pub(crate) fn render_text(s: &Sample) -> String {
         );
     }
     let st = &s.stream;
-    let _ = writeln!(o, "strict streamed    {} tok/s", opt(st.strict_tps, 2));
-    let _ = writeln!(o, "TTFT               {} ms", opt(st.ttft_ms, 2));
-    let _ = writeln!(o, "HTTP elapsed       {} ms", opt(st.http_elapsed_ms, 2));
+    let _ = writeln!(o, "strict streamed    {} tok/s", num(st.strict_tps, 2));
+    let _ = writeln!(o, "TTFT               {} ms", num(st.ttft_ms, 2));
+    let _ = writeln!(o, "HTTP elapsed       {} ms", num(st.http_elapsed_ms, 2));
     let _ = writeln!(
         o,
         "inter-token        p50 {} ms  p99 {} ms  max {} ms",
-        opt(st.itl_p50_ms, 3),
-        opt(st.itl_p99_ms, 3),
-        opt(st.itl_max_ms, 3)
+        num(st.itl_p50_ms, 3),
+        num(st.itl_p99_ms, 3),
+        num(st.itl_max_ms, 3)
     );
     match &s.draft {
         Some(d) => {
@@ -58,7 +54,7 @@ pub(crate) fn render_text(s: &Sample) -> String {
             let _ = writeln!(o, "draft acceptance   — (no speculative decoding)");
         }
     }
-    let _ = writeln!(o, "server start       {} ms to healthy", opt(s.startup_ms, 1));
+    let _ = writeln!(o, "server start       {} ms to healthy", num(s.startup_ms, 1));
     if let Some(e) = &s.error {
         let _ = writeln!(o, "error              {e}");
     }

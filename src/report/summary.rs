@@ -2,23 +2,12 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::roofline::{bandwidth_line, byte_lines, grouped};
-use super::{Render, Table};
+use super::{metric_digits, num, Render, Table};
 use crate::summary::stats::CiMethod;
 use crate::summary::traces::TraceComparison;
 use crate::summary::{Metric, Summary};
 use serde_json::json;
 use std::fmt::Write;
-
-fn f(v: Option<f64>, d: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
-}
-
-fn digits(m: Metric) -> usize {
-    match m {
-        Metric::ServerPrefillTps => 1,
-        _ => 2,
-    }
-}
 
 impl Render for Summary {
     fn text(&self) -> String {
@@ -46,7 +35,7 @@ impl Render for Summary {
         for m in Metric::ALL {
             for v in &self.variants {
                 let Some(ms) = v.metric(m) else { continue };
-                let d = digits(m);
+                let d = metric_digits(m);
                 let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
                 t.push(vec![
                     json!(m),
@@ -115,7 +104,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
-            let d = digits(m);
+            let d = metric_digits(m);
             let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
             let change = ms.change_pct.map_or("—".into(), |c| format!("{c:+.2}%"));
             let ci = ms.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
@@ -124,8 +113,8 @@ pub(crate) fn render_text(s: &Summary) -> String {
                 o,
                 "  {:w$}  {runs:runs_w$}  {:>9}  {:>9}  {change:>8}  {ci:>19}  {verdict}",
                 v.label,
-                f(ms.mean, d),
-                f(ms.median, d)
+                num(ms.mean, d),
+                num(ms.median, d)
             );
         }
     }
@@ -157,8 +146,8 @@ pub(crate) fn render_text(s: &Summary) -> String {
             o,
             "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  {}/{}",
             v.label,
-            f(v.ms_per_token, 3),
-            f(v.decode_tps_n_minus_1_median, 2),
+            num(v.ms_per_token, 3),
+            num(v.decode_tps_n_minus_1_median, 2),
             v.acceptance_median.map_or("—".into(), |a| format!("{:.2}%", a * 100.0)),
             outs,
             prompts,
@@ -192,11 +181,11 @@ pub(crate) fn render_text(s: &Summary) -> String {
                     o,
                     "  {:w$}  {name:7}  {:>8}  {:>7}  {:>10}  {:>7}  {clocks:>17}  {:>10}  {}",
                     v.label,
-                    f(p.mean_power_w, 1),
-                    f(p.mean_busy_pct, 1),
-                    f(p.mean_cpu_pct, 1),
-                    f(p.peak_temp_c, 1),
-                    f(p.j_per_token, 4),
+                    num(p.mean_power_w, 1),
+                    num(p.mean_busy_pct, 1),
+                    num(p.mean_cpu_pct, 1),
+                    num(p.peak_temp_c, 1),
+                    num(p.j_per_token, 4),
                     p.energy_from.as_deref().unwrap_or("—")
                 );
             }
@@ -280,12 +269,12 @@ fn floor_section(o: &mut String, s: &Summary, w: usize) {
             o,
             "  {:w$}  {:>9}  {:>9}  {:>10}  {:>13}  {:>15}  {:>8}  {}",
             v.label,
-            f(fl.ms_per_step, 3),
-            f(fl.floor_ms, 3),
+            num(fl.ms_per_step, 3),
+            num(fl.floor_ms, 3),
             fl.pct_of_floor.map_or("—".into(), |p| format!("{p:.1}%")),
-            f(fl.achieved_gb_per_s, 2),
+            num(fl.achieved_gb_per_s, 2),
             fl.bytes.as_ref().map_or("—".into(), |b| grouped(b.total.round() as u64)),
-            f(fl.context_tokens, 1),
+            num(fl.context_tokens, 1),
             fl.kv.as_ref().map_or("—".into(), |k| k.types())
         );
     }

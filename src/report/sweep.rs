@@ -1,22 +1,10 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
-use super::{Render, Table};
+use super::{metric_digits, num, Render, Table};
 use crate::study::sweep::AxisValue;
 use crate::summary::sweep::SweepSummary;
-use crate::summary::Metric;
 use serde_json::json;
 use std::fmt::Write;
-
-fn digits(m: Metric) -> usize {
-    match m {
-        Metric::ServerPrefillTps => 1,
-        _ => 2,
-    }
-}
-
-fn opt(v: Option<f64>, d: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:.d$}"))
-}
 
 fn p(v: Option<f64>) -> String {
     match v {
@@ -76,7 +64,7 @@ impl Render for SweepSummary {
                     "  {point:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {ci:>19}  {:>8}  {:>8}  {}",
                     r.variant,
                     format!("{}/{}", r.accepted, r.planned),
-                    opt(r.median, digits(t.metric)),
+                    num(r.median, metric_digits(t.metric)),
                     r.change_pct.map_or("—".into(), |c| format!("{c:+.2}%")),
                     p(r.ci.and_then(|c| c.p_value)),
                     p(r.p_holm),
@@ -152,7 +140,7 @@ impl Render for SweepSummary {
                         None => serde_json::Value::Null,
                     });
                 }
-                let d = digits(mt.metric);
+                let d = metric_digits(mt.metric);
                 row.extend([
                     json!(r.variant),
                     json!(r.accepted),

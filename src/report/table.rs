@@ -57,14 +57,27 @@ impl Table {
     }
 
     pub(crate) fn markdown(&self) -> String {
-        let cell = |s: String| s.replace('|', "\\|").replace('\n', " ");
-        let mut out = format!("| {} |\n", self.columns.iter().map(|c| cell(c.clone())).collect::<Vec<_>>().join(" | "));
-        out.push_str(&format!("|{}\n", self.columns.iter().map(|_| "---|").collect::<String>()));
-        for row in &self.rows {
-            out.push_str(&format!("| {} |\n", row.iter().map(|v| cell(readable(v))).collect::<Vec<_>>().join(" | ")));
-        }
-        out
+        let rows: Vec<Vec<String>> = self.rows.iter().map(|r| r.iter().map(readable).collect()).collect();
+        markdown_table(&self.columns, &rows, &[])
     }
+}
+
+/// A GitHub-flavoured Markdown table, `numeric` columns right-aligned: every table abprof writes
+/// in Markdown (a result's `--format md`, the study report) goes through here.
+pub(crate) fn markdown_table(columns: &[String], rows: &[Vec<String>], numeric: &[usize]) -> String {
+    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "));
+    let mut out = line(columns);
+    let rule: Vec<&str> = (0..columns.len()).map(|i| if numeric.contains(&i) { "---:" } else { "---" }).collect();
+    out.push_str(&format!("|{}|\n", rule.join("|")));
+    for r in rows {
+        out.push_str(&line(r));
+    }
+    out
+}
+
+/// A cell as Markdown: a `|` would end it and a newline would end the row.
+pub(crate) fn md_cell(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
 }
 
 /// A row as an object in the columns' order (a `serde_json::Map` would sort its keys).

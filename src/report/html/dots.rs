@@ -3,7 +3,7 @@
 use super::chart::{
     padded, svg, tick, variant_colour, ChartError, Slots, AXIS_TEXT, FASTER, FONT, SLOWER, UNCLEAR, WIDTH,
 };
-use crate::report::study::tables::digits;
+use crate::report::metric_digits as digits;
 use crate::summary::stats::Verdict;
 use crate::summary::view::{SampleStatus, StudyView};
 use crate::summary::Metric;

@@ -1,5 +1,5 @@
 //! HTML text: escaping and the report's tables as `<table>`.
-use crate::report::study::tables::Table;
+use crate::report::study::tables::PageTable;
 use std::fmt::Write;
 
 /// Text made safe for an element's content or a quoted attribute.
@@ -27,7 +27,7 @@ fn verdict_class(word: &str) -> &'static str {
     }
 }
 
-pub(crate) fn table(t: &Table) -> String {
+pub(crate) fn table(t: &PageTable) -> String {
     let mut o = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in t.head.iter().enumerate() {
         let class = if t.numeric.contains(&i) { " class=\"num\"" } else { "" };
@@ -59,7 +59,7 @@ mod tests {
     #[test]
     fn text_cannot_become_markup() {
         assert_eq!(esc("<script>a&'b\"</script>"), "&lt;script&gt;a&amp;&#39;b&quot;&lt;/script&gt;");
-        let t = Table {
+        let t = PageTable {
             head: vec!["k".into(), "verdict".into()],
             rows: vec![vec!["flash_attn<64>".into(), "slower".into()]],
             numeric: vec![],

@@ -101,7 +101,7 @@ fn timelines_section(o: &mut String, v: &StudyView) {
         o,
         "<p class=\"note\"><span class=\"key\"><span style=\"background:#ffe0b2\"></span>prefill (request sent → first \
          token)<span style=\"background:#c5e1f5\"></span>decode (first → last token)</span> · telemetry source: {}</p>",
-        esc(v.summary.telemetry.as_deref().unwrap_or(tables::NONE))
+        esc(v.summary.telemetry.as_deref().unwrap_or(crate::report::NONE))
     );
     let mut any = false;
     for s in &v.samples {

@@ -1,30 +1,16 @@
 //! The study report as GitHub-flavoured Markdown: the page's tables, ready to paste into a pull
 //! request.
-use super::tables::{self, Table};
+use super::tables::{self, PageTable};
 use super::StudyTitle;
 use crate::summary::traces::TraceComparison;
 use crate::summary::view::StudyView;
 use std::fmt::Write;
 
-/// A cell as Markdown: a `|` would end it and a newline would end the row.
-fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('|', "\\|").replace('\r', "").replace('\n', "<br>")
+pub(crate) fn table(t: &PageTable) -> String {
+    crate::report::markdown_table(&t.head, &t.rows, &t.numeric)
 }
 
-pub(crate) fn table(t: &Table) -> String {
-    let mut o = String::new();
-    let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
-    o.push_str(&line(&t.head));
-    let rule: Vec<String> =
-        (0..t.head.len()).map(|i| if t.numeric.contains(&i) { "---:".into() } else { "---".into() }).collect();
-    o.push_str(&format!("|{}|\n", rule.join("|")));
-    for r in &t.rows {
-        o.push_str(&line(r));
-    }
-    o
-}
-
-fn section(o: &mut String, title: &str, t: &Table) {
+fn section(o: &mut String, title: &str, t: &PageTable) {
     let _ = writeln!(o, "\n### {title}\n");
     o.push_str(&table(t));
 }
@@ -38,7 +24,7 @@ pub(crate) fn document(v: &StudyView) -> String {
         section(&mut o, "Verdicts (95% bootstrap CI of the change in medians)", &tables::verdicts(s));
         section(&mut o, "Per variant", &tables::per_variant(s));
         if let Some(t) = tables::phases(s) {
-            let source = s.telemetry.as_deref().unwrap_or(tables::NONE);
+            let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
             section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);
         }
     }
@@ -51,7 +37,7 @@ pub(crate) fn document(v: &StudyView) -> String {
             }
         }
         Some(TraceComparison::NotCompared { reason }) => {
-            let _ = writeln!(o, "\n### Kernel attribution\n\nnot compared: {}", cell(reason));
+            let _ = writeln!(o, "\n### Kernel attribution\n\nnot compared: {}", crate::report::md_cell(reason));
         }
         None => {}
     }
@@ -75,7 +61,7 @@ pub(crate) fn document(v: &StudyView) -> String {
         section(&mut o, "Isolation hooks", &t);
     }
     for u in &v.unreadable {
-        let _ = writeln!(o, "\n> unreadable evidence: {}", cell(u));
+        let _ = writeln!(o, "\n> unreadable evidence: {}", crate::report::md_cell(u));
     }
     o
 }
@@ -86,7 +72,7 @@ mod tests {
 
     #[test]
     fn cells_cannot_break_the_table() {
-        let t = Table {
+        let t = PageTable {
             head: vec!["a".into(), "b".into()],
             rows: vec![vec!["x|y".into(), "1\n2".into()]],
             numeric: vec![1],

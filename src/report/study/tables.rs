@@ -1,13 +1,15 @@
 //! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
 //! the Markdown file, so the two never disagree.
+use crate::report::{metric_digits, num, NONE};
 use crate::summary::pi::PiReport;
 use crate::summary::view::StudyView;
 use crate::summary::{Metric, Summary};
 use crate::trace::compare::Comparison;
 
-/// A table of text cells.
+/// A table of the study report: display text cells, drawn on the page and in the Markdown file
+/// (a result's typed table for `--format` is [`crate::report::Table`]).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Table {
+pub(crate) struct PageTable {
     pub(crate) head: Vec<String>,
     pub(crate) rows: Vec<Vec<String>>,
     /// Columns of numbers (right-aligned).
@@ -16,9 +18,9 @@ pub(crate) struct Table {
     pub(crate) verdict: Option<usize>,
 }
 
-impl Table {
-    fn new(head: &[&str], numeric: &[usize]) -> Table {
-        Table {
+impl PageTable {
+    fn new(head: &[&str], numeric: &[usize]) -> PageTable {
+        PageTable {
             head: head.iter().map(|h| h.to_string()).collect(),
             rows: Vec::new(),
             numeric: numeric.to_vec(),
@@ -31,36 +33,23 @@ impl Table {
     }
 }
 
-pub(crate) const NONE: &str = "—";
-
-pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
-}
-
 fn signed_pct(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))
-}
-
-pub(crate) fn digits(m: Metric) -> usize {
-    match m {
-        Metric::ServerPrefillTps => 1,
-        _ => 2,
-    }
 }
 
 /// The metrics the report draws and tabulates (strict streamed TPS stays in `summarize`).
 pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
 
 /// Every metric × variant: its runs, median, change vs the baseline with the 95% CI, verdict.
-pub(crate) fn verdicts(s: &Summary) -> Table {
+pub(crate) fn verdicts(s: &Summary) -> PageTable {
     let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
     let change = format!("vs {base}");
-    let mut t = Table::new(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5]);
+    let mut t = PageTable::new(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5]);
     t.verdict = Some(6);
     for m in REPORT_METRICS {
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
-            let d = digits(m);
+            let d = metric_digits(m);
             t.row(vec![
                 m.title().into(),
                 v.label.clone(),
@@ -84,8 +73,8 @@ fn counts(v: &[u64]) -> String {
 }
 
 /// Per variant: accepted samples, ms/token, draft acceptance, token counts, idle gate, caveats.
-pub(crate) fn per_variant(s: &Summary) -> Table {
-    let mut t = Table::new(
+pub(crate) fn per_variant(s: &Summary) -> PageTable {
+    let mut t = PageTable::new(
         &[
             "variant",
             "accepted",
@@ -116,8 +105,8 @@ pub(crate) fn per_variant(s: &Summary) -> Table {
 }
 
 /// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
-pub(crate) fn phases(s: &Summary) -> Option<Table> {
-    let mut t = Table::new(
+pub(crate) fn phases(s: &Summary) -> Option<PageTable> {
+    let mut t = PageTable::new(
         &[
             "variant",
             "phase",
@@ -155,8 +144,8 @@ pub(crate) fn phases(s: &Summary) -> Option<Table> {
 }
 
 /// Rejected samples, one row per broken rule.
-pub(crate) fn rejected(s: &Summary) -> Table {
-    let mut t = Table::new(&["#", "variant", "folder", "rule", "reason"], &[0]);
+pub(crate) fn rejected(s: &Summary) -> PageTable {
+    let mut t = PageTable::new(&["#", "variant", "folder", "rule", "reason"], &[0]);
     for r in &s.rejected {
         for x in &r.reasons {
             t.row(vec![(r.index + 1).to_string(), r.label.clone(), r.dir.clone(), x.rule.clone(), x.reason.clone()]);
@@ -166,8 +155,8 @@ pub(crate) fn rejected(s: &Summary) -> Table {
 }
 
 /// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.
-pub(crate) fn trace_columns(c: &Comparison) -> Table {
-    let mut t = Table::new(
+pub(crate) fn trace_columns(c: &Comparison) -> PageTable {
+    let mut t = PageTable::new(
         &[
             "variant",
             "measured ms/token",
@@ -198,14 +187,14 @@ fn labels(c: &Comparison) -> Vec<String> {
 }
 
 /// ms/token per kernel category and variant, with each candidate's change and share of the change.
-pub(crate) fn categories(c: &Comparison) -> Table {
+pub(crate) fn categories(c: &Comparison) -> PageTable {
     let labels = labels(c);
     let mut head = vec!["category".to_string()];
     head.extend(labels.iter().map(|l| format!("{l} ms/token")));
     head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
     head.extend(labels.iter().skip(1).map(|l| format!("share of Δ {l}")));
     let numeric = (1..head.len()).collect();
-    let mut t = Table { head, rows: Vec::new(), numeric, verdict: None };
+    let mut t = PageTable { head, rows: Vec::new(), numeric, verdict: None };
     let mut push = |name: String, ms: Vec<String>, delta: Vec<String>, share: Vec<String>| {
         let mut row = vec![name];
         row.extend(ms);
@@ -231,13 +220,13 @@ pub(crate) fn categories(c: &Comparison) -> Table {
 }
 
 /// The kernels whose ms/token moved most.
-pub(crate) fn moved_kernels(c: &Comparison) -> Table {
+pub(crate) fn moved_kernels(c: &Comparison) -> PageTable {
     let labels = labels(c);
     let mut head = vec!["kernel".to_string(), "category".to_string()];
     head.extend(labels.iter().map(|l| format!("{l} ms/token")));
     head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
     let numeric = (2..head.len()).collect();
-    let mut t = Table { head, rows: Vec::new(), numeric, verdict: None };
+    let mut t = PageTable { head, rows: Vec::new(), numeric, verdict: None };
     for k in &c.moved_kernels {
         let mut row = vec![k.kernel.clone(), k.category.clone()];
         row.extend(k.ms_per_token.iter().map(|x| format!("{x:.4}")));
@@ -248,8 +237,8 @@ pub(crate) fn moved_kernels(c: &Comparison) -> Table {
 }
 
 /// The exactness gate's result, one row per side.
-pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> Table {
-    let mut t = Table::new(
+pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> PageTable {
+    let mut t = PageTable::new(
         &["side", "variant", "binary sha256", "prompt tokens", "generated", "finish", "verdict", "gate"],
         &[3, 4],
     );
@@ -269,8 +258,8 @@ pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> Table {
 }
 
 /// The Pi study's medians over valid samples.
-pub(crate) fn pi_variants(p: &PiReport) -> Table {
-    let mut t = Table::new(
+pub(crate) fn pi_variants(p: &PiReport) -> PageTable {
+    let mut t = PageTable::new(
         &[
             "variant",
             "valid",
@@ -301,8 +290,8 @@ pub(crate) fn pi_variants(p: &PiReport) -> Table {
 }
 
 /// Every Pi sample with its checks.
-pub(crate) fn pi_samples(p: &PiReport) -> Table {
-    let mut t = Table::new(&["#", "variant", "Pi wall ms", "exit", "valid", "failures"], &[0, 2]);
+pub(crate) fn pi_samples(p: &PiReport) -> PageTable {
+    let mut t = PageTable::new(&["#", "variant", "Pi wall ms", "exit", "valid", "failures"], &[0, 2]);
     for s in &p.samples {
         t.row(vec![
             (s.index + 1).to_string(),
@@ -321,8 +310,8 @@ pub(crate) fn short_sha(s: &str) -> String {
 }
 
 /// Where the study ran.
-pub(crate) fn host(v: &StudyView) -> Table {
-    let mut t = Table::new(&["fact", "value"], &[]);
+pub(crate) fn host(v: &StudyView) -> PageTable {
+    let mut t = PageTable::new(&["fact", "value"], &[]);
     let s = &v.summary;
     t.row(vec!["study folder".into(), s.root.clone()]);
     if let Some(h) = &v.host {
@@ -354,8 +343,8 @@ pub(crate) fn isolation_status(restored: Option<bool>) -> &'static str {
 }
 
 /// Each variant's exact binary and model, by sha256, and what `--version` printed.
-pub(crate) fn binaries(v: &StudyView) -> Table {
-    let mut t = Table::new(&["variant", "binary", "sha256", "version", "model", "model sha256"], &[]);
+pub(crate) fn binaries(v: &StudyView) -> PageTable {
+    let mut t = PageTable::new(&["variant", "binary", "sha256", "version", "model", "model sha256"], &[]);
     for f in &v.variants {
         t.row(vec![
             f.label.clone(),
@@ -370,8 +359,8 @@ pub(crate) fn binaries(v: &StudyView) -> Table {
 }
 
 /// How each variant's server was launched.
-pub(crate) fn launch(v: &StudyView) -> Table {
-    let mut t = Table::new(&["variant", "spec", "server argv", "env", "expect="], &[]);
+pub(crate) fn launch(v: &StudyView) -> PageTable {
+    let mut t = PageTable::new(&["variant", "spec", "server argv", "env", "expect="], &[]);
     for f in &v.variants {
         t.row(vec![
             f.label.clone(),
@@ -389,9 +378,9 @@ pub(crate) fn launch(v: &StudyView) -> Table {
 }
 
 /// Every isolation hook that ran.
-pub(crate) fn hooks(v: &StudyView) -> Option<Table> {
+pub(crate) fn hooks(v: &StudyView) -> Option<PageTable> {
     let iso = v.isolation.as_ref()?;
-    let mut t = Table::new(&["phase", "argv", "status", "ms", "output"], &[3]);
+    let mut t = PageTable::new(&["phase", "argv", "status", "ms", "output"], &[3]);
     for r in &iso.runs {
         t.row(vec![
             r.phase.clone(),
