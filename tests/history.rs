@@ -29,12 +29,13 @@ fn kv(label: &str, kv: &str) -> String {
     format!("{label}={}|kv={kv}", testbed().server.display())
 }
 
-/// Runs `abprof ab --study FILE --root ROOT` plus `extra`; returns its stderr.
+/// Runs `abprof ab --study FILE --root ROOT` plus `extra`; returns its stdout (the summary, then
+/// where the run went in the history).
 fn ab(file: &Path, root: &Path, extra: &[&str]) -> String {
     let out = abprof().args(["ab", "--study"]).arg(file).arg("--root").arg(root).args(extra).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "abprof ab failed: {stderr}");
-    stderr
+    String::from_utf8_lossy(&out.stdout).to_string()
 }
 
 fn history_json(db: &Path, extra: &[&str]) -> Value {
@@ -64,8 +65,8 @@ fn two_studies_land_in_the_history_and_regressions_show_the_move_and_refuse_anot
     let file = study_file(d.path(), "target", &testbed().target, &target, 2, &[kv("f16", "f16"), kv("q8_0", "q8_0")]);
     let mut writes = Vec::new();
     for (i, name) in ["one", "two"].iter().enumerate() {
-        let stderr = ab(&file, &d.path().join(name), &["--history", db.to_str().unwrap(), "--json"]);
-        let line = stderr.lines().find(|l| l.contains("recorded as study")).unwrap_or_else(|| panic!("{stderr}"));
+        let stdout = ab(&file, &d.path().join(name), &["--history", db.to_str().unwrap()]);
+        let line = stdout.lines().find(|l| l.contains("recorded as study")).unwrap_or_else(|| panic!("{stdout}"));
         assert!(line.contains(&format!("study #{}", i + 1)) && line.contains("4 samples"), "{line}");
         writes.push(line.to_string());
     }
@@ -155,6 +156,8 @@ fn import_loads_an_old_evidence_folder_and_a_no_history_study_once() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains("history"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("history:"), "{stdout}");
     assert_eq!(std::fs::read_dir(home.path()).unwrap().count(), 0, "--no-history created nothing");
 
     let db = d.path().join("h.db");
@@ -212,7 +215,8 @@ fn a_study_killed_with_sigkill_leaves_no_row_and_its_resume_records_it_whole() {
     let out = abprof().args(["ab", "--resume"]).arg(&root).arg("--history").arg(&db).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("recorded as study #1"), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("recorded as study #1"), "{stdout}");
     let rows = history_json(&db, &[])["rows"].clone();
     assert_eq!(rows.as_array().unwrap().len(), 1);
     assert_eq!((rows[0]["accepted"].as_u64(), rows[0]["planned"].as_u64()), (Some(2), Some(2)));

@@ -170,7 +170,9 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     write_json(&run.evidence.path("summary.json"), summary)?;
     emit(summary, a.output.format());
     if run.outcome == Outcome::Completed {
-        super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
+        super::history::record(history.as_mut(), &root, a.output.format(), || {
+            Ok(crate::history::study_record(&root, &judged))
+        });
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
     let report_failed = announce(&write_after_run(&run.evidence, summary), a.output.format());

@@ -135,7 +135,7 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
     if interrupted_by.is_none() {
-        super::history::record(history.as_mut(), &root, || {
+        super::history::record(history.as_mut(), &root, a.output.format(), || {
             let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
             Ok(crate::history::StudyRecord::of_pi(&root, &report, &facts))
         });

@@ -143,8 +143,11 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let report = write_after_run(&run.evidence, summary);
     // The untraced samples the rulebook accepted scale each trace.
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
+    super::history::record(history.as_mut(), &root, a.output.format(), || {
+        Ok(crate::history::study_record(&root, &judged))
+    });
+    // The report's paths come last, after everything else the command printed.
     let report_failed = announce(&report, a.output.format());
-    super::history::record(history.as_mut(), &root, || Ok(crate::history::study_record(&root, &judged)));
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }

@@ -273,6 +273,30 @@ impl Render for Regressions {
     }
 }
 
+/// Where a finished run went in the history, printed after its result.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RecordedIn<'a> {
+    pub(crate) history: &'a std::path::Path,
+    pub(crate) study: &'a RecordedStudy,
+}
+
+impl Render for RecordedIn<'_> {
+    fn text(&self) -> String {
+        let s = self.study;
+        if s.new {
+            format!(
+                "history: recorded as study #{} in {} ({} samples, one transaction in {:.1} ms)\n",
+                s.id,
+                self.history.display(),
+                s.samples,
+                s.write_ms
+            )
+        } else {
+            format!("history: already in {} as study #{}\n", self.history.display(), s.id)
+        }
+    }
+}
+
 /// What `abprof history import` did.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ImportReport {

@@ -134,9 +134,6 @@ pub fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> V
 /// [`ab_args`] plus hooks that append to `markers/{before,after,verify}`.
 pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
     let mut a = ab_args(root, tokens, samples, variants);
-    // The fault matrix counts stderr lines (an error is one line): the history's own line stays
-    // out of it (tests/history.rs covers the history).
-    a.push("--no-history".into());
     let sh = |phase: &str| format!("sh -c 'echo {phase} >> {}'", markers.join(phase).display());
     for phase in ["before", "after", "verify"] {
         a.extend([format!("--{phase}"), sh(phase)]);
