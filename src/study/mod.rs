@@ -9,6 +9,7 @@ pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
+mod port;
 mod run_record;
 pub(crate) mod trace_capture;
 
