@@ -37,6 +37,7 @@ fn main() {
         order_seed: None,
         health_timeout_s: 120,
         stall_timeout_s: 120,
+        stop_timeout_s: 60,
         telemetry: "none".into(),
         telemetry_hz: 100,
         idle: IdleGate::default(),

@@ -4,12 +4,14 @@ use std::path::Path;
 
 use serde::Serialize;
 
-/// Writes `bytes` to `path` through `.<name>.tmp` in the same folder.
+/// Writes `bytes` to `path` through `.<name>.tmp` in the same folder. A write that fails (a full
+/// disk) takes its half-written temporary with it.
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
 }
 
 /// `value` as pretty JSON with a final newline, written atomically.

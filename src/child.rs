@@ -6,10 +6,11 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How a timed process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +21,8 @@ pub(crate) enum TimedExit {
     TimedOut,
     /// abprof was told to stop (SIGINT/SIGTERM) and ended the process.
     Interrupted,
+    /// Its output did not grow for this many seconds, and it was ended (see [`StallWatch`]).
+    Stalled(u64),
 }
 
 impl TimedExit {
@@ -29,6 +32,7 @@ impl TimedExit {
             TimedExit::Signaled(s) => format!("was killed by signal {s}"),
             TimedExit::TimedOut => "ran past its timeout".into(),
             TimedExit::Interrupted => "was stopped because abprof was interrupted".into(),
+            TimedExit::Stalled(s) => format!("wrote nothing for {s} s (stalled) and was stopped"),
         }
     }
 }
@@ -43,10 +47,28 @@ pub(crate) struct TimedRun {
 /// How often a running process's wait looks at the cancel flag.
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
+/// A process that streams what it does into a file (the Pi agent's JSON events): when the file
+/// stops growing for `after`, the process is stuck and is ended.
+#[derive(Debug, Clone)]
+pub(crate) struct StallWatch {
+    pub(crate) output: PathBuf,
+    pub(crate) after: Duration,
+}
+
 /// Runs `cmd` to completion, `timeout`, or until `cancel` is set. The waiting thread stamps the
 /// exit the moment `wait` returns, so the wall time carries no polling delay. On a timeout or a
 /// cancel the group gets SIGTERM, then SIGKILL two seconds later.
 pub(crate) fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBool) -> std::io::Result<TimedRun> {
+    run_watched(cmd, timeout, None, cancel)
+}
+
+/// [`run_timed`], also ended like a timeout when `stall` sees its output stand still.
+pub(crate) fn run_watched(
+    cmd: &mut Command,
+    timeout: Duration,
+    stall: Option<&StallWatch>,
+    cancel: &AtomicBool,
+) -> std::io::Result<TimedRun> {
     cmd.process_group(0);
     let started = Stamp::now();
     let mut child = cmd.spawn()?;
@@ -56,14 +78,27 @@ pub(crate) fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBoo
         let status = child.wait();
         let _ = tx.send((status, Stamp::now()));
     });
-    let deadline = std::time::Instant::now() + timeout;
+    let deadline = Instant::now() + timeout;
+    let output_len = |w: &StallWatch| std::fs::metadata(&w.output).map_or(0, |m| m.len());
+    let mut progress = stall.map(|w| (output_len(w), Instant::now()));
     let waited = loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left.min(CANCEL_POLL)) {
-            Err(mpsc::RecvTimeoutError::Timeout) if left > CANCEL_POLL && !cancel.load(Ordering::Relaxed) => continue,
-            Err(_) if cancel.load(Ordering::Relaxed) => break Err(TimedExit::Interrupted),
-            Err(_) => break Err(TimedExit::TimedOut),
-            Ok(done) => break Ok(done),
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Ok(done) = rx.recv_timeout(left.min(CANCEL_POLL)) {
+            break Ok(done);
+        }
+        if cancel.load(Ordering::Relaxed) {
+            break Err(TimedExit::Interrupted);
+        }
+        if left <= CANCEL_POLL {
+            break Err(TimedExit::TimedOut);
+        }
+        if let (Some(w), Some((len, since))) = (stall, progress.as_mut()) {
+            let now = output_len(w);
+            if now != *len {
+                (*len, *since) = (now, Instant::now());
+            } else if since.elapsed() >= w.after {
+                break Err(TimedExit::Stalled(w.after.as_secs()));
+            }
         }
     };
     let (exit, ended) = match waited {
@@ -120,5 +155,24 @@ mod tests {
         let r = run_timed(Command::new("sh").args(["-c", "sleep 30"]), Duration::from_secs(60), &stop).unwrap();
         assert_eq!(r.exit, TimedExit::Interrupted);
         assert!(r.wall_ms < 2000.0, "{}", r.wall_ms);
+    }
+
+    #[test]
+    fn a_process_whose_output_stands_still_is_ended_as_stalled() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let go = AtomicBool::new(false);
+        let watch = StallWatch { output: out.clone(), after: Duration::from_secs(1) };
+        // Writes for a second, then stops writing without exiting.
+        let script = format!("for i in 1 2 3 4 5; do echo $i >> {}; sleep 0.2; done; sleep 30", out.display());
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &script]);
+        let r = run_watched(&mut cmd, Duration::from_secs(20), Some(&watch), &go).unwrap();
+        assert_eq!(r.exit, TimedExit::Stalled(1));
+        assert!(r.wall_ms > 1500.0 && r.wall_ms < 4000.0, "{}", r.wall_ms);
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", &format!("for i in 1 2 3 4 5 6; do echo $i >> {}; sleep 0.2; done", out.display())]);
+        let r = run_watched(&mut cmd, Duration::from_secs(20), Some(&watch), &go).unwrap();
+        assert_eq!(r.exit, TimedExit::Exited(0), "a process that keeps writing is left to finish");
     }
 }

@@ -2,10 +2,16 @@
 //! one-line cause, hooks run exactly once, no process of the study left, finished samples intact,
 //! and `--resume` completing where the study is resumable. A decoy process named `llama-server`
 //! runs through all of it and must be untouched at the end.
+//!
+//! Every study here is a study file that lifts the other-workload rule (`[idle]
+//! foreign_cpu_max_pct`): these tests are about faults, and other builds share the host. Faults are
+//! injected through wrapper scripts around the real llama-server, the study's own hooks, a tmpfs,
+//! or a signal from the test into the process it started.
 mod common;
 use common::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +19,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Tests in this file: the last one to finish checks the decoy and ends it.
-const TESTS: usize = 8;
+const TESTS: usize = 29;
 
 struct Decoy {
     pid: u32,
@@ -35,9 +41,43 @@ fn decoy() -> &'static Decoy {
     })
 }
 
+/// A tmpfs of the test's own, unmounted when the test ends (however it ends).
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(at).unwrap();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(at).status();
+        assert!(ok.is_ok_and(|s| s.success()), "mounting a tmpfs at {} needs root (CAP_SYS_ADMIN)", at.display());
+        Tmpfs(at.to_path_buf())
+    }
+
+    /// Writes zeros into `filler` until the disk is full.
+    fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.0.join("filler")).unwrap();
+        let chunk = vec![0u8; 1 << 20];
+        while f.write_all(&chunk).is_ok() {}
+        let _ = f.flush();
+    }
+
+    fn free(&self) {
+        std::fs::remove_file(self.0.join("filler")).unwrap();
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
 /// Held by every test: the study lock plus the decoy check at the end.
 struct Fault {
     _serial: std::sync::MutexGuard<'static, ()>,
+    root: PathBuf,
+    /// Before `dir`: unmounted before the folder it lives in goes.
+    disk: Option<Tmpfs>,
     dir: tempfile::TempDir,
 }
 
@@ -45,16 +85,37 @@ impl Fault {
     fn new() -> Fault {
         let serial = serial();
         decoy();
-        Fault { _serial: serial, dir: tempfile::tempdir().unwrap() }
+        let dir = tempfile::tempdir().unwrap();
+        Fault { _serial: serial, root: dir.path().join("study"), disk: None, dir }
+    }
+    /// The study's folder on a tmpfs of `size` (a disk that can fill up).
+    fn on_tmpfs(size: &str) -> Fault {
+        let mut f = Fault::new();
+        let at = f.dir.path().join("disk");
+        f.disk = Some(Tmpfs::mount(&at, size));
+        f.root = at.join("study");
+        f
     }
     fn root(&self) -> PathBuf {
-        self.dir.path().join("study")
+        self.root.clone()
     }
     fn markers(&self) -> &Path {
         self.dir.path()
     }
     fn hooks(&self) -> [usize; 3] {
         ["before", "after", "verify"].map(|p| marker_lines(&self.markers().join(p)))
+    }
+    /// An executable script in the test's folder.
+    fn script(&self, name: &str, body: &str) -> PathBuf {
+        let p = self.dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+    /// A file in the test's folder that exists once `script`'s first run has begun: wrappers
+    /// inject their fault into the first run only, so `--resume` meets the plain server.
+    fn first_run_mark(&self) -> PathBuf {
+        self.dir.path().join("first-run")
     }
 }
 
@@ -70,6 +131,81 @@ impl Drop for Fault {
             assert!(alive_now, "the decoy llama-server (pid {}) was touched", d.pid);
             assert!(processes_naming(&self.root()).is_empty(), "a process of the study was left running");
         }
+    }
+}
+
+/// A study file of the fault matrix (see the file's comment), and the `ab` argv that runs it.
+struct Study<'f> {
+    f: &'f Fault,
+    top: serde_json::Map<String, serde_json::Value>,
+    idle: serde_json::Map<String, serde_json::Value>,
+    hooks: [String; 3],
+}
+
+impl<'f> Study<'f> {
+    /// `tokens` output tokens (ignore_eos), `samples` per variant, the 300-token prompt.
+    fn new(f: &'f Fault, tokens: u32, samples: u32, variants: &[String]) -> Study<'f> {
+        let top = serde_json::json!({
+            "model": testbed().target,
+            "server_args": "-c 4096 -np 1",
+            "tokens": tokens,
+            "samples": samples,
+            "variants": variants,
+            "prompt": calibrated_prompt(300),
+            "ignore_eos": true,
+        });
+        let hook = |phase: &str| format!("sh -c 'echo {phase} >> {}'", f.markers().join(phase).display());
+        Study {
+            f,
+            top: top.as_object().unwrap().clone(),
+            idle: serde_json::json!({ "foreign_cpu_max_pct": 1e9 }).as_object().unwrap().clone(),
+            hooks: [hook("before"), hook("after"), hook("verify")],
+        }
+    }
+    fn set(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.top.insert(key.into(), value.into());
+        self
+    }
+    fn idle(mut self, key: &str, value: impl Into<serde_json::Value>) -> Self {
+        self.idle.insert(key.into(), value.into());
+        self
+    }
+    /// Replaces the hook of `phase` (before, after, verify); it must still append to its marker.
+    fn hook(mut self, phase: &str, line: String) -> Self {
+        let i = ["before", "after", "verify"].iter().position(|p| *p == phase).unwrap();
+        self.hooks[i] = line;
+        self
+    }
+    fn args(&self) -> Vec<String> {
+        let mut doc = serde_json::Value::Object(self.top.clone());
+        doc["idle"] = serde_json::Value::Object(self.idle.clone());
+        doc["isolation"] =
+            serde_json::json!({ "before": [self.hooks[0]], "after": [self.hooks[1]], "verify": [self.hooks[2]] });
+        let toml_doc: toml::Value = serde_json::from_value(doc).unwrap();
+        let path = self.f.dir.path().join("study.toml");
+        std::fs::write(&path, toml::to_string(&toml_doc).unwrap()).unwrap();
+        let root = self.f.root().display().to_string();
+        vec!["ab".into(), "--study".into(), path.display().to_string(), "--root".into(), root, "--json".into()]
+    }
+}
+
+/// The before hook that, on its `n`th run, touches `ready` and waits for the test to touch `go`.
+fn before_hook_pausing_at(f: &Fault, n: usize) -> (String, PathBuf, PathBuf) {
+    let (m, ready, go) = (f.markers().join("before"), f.dir.path().join("ready"), f.dir.path().join("go"));
+    let hook = format!(
+        "sh -c 'echo before >> {m}; if [ $(wc -l < {m}) -eq {n} ]; then touch {r}; while [ ! -e {g} ]; do sleep 0.01; done; fi'",
+        m = m.display(),
+        r = ready.display(),
+        g = go.display()
+    );
+    (hook, ready, go)
+}
+
+fn wait_for(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !ready() {
+        assert!(t0.elapsed() < limit, "{what} did not happen within {limit:?}");
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 
@@ -89,6 +225,10 @@ fn spawn(args: &[String]) -> Child {
     spawn_abprof(args)
 }
 
+fn run(args: &[String]) -> Output {
+    abprof().args(args).output().unwrap()
+}
+
 fn signal(child: &Child, sig: Signal) {
     kill(Pid::from_raw(child.id() as i32), sig).unwrap();
 }
@@ -106,11 +246,22 @@ fn summary(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The one line abprof printed on stderr.
+fn one_line(out: &Output) -> String {
+    let lines = stderr_lines(out);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    lines[0].clone()
+}
+
 /// Sample folders with a record.
 fn finished(root: &Path) -> usize {
     std::fs::read_dir(root.join("samples"))
         .map(|d| d.flatten().filter(|e| e.path().join("sample.json").is_file()).count())
         .unwrap_or(0)
+}
+
+fn server_log(root: &Path, sample: &str) -> String {
+    std::fs::read_to_string(root.join("samples").join(sample).join("server.log")).unwrap_or_default()
 }
 
 /// A slow-ish pair (one thread, 600 tokens): long enough requests to be hit mid-way.
@@ -122,7 +273,7 @@ fn slow_pair() -> [String; 2] {
 fn sighup_mid_sample_restores_once_and_resumes() {
     let f = Fault::new();
     let root = f.root();
-    let child = spawn(&small_study(&root, f.markers(), 600, 1, &slow_pair()));
+    let child = spawn(&Study::new(&f, 600, 1, &slow_pair()).args());
     let server = server_mid_request(&root, 2);
     signal(&child, Signal::SIGHUP);
     let out = child.wait_with_output().unwrap();
@@ -140,7 +291,7 @@ fn sighup_mid_sample_restores_once_and_resumes() {
 fn sigkill_takes_the_server_down_and_resume_restores_first() {
     let f = Fault::new();
     let root = f.root();
-    let child = spawn(&small_study(&root, f.markers(), 600, 1, &slow_pair()));
+    let child = spawn(&Study::new(&f, 600, 1, &slow_pair()).args());
     let server = server_mid_request(&root, 1);
     signal(&child, Signal::SIGKILL);
     let t0 = Instant::now();
@@ -178,7 +329,7 @@ fn a_server_that_outlived_a_killed_run_is_stopped_on_resume() {
     std::fs::write(&wrapper, script).unwrap();
     std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let vs = [variant_bin("a", &wrapper, "-t 1"), variant_bin("b", &wrapper, "-t 1 --no-warmup")];
-    let child = spawn(&small_study(&root, f.markers(), 600, 1, &vs));
+    let child = spawn(&Study::new(&f, 600, 1, &vs).args());
     let server = server_mid_request(&root, 1);
     signal(&child, Signal::SIGKILL);
     let mut child = child;
@@ -214,7 +365,7 @@ fn wait_for_run_of(root: &Path, pid: u32) {
 fn two_resumes_at_once_the_second_is_refused_and_nothing_is_measured_twice() {
     let f = Fault::new();
     let root = f.root();
-    let child = spawn(&small_study(&root, f.markers(), 600, 1, &slow_pair()));
+    let child = spawn(&Study::new(&f, 600, 1, &slow_pair()).args());
     server_mid_request(&root, 1);
     signal(&child, Signal::SIGINT);
     assert_eq!(child.wait_with_output().unwrap().status.code(), Some(130));
@@ -236,7 +387,7 @@ fn two_resumes_at_once_the_second_is_refused_and_nothing_is_measured_twice() {
 fn two_new_studies_racing_for_one_root_one_wins_the_other_gets_one_line() {
     let f = Fault::new();
     let root = f.root();
-    let args = small_study(&root, f.markers(), 8, 1, &[variant("a", "")]);
+    let args = Study::new(&f, 8, 1, &[variant("a", "")]).args();
     let (a, b) = (spawn(&args), spawn(&args));
     let outs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
     let (won, lost): (Vec<&Output>, Vec<&Output>) = outs.iter().partition(|o| o.status.success());
@@ -261,7 +412,7 @@ fn a_binary_rebuilt_mid_sample_rejects_it_and_stops_the_study() {
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
     std::fs::copy(&testbed().server, &bin).unwrap();
     let vs = [variant_bin("a", &bin, "-t 1"), variant("b", "-t 1 --no-warmup")];
-    let child = spawn(&small_study(&root, f.markers(), 600, 1, &vs));
+    let child = spawn(&Study::new(&f, 600, 1, &vs).args());
     server_mid_request(&root, 1);
     // A rebuild in place: new bytes written beside it, renamed over it (a running binary
     // cannot be opened for writing).
@@ -287,9 +438,8 @@ fn a_binary_rebuilt_mid_sample_rejects_it_and_stops_the_study() {
 fn a_failed_verify_hook_exits_1_after_the_summary() {
     let f = Fault::new();
     let root = f.root();
-    let mut args = small_study(&root, f.markers(), 8, 1, &[variant("a", "")]);
-    let at = args.iter().position(|a| a == "--verify").unwrap();
-    args[at + 1] = format!("sh -c 'echo verify >> {}; exit 4'", f.markers().join("verify").display());
+    let verify = format!("sh -c 'echo verify >> {}; exit 4'", f.markers().join("verify").display());
+    let args = Study::new(&f, 8, 1, &[variant("a", "")]).hook("verify", verify).args();
     let out = abprof().args(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let lines = stderr_lines(&out);
@@ -298,14 +448,14 @@ fn a_failed_verify_hook_exits_1_after_the_summary() {
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["variants"][0]["accepted"], 0, "every sample rejected as isolation-restored");
     assert_eq!(f.hooks(), [1, 1, 1]);
+    assert_eq!(read_json(&root.join("summary.json")), s, "the summary is written as printed");
 }
 
 #[test]
 fn a_variant_without_an_accepted_sample_exits_1_after_the_summary() {
     let f = Fault::new();
-    let root = f.root();
     let vs = [variant("a", ""), format!("{}|expect=no such line in any log", variant("b", ""))];
-    let out = abprof().args(small_study(&root, f.markers(), 8, 1, &vs)).output().unwrap();
+    let out = abprof().args(Study::new(&f, 8, 1, &vs).args()).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let lines = stderr_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -313,4 +463,398 @@ fn a_variant_without_an_accepted_sample_exits_1_after_the_summary() {
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "expect", "the summary is still printed");
     assert_eq!(f.hooks(), [2, 1, 1]);
+}
+
+// ---- The server's own faults ----
+
+#[test]
+fn a_corrupt_model_ends_the_study_with_its_load_line_and_resume_says_it_again() {
+    let f = Fault::new();
+    let root = f.root();
+    // A truncated GGUF: the header parses, the key-value pairs do not.
+    let corrupt = f.dir.path().join("corrupt.gguf");
+    let bytes = std::fs::read(&testbed().target).unwrap();
+    std::fs::write(&corrupt, &bytes[..300_000]).unwrap();
+    let vs = [variant("a", ""), format!("{}|model={}", variant("b", ""), corrupt.display())];
+    let args = Study::new(&f, 8, 1, &vs).args();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("sample 2 (b)") && line.contains("while loading"), "{line}");
+    assert!(line.contains("failed to read key-value pairs"), "the server's own first error line: {line}");
+    assert!(line.contains("002-b/server.log"), "{line}");
+    assert_eq!(f.hooks(), [2, 1, 1]);
+    assert_eq!(finished(&root), 1, "the finished sample of a stays");
+    let record = std::fs::read(root.join("samples/001-a/sample.json")).unwrap();
+    // A corrupt model does not heal: the resume fails the same way, and measures nothing twice.
+    let again = resume(&root);
+    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(one_line(&again), line);
+    assert_eq!(std::fs::read(root.join("samples/001-a/sample.json")).unwrap(), record);
+    assert_eq!(f.hooks(), [3, 2, 2]);
+}
+
+#[test]
+fn a_load_failure_printed_only_to_the_console_names_server_console_log() {
+    let f = Fault::new();
+    let root = f.root();
+    let out = run(&Study::new(&f, 8, 1, &[variant("a", "--no-such-flag")]).args());
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("invalid argument: --no-such-flag"), "{line}");
+    assert!(line.ends_with("001-a/server.console.log"), "{line}");
+    assert!(!root.join("samples/001-a/server.log").exists(), "the server died before opening its log");
+    assert_eq!(f.hooks(), [1, 1, 1]);
+}
+
+#[test]
+fn a_server_killed_mid_decode_is_recorded_incomplete_and_measured_again_by_resume() {
+    let f = Fault::new();
+    let root = f.root();
+    let child = spawn(&Study::new(&f, 400, 1, &[variant("a", "-t 1")]).args());
+    let server = server_mid_request(&root, 1);
+    // Past the prefill (a tenth of a second), into decode: tokens have streamed.
+    std::thread::sleep(Duration::from_millis(500));
+    kill(Pid::from_raw(server as i32), Signal::SIGKILL).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    assert!(one_line(&out).contains("variant a has no accepted sample"), "{}", err(&out));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = &s["rejected"][0]["reasons"][0];
+    assert_eq!(why["rule"], "incomplete", "{why}");
+    let rec = read_json(&root.join("samples/001-a/sample.json"));
+    assert!(rec["error"].as_str().is_some_and(|e| !e.is_empty()), "{rec:#}");
+    assert!(std::fs::metadata(root.join("samples/001-a/response.sse")).unwrap().len() > 0, "the partial stream");
+    assert_eq!(f.hooks(), [1, 1, 1]);
+    let s = summary(&resume(&root));
+    assert_eq!((s["missing"].as_u64(), s["variants"][0]["accepted"].as_u64()), (Some(0), Some(1)), "{s:#}");
+    assert!(root.join("samples/001-a.attempt-1/sample.json").is_file(), "the failed attempt is kept");
+    assert_eq!(f.hooks(), [2, 2, 2]);
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_gets_sigkill_for_its_group_after_the_stop_timeout() {
+    let f = Fault::new();
+    let root = f.root();
+    // The process abprof starts (and signals) ignores SIGTERM and keeps the real server as its
+    // child: only a SIGKILL of the whole group ends both.
+    let stubborn =
+        f.script("stubborn-server", &format!("trap '' TERM\n{} \"$@\" &\nwait $!\n", testbed().server.display()));
+    let out = run(&Study::new(&f, 8, 1, &[variant_bin("a", &stubborn, "")]).set("stop_timeout_s", 1).args());
+    let s = summary(&out);
+    assert_eq!(s["missing"], 0);
+    let stop = &read_json(&root.join("samples/001-a/sample.json"))["stop"];
+    assert_eq!(stop["killed"], true, "{stop}");
+    assert!(stop["stop_ms"].as_f64().unwrap() >= 1000.0, "{stop}");
+    assert!(stop["exit"].as_str().unwrap().contains("signal 9"), "{stop}");
+    assert_eq!(f.hooks(), [1, 1, 1]);
+    assert_eq!(summary(&resume(&root))["missing"], 0, "nothing left to measure");
+    assert_eq!(f.hooks(), [1, 2, 2], "a resume with nothing to measure still restores once");
+}
+
+// ---- The port ----
+
+#[test]
+fn a_fixed_port_in_use_is_one_line_before_anything_is_created() {
+    let f = Fault::new();
+    let root = f.root();
+    let held = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = held.local_addr().unwrap().port();
+    let args = Study::new(&f, 8, 1, &[variant("a", "")]).set("port", port).args();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains(&format!("port {port} on 127.0.0.1 is already in use")) && line.contains("--port"), "{line}");
+    assert!(!root.exists(), "nothing created");
+    assert_eq!(f.hooks(), [0, 0, 0]);
+    drop(held);
+    assert_eq!(summary(&run(&args))["missing"], 0, "the same command runs once the port is free");
+    assert_eq!(f.hooks(), [1, 1, 1]);
+}
+
+/// Sample `n`'s server port, from its recorded argv.
+fn port_of(root: &Path, sample: &str) -> u16 {
+    let argv = read_json(&root.join("samples").join(sample).join("sample.json"))["server_argv"].clone();
+    let argv: Vec<String> = serde_json::from_value(argv).unwrap();
+    argv[argv.iter().position(|a| a == "--port").unwrap() + 1].parse().unwrap()
+}
+
+#[test]
+fn a_fixed_port_taken_between_samples_stops_the_study_and_resume_completes() {
+    let f = Fault::new();
+    let root = f.root();
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap().local_addr().unwrap().port();
+    let (hook, ready, go) = before_hook_pausing_at(&f, 2);
+    let child = spawn(&Study::new(&f, 8, 2, &[variant("a", "")]).set("port", port).hook("before", hook).args());
+    wait_for("the second before hook", Duration::from_secs(120), || ready.exists());
+    let held = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::fs::write(&go, "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains(&format!("sample 2 (a): port {port} on 127.0.0.1 is already in use")), "{line}");
+    assert_eq!(f.hooks(), [2, 1, 1]);
+    assert_eq!(finished(&root), 1);
+    drop(held);
+    assert_eq!(summary(&resume(&root))["missing"], 0);
+    assert_eq!(f.hooks(), [3, 2, 2]);
+}
+
+#[test]
+fn a_picked_port_taken_between_samples_is_replaced_by_another() {
+    let f = Fault::new();
+    let root = f.root();
+    let (hook, ready, go) = before_hook_pausing_at(&f, 2);
+    let child = spawn(&Study::new(&f, 8, 2, &[variant("a", "")]).hook("before", hook).args());
+    wait_for("the second before hook", Duration::from_secs(120), || ready.exists());
+    let first = port_of(&root, "001-a");
+    let _held = std::net::TcpListener::bind(("127.0.0.1", first)).unwrap();
+    std::fs::write(&go, "").unwrap();
+    let s = summary(&child.wait_with_output().unwrap());
+    assert_eq!(s["missing"], 0);
+    assert_ne!(port_of(&root, "002-a"), first, "abprof picked another free port");
+    assert_eq!(f.hooks(), [2, 1, 1]);
+}
+
+// ---- Signals in every phase of a sample ----
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// The server is starting: abprof polls /health.
+    Health,
+    /// Pure decode's prompt-cache warm-up request.
+    WarmUp,
+    /// The idle gate waits for the server to go idle.
+    Gate,
+    /// The timed request streams.
+    Request,
+    /// Between two samples: the next sample's `before` hook runs.
+    Between,
+}
+
+/// A prompt of about 2,700 tokens: pure decode's warm-up prefills it for over a second on one
+/// thread, a window a signal can be aimed at.
+fn long_prompt(f: &Fault) -> PathBuf {
+    let p = f.dir.path().join("long-prompt.txt");
+    std::fs::write(&p, ["the quick brown fox jumps over the lazy dog"; 300].join(" ")).unwrap();
+    p
+}
+
+/// The first line of a wrapper: the study's `--version` probe meets the real server, not the fault.
+fn version_as_is() -> String {
+    format!("[ \"$1\" = --version ] && exec {} --version\n", testbed().server.display())
+}
+
+/// Signals abprof (the test's child) once its first sample is in `phase`: it must stop that
+/// phase at once, restore once, leave nothing running and lose nothing, and `--resume` finishes.
+fn signal_in(phase: Phase, sig: Signal) {
+    let f = Fault::new();
+    let root = f.root();
+    let (server, mark) = (testbed().server.display().to_string(), f.first_run_mark().display().to_string());
+    let version = version_as_is();
+    let (study, samples) = match phase {
+        Phase::Health => {
+            let w = f.script(
+                "slow-start",
+                &format!("{version}if [ ! -e {mark} ]; then touch {mark}; sleep 60; fi\nexec {server} \"$@\"\n"),
+            );
+            (Study::new(&f, 8, 1, &[variant_bin("a", &w, "")]), 1)
+        }
+        Phase::WarmUp => {
+            let s = Study::new(&f, 8, 1, &[variant("a", "-t 1")]).set("pure_decode", true);
+            (s.set("prompt", long_prompt(&f).display().to_string()), 1)
+        }
+        Phase::Gate => {
+            // abprof watches the process it started; on the first run that one burns a core.
+            let w = f.script(
+                "busy-server",
+                &format!(
+                    "{version}if [ -e {mark} ]; then exec {server} \"$@\"; fi\ntouch {mark}\n{server} \"$@\" &\nwhile :; do :; done\n"
+                ),
+            );
+            // 200 ms gate windows: in 2 ms ones, a busy loop starved by other builds looks idle.
+            let s = Study::new(&f, 8, 1, &[variant_bin("a", &w, "")]).idle("timeout_s", 60);
+            (s.idle("interval_ms", 200).idle("consecutive", 3), 1)
+        }
+        Phase::Request => (Study::new(&f, 200, 1, &[variant("a", "-t 1")]), 1),
+        Phase::Between => {
+            let m = f.markers().join("before").display().to_string();
+            let hook = format!("sh -c 'echo before >> {m}; [ $(wc -l < {m}) -ne 2 ] || sleep 60'");
+            (Study::new(&f, 8, 2, &[variant("a", "")]).hook("before", hook), 2)
+        }
+    };
+    let child = spawn(&study.args());
+    let limit = Duration::from_secs(120);
+    match phase {
+        Phase::Health => wait_for("the slow start", limit, || f.first_run_mark().exists()),
+        Phase::WarmUp => wait_for("the warm-up", limit, || server_log(&root, "001-a").contains("launch_slot_")),
+        Phase::Gate => {
+            wait_for("health", limit, || server_log(&root, "001-a").contains("listening on"));
+            // abprof notices health within a poll (10 ms): by now it waits in the gate.
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        Phase::Request => {
+            server_mid_request(&root, 1);
+        }
+        Phase::Between => wait_for("the second before hook", limit, || f.hooks()[0] == 2),
+    }
+    let sent = Instant::now();
+    signal(&child, sig);
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    eprintln!("{phase:?} × {sig}: abprof exited {:.2} s after the signal", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(128 + sig as i32), "{phase:?}: {}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains(&format!("interrupted by signal {}", sig as i32)) && line.contains("--resume"), "{line}");
+    assert!(took < Duration::from_secs(5), "{phase:?}: the signal waited for the phase to end ({took:?})");
+    assert_eq!(f.hooks(), [samples, 1, 1], "{phase:?}");
+    match phase {
+        Phase::Between => {
+            assert_eq!(finished(&root), 1, "the finished sample stays");
+            assert!(!root.join("samples/002-a").exists(), "no server started after the signal");
+        }
+        Phase::WarmUp => {
+            assert_eq!(server_log(&root, "001-a").matches("launch_slot_").count(), 1, "the request never started")
+        }
+        Phase::Gate => assert!(!server_log(&root, "001-a").contains("launch_slot_"), "no request passed the gate"),
+        Phase::Health | Phase::Request => {}
+    }
+    if !matches!(phase, Phase::Between) {
+        assert_eq!(finished(&root), 0, "an interrupted sample is not recorded");
+    }
+    let s = summary(&resume(&root));
+    assert_eq!(s["missing"], 0, "{phase:?}");
+    assert_eq!(finished(&root), samples);
+    assert_eq!(f.hooks(), [samples + 1, 2, 2], "{phase:?}");
+}
+
+#[test]
+fn sigint_while_the_server_starts() {
+    signal_in(Phase::Health, Signal::SIGINT);
+}
+#[test]
+fn sigterm_while_the_server_starts() {
+    signal_in(Phase::Health, Signal::SIGTERM);
+}
+#[test]
+fn sigint_during_the_warm_up() {
+    signal_in(Phase::WarmUp, Signal::SIGINT);
+}
+#[test]
+fn sigterm_during_the_warm_up() {
+    signal_in(Phase::WarmUp, Signal::SIGTERM);
+}
+#[test]
+fn sigint_in_the_idle_gate() {
+    signal_in(Phase::Gate, Signal::SIGINT);
+}
+#[test]
+fn sigterm_in_the_idle_gate() {
+    signal_in(Phase::Gate, Signal::SIGTERM);
+}
+#[test]
+fn sigint_mid_request() {
+    signal_in(Phase::Request, Signal::SIGINT);
+}
+#[test]
+fn sigterm_mid_request() {
+    signal_in(Phase::Request, Signal::SIGTERM);
+}
+#[test]
+fn sigint_between_samples() {
+    signal_in(Phase::Between, Signal::SIGINT);
+}
+#[test]
+fn sigterm_between_samples() {
+    signal_in(Phase::Between, Signal::SIGTERM);
+}
+
+// ---- Hooks, disk, records ----
+
+#[test]
+fn a_failed_restore_hook_still_runs_verify_writes_the_summary_and_exits_1() {
+    let f = Fault::new();
+    let root = f.root();
+    let after = format!("sh -c 'echo after >> {}; exit 3'", f.markers().join("after").display());
+    let out = run(&Study::new(&f, 8, 1, &[variant("a", "")]).hook("after", after).args());
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    assert!(one_line(&out).contains("restore/verify hooks failed"), "{}", err(&out));
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(read_json(&root.join("summary.json")), printed, "the summary is written as printed");
+    assert_eq!(f.hooks(), [1, 1, 1], "verify ran after the failed restore");
+    let iso = read_json(&root.join("isolation.json"));
+    assert_eq!(iso["restored"], false, "{iso:#}");
+}
+
+/// Files in `dir` named like a temporary of `atomic_file`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    let names = std::fs::read_dir(dir).map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().to_string()));
+    names.into_iter().flatten().filter(|n| n.starts_with('.') && n.ends_with(".tmp")).collect()
+}
+
+#[test]
+fn a_full_disk_at_start_is_one_line_and_the_same_command_then_runs() {
+    let f = Fault::on_tmpfs("8m");
+    let root = f.root();
+    let disk = f.disk.as_ref().unwrap();
+    disk.fill();
+    let args = Study::new(&f, 8, 1, &[variant("a", "")]).args();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("is full, so the study did not start") && line.contains("No space left"), "{line}");
+    assert_eq!(f.hooks(), [0, 0, 0]);
+    assert_eq!(temporaries(&root), Vec::<String>::new(), "no half-written temporary is left");
+    // No circle: --resume says there is no study to resume, and the same command reuses the folder.
+    let r = resume(&root);
+    assert_eq!(r.status.code(), Some(1));
+    let line = one_line(&r);
+    assert!(line.contains("not an abprof study folder") || line.contains("never started"), "{line}");
+    disk.free();
+    assert_eq!(summary(&run(&args))["missing"], 0);
+    assert_eq!(f.hooks(), [1, 1, 1]);
+}
+
+#[test]
+fn a_disk_that_fills_mid_study_stops_it_with_one_line_and_resume_completes() {
+    let f = Fault::on_tmpfs("32m");
+    let root = f.root();
+    let disk = f.disk.as_ref().unwrap();
+    let m = f.markers().join("before").display().to_string();
+    let filler = disk.0.join("filler").display().to_string();
+    // The second sample's before hook fills the disk the study writes to.
+    let hook = format!("sh -c 'echo before >> {m}; [ $(wc -l < {m}) -ne 2 ] || cat /dev/zero > {filler}; true'");
+    let out = run(&Study::new(&f, 8, 2, &[variant("a", "")]).hook("before", hook).args());
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("is full") && line.contains("--resume") && line.contains("sample 2 (a)"), "{line}");
+    assert_eq!(f.hooks(), [2, 1, 1]);
+    assert_eq!(finished(&root), 1, "the finished sample stays");
+    let first = read_json(&root.join("samples/001-a/sample.json"));
+    assert!(first["error"].is_null(), "{first:#}");
+    disk.free();
+    assert_eq!(summary(&resume(&root))["missing"], 0);
+    assert_eq!(read_json(&root.join("samples/001-a/sample.json")), first, "measured once");
+    assert_eq!(f.hooks(), [3, 2, 2]);
+}
+
+#[test]
+fn a_corrupt_sample_record_is_rejected_by_summarize_and_measured_again_by_resume() {
+    let f = Fault::new();
+    let root = f.root();
+    assert_eq!(summary(&run(&Study::new(&f, 8, 1, &[variant("a", "")]).args()))["missing"], 0);
+    let record = root.join("samples/001-a/sample.json");
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, &text[..text.len() / 2]).unwrap();
+    let out = abprof().arg("summarize").arg(&root).arg("--json").output().unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", err(&out)));
+    let why = &s["rejected"][0]["reasons"][0];
+    assert_eq!(why["rule"], "corrupt-record", "{:#}", s["rejected"]);
+    assert_eq!(s["variants"][0]["accepted"], 0);
+    let s = summary(&resume(&root));
+    assert_eq!((s["missing"].as_u64(), s["variants"][0]["accepted"].as_u64()), (Some(0), Some(1)), "{s:#}");
+    assert!(read_json(&record)["error"].is_null());
+    let kept = std::fs::read_to_string(root.join("samples/001-a.attempt-1/sample.json")).unwrap();
+    assert_eq!(kept, text[..text.len() / 2], "the corrupt record is kept aside, not deleted");
+    assert_eq!(f.hooks(), [2, 2, 2]);
 }

@@ -210,6 +210,54 @@ fn an_interrupted_pi_study_is_finished_by_resume() {
     assert_ne!(out.status.code(), Some(130), "{stderr}");
 }
 
+#[test]
+fn a_pi_run_whose_server_stalls_is_ended_at_the_stall_timeout() {
+    use std::os::unix::fs::PermissionsExt;
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Becomes the real server, leaving its pid behind (its --version probe does not count).
+    let pid_file = dir.path().join("server.pid");
+    let wrapper = dir.path().join("server");
+    let body = format!(
+        "#!/bin/sh\n[ \"$1\" = --version ] || echo $$ > {}\nexec {} \"$@\"\n",
+        pid_file.display(),
+        tb.server.display()
+    );
+    std::fs::write(&wrapper, body).unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+        .args(["pi", "--variant", &format!("a={}", wrapper.display()), "--samples", "1", "--model"])
+        .arg(&tb.smollm2)
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "24", "--timeout", "300"])
+        .args(["--stall-timeout", "3", "--json", "--root"])
+        .arg(root.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // pi is being started: stop its server (abprof's grandchild), so pi's request never answers.
+    wait_for(&root.path().join("pi/a-1/pi.jsonl"), Duration::from_secs(120), "pi never started");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let server = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    let stopped = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = stopped.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Whatever happened, the stopped server must not outlive the test.
+    let _ = nix::sys::signal::kill(server, nix::sys::signal::Signal::SIGCONT);
+    eprintln!("pi stalled: abprof done {:.1} s after the server stopped", took.as_secs_f64());
+    assert_eq!(out.status.code(), Some(3), "the sample failed: {stderr}");
+    assert!(took < Duration::from_secs(20), "{took:?}: the stall timeout did not end pi");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let smp = &r["samples"][0];
+    assert_eq!(smp["pi_exit"], serde_json::json!({"stalled": 3}), "{smp}");
+    assert!(smp["failures"].to_string().contains("wrote nothing for 3 s"), "{smp}");
+    assert!(std::fs::metadata(root.path().join("pi/a-1/pi.jsonl")).unwrap().len() > 0, "pi's partial output is kept");
+    assert_eq!(processes_mentioning(&root.path().display().to_string()), Vec::<u32>::new(), "left running");
+}
+
 fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {
     Some(CodeRun { python: Path::new("python3"), timeout: Duration::from_secs(30), evidence })
 }

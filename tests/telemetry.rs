@@ -281,3 +281,42 @@ fn monitor_records_csv_and_reports_rates() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("choose one of"));
 }
+
+/// SIGTERM (a supervisor, `timeout`) and SIGHUP (a closed ssh session) end an open-ended monitor
+/// run like Ctrl-C: the CSV and statistics are written and the account printed, exit 0.
+#[test]
+fn monitor_stops_cleanly_on_sigterm_and_sighup() {
+    use nix::sys::signal::{kill, Signal};
+    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, stats) = (dir.path().join("m.csv"), dir.path().join("stats.json"));
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+            .args(["monitor", "--telemetry", "amdgpu-sysfs", "--hz", "200", "--csv"])
+            .arg(&csv)
+            .arg("--stats-json")
+            .arg(&stats)
+            .arg("--sysfs-root")
+            .arg(sysfs("apu-v3_0"))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Running once the CSV has rows past its header.
+        let t0 = std::time::Instant::now();
+        while std::fs::read_to_string(&csv).unwrap_or_default().lines().count() < 2 {
+            assert!(t0.elapsed() < std::time::Duration::from_secs(20), "the monitor never wrote a row");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+        let sent = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{signal}: {stdout}\n{stderr}");
+        assert!(sent.elapsed() < std::time::Duration::from_secs(3), "{signal}: took {:?}", sent.elapsed());
+        assert!(stdout.contains("Hz achieved"), "{signal}: the account is printed: {stdout}");
+        let rows = std::fs::read_to_string(&csv).unwrap().lines().count();
+        let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&stats).unwrap()).unwrap();
+        assert!(st["stats"]["reads"].as_u64().unwrap() > 0, "{signal}: {st}");
+        assert!(rows > 2, "{signal}: the CSV is flushed: {rows} lines");
+    }
+}

@@ -18,7 +18,8 @@ pub(crate) struct Args {
     /// Reads per second (1 to 10000).
     #[arg(long, default_value_t = 100.0, value_parser = parse_hz, value_name = "N")]
     pub(crate) hz: f64,
-    /// How long to run, e.g. 30s, 500ms, 2m (default: until Ctrl-C).
+    /// How long to run, e.g. 30s, 500ms, 2m (default: until Ctrl-C, SIGTERM or SIGHUP, which
+    /// end the run normally: files written, summary printed, exit 0).
     #[arg(long, value_parser = parse_duration, value_name = "D")]
     pub(crate) duration: Option<Duration>,
     /// Write every sample to this CSV file.

@@ -125,7 +125,8 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         }
         Ok(())
     });
-    let run = crate::study::run_study_with(&file, &root, resume, &mut PiStudy::new(&section, on_sample))?;
+    let stall = std::time::Duration::from_secs(file.stall_timeout_s);
+    let run = crate::study::run_study_with(&file, &root, resume, &mut PiStudy::new(&section, stall, on_sample))?;
     let interrupted_by = match run.outcome {
         Outcome::Completed => None,
         Outcome::Interrupted(sig) => Some(sig),

@@ -16,7 +16,7 @@ mod run_tests;
 pub(crate) use chat::ChatLoad;
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
-pub(crate) use observer::{NoObserver, SampleObserver, SamplePhase};
+pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};
 pub(crate) use record::StreamMetrics;
 pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 #[cfg(test)]

@@ -23,12 +23,22 @@ impl SamplePhase {
     }
 }
 
+/// Why the idle gate let no request through.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum GateError {
+    /// abprof was told to stop while the gate waited.
+    Interrupted,
+    /// The gate gave up (it timed out, or telemetry failed).
+    Failed(String),
+}
+
 pub(crate) trait SampleObserver {
     fn phase(&mut self, _phase: SamplePhase) {}
     /// Right after the server was spawned, with its pid (it leads its own process group).
     fn server_started(&mut self, _pid: u32) {}
-    /// Between health and the load; blocks until the GPU (or the server's CPU) is idle.
-    fn before_request(&mut self, _server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
+    /// Between health and the load; blocks until the GPU (or the server's CPU) is idle, or until
+    /// abprof is told to stop.
+    fn before_request(&mut self, _server_pid: u32) -> Result<Option<IdleGateRecord>, GateError> {
         Ok(None)
     }
     /// The moment the load has ended, before the server is stopped: cheap work only (mark the

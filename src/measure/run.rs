@@ -6,7 +6,7 @@
 use super::files::SampleFiles;
 use super::launcher::{Launcher, ServerControl, Spawn};
 use super::load::Load;
-use super::observer::{SampleObserver, SamplePhase};
+use super::observer::{GateError, SampleObserver, SamplePhase};
 use super::record::{ExpectOutcome, Sample, SampleSteps, ServerTiming, StreamMetrics};
 use crate::client::{Client, StreamRecord};
 use crate::clock::{Span, Stamp};
@@ -175,7 +175,10 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         }
         Err(e) => {
             let _ = server.stop(spec.stop_timeout, spec.kill_on_stop_timeout);
-            return Err(SampleError::Gate(e));
+            return Err(match e {
+                GateError::Interrupted => SampleError::Interrupted,
+                GateError::Failed(why) => SampleError::Gate(why),
+            });
         }
     }
 

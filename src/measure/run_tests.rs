@@ -3,7 +3,7 @@
 use super::files::SampleFiles;
 use super::launcher::{Launcher, ServerControl};
 use super::load::{Load, LoadRun};
-use super::observer::{SampleObserver, SamplePhase};
+use super::observer::{GateError, SampleObserver, SamplePhase};
 use super::record::Sample;
 use super::run::{run_sample_with, SampleError, SampleSpec};
 use crate::client::{Client, StreamRecord};
@@ -105,17 +105,17 @@ impl Load for TestLoad {
 
 struct TestObserver {
     events: Events,
-    gate_fails: bool,
+    gate: Option<GateError>,
 }
 
 impl SampleObserver for TestObserver {
     fn phase(&mut self, phase: SamplePhase) {
         self.events.borrow_mut().push(format!("phase {}", phase.name()));
     }
-    fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
+    fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, GateError> {
         self.events.borrow_mut().push("gate".into());
-        if self.gate_fails {
-            return Err("the GPU never went idle".into());
+        if let Some(e) = self.gate.clone() {
+            return Err(e);
         }
         Ok(Some(IdleGateRecord { source: format!("pid {server_pid}"), waited_ms: 3.0, ..Default::default() }))
     }
@@ -133,7 +133,7 @@ struct Case {
     script: Script,
     load_fails: bool,
     interrupted: bool,
-    gate_fails: bool,
+    gate: Option<GateError>,
     expect: Option<&'static str>,
 }
 
@@ -160,7 +160,7 @@ fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, te
     };
     let mut launcher = ScriptedLauncher { script: case.script, events: events.clone() };
     let mut load = TestLoad { events: events.clone(), fails: case.load_fails, interrupted: case.interrupted };
-    let mut observer = TestObserver { events: events.clone(), gate_fails: case.gate_fails };
+    let mut observer = TestObserver { events: events.clone(), gate: case.gate };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let result = rt.block_on(run_sample_with(&mut launcher, &spec, &files, &mut load, &mut observer));
     let events = events.borrow().clone();
@@ -217,10 +217,20 @@ fn a_server_that_never_becomes_healthy_is_an_error_and_is_stopped() {
 
 #[test]
 fn an_idle_gate_that_gives_up_stops_the_server_before_the_load() {
-    let (r, events, _files, _d) = run(Case { gate_fails: true, ..Case::default() });
+    let gate = Some(GateError::Failed("the GPU never went idle".into()));
+    let (r, events, _files, _d) = run(Case { gate, ..Case::default() });
     assert!(matches!(r, Err(SampleError::Gate(ref e)) if e.contains("never went idle")));
     assert!(!events.contains(&"load".to_string()), "{events:?}");
     assert_eq!(events.last().unwrap(), "stop");
+}
+
+#[test]
+fn a_signal_during_the_idle_gate_stops_the_server_and_records_nothing() {
+    let (r, events, files, _d) = run(Case { gate: Some(GateError::Interrupted), ..Case::default() });
+    assert!(matches!(r, Err(SampleError::Interrupted)), "{r:?}");
+    assert!(!events.contains(&"load".to_string()), "{events:?}");
+    assert_eq!(events.last().unwrap(), "stop");
+    assert!(!files.record().exists());
 }
 
 #[test]

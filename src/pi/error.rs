@@ -7,4 +7,6 @@ pub(crate) enum PiError {
     PiMissing(PathBuf),
     #[error("could not start pi ({bin}): {source}")]
     PiSpawn { bin: PathBuf, source: std::io::Error },
+    #[error("`{} --version` did not answer within {secs} s and was stopped: check that pi runs (`pi --version`), or pass another --pi-bin", bin.display())]
+    VersionTimedOut { bin: PathBuf, secs: u64 },
 }

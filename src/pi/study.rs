@@ -5,11 +5,11 @@ use crate::measure::pi::{AgentModel, PiLoad, PiSettings};
 use crate::measure::Sample;
 use crate::schedule::Slot;
 use crate::study::evidence::SampleLayout;
+use crate::study::facts::version_probe;
 use crate::study::file::PiSection;
 use crate::study::{StudyConfig, StudyContext};
 use anyhow::Result;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// Called after each recorded sample (the CLI rewrites `pi.json` and prints a line).
@@ -21,13 +21,15 @@ pub(crate) struct PiStudy<'a> {
 }
 
 impl<'a> PiStudy<'a> {
-    pub(crate) fn new(section: &PiSection, on_sample: OnSample<'a>) -> PiStudy<'a> {
+    /// `stall_timeout`: the study's (`stall_timeout_s`), applied to Pi's output.
+    pub(crate) fn new(section: &PiSection, stall_timeout: Duration, on_sample: OnSample<'a>) -> PiStudy<'a> {
         PiStudy {
             settings: PiSettings {
                 pi_bin: section.pi_bin.clone(),
                 prompt: section.prompt.clone(),
                 model: AgentModel { context_window: section.context_window, max_tokens: section.max_tokens },
                 timeout: Duration::from_secs(section.timeout_s),
+                stall_timeout,
                 python: section.python.clone(),
                 code_timeout: Duration::from_secs(section.code_timeout_s),
                 check_code: true,
@@ -53,12 +55,41 @@ impl StudyConfig for PiStudy<'_> {
     }
 }
 
+/// How long `pi --version` may take: Node starts in a second or two even on a loaded host.
+const PI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// `pi --version`, recorded with the study (the Pi version must stay identical across variants).
+/// A pi that does not answer is ended (the same probe as a variant's `--version`), not waited for.
 pub(crate) fn pi_version(pi_bin: &Path) -> Result<String, PiError> {
-    let out = Command::new(pi_bin).arg("--version").env("PI_OFFLINE", "1").output().map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => PiError::PiMissing(pi_bin.to_path_buf()),
-        _ => PiError::PiSpawn { bin: pi_bin.to_path_buf(), source: e },
-    })?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    Ok(text.trim().to_string())
+    match version_probe(pi_bin, &[("PI_OFFLINE", "1")], PI_VERSION_TIMEOUT) {
+        Ok(Some(text)) => Ok(text),
+        Ok(None) => Err(PiError::VersionTimedOut { bin: pi_bin.to_path_buf(), secs: PI_VERSION_TIMEOUT.as_secs() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(PiError::PiMissing(pi_bin.to_path_buf())),
+        Err(e) => Err(PiError::PiSpawn { bin: pi_bin.to_path_buf(), source: e }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_pi_that_never_answers_its_version_is_ended_with_one_line() {
+        let d = tempfile::tempdir().unwrap();
+        let stuck = d.path().join("pi");
+        std::fs::write(&stuck, "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n").unwrap();
+        std::fs::set_permissions(&stuck, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let t = std::time::Instant::now();
+        let e = version_probe(&stuck, &[], Duration::from_millis(300)).unwrap();
+        assert_eq!(e, None);
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        let said = PiError::VersionTimedOut { bin: stuck.clone(), secs: 30 }.to_string();
+        assert!(said.contains("--version") && said.contains("30 s"), "{said}");
+        let ok = d.path().join("pi-ok");
+        std::fs::write(&ok, "#!/bin/sh\n[ \"$PI_OFFLINE\" = 1 ] && echo 0.73.1\n").unwrap();
+        std::fs::set_permissions(&ok, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(pi_version(&ok).unwrap(), "0.73.1");
+        assert!(matches!(pi_version(&d.path().join("none")), Err(PiError::PiMissing(_))));
+    }
 }

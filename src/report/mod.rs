@@ -72,7 +72,10 @@ pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
     }
 }
 
-/// Prints a result on stdout.
+/// Prints a result on stdout. A reader that went away (a closed pipe, a terminal that hung up)
+/// loses the output; it is no reason to panic once the work is done and saved.
 pub(crate) fn emit<T: Render + ?Sized>(value: &T, format: Format) {
-    print!("{}", render(value, format));
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(render(value, format).as_bytes()).and_then(|()| out.flush());
 }

@@ -93,17 +93,18 @@ impl LiveView for LiveLine {
         if self.tty {
             // Longer than the terminal, the line would wrap and \r could no longer redraw it.
             let line: String = line.chars().take(terminal_columns().unwrap_or(80).saturating_sub(1)).collect();
-            print!("\r\x1b[2K{line}");
-            io::stdout().flush()
+            let mut out = io::stdout().lock();
+            write!(out, "\r\x1b[2K{line}")?;
+            out.flush()
         } else {
-            println!("{:>8.2}s  {line}", elapsed.as_secs_f64());
-            Ok(())
+            writeln!(io::stdout().lock(), "{:>8.2}s  {line}", elapsed.as_secs_f64())
         }
     }
 
+    /// Errors come back rather than panic: a terminal that hung up must not stop the files.
     fn finish(&mut self) -> io::Result<()> {
         if self.tty {
-            println!();
+            writeln!(io::stdout().lock())?;
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 pub(crate) mod log;
 mod process;
 
+pub(crate) use process::check_port_free;
 pub use process::{LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};
 
 /// A port on `host` that nothing listens on right now (the OS picks it), for an isolated server.

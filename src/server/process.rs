@@ -85,8 +85,10 @@ pub enum ServerError {
         "server binary {0} is not an executable file: pass the llama-server binary itself, with its execute bit set"
     )]
     NotExecutable(PathBuf),
-    #[error("port {port} on {host} is already in use by another process: stop it or pass another --port")]
+    #[error("port {port} on {host} is already in use by another process: stop it, or pass another --port (`port` in a study file)")]
     PortInUse { host: String, port: u16 },
+    #[error("no free port on {0}: {1}")]
+    NoFreePort(String, #[source] std::io::Error),
     #[error("server arguments set {0} themselves, which abprof owns: remove it from the server args")]
     OwnedArgument(String),
     #[error("could not start {program}: {source} (is it a llama-server built for this machine?)")]
@@ -137,7 +139,9 @@ fn check_binary(path: &Path) -> Result<(), ServerError> {
     Ok(())
 }
 
-fn check_port_free(host: &str, port: u16) -> Result<(), ServerError> {
+/// Refuses a port something else already listens on: the server would fail to bind it, or a
+/// request would reach the other process.
+pub(crate) fn check_port_free(host: &str, port: u16) -> Result<(), ServerError> {
     match std::net::TcpListener::bind((host, port)) {
         Ok(_) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {

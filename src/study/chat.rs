@@ -46,7 +46,8 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
     }
     let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
     let base = &ctx.variants[0];
-    let launch = LaunchSpec::for_variant(base, &file.model, ctx.common_args, ctx.port, &ev.path("calibration"));
+    let port = ctx.port.ensure_free()?;
+    let launch = LaunchSpec::for_variant(base, &file.model, ctx.common_args, port, &ev.path("calibration"));
     let cal = calibrate_on_fresh_server(
         &launch,
         Duration::from_secs(file.health_timeout_s),

@@ -9,10 +9,11 @@ use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
+use super::port::StudyPort;
 use super::run_record::{InFlight, RunFile};
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
-use crate::server::{free_port, LaunchSpec};
+use crate::server::LaunchSpec;
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
@@ -41,7 +42,7 @@ pub(crate) struct StudyContext<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) variants: &'a [Variant],
     pub(crate) common_args: &'a [String],
-    pub(crate) port: u16,
+    pub(crate) port: &'a StudyPort,
     /// Set once SIGINT/SIGTERM/SIGHUP arrived: a load that blocks must end its work and return.
     pub(crate) cancel: &'a Arc<AtomicBool>,
 }
@@ -49,7 +50,12 @@ pub(crate) struct StudyContext<'a> {
 impl StudyContext<'_> {
     /// The variant's own server on the study's loopback port.
     pub(crate) fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
-        LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port, &files.dir)
+        LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port.get(), &files.dir)
+    }
+
+    /// Set once a signal arrived (the listener publishes its number first, then sets this).
+    pub(crate) fn cancelled(&self) -> bool {
+        self.cancel.load(Ordering::SeqCst)
     }
 }
 
@@ -86,7 +92,7 @@ pub(crate) trait StudyConfig {
             launch: ctx.launch(v, files),
             expected_prompt_tokens: self.expected_prompt_tokens(),
             health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
-            stop_timeout: Duration::from_secs(60),
+            stop_timeout: Duration::from_secs(ctx.file.stop_timeout_s),
             kill_on_stop_timeout: true,
             expect: v.expect_regex(),
         })
@@ -204,20 +210,21 @@ pub(crate) fn run_study<C: StudyConfig>(
     let (variants, common) = check_study(file)?;
     let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
-    let port = match file.port {
-        Some(p) => p,
-        None => free_port("127.0.0.1")?,
-    };
+    let port = StudyPort::new(file.port)?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
-    let mut plan: Plan = if resume {
-        read_json(&ev.path("plan.json"))?
+    let (mut plan, mut binaries) = if resume {
+        let plan: Plan = read_json(&ev.path("plan.json"))?;
+        (plan, record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?)
     } else {
-        crate::atomic_file::write_atomic(&ev.study_toml(), file.to_toml().as_bytes())?;
-        let plan = config.plan(file, &variants);
-        write_json(&ev.path("plan.json"), &plan)?;
-        plan
+        start(&ev, file, &variants, &common, &telemetry_desc, config).map_err(|e| {
+            on_full_disk(e, || {
+                format!(
+                    "the disk holding {} is full, so the study did not start: free space, then run the same command again (it reuses the folder)",
+                    ev.root.display()
+                )
+            })
+        })?
     };
-    let mut binaries = record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?;
     let mut telemetry = TelemetrySlot { gpu, hz: f64::from(file.telemetry_hz) };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
@@ -242,8 +249,9 @@ pub(crate) fn run_study<C: StudyConfig>(
         let cancel = cancel.clone();
         rt.spawn(async move {
             let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15, _ = hup.recv() => 1 };
-            cancel.store(true, Ordering::SeqCst);
+            // The number first: whoever sees the flag finds which signal it was.
             let _ = signal_tx.send(n);
+            cancel.store(true, Ordering::SeqCst);
         });
     }
     // The planned samples, then (adaptive studies) one more block at a time while the
@@ -256,7 +264,7 @@ pub(crate) fn run_study<C: StudyConfig>(
             plan: &plan,
             variants: &variants,
             common_args: &common,
-            port,
+            port: &port,
             cancel: &cancel,
         };
         match rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone())) {
@@ -277,12 +285,51 @@ pub(crate) fn run_study<C: StudyConfig>(
         }
     };
     let restored = restore.finish();
-    result?;
+    result.map_err(|e| {
+        on_full_disk(e, || {
+            let root = ev.root.display();
+            format!("the disk holding {root} is full: free space, then `--resume {root}` continues the study (every finished sample is kept)")
+        })
+    })?;
     let outcome = match *signal.borrow() {
         0 => Outcome::Completed,
         n => Outcome::Interrupted(n),
     };
     Ok(StudyRun { outcome, evidence: ev, restored, samples_taken: taken })
+}
+
+/// A new study's first files. `plan.json` is written last: a folder without it is a start that
+/// failed (a full disk, say), which the next run with the same `--root` reuses.
+fn start<C: StudyConfig>(
+    ev: &Evidence,
+    file: &StudyFile,
+    variants: &[Variant],
+    common: &[String],
+    telemetry: &str,
+    config: &C,
+) -> Result<(Plan, Vec<WatchedBinary>)> {
+    let toml = ev.study_toml();
+    crate::atomic_file::write_atomic(&toml, file.to_toml().as_bytes())
+        .map_err(|e| super::evidence::EvidenceError::Write { path: toml, source: e })?;
+    let binaries = record_facts(ev, file, variants, common, false, telemetry)?;
+    let plan = config.plan(file, variants);
+    write_json(&ev.path("plan.json"), &plan)?;
+    Ok((plan, binaries))
+}
+
+/// `e` led by `what_to_do` when a full disk (or an exhausted quota) caused it: the io error alone
+/// names neither the fix nor what became of the study.
+fn on_full_disk(e: anyhow::Error, what_to_do: impl FnOnce() -> String) -> anyhow::Error {
+    let full = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+            .is_some_and(|n| n == nix::libc::ENOSPC || n == nix::libc::EDQUOT)
+    });
+    if full {
+        e.context(what_to_do())
+    } else {
+        e
+    }
 }
 
 /// A run that died without its restore (SIGKILL, a crash) left `run.json`: say so, stop a server
@@ -321,7 +368,6 @@ async fn drive<C: StudyConfig>(
     binaries: &mut [WatchedBinary],
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
-    let interrupted = |s: &tokio::sync::watch::Receiver<i32>| *s.borrow() != 0;
     let (ev, plan) = (ctx.evidence, ctx.plan);
     let todo: Vec<Slot> = ev
         .samples(plan)
@@ -332,10 +378,11 @@ async fn drive<C: StudyConfig>(
     if todo.is_empty() {
         return Ok(0);
     }
-    hooks.before().map_err(|e| anyhow!(e))?;
-    if interrupted(&signal) {
+    let before = hooks.before(ctx.cancel);
+    if ctx.cancelled() {
         return Ok(0);
     }
+    before.map_err(|e| anyhow!(e))?;
     // Under the study's isolation and before any of its servers runs (docs/methodology.md §18).
     let gpu = telemetry.gpu.as_ref().map(|g| g.kind());
     tokio::task::block_in_place(|| super::roofline::record(ev, ctx.file, ctx.variants, ctx.common_args, gpu))?;
@@ -352,17 +399,23 @@ async fn drive<C: StudyConfig>(
     bar.set_position((plan.slots.len() - todo.len()) as u64);
     let mut taken = 0;
     for (i, slot) in todo.iter().enumerate() {
-        if interrupted(&signal) {
+        if ctx.cancelled() {
             break;
         }
         let label = &plan.labels[slot.variant];
         let t0 = Instant::now();
         let started_at = now();
         if i > 0 {
-            hooks.before().map_err(|e| anyhow!(e))?;
+            // A signal during the hooks ends them, and no server starts after them.
+            let before = hooks.before(ctx.cancel);
+            if ctx.cancelled() {
+                break;
+            }
+            before.map_err(|e| anyhow!(e))?;
         }
         let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
         binaries[slot.variant].check().map_err(|c| anyhow!(describe_change(label, &c)))?;
+        ctx.port.ensure_free().map_err(|e| anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)))?;
         let dir = ev.sample_dir(plan, slot);
         if dir.exists() {
             ev.set_aside(&dir)?;
@@ -372,11 +425,12 @@ async fn drive<C: StudyConfig>(
         let mut load = config.load(ctx, slot)?;
         let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
         let in_flight = dir.clone();
-        let mut observer =
-            StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone()).on_spawn(move |pid| {
+        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone())
+            .on_spawn(move |pid| {
                 let server = InFlight { pid, pgid: pid, sample_dir: in_flight.clone() };
                 run_file.lock().unwrap().set_server(Some(server));
-            });
+            })
+            .cancel_on(ctx.cancel.clone());
         let outcome = tokio::select! {
             r = run_sample(&spec, &files, &mut load, &mut observer) => Some(r),
             _ = signal.changed() => None,
@@ -404,7 +458,9 @@ async fn drive<C: StudyConfig>(
             Some(Err(e)) => {
                 entry.status = "error".into();
                 entry.ended_at = now();
-                ev.append_order(&entry)?;
+                // The sample's own error is the cause to report, even when its order line cannot
+                // be written either (a full disk fails both).
+                let _ = ev.append_order(&entry);
                 return Err(anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)));
             }
             Some(Ok(mut sample)) => {

@@ -151,9 +151,19 @@ pub struct Evidence {
 /// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
 const LOCK_FILE: &str = "abprof.lock";
 
-/// What a new study writes before `plan.json` (and their temporaries): a folder holding only
-/// these, and no plan, is a start that failed.
-const PARTIAL_START: [&str; 5] = ["study.toml", ".study.toml.tmp", ".plan.json.tmp", ".sweep.json.tmp", LOCK_FILE];
+/// What a new study writes before `plan.json`, its last start file (and their temporaries): a
+/// folder holding only these, and no plan, is a start that failed.
+const PARTIAL_START: [&str; 9] = [
+    "study.toml",
+    ".study.toml.tmp",
+    "variants.json",
+    ".variants.json.tmp",
+    "host.json",
+    ".host.json.tmp",
+    ".plan.json.tmp",
+    ".sweep.json.tmp",
+    LOCK_FILE,
+];
 
 /// The record that makes a folder a sweep.
 const SWEEP_RECORD: &str = "sweep.json";
@@ -451,11 +461,15 @@ mod tests {
         // What a disk that filled up while plan.json was written leaves.
         std::fs::write(root.join("study.toml"), "model = \"m\"\n").unwrap();
         std::fs::write(root.join(".plan.json.tmp"), "{\"lab").unwrap();
+        // The facts come before the plan, so a start can fail with them written.
+        std::fs::write(root.join("variants.json"), "[]").unwrap();
+        std::fs::write(root.join("host.json"), "{}").unwrap();
         let e = Evidence::open(&root).err().unwrap();
         assert!(matches!(e, EvidenceError::NeverStarted(_)), "{e}");
         assert!(e.to_string().contains("run it again with --root"), "{e}");
         let ev = Evidence::create(&root).unwrap();
         assert!(!root.join("study.toml").exists() && !root.join(".plan.json.tmp").exists());
+        assert!(!root.join("variants.json").exists() && !root.join("host.json").exists());
         let second = Evidence::create(&root);
         assert!(matches!(second, Err(EvidenceError::NotEmpty(_))), "locked: refused {second:?}");
         drop(ev);

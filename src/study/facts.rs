@@ -119,29 +119,39 @@ pub(crate) const VERSION_PROBE_TIMED_OUT: &str = "version probe timed out";
 /// `timeout` (one that ignores SIGTERM, say) has its process group sent SIGTERM, then SIGKILL,
 /// and is recorded as [`VERSION_PROBE_TIMED_OUT`]: a fact, never a hang.
 pub(crate) fn binary_version(binary: &Path, timeout: Duration) -> String {
-    let run = || -> std::io::Result<(TimedExit, String)> {
-        // A file, not a pipe: a pipe held open by something the binary left behind would block
-        // the read after the kill.
-        let mut out = tempfile::tempfile()?;
-        let mut cmd = Command::new(binary);
-        cmd.arg("--version").stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?);
-        // abprof's own Ctrl-C before the study's signal listener exists ends abprof at once; the
-        // probe, in a process group of its own, must not outlive it.
-        // SAFETY: prctl is async-signal-safe and touches only the child's own state.
-        unsafe {
-            cmd.pre_exec(|| nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from));
-        }
-        let exit = run_timed(&mut cmd, timeout, &AtomicBool::new(false))?.exit;
-        let mut text = String::new();
-        out.seek(SeekFrom::Start(0))?;
-        out.read_to_string(&mut text)?;
-        Ok((exit, text))
-    };
-    match run() {
-        Ok((TimedExit::TimedOut, _)) => VERSION_PROBE_TIMED_OUT.into(),
-        Ok((_, text)) => text.trim().to_string(),
+    match version_probe(binary, &[], timeout) {
+        Ok(None) => VERSION_PROBE_TIMED_OUT.into(),
+        Ok(Some(text)) => text,
         Err(e) => format!("could not run --version: {e}"),
     }
+}
+
+/// What `binary --version` printed (stdout and stderr together, trimmed), with `env` set; `None`
+/// when it did not finish within `timeout` and was ended. Every `--version` abprof runs (a
+/// variant's server, the Pi agent) goes through here.
+pub(crate) fn version_probe(binary: &Path, env: &[(&str, &str)], timeout: Duration) -> std::io::Result<Option<String>> {
+    // A file, not a pipe: a pipe held open by something the binary left behind would block
+    // the read after the kill.
+    let mut out = tempfile::tempfile()?;
+    let mut cmd = Command::new(binary);
+    cmd.arg("--version")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out.try_clone()?);
+    // abprof's own Ctrl-C before the study's signal listener exists ends abprof at once; the
+    // probe, in a process group of its own, must not outlive it.
+    // SAFETY: prctl is async-signal-safe and touches only the child's own state.
+    unsafe {
+        cmd.pre_exec(|| nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from));
+    }
+    if run_timed(&mut cmd, timeout, &AtomicBool::new(false))?.exit == TimedExit::TimedOut {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    out.seek(SeekFrom::Start(0))?;
+    out.read_to_string(&mut text)?;
+    Ok(Some(text.trim().to_string()))
 }
 
 fn first_line_of(path: &str, prefix: &str) -> Option<String> {

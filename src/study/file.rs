@@ -196,6 +196,10 @@ pub struct StudyFile {
     /// (docs/methodology.md §2); absent in study files written before it existed.
     #[serde(default = "default_stall_timeout")]
     pub stall_timeout_s: u64,
+    /// Seconds a server may take to exit after its SIGTERM before its process group gets SIGKILL
+    /// (docs/methodology.md §2 step 7).
+    #[serde(default = "default_stop_timeout")]
+    pub stop_timeout_s: u64,
     /// `auto`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
     #[serde(default = "default_telemetry")]
     pub telemetry: String,
@@ -255,6 +259,9 @@ pub(crate) fn default_health_timeout() -> u64 {
 }
 pub(crate) fn default_stall_timeout() -> u64 {
     crate::client::DEFAULT_STALL_TIMEOUT_S
+}
+pub(crate) fn default_stop_timeout() -> u64 {
+    60
 }
 pub(crate) fn default_telemetry() -> String {
     "auto".into()

@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// How long an interrupted `before` hook gets to exit after its SIGTERM.
+const HOOK_TERM_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct HookRun {
@@ -22,6 +26,10 @@ pub(crate) struct HookRun {
     pub(crate) ms: f64,
     /// Output file, relative to the evidence folder.
     pub(crate) output: String,
+    /// Why that file holds nothing (it could not be created: a full disk, say). The hook ran
+    /// anyway: a restore must never be skipped for want of its log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) output_lost: Option<String>,
     pub(crate) at: String,
 }
 
@@ -59,7 +67,11 @@ impl Hooks {
         let _ = write_json(&self.root.join("isolation.json"), &rec);
     }
 
-    fn run_one(&self, phase: &str, hook: &HookCommand) -> HookRun {
+    /// Runs one hook to its end or its timeout. With `cancel`, a signal to abprof ends it early
+    /// (its group gets SIGTERM, then SIGKILL): a `before` hook must not hold up a stop, while the
+    /// restore hooks always run to their end.
+    fn run_one(&self, phase: &str, hook: &HookCommand, cancel: Option<&AtomicBool>) -> HookRun {
+        let at = chrono::Local::now().to_rfc3339();
         // `Isolation::check` refuses such hooks up front; a record beats a panic mid-restore.
         let Some(argv) = hook.argv() else {
             return HookRun {
@@ -69,47 +81,60 @@ impl Hooks {
                 status: format!("cannot split {hook:?} into a program and arguments"),
                 ms: 0.0,
                 output: String::new(),
-                at: chrono::Local::now().to_rfc3339(),
+                output_lost: None,
+                at,
             };
         };
         let n = self.record.lock().unwrap().runs.len() + 1;
         let rel = format!("isolation/{n:04}-{phase}.log");
         let out_path = self.root.join(&rel);
         let _ = std::fs::create_dir_all(out_path.parent().unwrap());
-        let at = chrono::Local::now().to_rfc3339();
+        let (stdout, stderr, output_lost) = match std::fs::File::create(&out_path).and_then(|f| Ok((f.try_clone()?, f)))
+        {
+            Ok((out, err)) => (Stdio::from(out), Stdio::from(err), None),
+            Err(e) => (Stdio::null(), Stdio::null(), Some(format!("cannot create {rel}: {e}"))),
+        };
         let t0 = Instant::now();
-        let status = match std::fs::File::create(&out_path).and_then(|f| Ok((f.try_clone()?, f))) {
-            Err(e) => format!("cannot create {rel}: {e}"),
-            Ok((out, err)) => match Command::new(&argv[0])
-                .args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(out)
-                .stderr(err)
-                .process_group(0)
-                .spawn()
-            {
-                Err(e) => format!("could not start: {e}"),
-                Ok(mut child) => {
-                    let deadline = t0 + Duration::from_secs(self.iso.timeout_s);
-                    loop {
-                        if let Ok(Some(s)) = child.try_wait() {
-                            break match (s.code(), s.signal()) {
-                                (Some(0), _) => "ok".to_string(),
-                                (Some(c), _) => format!("exit {c}"),
-                                (_, Some(sig)) => format!("signal {sig}"),
-                                _ => "ended".into(),
-                            };
-                        }
-                        if Instant::now() >= deadline {
-                            // Our own child's group only.
-                            let _ = killpg(Pid::from_raw(child.id() as i32), Signal::SIGKILL);
-                            let _ = child.wait();
-                            break format!("timed out after {} s", self.iso.timeout_s);
-                        }
-                        std::thread::sleep(Duration::from_millis(2));
+        let spawned = Command::new(&argv[0])
+            .args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .process_group(0)
+            .spawn();
+        let status = match spawned {
+            Err(e) => format!("could not start: {e}"),
+            Ok(mut child) => {
+                // Our own child's group only.
+                let group = Pid::from_raw(child.id() as i32);
+                let deadline = t0 + Duration::from_secs(self.iso.timeout_s);
+                loop {
+                    if let Ok(Some(s)) = child.try_wait() {
+                        break match (s.code(), s.signal()) {
+                            (Some(0), _) => "ok".to_string(),
+                            (Some(c), _) => format!("exit {c}"),
+                            (_, Some(sig)) => format!("signal {sig}"),
+                            _ => "ended".into(),
+                        };
                     }
+                    if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
+                        let _ = killpg(group, Signal::SIGTERM);
+                        let until = Instant::now() + HOOK_TERM_GRACE;
+                        while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        let _ = killpg(group, Signal::SIGKILL);
+                        let _ = child.wait();
+                        break "stopped: abprof was interrupted".into();
+                    }
+                    if Instant::now() >= deadline {
+                        let _ = killpg(group, Signal::SIGKILL);
+                        let _ = child.wait();
+                        break format!("timed out after {} s", self.iso.timeout_s);
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
                 }
-            },
+            }
         };
         HookRun {
             phase: phase.into(),
@@ -118,14 +143,21 @@ impl Hooks {
             status,
             ms: t0.elapsed().as_secs_f64() * 1e3,
             output: rel,
+            output_lost,
             at,
         }
     }
 
-    fn run_phase(&self, phase: &str, hooks: &[HookCommand], stop_at_failure: bool) -> bool {
+    fn run_phase(
+        &self,
+        phase: &str,
+        hooks: &[HookCommand],
+        stop_at_failure: bool,
+        cancel: Option<&AtomicBool>,
+    ) -> bool {
         let mut all_ok = true;
         for h in hooks {
-            let run = self.run_one(phase, h);
+            let run = self.run_one(phase, h, cancel);
             all_ok &= run.ok;
             self.record.lock().unwrap().runs.push(run);
             self.save();
@@ -136,9 +168,10 @@ impl Hooks {
         all_ok
     }
 
-    /// The `before` hooks, stopping at the first failure (which is then the returned error).
-    pub(crate) fn before(&self) -> Result<(), String> {
-        if self.run_phase("before", &self.iso.before, true) {
+    /// The `before` hooks, stopping at the first failure (which is then the returned error), or
+    /// as soon as `cancel` is set (the hook in flight is ended).
+    pub(crate) fn before(&self, cancel: &AtomicBool) -> Result<(), String> {
+        if self.run_phase("before", &self.iso.before, true, Some(cancel)) {
             Ok(())
         } else {
             let rec = self.record.lock().unwrap();
@@ -166,8 +199,8 @@ impl Restore {
 
     fn restore(&mut self) -> bool {
         let Some(h) = self.hooks.take() else { return true };
-        let after_ok = h.run_phase("after", &h.iso.after, false);
-        let verify_ok = h.run_phase("verify", &h.iso.verify, false);
+        let after_ok = h.run_phase("after", &h.iso.after, false, None);
+        let verify_ok = h.run_phase("verify", &h.iso.verify, false, None);
         h.record.lock().unwrap().restored = Some(after_ok && verify_ok);
         h.save();
         after_ok && verify_ok
@@ -196,7 +229,7 @@ mod tests {
     #[test]
     fn restore_runs_on_drop_and_records_everything() {
         let (d, h) = hooks(vec!["true"], vec!["sh -c 'echo restored'", "false"], vec!["true"]);
-        h.before().unwrap();
+        h.before(&AtomicBool::new(false)).unwrap();
         {
             let _guard = h.restore_guard();
         }
@@ -215,15 +248,45 @@ mod tests {
     #[test]
     fn a_failing_before_hook_is_an_error_and_a_hung_one_is_killed() {
         let (_d, h) = hooks(vec!["sh -c 'exit 3'", "true"], vec![], vec![]);
-        let err = h.before().unwrap_err();
+        let err = h.before(&AtomicBool::new(false)).unwrap_err();
         assert!(err.contains("exit 3"), "{err}");
         assert_eq!(h.record.lock().unwrap().runs.len(), 1, "stops at the first failure");
         let (_d, h) = hooks(vec!["sleep 30"], vec![], vec![]);
         let t = Instant::now();
-        assert!(h.before().unwrap_err().contains("timed out"));
+        assert!(h.before(&AtomicBool::new(false)).unwrap_err().contains("timed out"));
         assert!(t.elapsed() < Duration::from_secs(10));
         let (_d, h) = hooks(vec!["/no/such/tool"], vec![], vec![]);
-        assert!(h.before().unwrap_err().contains("could not start"));
+        assert!(h.before(&AtomicBool::new(false)).unwrap_err().contains("could not start"));
         assert!(h.restore_guard().finish(), "nothing declared: restored");
+    }
+
+    #[test]
+    fn an_interrupted_before_hook_is_ended_and_the_restore_still_runs() {
+        let (_d, h) = hooks(vec!["sleep 30"], vec!["true"], vec![]);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            flag.store(true, Ordering::SeqCst);
+        });
+        let t = Instant::now();
+        let err = h.before(&stop).unwrap_err();
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(err.contains("interrupted"), "{err}");
+        assert!(h.restore_guard().finish(), "the restore ignores the stop");
+    }
+
+    #[test]
+    fn a_hook_whose_log_cannot_be_created_still_runs() {
+        let (d, h) = hooks(vec![], vec!["true"], vec![]);
+        // A file where the log folder goes: no log can be created, as on a full disk.
+        let iso = d.path().join("s/isolation");
+        let _ = std::fs::remove_dir_all(&iso);
+        std::fs::write(&iso, "").unwrap();
+        assert!(h.restore_guard().finish(), "the restore ran and passed");
+        let rec = h.record.lock().unwrap().clone();
+        assert_eq!(rec.runs.len(), 1);
+        assert!(rec.runs[0].ok);
+        assert!(rec.runs[0].output_lost.as_deref().is_some_and(|w| w.contains("cannot create")), "{:?}", rec.runs[0]);
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
+mod port;
 pub(crate) mod roofline;
 mod run_record;
 pub(crate) mod sweep;

@@ -3,7 +3,7 @@
 //! prefill and decode), the host's foreign CPU load, and the progress display.
 use super::file::IdleGate;
 use crate::client::StreamRecord;
-use crate::measure::{SampleObserver, SamplePhase};
+use crate::measure::{GateError, SampleObserver, SamplePhase};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, RequestMarks};
 use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord};
@@ -11,6 +11,8 @@ use crate::telemetry::sampler::{Sampler, SamplerConfig};
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::{SourceKind, TelemetrySource};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Shows the phase somewhere (a progress bar, or nowhere).
@@ -39,6 +41,8 @@ pub(crate) struct StudyObserver<'a> {
     host_cpu: Option<(f64, f64)>,
     /// Told the server's pid as soon as it is spawned (the study's `run.json`).
     on_spawn: Option<Box<dyn FnMut(u32) + 'a>>,
+    /// Set when abprof is told to stop: the gate gives up waiting at its next reading.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 /// GPU sources refresh every 100–200 ms: gate samples closer than this would repeat one value.
@@ -66,6 +70,20 @@ impl<'a> StudyObserver<'a> {
             load: None,
             host_cpu: None,
             on_spawn: None,
+            cancel: None,
+        }
+    }
+
+    /// Ends the gate's wait once `flag` is set (the study's signal listener sets it).
+    pub(crate) fn cancel_on(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> Result<(), GateError> {
+        match &self.cancel {
+            Some(c) if c.load(Ordering::SeqCst) => Err(GateError::Interrupted),
+            _ => Ok(()),
         }
     }
 
@@ -81,7 +99,7 @@ impl<'a> StudyObserver<'a> {
     /// GPU-less host it reads the server's schedstat every `interval_ms` itself and starts the
     /// request's sampler (at the study's rate, 10 ms windows) only once the gate has passed, so
     /// the gate's fast reads never run beside the measured request.
-    fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, String> {
+    fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, GateError> {
         let t0 = crate::clock::mono_ns();
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
@@ -95,15 +113,16 @@ impl<'a> StudyObserver<'a> {
                 let (tx, rx) = std::sync::mpsc::sync_channel(4096);
                 let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
                 config.tap = Some(tx);
-                self.sampler = Some((self.start(source, config)?, true));
+                self.sampler = Some((self.start(source, config).map_err(GateError::Failed)?, true));
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
                 // Readings closer than the refresh interval would repeat one value.
                 let min_gap = GPU_GATE_SPACING.as_nanos() as u64 * 9 / 10;
                 let mut last_seen = 0u64;
                 let waited = loop {
+                    self.cancelled()?;
                     let s = rx
                         .recv_timeout(Duration::from_secs(5))
-                        .map_err(|_| "the telemetry sampler stopped delivering readings".to_string())?;
+                        .map_err(|_| GateError::Failed("the telemetry sampler stopped delivering readings".into()))?;
                     if s.at.mono_ns < last_seen + min_gap {
                         continue;
                     }
@@ -124,7 +143,8 @@ impl<'a> StudyObserver<'a> {
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
                 let mut next = std::time::Instant::now();
                 let waited = loop {
-                    let reading = source.read().map_err(|e| e.to_string())?;
+                    self.cancelled()?;
+                    let reading = source.read().map_err(|e| GateError::Failed(e.to_string()))?;
                     let s = crate::telemetry::sampler::Sample { at: crate::clock::Stamp::now(), late_ns: 0, reading };
                     if let Some(done) = self.judge(&mut gate, &s, false)? {
                         break done;
@@ -133,8 +153,8 @@ impl<'a> StudyObserver<'a> {
                     std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
                 };
                 let series = TaskCpuSource::new(server_pid, REQUEST_CPU_WINDOW);
-                self.sampler =
-                    Some((self.start(Box::new(series), SamplerConfig::new(self.telemetry.hz, 1 << 20))?, false));
+                let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
+                self.sampler = Some((self.start(Box::new(series), config).map_err(GateError::Failed)?, false));
                 (describe, spacing, thresholds, waited)
             }
         };
@@ -160,16 +180,16 @@ impl<'a> StudyObserver<'a> {
         gate: &mut Gate,
         s: &crate::telemetry::sampler::Sample,
         gpu: bool,
-    ) -> Result<Option<Duration>, String> {
+    ) -> Result<Option<Duration>, GateError> {
         match gate.observe(s) {
             GateState::Waiting => Ok(None),
             GateState::Idle { waited } => Ok(Some(waited)),
             GateState::TimedOut { last, .. } => {
                 let what = if gpu { "the GPU" } else { "the server's CPU" };
-                Err(format!(
+                Err(GateError::Failed(format!(
                     "{what} never went idle for {} readings in {} s (last: {last:?}): another workload is running, or raise the idle thresholds",
                     self.gate.consecutive, self.gate.timeout_s
-                ))
+                )))
             }
         }
     }
@@ -222,7 +242,7 @@ impl SampleObserver for StudyObserver<'_> {
         }
     }
 
-    fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, String> {
+    fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, GateError> {
         let gate = self.gate(server_pid)?;
         let (server, me) = (TaskCpu::new(server_pid), TaskCpu::new(std::process::id()));
         self.load = ForeignLoad::snapshot(&server, &me).map(|l| (server, me, l));

@@ -86,6 +86,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         match pi.pi_exit {
             TimedExit::Exited(0) => {}
             TimedExit::TimedOut => out.push(reject("pi-exit", "pi ran past its timeout".into())),
+            TimedExit::Stalled(secs) => out.push(reject(
+                "pi-exit",
+                format!("pi wrote nothing for {secs} s, so its server stalled (or pi hung) and it was stopped: raise --stall-timeout (`stall_timeout_s`) if the model is only slow"),
+            )),
             e => out.push(reject("pi-exit", format!("pi {} (see pi.stderr)", e.describe()))),
         }
         for why in &pi.answer_failures {

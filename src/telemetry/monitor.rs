@@ -1,11 +1,12 @@
-//! The monitor: one telemetry source read at a fixed rate until a duration passes or Ctrl-C,
+//! The monitor: one telemetry source read at a fixed rate until a duration passes or a stop
+//! signal (Ctrl-C, SIGTERM, SIGHUP),
 //! every sample written to CSV, the newest shown to a live view, and at the end what a sampling
 //! tool should always admit: the rate it achieved, how often each value really changed, its
 //! timing jitter and what it cost in CPU.
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::time::{Duration, Instant};
 
@@ -22,7 +23,7 @@ pub(crate) struct MonitorPlan {
     pub(crate) source: OpenOptions,
     /// Reads per second.
     pub(crate) hz: f64,
-    /// `None` runs until Ctrl-C.
+    /// `None` runs until Ctrl-C, SIGTERM or SIGHUP.
     pub(crate) duration: Option<Duration>,
     /// Every sample, one row each.
     pub(crate) csv: Option<PathBuf>,
@@ -64,25 +65,33 @@ pub(crate) enum MonitorError {
     Create { path: PathBuf, source: io::Error },
     #[error("writing {}", path.display())]
     Write { path: PathBuf, source: io::Error },
-    #[error("installing the Ctrl-C handler")]
-    Interrupt(#[source] nix::errno::Errno),
+    #[error("installing the handler of {0}")]
+    Interrupt(Signal, #[source] nix::errno::Errno),
     #[error("starting the sampler thread")]
     Sampler(#[source] io::Error),
     #[error("showing the live view")]
     View(#[source] io::Error),
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The signal that ended the run (0: none yet).
+static STOPPED_BY: AtomicI32 = AtomicI32::new(0);
 
-extern "C" fn on_interrupt(_: std::ffi::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
+extern "C" fn on_stop(signal: std::ffi::c_int) {
+    STOPPED_BY.store(signal, Ordering::Relaxed);
 }
 
-/// Ctrl-C ends the run normally, so the summary and CSV are still written.
-fn catch_interrupt() -> Result<(), MonitorError> {
-    let action = SigAction::new(SigHandler::Handler(on_interrupt), SaFlags::SA_RESTART, SigSet::empty());
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe { sigaction(Signal::SIGINT, &action) }.map_err(MonitorError::Interrupt)?;
+fn stopped_by() -> i32 {
+    STOPPED_BY.load(Ordering::Relaxed)
+}
+
+/// Ctrl-C, SIGTERM (a supervisor, `timeout`) and SIGHUP (a closed terminal or ssh session) end the
+/// run like its duration would, so the CSV, the statistics and the summary are still written.
+fn catch_stop_signals() -> Result<(), MonitorError> {
+    let action = SigAction::new(SigHandler::Handler(on_stop), SaFlags::SA_RESTART, SigSet::empty());
+    for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe { sigaction(signal, &action) }.map_err(|e| MonitorError::Interrupt(signal, e))?;
+    }
     Ok(())
 }
 
@@ -141,7 +150,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
         None => None,
     };
 
-    catch_interrupt()?;
+    catch_stop_signals()?;
     let (tx, rx) = sync_channel(16_384);
     let mut config = SamplerConfig::new(plan.hz, 0);
     config.tap = Some(tx);
@@ -154,7 +163,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
     let mut next_show = started + refresh;
     loop {
         let remaining = plan.duration.map(|d| d.saturating_sub(started.elapsed()));
-        if INTERRUPTED.load(Ordering::Relaxed) || remaining == Some(Duration::ZERO) {
+        if stopped_by() != 0 || remaining == Some(Duration::ZERO) {
             break;
         }
         std::thread::sleep(
@@ -167,13 +176,22 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
         drain(&rx, &mut csv_out, &mut last)?;
         if Instant::now() >= next_show {
             next_show += refresh;
-            view.show(started.elapsed(), last.as_ref()).map_err(MonitorError::View)?;
+            if let Err(e) = view.show(started.elapsed(), last.as_ref()) {
+                // A hang-up closes the terminal with its signal: the files are still written.
+                if stopped_by() == 0 {
+                    return Err(MonitorError::View(e));
+                }
+            }
         }
     }
     let finished = sampler.stop();
     let wall_s = started.elapsed().as_secs_f64();
     drain(&rx, &mut csv_out, &mut last)?;
-    view.finish().map_err(MonitorError::View)?;
+    if let Err(e) = view.finish() {
+        if stopped_by() != Signal::SIGHUP as i32 {
+            return Err(MonitorError::View(e));
+        }
+    }
     if let Some(r) = csv_out {
         r.finish()?;
     }

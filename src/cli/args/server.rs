@@ -18,7 +18,8 @@ pub(crate) struct LaunchArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) health_timeout: u64,
     /// Seconds without a byte from the server before a streamed request is given up as stalled
-    /// (the response headers included, so a long prefill on a slow host may need more).
+    /// (the response headers included, so a long prefill on a slow host may need more); for
+    /// `pi`, seconds without a byte of Pi's output.
     #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_stall_timeout(),
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) stall_timeout: u64,

@@ -3,7 +3,7 @@
 //! transcript and answer are judged before the record is written.
 use super::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
 use super::answer::{judge_answer, CodeRun};
-use crate::child::{run_timed, TimedExit, TimedRun};
+use crate::child::{run_watched, StallWatch, TimedExit, TimedRun};
 use crate::client::Client;
 use crate::measure::files::SampleFiles;
 use crate::measure::load::{Load, LoadRun};
@@ -22,6 +22,9 @@ pub(crate) struct PiSettings {
     pub(crate) model: AgentModel,
     /// Bound on the whole pi process.
     pub(crate) timeout: Duration,
+    /// Pi streams one JSON event per chunk the server sends: this long without a new byte of
+    /// its output, the run has stalled (the study's stall timeout, docs/methodology.md §2, §11).
+    pub(crate) stall_timeout: Duration,
     pub(crate) python: PathBuf,
     pub(crate) code_timeout: Duration,
     /// Run the answer's Python (the decode workload's validity check).
@@ -88,7 +91,8 @@ impl Load for PiLoad {
             .and_then(|out| Ok((out, std::fs::File::create(files.pi_stderr())?)))
             .and_then(|(out, err)| {
                 cmd.stdout(out).stderr(err);
-                tokio::task::block_in_place(|| run_timed(&mut cmd, self.settings.timeout, &self.cancel))
+                let stall = StallWatch { output: files.pi_jsonl(), after: self.settings.stall_timeout };
+                tokio::task::block_in_place(|| run_watched(&mut cmd, self.settings.timeout, Some(&stall), &self.cancel))
             });
         match spawned {
             Ok(run) => {
