@@ -153,10 +153,20 @@ pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), Evi
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
+/// Reads what [`write_json`] wrote: a list comes back from under its `items` (src/schema.rs
+/// keeps a list whole there, beside `schema_version`), as does a list written bare by earlier
+/// releases.
 pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
-    serde_json::from_str(&text).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })
+    let bad = |e: serde_json::Error| EvidenceError::Read { path: path.into(), detail: e.to_string() };
+    let mut value: serde_json::Value = serde_json::from_str(&text).map_err(bad)?;
+    if let Some(doc) = value.as_object_mut() {
+        if doc.len() == 2 && doc.contains_key("schema_version") && doc.get("items").is_some_and(|i| i.is_array()) {
+            value = doc.remove("items").expect("checked above");
+        }
+    }
+    serde_json::from_value(value).map_err(bad)
 }
 
 impl Evidence {
@@ -326,6 +336,16 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_written_with_its_schema_version_reads_back() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("list.json");
+        write_json(&path, &vec![1u32, 2, 3]).unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), vec![1, 2, 3]);
+        std::fs::write(&path, "[4, 5]").unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), vec![4, 5]);
+    }
 
     #[test]
     fn create_refuses_a_used_folder_and_set_aside_keeps_attempts() {
