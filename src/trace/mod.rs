@@ -63,6 +63,27 @@ pub(crate) fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
     Ok(TraceInput { trace_path, manifest: Some(manifest) })
 }
 
+/// Every traced sample at `path`: a trace file is one; an `abprof trace` folder holds one per
+/// traced sample (`--traced N`), each with the manifest as if it were the only one.
+pub(crate) fn resolve_inputs(path: &Path) -> Result<Vec<TraceInput>, TraceError> {
+    let first = resolve_input(path)?;
+    let Some(manifest) = first.manifest.clone().filter(|m| !m.more_traces.is_empty()) else {
+        return Ok(vec![first]);
+    };
+    let mut inputs = Vec::new();
+    for run in manifest.runs() {
+        let trace_path = path.join(&run.trace_file);
+        if !trace_path.exists() {
+            return Err(TraceError::NotTraceFolder {
+                path: path.into(),
+                detail: format!("trace.json names {} which does not exist", run.trace_file.display()),
+            });
+        }
+        inputs.push(TraceInput { trace_path, manifest: Some(manifest.for_run(&run)) });
+    }
+    Ok(inputs)
+}
+
 /// Reads a trace and attributes its decode kernels; `tokens` (the request's output token count)
 /// overrides the manifest's. With `busy` also the decode window's GPU busy time (the union of kernel
 /// intervals) and each kernel's exclusive part of it ([`overlap`]), which needs one more pass
