@@ -4,12 +4,12 @@
 //! (`abprof compare-traces`).
 //!
 //! Floors, each using only those below it: [`phase`] (request phases and their windows) →
-//! [`kernels`] (per-kernel totals) → [`source`] (the reader trait) → the readers (rocpd, nsys,
+//! [`kernels`] (per-kernel totals) → [`sweep`] (exclusive time) → [`source`] (the reader trait) → the readers (rocpd, nsys,
 //! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`]
 //! → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
 //!
 //! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
-//! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
+//! [`detect::open_trace`] (format from the content) → [`window::best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`].
 pub(crate) mod attribute;
@@ -27,6 +27,7 @@ mod rocpd;
 mod rocprof_csv;
 pub(crate) mod source;
 mod sqlite_scan;
+pub(crate) mod sweep;
 pub(crate) mod window;
 
 use std::path::{Path, PathBuf};
@@ -104,7 +105,7 @@ pub(crate) fn analyze_with(
         .filter(|m| m.tracer.stamps_in_boottime())
         .and_then(|m| m.decode_window.map(|d| phase::PhaseWindows::from_manifest(d, m.prefill_window)));
     let decode_steps = output_tokens.map(|n| n.saturating_sub(1));
-    let (agg, choice) = window::aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
+    let (agg, choice, overlap) = window::best_window(source.as_ref(), requested, decode_steps, busy)?;
     if agg.total().calls == 0 {
         return Err(TraceError::NoKernels { path: input.trace_path.clone() });
     }
@@ -113,7 +114,5 @@ pub(crate) fn analyze_with(
         format: source.describe(),
         output_tokens,
     };
-    let overlap =
-        if busy { Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?) } else { None };
     Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }
