@@ -40,6 +40,14 @@ fn a_variant_against_itself_is_exact() {
     assert_eq!(r["gate"], "exact");
     assert_eq!(r["compared_positions"], 32);
     assert_eq!(r["cosine"]["overall"], 1.0);
+    // The yardstick of a same-weights change: every top-1 the same, no divergence.
+    let y = &r["yardstick"];
+    assert_eq!(
+        (y["class"].as_str(), y["same_top1_pct"].as_f64(), y["kl_max"].as_f64()),
+        (Some("same-weights"), Some(100.0), Some(0.0))
+    );
+    assert_eq!(y["pass"], true);
+    assert!(text.contains("same top-1 100.0%"), "{text}");
     assert_eq!(r["request"]["temperature"], 0.0);
     assert_eq!(r["request"]["seed"], 42);
     assert_eq!(r["request"]["cache_prompt"], false);
@@ -99,6 +107,18 @@ fn kv_f16_against_q8_0_gets_an_honest_verdict() {
     let per_position = r["cosine"]["per_position"].as_array().unwrap();
     assert_eq!(per_position.len() as u64, r["compared_positions"].as_u64().unwrap());
     assert!(r["cosine"]["fill"].as_str().unwrap().contains("k-th"));
+    // kv=q8_0 against the default f16: the 8-bit KV class, a KL per compared position, and a
+    // divergence (a top-1 disagreement) below 100% same top-1.
+    let y = &r["yardstick"];
+    assert_eq!(y["class"], "kv-8-bit-or-wider");
+    assert_eq!(y["thresholds"]["max_mean_kl"], 1e-2);
+    let kl = y["per_position_kl"].as_array().unwrap();
+    assert_eq!(kl.len() as u64, r["compared_positions"].as_u64().unwrap());
+    assert!(kl.iter().all(|k| k.as_f64().unwrap() >= 0.0 && k.as_f64().unwrap().is_finite()), "{y}");
+    if v["kind"] == "diverged" {
+        assert!(y["same_top1_pct"].as_f64().unwrap() < 100.0, "{y}");
+    }
+    assert!(text.contains("class kv-8-bit-or-wider"), "{text}");
 }
 
 #[test]

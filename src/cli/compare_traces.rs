@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 
 use crate::report;
-use crate::summary::traces::compare_study_folder;
+use crate::summary::traces::{compare_study_folder, compared};
 use crate::trace::compare::{self, VariantSpec};
 
 #[derive(ClapArgs, Debug)]
@@ -37,6 +37,13 @@ pub(crate) fn run(a: Args) -> Result<i32> {
         return Ok(0);
     }
     let specs = a.variants.iter().map(|v| v.parse::<VariantSpec>()).collect::<Result<Vec<_>, _>>()?;
-    report::emit(&compare::compare_specs(&specs, &rules, a.reading.tokens, a.top)?, format);
+    let comparison = compare::compare_specs(&specs, &rules, a.reading.tokens, a.top)?;
+    // Folders with several traced samples (`abprof trace --traced N`) get intervals; the rest
+    // print as they always did.
+    if comparison.variants.iter().any(|v| v.traced_samples > 1) {
+        report::emit(&compared(comparison, None), format);
+    } else {
+        report::emit(&comparison, format);
+    }
     Ok(0)
 }

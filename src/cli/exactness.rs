@@ -2,7 +2,7 @@
 use super::args::{HistoryArgs, LaunchArgs, OutputArgs, PromptArgs};
 use super::common::{block_on_until_signal, check_model, default_evidence, read_prompt, runtime};
 use crate::client::calibrate::{self, DEFAULT_SOURCE};
-use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate};
+use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate, VariantClass};
 use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::report::emit;
 use crate::report::exactness::SavedExactness;
@@ -40,6 +40,10 @@ pub(crate) struct ExactnessArgs {
     /// `abprof summarize` show it); default a new folder under the temp dir.
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
+    /// What the candidate changes, which sets the same-top-1 and KL thresholds (default: from
+    /// the variants' model= and kv=; name it when a change hides in extra= or the binary).
+    #[arg(long, value_enum, value_name = "CLASS")]
+    pub(crate) class: Option<VariantClass>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
     #[command(flatten)]
@@ -83,6 +87,10 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     let common = a.launch.common_args()?;
     let mut history = a.history.open()?;
     let root = a.root.clone().unwrap_or_else(|| default_evidence("exactness"));
+    let models = [model_of(&variants[0], a.model.as_deref())?, model_of(&variants[1], a.model.as_deref())?];
+    let class = a.class.unwrap_or_else(|| {
+        VariantClass::of(models[0], variants[0].kv.as_deref(), models[1], variants[1].kv.as_deref())
+    });
     let mut sides = Vec::new();
     for v in &variants {
         let model = model_of(v, a.model.as_deref())?;
@@ -127,6 +135,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         health_timeout: a.launch.health_timeout(),
         stall_timeout: a.launch.stall_timeout(),
         root: root.clone(),
+        class,
     };
     let report = block_on_until_signal(&rt, async { Ok(run_exactness(&sides[0], &sides[1], &plan).await?) })?;
     let file = ExactnessReport::path_in(&root);

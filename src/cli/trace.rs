@@ -37,7 +37,7 @@ pub(crate) struct TraceArgs {
     pub(crate) root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "untraced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
+    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "untraced", "traced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -55,6 +55,10 @@ pub(crate) struct TraceArgs {
     /// Untraced samples per variant for the ms/token the trace is scaled by.
     #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) untraced: u32,
+    /// Traced samples per variant, interleaved with the untraced ones; from 2 on, each kernel
+    /// category's delta gets a 95% interval across them and the tracer's overhead is printed.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) traced: u32,
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
     #[arg(long)]
@@ -115,7 +119,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
-        trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout }),
+        trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout, traced: a.traced }),
         ..study_file(v, &a.conditions, model.clone(), a.tokens, a.untraced)
     };
     Ok(file.with_paths_from(&std::env::current_dir()?))

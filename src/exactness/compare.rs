@@ -2,6 +2,7 @@
 //! logprobs bit for bit the same?
 use super::cosine::{summarize, CosineSummary};
 use super::tokens::{Alternative, CapturedToken};
+use super::yardstick::{self, VariantClass, Yardstick};
 use serde::{Deserialize, Serialize};
 
 /// Tokens shown on each side of a divergence.
@@ -74,6 +75,10 @@ pub(crate) struct Comparison {
     /// Compared positions whose top-k id sets are not the same set.
     pub(crate) topk_set_differences: usize,
     pub(crate) cosine: CosineSummary,
+    /// Same top-1 % and top-k KL against the class's thresholds; absent in reports of earlier
+    /// releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) yardstick: Option<Yardstick>,
 }
 
 fn shown(tokens: &[CapturedToken], from: usize, to: usize) -> Vec<ShownToken> {
@@ -120,6 +125,7 @@ pub(crate) fn compare(
     candidate: &[CapturedToken],
     baseline_finish: Option<&str>,
     candidate_finish: Option<&str>,
+    class: VariantClass,
 ) -> Comparison {
     let common = baseline.len().min(candidate.len());
     let first_diff = (0..common).find(|&i| baseline[i].id != candidate[i].id);
@@ -140,6 +146,7 @@ pub(crate) fn compare(
     }
     let topk_set_differences = pairs().filter(|(a, b)| !same_set(&a.top, &b.top)).count();
     let cosine = summarize(pairs().map(|(a, b)| (a.top.as_slice(), b.top.as_slice())));
+    let yardstick = yardstick::measure(pairs().map(|(a, b)| (a.top.as_slice(), b.top.as_slice())), class);
     let verdict = match diverged_at {
         Some(at) => Verdict::Diverged(Divergence {
             at,
@@ -157,6 +164,7 @@ pub(crate) fn compare(
         max_delta_at: max_at,
         topk_set_differences,
         cosine,
+        yardstick: Some(yardstick),
     }
 }
 
@@ -181,7 +189,7 @@ mod tests {
     #[test]
     fn the_same_sequence_is_exact() {
         let a = seq(&[1, 2, 3], 0.0);
-        let c = compare(&a, &a.clone(), Some("length"), Some("length"));
+        let c = compare(&a, &a.clone(), Some("length"), Some("length"), VariantClass::SameWeights);
         assert_eq!(c.verdict, Verdict::Exact);
         assert_eq!(c.compared_positions, 3);
         assert_eq!(c.max_abs_logprob_delta, Some(0.0));
@@ -193,7 +201,7 @@ mod tests {
         let a = seq(&[1, 2, 3], 0.0);
         let mut b = a.clone();
         b[2] = tok(3, &[(3, -0.35), (1003, -2.0), (2003, -3.0)]);
-        let c = compare(&a, &b, None, None);
+        let c = compare(&a, &b, None, None, VariantClass::SameWeights);
         match c.verdict {
             Verdict::EqualTokens { max_abs_delta, at } => {
                 assert!((max_abs_delta - 0.25).abs() < 1e-12);
@@ -208,7 +216,7 @@ mod tests {
     fn a_divergence_shows_both_continuations_and_compares_up_to_it() {
         let a = seq(&[1, 2, 3, 4, 5], 0.0);
         let b = seq(&[1, 2, 9, 9, 9], 0.0);
-        let c = compare(&a, &b, Some("length"), Some("length"));
+        let c = compare(&a, &b, Some("length"), Some("length"), VariantClass::SameWeights);
         let Verdict::Diverged(d) = &c.verdict else { panic!("{:?}", c.verdict) };
         assert_eq!(d.at, 2);
         assert_eq!(d.shared_before.iter().map(|t| t.id).collect::<Vec<_>>(), vec![1, 2]);
@@ -224,7 +232,7 @@ mod tests {
     fn a_side_that_stops_early_diverges_where_it_ended() {
         let a = seq(&[1, 2, 3], 0.0);
         let b = seq(&[1, 2], 0.0);
-        let c = compare(&a, &b, Some("length"), Some("stop"));
+        let c = compare(&a, &b, Some("length"), Some("stop"), VariantClass::SameWeights);
         let Verdict::Diverged(d) = &c.verdict else { panic!() };
         assert_eq!(d.at, 2);
         assert_eq!(d.candidate.ended.as_deref(), Some("stop"));

@@ -3,7 +3,8 @@
 //! server (temperature 0, seed 42, no prompt cache, the same calibrated prompt) with every
 //! generated token's id and top-5 logprobs; the verdict is **exact**, **equal tokens** (with the
 //! largest logprob change) or **diverged at token k** (with both continuations), plus the
-//! cosine ≥ 0.99 fallback on the top-k logprob vectors. Stored as `exactness.json` in the
+//! cosine ≥ 0.99 fallback on the top-k logprob vectors and the community's yardstick (same
+//! top-1 %, top-k KL divergence) judged by the candidate's class. Stored as `exactness.json` in the
 //! evidence folder.
 //!
 //! The logprobs come from the ordinary streamed chat request: the test bed's llama-server sends
@@ -15,8 +16,10 @@ mod error;
 mod report;
 mod run;
 mod tokens;
+mod yardstick;
 
 pub(crate) use compare::{ShownToken, Verdict};
 pub(crate) use error::ExactnessError;
 pub(crate) use report::{ExactnessReport, Gate, SideReport, REPORT_FILE};
 pub(crate) use run::{run_exactness, ExactnessPlan, ExactnessSide};
+pub(crate) use yardstick::VariantClass;

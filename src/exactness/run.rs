@@ -4,6 +4,7 @@ use super::compare::compare;
 use super::error::{ExactnessError, LogprobsError};
 use super::report::{ExactnessReport, RequestReport, SideReport};
 use super::tokens::{captured_tokens, CapturedToken};
+use super::yardstick::VariantClass;
 use crate::client::ChatRequest;
 use crate::measure::{run_sample, ChatLoad, NoObserver, Sample, SampleFiles, SampleSpec};
 use crate::server::LaunchSpec;
@@ -37,6 +38,8 @@ pub(crate) struct ExactnessPlan {
     pub(crate) stall_timeout: Duration,
     /// The evidence folder; `exactness.json` goes here, each side's files under `exactness/LABEL/`.
     pub(crate) root: PathBuf,
+    /// What the candidate changed, which sets the yardstick's thresholds.
+    pub(crate) class: VariantClass,
 }
 
 impl ExactnessPlan {
@@ -144,7 +147,7 @@ pub(crate) async fn run_exactness(
         }
     }
     let comparison =
-        compare(&a.tokens, &b.tokens, a.sample.finish_reason.as_deref(), b.sample.finish_reason.as_deref());
+        compare(&a.tokens, &b.tokens, a.sample.finish_reason.as_deref(), b.sample.finish_reason.as_deref(), plan.class);
     let req = plan.request();
     let request = RequestReport {
         prompt_file: plan.prompt_file.clone(),

@@ -112,6 +112,25 @@ pub(crate) fn captured_tokens(
         .collect()
 }
 
+/// A recorded SSE body's `logprobs.content` entries and its usage's completion tokens
+/// (tests/fixtures/exactness/).
+#[cfg(test)]
+pub(crate) fn replay(sse: &str) -> (Vec<TokenLogprobs>, u64) {
+    let mut events = Vec::new();
+    crate::client::SseParser::new().feed(sse.as_bytes(), &mut events);
+    let (mut list, mut n) = (Vec::new(), 0);
+    for ev in events.iter().filter(|e| e.data != "[DONE]") {
+        let v: serde_json::Value = serde_json::from_str(&ev.data).unwrap();
+        if let Some(content) = v.pointer("/choices/0/logprobs/content") {
+            list.extend(serde_json::from_value::<Vec<TokenLogprobs>>(content.clone()).unwrap());
+        }
+        if let Some(c) = v.pointer("/usage/completion_tokens") {
+            n = c.as_u64().unwrap();
+        }
+    }
+    (list, n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,22 +139,6 @@ mod tests {
     /// test bed, 8 tokens, top_logprobs 5): tests/fixtures/exactness/README.md.
     fn recorded() -> (Vec<TokenLogprobs>, u64) {
         replay(include_str!("../../tests/fixtures/exactness/smollm2-8-tokens.sse"))
-    }
-
-    fn replay(sse: &str) -> (Vec<TokenLogprobs>, u64) {
-        let mut events = Vec::new();
-        crate::client::SseParser::new().feed(sse.as_bytes(), &mut events);
-        let (mut list, mut n) = (Vec::new(), 0);
-        for ev in events.iter().filter(|e| e.data != "[DONE]") {
-            let v: serde_json::Value = serde_json::from_str(&ev.data).unwrap();
-            if let Some(content) = v.pointer("/choices/0/logprobs/content") {
-                list.extend(serde_json::from_value::<Vec<TokenLogprobs>>(content.clone()).unwrap());
-            }
-            if let Some(c) = v.pointer("/usage/completion_tokens") {
-                n = c.as_u64().unwrap();
-            }
-        }
-        (list, n)
     }
 
     #[test]

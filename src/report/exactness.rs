@@ -58,6 +58,29 @@ pub(crate) fn render_text(r: &ExactnessReport) -> String {
         c.threshold,
         if c.pass { "pass" } else { "FAIL" }
     );
+    if let Some(y) = &r.comparison.yardstick {
+        let pct = |v: Option<f64>| v.map_or_else(|| "—".into(), |x| format!("{x:.1}%"));
+        let sci = |v: Option<f64>| v.map_or_else(|| "—".into(), |x| format!("{x:.3e}"));
+        let judged = match (y.thresholds, y.pass) {
+            (Some(t), Some(pass)) => format!(
+                "{} (class {}: same top-1 ≥ {}%, mean KL ≤ {:.0e})",
+                if pass { "pass" } else { "FAIL" },
+                y.class.name(),
+                t.min_same_top1_pct,
+                t.max_mean_kl
+            ),
+            (Some(_), None) => format!("not judged (class {}: nothing compared)", y.class.name()),
+            (None, _) => format!("not judged (class {}: no threshold)", y.class.name()),
+        };
+        let _ = writeln!(
+            o,
+            "top-1 / KL (top-k) same top-1 {}  KL mean {}  max {}{}: {judged}",
+            pct(y.same_top1_pct),
+            sci(y.kl_mean),
+            sci(y.kl_max),
+            y.kl_max_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+        );
+    }
     let gate = match r.gate {
         Gate::Exact => "exact: passes the exactness gate",
         Gate::CosinePass => "not exact; passes the cosine ≥ 0.99 fallback gate",

@@ -235,6 +235,18 @@ pub(crate) fn render_text(s: &Summary) -> String {
         let headline = x.get("headline").and_then(|v| v.as_str()).unwrap_or("(no headline)");
         let gate = x.get("gate").and_then(|v| v.as_str()).unwrap_or("?");
         let _ = writeln!(o, "exactness (exactness.json): {headline} — gate {gate}");
+        if let Some(y) = x.get("yardstick") {
+            let num = |k: &str| y.get(k).and_then(|v| v.as_f64());
+            if let (Some(top1), Some(kl)) = (num("same_top1_pct"), num("kl_mean")) {
+                let pass = match y.get("pass").and_then(|v| v.as_bool()) {
+                    Some(true) => "pass",
+                    Some(false) => "FAIL",
+                    None => "not judged",
+                };
+                let class = y.get("class").and_then(|v| v.as_str()).unwrap_or("?");
+                let _ = writeln!(o, "  same top-1 {top1:.1}%, top-k KL mean {kl:.3e} — {pass} for class {class}");
+            }
+        }
     }
     if let Some(t) = &s.traces {
         let _ = writeln!(o, "\nkernel attribution (traces/):");

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use super::Render;
-use crate::summary::traces::TraceComparison;
+use crate::summary::traces::{CategoryDelta, TraceComparison};
 use crate::trace::attribute::{Attribution, CategoryLine};
 use crate::trace::compare::Comparison;
 
@@ -27,14 +27,14 @@ impl Render for AttributionView<'_> {
 
 impl Render for Comparison {
     fn text(&self) -> String {
-        comparison_text(self)
+        comparison_text(self, &[])
     }
 }
 
 impl Render for TraceComparison {
     fn text(&self) -> String {
         match self {
-            TraceComparison::Compared { comparison, scaled_by_trace_samples } => {
+            TraceComparison::Compared { comparison, scaled_by_trace_samples, category_deltas } => {
                 let note = scaled_by_trace_samples.as_ref().map_or(String::new(), |s| {
                     format!(
                         "(scaled by each trace's own untraced samples: this study ran {} tokens, the traces {})\n",
@@ -42,7 +42,7 @@ impl Render for TraceComparison {
                         s.trace_tokens.map_or("an unknown number".into(), |t| t.to_string())
                     )
                 });
-                note + &comparison_text(comparison)
+                note + &comparison_text(comparison, category_deltas)
             }
             TraceComparison::NotCompared { reason } => format!("traces not compared: {reason}\n"),
         }
@@ -287,12 +287,24 @@ pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
 /// Kernel sum over busy time above which the report notes that kernels overlap.
 const OVERLAP_NOTE: f64 = 1.15;
 
-pub(crate) fn comparison_text(c: &Comparison) -> String {
+/// `deltas` (one per category, with intervals across traced samples) adds an interval and a
+/// verdict beside each candidate's delta; empty, the table reads as with one traced sample.
+pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> String {
     let mut s = String::new();
     for (i, v) in c.variants.iter().enumerate() {
+        // With several traced samples: how many, and what the tracer cost decode.
+        let sampled = if v.traced_samples > 1 {
+            let overhead = match (v.traced_decode_ms_per_token, v.tracer_overhead_pct) {
+                (Some(t), Some(p)) => format!(", traced decode {t:.4} ms/token: tracer overhead {p:+.1}%"),
+                _ => ", tracer overhead unknown (no traced decode time recorded)".into(),
+            };
+            format!("; {} traced samples (medians){overhead}", v.traced_samples)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            "{}{}: measured {:.4} ms/token ({}); traced GPU {}{}; decode by {}; {}",
+            "{}{}: measured {:.4} ms/token ({}); traced GPU {}{}; decode by {}; {}{sampled}",
             v.label,
             if i == 0 { " (baseline)" } else { "" },
             v.measured_ms_per_token,
@@ -326,31 +338,57 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
             overlaps.join(", ")
         );
     }
-    s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n\n");
+    s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n");
+    let with_ci = !deltas.is_empty();
+    if with_ci {
+        s.push_str(
+            "(medians over traced samples; 95% interval of each delta by the smoothed bootstrap across them, \
+             docs/methodology.md §10.1)\n",
+        );
+    }
+    s.push('\n');
     let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
     for v in &c.variants[1..] {
         header.push(v.label.clone());
         header.push(format!("delta {}", v.label));
         header.push("share of delta".into());
+        if with_ci {
+            header.push("95% CI".into());
+            header.push("verdict".into());
+        }
     }
     let mut rows: Vec<Vec<String>> = c
         .categories
         .iter()
         .map(|r| {
             let mut row = vec![r.category.clone(), format!("{:.4}", r.ms_per_token[0])];
+            let delta = deltas.iter().find(|d| d.category == r.category);
             for i in 1..c.variants.len() {
                 row.push(format!("{:.4}", r.ms_per_token[i]));
                 row.push(signed(r.delta[i]));
                 row.push(r.share_of_delta[i].map_or("-".into(), pct));
+                if with_ci {
+                    let ci = delta.and_then(|d| d.ci.get(i).copied().flatten());
+                    row.push(ci.map_or("-".into(), |ci| format!("[{}, {}]", signed(ci.lo), signed(ci.hi))));
+                    let verdict = delta.and_then(|d| d.verdict.get(i).copied().flatten());
+                    row.push(verdict.map_or("-".into(), |v| v.word().to_string()));
+                }
             }
             row
         })
         .collect();
+    // Totals have no interval of their own here: the study's summary gives the measured one.
+    let blank = |row: &mut Vec<String>| {
+        if with_ci {
+            row.extend(["".to_string(), "".to_string()]);
+        }
+    };
     let mut total = vec!["measured total".into(), format!("{:.4}", c.variants[0].measured_ms_per_token)];
     for (i, v) in c.variants.iter().enumerate().skip(1) {
         total.push(format!("{:.4}", v.measured_ms_per_token));
         total.push(signed(c.measured_delta[i]));
         total.push(if c.measured_delta[i].abs() > 1e-9 { pct(1.0) } else { "-".into() });
+        blank(&mut total);
     }
     rows.push(total);
     let mut unattributed = vec![
@@ -365,6 +403,7 @@ pub(crate) fn comparison_text(c: &Comparison) -> String {
                 .filter(|_| c.measured_delta[i].abs() > 1e-9)
                 .map_or("-".into(), |d| pct(d / c.measured_delta[i])),
         );
+        blank(&mut unattributed);
     }
     rows.push(unattributed);
     s.push_str(&table(&header, &rows));
@@ -425,6 +464,71 @@ impl Render for crate::summary::capture::CapturedTraces {
             line.push_str(&format!(" --variant {}={}", t.label, t.folder.display()));
         }
         let _ = writeln!(o, "compare with: abprof compare-traces{line}");
+        if let Some(c) = &self.comparison {
+            let _ = writeln!(o, "\nkernel attribution across the traced samples:");
+            o.push_str(&c.text());
+        }
         o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::stats::{DeltaCi, Verdict};
+    use crate::trace::compare::{CategoryRow, ShareBasis, VariantColumn};
+    use crate::trace::window::WindowMethod;
+
+    fn comparison(traced_samples: usize) -> Comparison {
+        let column = |label: &str, ms: f64, traced: f64| VariantColumn {
+            label: label.into(),
+            trace: format!("/t/{label}"),
+            window_method: WindowMethod::CudaGraph,
+            output_tokens: Some(512),
+            measured_ms_per_token: ms,
+            measured_from: "median of 3 untraced runs at 512 tokens".into(),
+            traced_gpu_ms_per_token: Some(ms),
+            gpu_busy_ms_per_token: Some(ms * 0.9),
+            unattributed_ms_per_token: Some(ms * 0.1),
+            traced_samples,
+            traced_decode_ms_per_token: Some(traced),
+            tracer_overhead_pct: Some(100.0 * (traced / ms - 1.0)),
+            measured_samples: Vec::new(),
+        };
+        Comparison {
+            share_basis: ShareBasis::Exclusive,
+            variants: vec![column("f16", 3.28, 3.5), column("q8_0", 4.84, 5.1)],
+            categories: vec![CategoryRow {
+                category: "flash attention".into(),
+                ms_per_token: vec![0.66, 2.2],
+                delta: vec![0.0, 1.54],
+                share_of_delta: vec![None, Some(0.98)],
+                shares: vec![vec![0.2; traced_samples], vec![0.45; traced_samples]],
+            }],
+            measured_delta: vec![0.0, 1.56],
+            unattributed_delta: vec![Some(0.0), Some(0.01)],
+            moved_kernels: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn several_traced_samples_show_intervals_verdicts_and_the_tracers_overhead() {
+        let ci = DeltaCi { lo: 1.5, hi: 1.6, confidence: 0.95, resamples: 10_000, seed: 42 };
+        let deltas = vec![CategoryDelta {
+            category: "flash attention".into(),
+            ci: vec![None, Some(ci)],
+            verdict: vec![None, Some(Verdict::Slower)],
+        }];
+        let text = comparison_text(&comparison(3), &deltas);
+        let row = text.lines().find(|l| l.starts_with("flash attention")).unwrap();
+        assert!(row.contains("[+1.500, +1.600]") && row.ends_with("slower"), "{row}");
+        assert!(text.contains("95% CI") && text.contains("3 traced samples (medians)"), "{text}");
+        assert!(text.contains("q8_0: measured") && text.contains("tracer overhead +5.4%"), "{text}");
+    }
+
+    #[test]
+    fn one_traced_sample_reads_as_before() {
+        let text = comparison_text(&comparison(1), &[]);
+        assert!(!text.contains("95% CI") && !text.contains("tracer overhead") && !text.contains("medians"), "{text}");
     }
 }

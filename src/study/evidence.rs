@@ -111,6 +111,15 @@ impl Plan {
     }
 }
 
+/// `name` for the first of a variant's traced samples, `name-2`, `name-3`, … for the next.
+pub(crate) fn numbered(name: &str, repeat: usize) -> String {
+    if repeat == 0 {
+        name.to_string()
+    } else {
+        format!("{name}-{}", repeat + 1)
+    }
+}
+
 /// How sample folders are named.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -330,11 +339,12 @@ impl Evidence {
         crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
-    /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`.
+    /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`
+    /// (the second `LABEL/traced-2/`, and so on).
     pub(crate) fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
         let label = &plan.labels[slot.variant];
         if plan.is_traced(slot) {
-            return self.root.join(label).join("traced");
+            return self.root.join(label).join(numbered("traced", slot.repeat));
         }
         match plan.layout {
             SampleLayout::Study => self.root.join("samples").join(format!("{:03}-{label}", slot.index + 1)),
@@ -406,6 +416,16 @@ impl Evidence {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_written_with_its_schema_version_reads_back() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("list.json");
+        write_json(&path, &vec![1u32, 2, 3]).unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), vec![1, 2, 3]);
+        std::fs::write(&path, "[4, 5]").unwrap();
+        assert_eq!(read_json::<Vec<u32>>(&path).unwrap(), vec![4, 5]);
+    }
 
     #[test]
     fn create_refuses_a_used_folder_and_set_aside_keeps_attempts() {

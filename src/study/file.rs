@@ -252,6 +252,18 @@ pub struct TraceSection {
     pub(crate) tracer: super::trace_capture::TracerCommand,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
     pub(crate) finalize_timeout_s: u64,
+    /// Traced samples per variant (`--traced N`), interleaved with the untraced ones; absent in
+    /// study files of earlier releases, which took one.
+    #[serde(default = "one_traced", skip_serializing_if = "is_one_traced")]
+    pub(crate) traced: u32,
+}
+
+fn one_traced() -> u32 {
+    1
+}
+
+fn is_one_traced(n: &u32) -> bool {
+    *n == 1
 }
 
 pub(crate) fn default_health_timeout() -> u64 {

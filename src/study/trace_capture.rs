@@ -1,7 +1,8 @@
-//! `abprof trace` as a configuration of the study loop: one sample of every variant runs under a
-//! kernel tracer, then untraced samples of every variant at the same output length run
-//! interleaved under exactly the study's conditions (hooks, idle gate, telemetry, rules), so the
-//! trace's shares can be scaled by an honest ms/token (docs/methodology.md §10).
+//! `abprof trace` as a configuration of the study loop: samples of every variant run under a
+//! kernel tracer (one block of them first; with `--traced N`, N blocks spread among the untraced
+//! ones), and untraced samples of every variant at the same output length run interleaved under
+//! exactly the study's conditions (hooks, idle gate, telemetry, rules), so the traces' shares can
+//! be scaled by an honest ms/token (docs/methodology.md §10).
 //!
 //! The traced sample stops the server with exactly one SIGTERM and waits — patiently — for the
 //! tracer to write its output. rocprofv3 `exec`s the application, so the PID abprof spawned *is*
@@ -11,11 +12,11 @@
 //! killed.
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::{Plan, SampleLayout};
+use super::evidence::{numbered, Plan, SampleLayout};
 use super::file::StudyFile;
 use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
-use crate::trace::manifest::{TraceManifest, Tracer, UntracedSamples};
+use crate::trace::manifest::{TraceManifest, TracedRun, Tracer, UntracedSamples};
 use crate::trace::phase::BootWindow;
 use crate::variant::Variant;
 use anyhow::{bail, Context, Result};
@@ -201,13 +202,14 @@ fn find_output(tracer: &TracerCommand, console: &Path, out: &Path) -> Result<Pat
     Ok(path)
 }
 
-/// A trace study: the chat A/B configuration plus one traced sample of every variant first.
+/// A trace study: the chat A/B configuration plus traced samples of every variant.
 pub(crate) struct TraceStudy {
     chat: ChatStudy,
     tracer: TracerCommand,
     finalize_timeout: Duration,
     watch: RefCell<Option<FinalizeWatch>>,
-    root: PathBuf,
+    /// The tracer output folder of the traced sample being taken, for the finalize watch.
+    tracing_into: RefCell<Option<PathBuf>>,
 }
 
 impl TraceStudy {
@@ -218,14 +220,15 @@ impl TraceStudy {
             tracer: t.tracer.clone(),
             finalize_timeout: Duration::from_secs(t.finalize_timeout_s),
             watch: RefCell::new(None),
-            root: PathBuf::new(),
+            tracing_into: RefCell::new(None),
         })
     }
 
     /// The untraced sample's spec with the tracer wrapped around the server.
     fn traced_spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
-        let out = tracer_out(ctx, &ctx.plan.labels[slot.variant]);
+        let out = tracer_out(ctx, slot);
         std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+        *self.tracing_into.borrow_mut() = Some(out.clone());
         let mut spec = self.chat.spec(ctx, slot, files)?;
         let launch = &mut spec.launch;
         let (program, mut args) = self.tracer.prefix(&out);
@@ -245,12 +248,13 @@ impl TraceStudy {
         Ok(spec)
     }
 
-    fn manifest(&self, ctx: &StudyContext<'_>, v: &Variant, sample: &Sample, files: &SampleFiles) -> Result<()> {
+    fn manifest(&self, ctx: &StudyContext<'_>, slot: &Slot, sample: &Sample, files: &SampleFiles) -> Result<()> {
+        let v = &ctx.variants[slot.variant];
         let folder = ctx.evidence.root.join(&v.label);
         if let Some(e) = &sample.error {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
-        let out = tracer_out(ctx, &v.label);
+        let out = tracer_out(ctx, slot);
         let trace = find_output(&self.tracer, &files.console_log(), &out)?;
         // One parallel pass proves the file readable and not empty; attribution comes later.
         let kernels = crate::trace::detect::open_trace(&trace)
@@ -265,25 +269,71 @@ impl TraceStudy {
             (Some(a), Some(b)) => Some(BootWindow { start_ns: a.boot_ns, end_ns: b.boot_ns }),
             _ => None,
         };
+        let run = TracedRun {
+            trace_file: trace.strip_prefix(&folder).map(Path::to_path_buf).unwrap_or(trace.clone()),
+            decode_window: window(sample.first_token, sample.last_token),
+            prefill_window: window(sample.request_start, sample.first_token),
+            traced_ms_per_token: sample.server.as_ref().map(|t| 1000.0 / t.decode_tps).filter(|x| x.is_finite()),
+        };
+        if slot.repeat > 0 {
+            let mut manifest = TraceManifest::load(&folder)?;
+            manifest.set_run(slot.repeat, run)?;
+            manifest.save(&folder)?;
+            return Ok(());
+        }
         let manifest = TraceManifest {
             label: v.label.clone(),
             variant: v.spec.clone(),
             tracer: self.tracer.kind(),
-            trace_file: trace.strip_prefix(&folder).map(Path::to_path_buf).unwrap_or(trace.clone()),
+            trace_file: run.trace_file,
             prompt_tokens: sample.prompt_tokens().unwrap_or(0) as u32,
             output_tokens: sample.completion_tokens().unwrap_or(0) as u32,
-            decode_window: window(sample.first_token, sample.last_token),
-            prefill_window: window(sample.request_start, sample.first_token),
+            decode_window: run.decode_window,
+            prefill_window: run.prefill_window,
             untraced: None,
             created_at: chrono::Utc::now(),
+            traced_ms_per_token: run.traced_ms_per_token,
+            more_traces: Vec::new(),
         };
         manifest.save(&folder)?;
         Ok(())
     }
 }
 
-fn tracer_out(ctx: &StudyContext<'_>, label: &str) -> PathBuf {
-    ctx.evidence.root.join(label).join("tracer-out")
+/// `LABEL/tracer-out/` for a variant's first traced sample, `LABEL/tracer-out-2/` for its second, …
+fn tracer_out(ctx: &StudyContext<'_>, slot: &Slot) -> PathBuf {
+    ctx.evidence.root.join(&ctx.plan.labels[slot.variant]).join(numbered("tracer-out", slot.repeat))
+}
+
+/// The run order of a trace study: `untraced` interleaved blocks of every variant (indices as
+/// [`interleaved`] gives them) with `traced` blocks of traced samples spread among them, the
+/// first block traced. Traced block k sits at block ⌊k·B/traced⌋ of the B blocks and alternates
+/// direction like the untraced ones; with one, it is the plan of earlier releases.
+fn trace_plan(variants: usize, traced: usize, untraced: usize, seed: Option<u64>) -> (Vec<Slot>, Vec<usize>) {
+    let blocks = traced + untraced;
+    let traced_at: Vec<usize> = (0..traced).map(|k| k * blocks / traced).collect();
+    let plain = interleaved(variants, untraced, seed);
+    let mut plain = plain.chunks(variants.max(1));
+    let (mut slots, mut traced_slots) = (Vec::new(), Vec::new());
+    let mut k = 0;
+    for b in 0..blocks {
+        if traced_at.contains(&b) {
+            let mut ids: Vec<usize> = (0..variants).collect();
+            if k % 2 == 1 {
+                ids.reverse();
+            }
+            for v in ids {
+                traced_slots.push(slots.len());
+                slots.push(Slot { index: slots.len(), variant: v, repeat: k });
+            }
+            k += 1;
+        } else if let Some(block) = plain.next() {
+            for s in block {
+                slots.push(Slot { index: slots.len(), ..*s });
+            }
+        }
+    }
+    (slots, traced_slots)
 }
 
 /// The untraced samples' measured ms/token into each variant's manifest: `per_variant[i]` holds
@@ -308,26 +358,20 @@ pub(crate) fn attach_untraced(
 impl StudyConfig for TraceStudy {
     type Load = ChatLoad;
 
-    /// One traced sample of every variant, then the untraced ones interleaved.
+    /// Traced blocks of every variant spread among the untraced blocks, a traced one first.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
-        let n = variants.len();
-        let mut slots: Vec<Slot> = (0..n).map(|v| Slot { index: v, variant: v, repeat: 0 }).collect();
-        slots.extend(
-            interleaved(n, file.samples as usize, file.order_seed)
-                .into_iter()
-                .map(|s| Slot { index: s.index + n, ..s }),
-        );
+        let traced = file.trace.as_ref().map_or(1, |t| t.traced.max(1)) as usize;
+        let (slots, traced) = trace_plan(variants.len(), traced, file.samples as usize, file.order_seed);
         Plan {
             labels: variants.iter().map(|v| v.label.clone()).collect(),
             order_seed: file.order_seed,
             slots,
             layout: SampleLayout::Study,
-            traced: (0..n).collect(),
+            traced,
         }
     }
 
     async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
-        self.root = ctx.evidence.root.clone();
         self.chat.prepare(ctx).await
     }
 
@@ -345,17 +389,59 @@ impl StudyConfig for TraceStudy {
 
     fn phase(&self, label: &str, traced: bool, phase: SamplePhase) {
         if traced && phase == SamplePhase::Stopping && self.watch.borrow().is_none() {
-            let out = self.root.join(label).join("tracer-out");
-            *self.watch.borrow_mut() = Some(FinalizeWatch::start(out, label.to_string()));
+            if let Some(out) = self.tracing_into.borrow().clone() {
+                *self.watch.borrow_mut() = Some(FinalizeWatch::start(out, label.to_string()));
+            }
         }
     }
 
     fn after_sample(&mut self, ctx: &StudyContext<'_>, slot: &Slot, sample: &Sample) -> Result<()> {
         self.watch.borrow_mut().take();
+        self.tracing_into.borrow_mut().take();
         if ctx.plan.is_traced(slot) {
-            let v = &ctx.variants[slot.variant];
-            self.manifest(ctx, v, sample, &super::drive::sample_files(ctx, slot))?;
+            self.manifest(ctx, slot, sample, &super::drive::sample_files(ctx, slot))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(slots: &[Slot], traced: &[usize]) -> String {
+        slots
+            .iter()
+            .map(|s| {
+                let c = (b'a' + s.variant as u8) as char;
+                if traced.contains(&s.index) {
+                    c.to_ascii_uppercase()
+                } else {
+                    c
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_traced_block_leads_as_before_and_more_are_spread_among_the_untraced() {
+        // Upper case: traced. One traced block: the plan of earlier releases.
+        let (slots, traced) = trace_plan(2, 1, 3, None);
+        assert_eq!(order(&slots, &traced), "ABabbaab");
+        assert_eq!(traced, vec![0, 1]);
+        let (slots, traced) = trace_plan(2, 2, 2, None);
+        assert_eq!(order(&slots, &traced), "ABabBAba");
+        let (slots, traced) = trace_plan(2, 3, 3, None);
+        assert_eq!(order(&slots, &traced), "ABabBAbaABab");
+        assert!(slots.iter().enumerate().all(|(i, s)| s.index == i));
+        let repeats = |v: usize, t: bool| -> Vec<usize> {
+            slots.iter().filter(|s| s.variant == v && traced.contains(&s.index) == t).map(|s| s.repeat).collect()
+        };
+        assert_eq!((repeats(1, true), repeats(1, false)), (vec![0, 1, 2], vec![0, 1, 2]));
+        // The untraced blocks keep their seeded shuffle.
+        let (slots, traced) = trace_plan(3, 2, 4, Some(9));
+        let untraced: Vec<usize> = slots.iter().filter(|s| !traced.contains(&s.index)).map(|s| s.variant).collect();
+        assert_eq!(untraced, interleaved(3, 4, Some(9)).iter().map(|s| s.variant).collect::<Vec<_>>());
+        assert_eq!(traced.len(), 6);
     }
 }

@@ -1,8 +1,10 @@
 //! After `abprof trace`: each trace is scaled by the untraced samples the rulebook accepted
 //! (docs/methodology.md §10), and what was captured is listed for the report.
+use super::traces::{compared, TraceComparison};
 use super::{Metric, Summary};
 use crate::study::evidence::Evidence;
 use crate::study::trace_capture::attach_untraced;
+use crate::trace::compare::{compare, load_variant, VariantSpec};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -21,6 +23,10 @@ pub(crate) struct CapturedTrace {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct CapturedTraces {
     pub(crate) traces: Vec<CapturedTrace>,
+    /// With several traced samples per variant and at least two variants: the comparison, each
+    /// category's delta with its interval (what `abprof compare-traces` prints for these folders).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) comparison: Option<TraceComparison>,
 }
 
 /// Writes each manifest's untraced ms/token from the accepted samples of `summary`; a variant
@@ -51,7 +57,10 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
     }
     let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
     let mut traces = Vec::new();
-    for (folder, m) in attach_untraced(&ev.root, &labels, tokens, &per_variant)? {
+    let attached = attach_untraced(&ev.root, &labels, tokens, &per_variant)?;
+    let comparison = (attached.len() >= 2 && attached.iter().any(|(_, m)| !m.more_traces.is_empty()))
+        .then(|| compare_captured(&attached));
+    for (folder, m) in attached {
         traces.push(CapturedTrace {
             label: m.label.clone(),
             trace: folder.join(&m.trace_file),
@@ -61,5 +70,21 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
             folder,
         });
     }
-    Ok(CapturedTraces { traces })
+    Ok(CapturedTraces { traces, comparison })
+}
+
+/// The captured folders compared with the builtin rules, each scaled by its untraced samples.
+fn compare_captured(attached: &[(PathBuf, crate::trace::TraceManifest)]) -> TraceComparison {
+    let rules = crate::trace::Rules::builtin();
+    let inputs = attached
+        .iter()
+        .map(|(folder, m)| {
+            let spec = VariantSpec { label: m.label.clone(), trace: folder.clone(), ms_per_token: None };
+            load_variant(&spec, &rules, None)
+        })
+        .collect::<Result<Vec<_>, _>>();
+    match inputs.and_then(|i| compare(&i, super::traces::SUMMARY_TOP)) {
+        Ok(c) => compared(c, None),
+        Err(e) => TraceComparison::NotCompared { reason: e.to_string() },
+    }
 }

@@ -162,18 +162,42 @@ pub(crate) fn bootstrap_change_ci(
     }
     let (base, cand): (Vec<f64>, Vec<f64>) =
         (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());
-    let (base, cand) = (base.as_slice(), cand.as_slice());
-    let (hb, hc) = (bandwidth(base), bandwidth(cand));
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut buf = Vec::with_capacity(base.len().max(cand.len()));
-    let mut logs: Vec<f64> = Vec::with_capacity(resamples);
-    for _ in 0..resamples {
-        let mb = smoothed_resample_median(base, hb, &mut rng, &mut buf);
-        let mc = smoothed_resample_median(cand, hc, &mut rng, &mut buf);
-        logs.push(mc - mb);
-    }
-    let p = super::t_test::welch_p(base, cand);
+    let logs = smoothed_resamples(&[&base, &cand], resamples, seed, |m| m[1] - m[0]);
+    let p = super::t_test::welch_p(&base, &cand);
     Some(interval(logs, confidence, seed, None, None, p))
+}
+
+/// `stat(resampled medians)` for each of `resamples` smoothed resamples of every side, drawn side
+/// by side in order: the one bootstrap behind every interval here. A side of one value has no
+/// spread and resamples to itself.
+fn smoothed_resamples(sides: &[&[f64]], resamples: usize, seed: u64, stat: impl Fn(&[f64]) -> f64) -> Vec<f64> {
+    let bandwidths: Vec<f64> = sides.iter().map(|s| bandwidth(s)).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut buf = Vec::with_capacity(sides.iter().map(|s| s.len()).max().unwrap_or(0));
+    let mut medians = vec![0.0; sides.len()];
+    let mut stats: Vec<f64> = Vec::with_capacity(resamples);
+    for _ in 0..resamples {
+        for ((m, side), h) in medians.iter_mut().zip(sides).zip(&bandwidths) {
+            *m = smoothed_resample_median(side, *h, &mut rng, &mut buf);
+        }
+        stats.push(stat(&medians));
+    }
+    stats
+}
+
+/// The `confidence` interval of [`smoothed_resamples`]' statistic.
+fn smoothed_bootstrap(
+    sides: &[&[f64]],
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+    stat: impl Fn(&[f64]) -> f64,
+) -> (f64, f64) {
+    let mut stats = smoothed_resamples(sides, resamples, seed, stat);
+    stats.sort_by(|a, b| a.total_cmp(b));
+    let tail = (1.0 - confidence) / 2.0;
+    let at = |q: f64| stats[((resamples as f64 - 1.0) * q).round() as usize];
+    (at(tail), at(1.0 - tail))
 }
 
 /// The `confidence` interval of the median within-block ratio `cand/base` by the smoothed
@@ -236,6 +260,67 @@ pub(crate) fn holm(p: &[f64]) -> Vec<f64> {
         adjusted[i] = running;
     }
     adjusted
+}
+
+/// A confidence interval of a difference, candidate − baseline, in the values' own unit: a
+/// kernel category's ms/token across traced samples (docs/methodology.md §10.1).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub(crate) struct DeltaCi {
+    pub(crate) lo: f64,
+    pub(crate) hi: f64,
+    pub(crate) confidence: f64,
+    pub(crate) resamples: usize,
+    pub(crate) seed: u64,
+}
+
+impl DeltaCi {
+    pub(crate) fn contains_zero(&self) -> bool {
+        self.lo <= 0.0 && self.hi >= 0.0
+    }
+
+    /// For a cost (ms/token): an interval wholly above 0 is slower, wholly below faster.
+    pub(crate) fn verdict_for_cost(ci: Option<&DeltaCi>) -> Verdict {
+        match ci {
+            None => Verdict::TooFewSamples,
+            Some(c) if c.contains_zero() => Verdict::NoClearDifference,
+            Some(c) if c.lo > 0.0 => Verdict::Slower,
+            Some(_) => Verdict::Faster,
+        }
+    }
+}
+
+/// One side of a scaled difference: a share measured in each traced sample and the scale it is
+/// multiplied by, measured in each untraced sample (or given once).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scaled<'a> {
+    pub(crate) shares: &'a [f64],
+    pub(crate) scale: &'a [f64],
+}
+
+/// The `confidence` interval of `median(cand.shares)·median(cand.scale) −
+/// median(base.shares)·median(base.scale)` by the same smoothed bootstrap as
+/// [`bootstrap_change_ci`], on the values themselves (a share may be 0: a kernel category one
+/// variant never runs), both the shares' and the scales' spread resampled. Needs at least 2
+/// shares and 1 scale a side, all finite.
+pub(crate) fn bootstrap_scaled_delta_ci(
+    base: Scaled<'_>,
+    cand: Scaled<'_>,
+    resamples: usize,
+    seed: u64,
+    confidence: f64,
+) -> Option<DeltaCi> {
+    let sides = [base.shares, base.scale, cand.shares, cand.scale];
+    if base.shares.len() < 2
+        || cand.shares.len() < 2
+        || base.scale.is_empty()
+        || cand.scale.is_empty()
+        || resamples == 0
+        || sides.iter().any(|s| s.iter().any(|x| !x.is_finite()))
+    {
+        return None;
+    }
+    let (lo, hi) = smoothed_bootstrap(&sides, resamples, seed, confidence, |m| m[2] * m[3] - m[0] * m[1]);
+    Some(DeltaCi { lo, hi, confidence, resamples, seed })
 }
 
 /// The verdict word beside a median change.
@@ -364,6 +449,35 @@ mod tests {
         assert_eq!(Verdict::from_ci(Some(&ci), false), Verdict::Slower);
         assert_eq!(Verdict::from_ci(None, true), Verdict::TooFewSamples);
         assert!(bootstrap_change_ci(&[1.0], &b, 100, 1, 0.95).is_none());
+    }
+
+    #[test]
+    fn a_scaled_delta_interval_is_in_the_values_unit_and_allows_zero() {
+        let scale = [10.0];
+        let s = |shares| Scaled { shares, scale: &scale };
+        // A category one variant never runs: a share of 0 in every traced sample.
+        let (none, some) = ([0.0, 0.0, 0.0], [0.041, 0.044, 0.040]);
+        let ci = bootstrap_scaled_delta_ci(s(&none), s(&some), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
+        assert_eq!(ci, bootstrap_scaled_delta_ci(s(&none), s(&some), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap());
+        assert!(ci.lo > 0.3 && ci.hi < 0.5 && ci.lo < 0.41 && 0.41 < ci.hi, "{ci:?}");
+        assert_eq!(DeltaCi::verdict_for_cost(Some(&ci)), Verdict::Slower);
+        let back = bootstrap_scaled_delta_ci(s(&some), s(&none), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
+        assert_eq!(DeltaCi::verdict_for_cost(Some(&back)), Verdict::Faster);
+        let same = bootstrap_scaled_delta_ci(s(&some), s(&some), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
+        assert_eq!(DeltaCi::verdict_for_cost(Some(&same)), Verdict::NoClearDifference);
+        assert!(bootstrap_scaled_delta_ci(s(&[1.0]), s(&some), 100, 1, 0.95).is_none());
+        assert_eq!(DeltaCi::verdict_for_cost(None), Verdict::TooFewSamples);
+        // The same shares scaled by measurements that overlap: the scales' spread is in the interval.
+        let (slow, fast) = ([10.0, 10.6, 9.5], [10.2, 9.7, 10.9]);
+        let ci = bootstrap_scaled_delta_ci(
+            Scaled { shares: &some, scale: &slow },
+            Scaled { shares: &some, scale: &fast },
+            DEFAULT_RESAMPLES,
+            DEFAULT_SEED,
+            0.95,
+        )
+        .unwrap();
+        assert!(ci.lo < 0.0 && ci.hi > 0.0, "{ci:?}");
     }
 
     /// The property the smoothing buys: between identical variants, 3 samples a side, the 95%

@@ -11,7 +11,7 @@ use super::event::{name_process, Event, KernelArgs, Shared, Track};
 use super::sample::RequestMarks;
 use crate::trace::phase::{Phase, PhaseWindows};
 use crate::trace::source::Dispatch;
-use crate::trace::window::{aggregate_with_best_window, WindowMethod};
+use crate::trace::window::{best_window, WindowMethod};
 use crate::trace::{detect, names, Rules, TraceError, TraceInput};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -78,7 +78,7 @@ pub(crate) fn events(input: &TraceInput, marks: RequestMarks, rules: &Rules) -> 
         .filter(|m| m.tracer.stamps_in_boottime())
         .and_then(|m| m.decode_window.map(|d| PhaseWindows::from_manifest(d, m.prefill_window)));
     let decode_steps = manifest.map(|m| m.output_tokens.saturating_sub(1));
-    let (_, choice) = aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
+    let (_, choice, _) = best_window(source.as_ref(), requested, decode_steps, false)?;
     let offset_ns = match (choice.method, choice.decode_end_ns) {
         (WindowMethod::ManifestWindow, _) => 0,
         (_, Some(end)) => marks.last_token - end,
@@ -247,7 +247,7 @@ mod tests {
         // 690 kernels start before their predecessor on the stream ends (PDL): 3 rows deep.
         assert_eq!(k.tracks, 4);
         let src = detect::open_trace(&db).unwrap();
-        let (agg, _) = aggregate_with_best_window(src.as_ref(), None, None).unwrap();
+        let (agg, _, _) = best_window(src.as_ref(), None, None, false).unwrap();
         check(&k, marks, &streams, agg.phase_total(Phase::Decode).calls);
         let last_end = k.events.iter().filter_map(|e| e.dur.map(|d| e.ts + d)).fold(f64::MIN, f64::max);
         assert!((last_end * 1e3 - t as f64).abs() < 1.0, "the last kernel ends on the last token");

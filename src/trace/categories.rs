@@ -24,6 +24,15 @@ pub(crate) enum RulesError {
     NoRules { path: PathBuf },
 }
 
+/// A rule's regex, in ASCII mode where the pattern allows it: kernel names are C++ identifiers
+/// as the tracer printed them (ASCII), on which `\w`, `\d` and `(?i)` mean the same in both
+/// modes, and the Unicode classes make the built-in rules' 36 `\w` most of a small trace's
+/// attribution time. A pattern that could match bytes outside UTF-8 in ASCII mode (`.`, say)
+/// keeps Unicode mode.
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern).unicode(false).build().or_else(|_| Regex::new(pattern))
+}
+
 /// What a rule's regex is matched against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -88,7 +97,7 @@ impl Rules {
         let mut categories: Vec<String> = Vec::new();
         let mut rules = Vec::with_capacity(file.rule.len());
         for (i, spec) in file.rule.into_iter().enumerate() {
-            let regex = Regex::new(&spec.regex).map_err(|e| RulesError::Regex {
+            let regex = compile(&spec.regex).map_err(|e| RulesError::Regex {
                 path: path.into(),
                 index: i + 1,
                 category: spec.category.clone(),
@@ -204,6 +213,33 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// ASCII mode decides as Unicode mode would on the builtin rules and every kernel name of the
+    /// real H200 traces, and falls back to Unicode mode where a pattern needs it; a name outside
+    /// ASCII is still categorized.
+    #[test]
+    fn ascii_mode_decides_as_unicode_mode() {
+        let file: RulesFile = toml::from_str(BUILTIN).unwrap();
+        let both: Vec<(Regex, Regex)> =
+            file.rule.iter().map(|r| (compile(&r.regex).unwrap(), Regex::new(&r.regex).unwrap())).collect();
+        let mut names: Vec<String> = Vec::new();
+        for kv in ["f16", "q8_0"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("traces/nsys-h200-kv-{kv}-4steps.sqlite"));
+            let conn = rusqlite::Connection::open(path).unwrap();
+            let mut stmt = conn.prepare("SELECT value FROM StringIds").unwrap();
+            names.extend(stmt.query_map([], |r| r.get::<_, String>(0)).unwrap().map(Result::unwrap));
+        }
+        assert!(names.len() > 40, "{}", names.len());
+        names.push("void größe_kernel<ä>(float const*)".into());
+        for name in &names {
+            for (ascii, unicode) in &both {
+                for s in [name.as_str(), names::base_name(name)] {
+                    assert_eq!(ascii.is_match(s), unicode.is_match(s), "{} on {s}", unicode.as_str());
+                }
+            }
+        }
+        assert!(compile("(?i)^rms_\\w+$").is_ok() && compile("^a.b$").unwrap().is_match("aéb"));
     }
 
     #[test]

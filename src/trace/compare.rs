@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::attribute::Attribution;
 use super::categories::Rules;
 use super::window::WindowMethod;
-use super::{resolve_input, TraceError};
+use super::{resolve_inputs, TraceError};
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CompareError {
@@ -79,12 +79,24 @@ impl FromStr for VariantSpec {
 
 pub(crate) struct VariantInput {
     pub(crate) label: String,
-    pub(crate) attribution: Attribution,
+    /// One per traced sample, in the order they ran; never empty.
+    pub(crate) attributions: Vec<Attribution>,
     pub(crate) measured_ms_per_token: f64,
     pub(crate) measured_from: String,
+    /// The untraced samples `measured_ms_per_token` is the median of (one value when given).
+    pub(crate) measured_samples: Vec<f64>,
+    /// The traced samples' own decode ms/token, where their manifest recorded it.
+    pub(crate) traced_ms_per_token: Vec<f64>,
 }
 
-/// Reads a variant's trace and finds its measured ms/token (given, or from the manifest).
+impl VariantInput {
+    fn first(&self) -> &Attribution {
+        &self.attributions[0]
+    }
+}
+
+/// Reads a variant's traces (one per traced sample) and finds its measured ms/token (given, or
+/// from the manifest).
 pub(crate) fn load_variant(
     spec: &VariantSpec,
     rules: &Rules,
@@ -92,10 +104,11 @@ pub(crate) fn load_variant(
 ) -> Result<VariantInput, CompareError> {
     let label = spec.label.clone();
     let wrap = |source| CompareError::Trace { label: label.clone(), source };
-    let input = resolve_input(&spec.trace).map_err(wrap)?;
-    let (measured, from) =
+    let inputs = resolve_inputs(&spec.trace).map_err(wrap)?;
+    let input = &inputs[0];
+    let (measured, from, measured_samples) =
         match (spec.ms_per_token, input.manifest.as_ref().and_then(|m| m.untraced.as_ref().map(|u| (m, u)))) {
-            (Some(v), _) => (v, "given on the command line".to_string()),
+            (Some(v), _) => (v, "given on the command line".to_string(), vec![v]),
             (None, Some((m, u))) => {
                 if u.output_tokens != m.output_tokens {
                     return Err(CompareError::LengthMismatch {
@@ -107,12 +120,34 @@ pub(crate) fn load_variant(
                 (
                     u.median_ms_per_token,
                     format!("median of {} untraced runs at {} tokens", u.ms_per_token.len(), u.output_tokens),
+                    u.ms_per_token.clone(),
                 )
             }
             (None, None) => return Err(CompareError::NoMeasurement { label }),
         };
-    let attribution = crate::trace::analyze_with(&input, rules, tokens, true).map_err(wrap)?;
-    Ok(VariantInput { label: spec.label.clone(), attribution, measured_ms_per_token: measured, measured_from: from })
+    let attributions = inputs
+        .iter()
+        .map(|i| crate::trace::analyze_with(i, rules, tokens, true))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(wrap)?;
+    let traced_ms_per_token =
+        inputs.iter().filter_map(|i| i.manifest.as_ref().and_then(|m| m.traced_ms_per_token)).collect();
+    Ok(VariantInput {
+        label: spec.label.clone(),
+        attributions,
+        measured_ms_per_token: measured,
+        measured_from: from,
+        measured_samples,
+        traced_ms_per_token,
+    })
+}
+
+fn one(n: &usize) -> bool {
+    *n == 1
+}
+
+fn default_one() -> usize {
+    1
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -128,6 +163,20 @@ pub(crate) struct VariantColumn {
     pub(crate) gpu_busy_ms_per_token: Option<f64>,
     /// Measured − traced GPU time per token: launch gaps and host work.
     pub(crate) unattributed_ms_per_token: Option<f64>,
+    /// Traced samples read (`abprof trace --traced N`); with more than one, every figure of the
+    /// variant is the median over them.
+    #[serde(default = "default_one", skip_serializing_if = "one")]
+    pub(crate) traced_samples: usize,
+    /// The traced samples' own median decode ms/token (a tracer slows decode), where recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) traced_decode_ms_per_token: Option<f64>,
+    /// `100 * (traced / measured - 1)`: what the tracer cost decode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tracer_overhead_pct: Option<f64>,
+    /// With several traced samples: the untraced ms/token values `measured_ms_per_token` is the
+    /// median of, whose spread an interval of a category's delta carries too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) measured_samples: Vec<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,6 +189,15 @@ pub(crate) struct CategoryRow {
     pub(crate) delta: Vec<f64>,
     /// This row's delta over the measured delta; absent when the measured delta is ~0.
     pub(crate) share_of_delta: Vec<Option<f64>>,
+    /// Per variant, the category's exclusive share of GPU busy time in each traced sample
+    /// (`ms_per_token` is their median × the measured ms/token): what an interval of the delta
+    /// resamples. Left out with one traced sample each.
+    #[serde(default, skip_serializing_if = "at_most_one_each")]
+    pub(crate) shares: Vec<Vec<f64>>,
+}
+
+fn at_most_one_each(v: &[Vec<f64>]) -> bool {
+    v.iter().all(|s| s.len() <= 1)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -187,6 +245,15 @@ pub(crate) fn compare_specs(
     compare(&inputs, top)
 }
 
+fn median_of(xs: &[f64]) -> f64 {
+    crate::stats::median(xs).unwrap_or(0.0)
+}
+
+fn median_some(xs: impl Iterator<Item = Option<f64>>) -> Option<f64> {
+    let v: Option<Vec<f64>> = xs.collect();
+    v.and_then(|v| crate::stats::median(&v))
+}
+
 pub(crate) fn compare(variants: &[VariantInput], top: usize) -> Result<Comparison, CompareError> {
     if variants.len() < 2 {
         return Err(CompareError::TooFew);
@@ -196,25 +263,36 @@ pub(crate) fn compare(variants: &[VariantInput], top: usize) -> Result<Compariso
             return Err(CompareError::DuplicateLabel(v.label.clone()));
         }
     }
-    let lengths: Vec<(String, u32)> =
-        variants.iter().filter_map(|v| v.attribution.output_tokens.map(|t| (v.label.clone(), t))).collect();
+    let lengths: Vec<(String, u32)> = variants
+        .iter()
+        .flat_map(|v| v.attributions.iter().filter_map(|a| a.output_tokens.map(|t| (v.label.clone(), t))))
+        .collect();
     if lengths.windows(2).any(|w| w[0].1 != w[1].1) {
-        let list = lengths.iter().map(|(l, t)| format!("{l}: {t}")).collect::<Vec<_>>().join(", ");
-        return Err(CompareError::TokensDiffer(list));
+        let mut list: Vec<String> = lengths.iter().map(|(l, t)| format!("{l}: {t}")).collect();
+        list.dedup();
+        return Err(CompareError::TokensDiffer(list.join(", ")));
     }
 
     let columns: Vec<VariantColumn> = variants
         .iter()
-        .map(|v| VariantColumn {
-            label: v.label.clone(),
-            trace: v.attribution.trace.clone(),
-            window_method: v.attribution.window.method,
-            output_tokens: v.attribution.output_tokens,
-            measured_ms_per_token: v.measured_ms_per_token,
-            measured_from: v.measured_from.clone(),
-            traced_gpu_ms_per_token: v.attribution.gpu_ms_per_token,
-            gpu_busy_ms_per_token: v.attribution.gpu_busy_ms_per_token,
-            unattributed_ms_per_token: v.attribution.gpu_busy_ms_per_token.map(|g| v.measured_ms_per_token - g),
+        .map(|v| {
+            let busy = median_some(v.attributions.iter().map(|a| a.gpu_busy_ms_per_token));
+            let traced = crate::stats::median(&v.traced_ms_per_token);
+            VariantColumn {
+                label: v.label.clone(),
+                trace: v.first().trace.clone(),
+                window_method: v.first().window.method,
+                output_tokens: v.first().output_tokens,
+                measured_ms_per_token: v.measured_ms_per_token,
+                measured_from: v.measured_from.clone(),
+                traced_gpu_ms_per_token: median_some(v.attributions.iter().map(|a| a.gpu_ms_per_token)),
+                gpu_busy_ms_per_token: busy,
+                unattributed_ms_per_token: busy.map(|g| v.measured_ms_per_token - g),
+                traced_samples: v.attributions.len(),
+                traced_decode_ms_per_token: traced,
+                tracer_overhead_pct: traced.map(|t| 100.0 * (t / v.measured_ms_per_token - 1.0)),
+                measured_samples: if v.attributions.len() > 1 { v.measured_samples.clone() } else { Vec::new() },
+            }
         })
         .collect();
     let measured: Vec<f64> = variants.iter().map(|v| v.measured_ms_per_token).collect();
@@ -229,26 +307,28 @@ pub(crate) fn compare(variants: &[VariantInput], top: usize) -> Result<Compariso
 
     // Categories: every one seen in any variant, in order of their largest scaled time.
     let mut order: Vec<String> = Vec::new();
-    for v in variants {
-        for c in &v.attribution.categories {
+    for a in variants.iter().flat_map(|v| &v.attributions) {
+        for c in &a.categories {
             if !order.contains(&c.category) {
                 order.push(c.category.clone());
             }
         }
     }
-    let scaled_category = |v: &VariantInput, cat: &str| {
-        v.attribution
-            .categories
+    // Each traced sample's share of its busy time; their median scaled by the measured ms/token.
+    let shares_of = |v: &VariantInput, cat: &str| -> Vec<f64> {
+        v.attributions
             .iter()
-            .find(|c| c.category == cat)
-            .map_or(0.0, |c| c.exclusive_share.unwrap_or(0.0) * v.measured_ms_per_token)
+            .map(|a| a.categories.iter().find(|c| c.category == cat).map_or(0.0, |c| c.exclusive_share.unwrap_or(0.0)))
+            .collect()
     };
     let mut categories: Vec<CategoryRow> = order
         .iter()
         .map(|cat| {
-            let ms: Vec<f64> = variants.iter().map(|v| scaled_category(v, cat)).collect();
+            let shares: Vec<Vec<f64>> = variants.iter().map(|v| shares_of(v, cat)).collect();
+            let ms: Vec<f64> =
+                shares.iter().zip(variants).map(|(s, v)| median_of(s) * v.measured_ms_per_token).collect();
             let delta = deltas(&ms);
-            CategoryRow { category: cat.clone(), share_of_delta: share_of(&delta), delta, ms_per_token: ms }
+            CategoryRow { category: cat.clone(), share_of_delta: share_of(&delta), delta, ms_per_token: ms, shares }
         })
         .collect();
     categories.sort_by(|a, b| {
@@ -272,28 +352,40 @@ pub(crate) fn compare(variants: &[VariantInput], top: usize) -> Result<Compariso
 }
 
 /// Kernels matched across variants by function name (instantiations merged), ordered by the
-/// largest change against the baseline.
+/// largest change against the baseline; with several traced samples, each figure is the median
+/// over them.
 fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
     struct Entry {
         category: String,
-        share: Vec<f64>,
-        /// Per variant: (dominant instantiation, number of instantiations).
-        names: Vec<Option<(String, usize)>>,
+        /// Per variant, per traced sample.
+        share: Vec<Vec<f64>>,
+        /// Per variant: the dominant instantiation and every instantiation seen.
+        names: Vec<Option<(String, Vec<String>)>>,
     }
     let n = variants.len();
     let mut by_base: HashMap<String, Entry> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
     for (i, v) in variants.iter().enumerate() {
-        // Kernel lines come most-time first, so the first instantiation seen dominates.
-        for k in &v.attribution.kernels {
-            let e = by_base.entry(k.base_name.clone()).or_insert_with(|| {
-                order.push(k.base_name.clone());
-                Entry { category: k.category.clone(), share: vec![0.0; n], names: vec![None; n] }
-            });
-            e.share[i] += k.exclusive_share.unwrap_or(0.0);
-            match &mut e.names[i] {
-                Some((_, count)) => *count += 1,
-                slot @ None => *slot = Some((k.name.clone(), 1)),
+        for (r, a) in v.attributions.iter().enumerate() {
+            // Kernel lines come most-time first, so the first instantiation seen dominates.
+            for k in &a.kernels {
+                let e = by_base.entry(k.base_name.clone()).or_insert_with(|| {
+                    order.push(k.base_name.clone());
+                    Entry {
+                        category: k.category.clone(),
+                        share: variants.iter().map(|v| vec![0.0; v.attributions.len()]).collect(),
+                        names: vec![None; n],
+                    }
+                });
+                e.share[i][r] += k.exclusive_share.unwrap_or(0.0);
+                match &mut e.names[i] {
+                    Some((_, seen)) => {
+                        if !seen.contains(&k.name) {
+                            seen.push(k.name.clone())
+                        }
+                    }
+                    slot @ None => *slot = Some((k.name.clone(), vec![k.name.clone()])),
+                }
             }
         }
     }
@@ -301,12 +393,23 @@ fn moved_kernels(variants: &[VariantInput], top: usize) -> Vec<MovedKernel> {
         .into_iter()
         .map(|base| {
             let e = by_base.remove(&base).expect("every ordered name has an entry");
-            let ms: Vec<f64> = e.share.iter().zip(variants).map(|(s, v)| s * v.measured_ms_per_token).collect();
+            let ms: Vec<f64> =
+                e.share.iter().zip(variants).map(|(s, v)| median_of(s) * v.measured_ms_per_token).collect();
             let delta: Vec<f64> = ms.iter().map(|x| x - ms[0]).collect();
             let names = e
                 .names
                 .into_iter()
-                .map(|o| o.map(|(name, count)| if count > 1 { format!("{name} (+{} more)", count - 1) } else { name }))
+                .map(|o| {
+                    o.map(
+                        |(name, seen)| {
+                            if seen.len() > 1 {
+                                format!("{name} (+{} more)", seen.len() - 1)
+                            } else {
+                                name
+                            }
+                        },
+                    )
+                })
                 .collect();
             MovedKernel { kernel: base, category: e.category, names, ms_per_token: ms, delta }
         })

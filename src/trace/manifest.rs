@@ -19,6 +19,12 @@ pub(crate) enum ManifestError {
     Parse { path: PathBuf, source: serde_json::Error },
     #[error("{p}: {source}: check the folder is writable", p = .path.display())]
     Write { path: PathBuf, source: std::io::Error },
+    #[error(
+        "variant {label}: traced sample {} arrived with {recorded} recorded: the capture's plan.json was edited; \
+         start the capture again in a new folder",
+        repeat + 1
+    )]
+    OutOfOrder { label: String, repeat: usize, recorded: usize },
 }
 
 /// Which tracer wrote the trace file.
@@ -95,6 +101,27 @@ pub(crate) struct TraceManifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) untraced: Option<UntracedSamples>,
     pub(crate) created_at: DateTime<Utc>,
+    /// The traced sample's own decode ms/token (its server log): against the untraced samples',
+    /// the tracer's overhead. Absent in manifests of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) traced_ms_per_token: Option<f64>,
+    /// The traced samples after the first (`abprof trace --traced N`), in the order they ran;
+    /// the fields above describe the first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) more_traces: Vec<TracedRun>,
+}
+
+/// One more traced sample of the same variant: its trace and windows, as for the first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct TracedRun {
+    /// Relative to the folder holding the manifest.
+    pub(crate) trace_file: PathBuf,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) decode_window: Option<BootWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) prefill_window: Option<BootWindow>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) traced_ms_per_token: Option<f64>,
 }
 
 impl TraceManifest {
@@ -118,6 +145,49 @@ impl TraceManifest {
     pub(crate) fn trace_path(&self, dir: &Path) -> PathBuf {
         dir.join(&self.trace_file)
     }
+
+    /// Every traced sample, the first included, in the order they ran.
+    pub(crate) fn runs(&self) -> Vec<TracedRun> {
+        let first = TracedRun {
+            trace_file: self.trace_file.clone(),
+            decode_window: self.decode_window,
+            prefill_window: self.prefill_window,
+            traced_ms_per_token: self.traced_ms_per_token,
+        };
+        std::iter::once(first).chain(self.more_traces.iter().cloned()).collect()
+    }
+
+    /// The manifest as if `run` were its only traced sample: what one attribution reads.
+    pub(crate) fn for_run(&self, run: &TracedRun) -> TraceManifest {
+        TraceManifest {
+            trace_file: run.trace_file.clone(),
+            decode_window: run.decode_window,
+            prefill_window: run.prefill_window,
+            traced_ms_per_token: run.traced_ms_per_token,
+            more_traces: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    /// Records traced sample `repeat` (0 = the first, whose fields are the manifest's own).
+    pub(crate) fn set_run(&mut self, repeat: usize, run: TracedRun) -> Result<(), ManifestError> {
+        if repeat == 0 {
+            (self.trace_file, self.decode_window, self.prefill_window, self.traced_ms_per_token) =
+                (run.trace_file, run.decode_window, run.prefill_window, run.traced_ms_per_token);
+            return Ok(());
+        }
+        // The driver takes traced samples in order, so the one before is always recorded.
+        if self.more_traces.len() < repeat - 1 {
+            return Err(ManifestError::OutOfOrder {
+                label: self.label.clone(),
+                repeat,
+                recorded: self.more_traces.len() + 1,
+            });
+        }
+        self.more_traces.truncate(repeat - 1);
+        self.more_traces.push(run);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -136,7 +206,46 @@ mod tests {
             prefill_window: None,
             untraced: UntracedSamples::from_samples(512, vec![16.9, 17.02, 16.945]),
             created_at: "2026-08-02T10:00:00Z".parse().unwrap(),
+            traced_ms_per_token: None,
+            more_traces: Vec::new(),
         }
+    }
+
+    #[test]
+    fn more_traced_samples_are_recorded_in_order_and_read_back_one_by_one() {
+        let mut m = sample();
+        let run = |n: u64| TracedRun {
+            trace_file: format!("tracer-out-{n}/run_results.db").into(),
+            decode_window: Some(BootWindow { start_ns: n, end_ns: n + 10 }),
+            prefill_window: None,
+            traced_ms_per_token: Some(17.0 + n as f64),
+        };
+        assert!(matches!(m.set_run(2, run(3)), Err(ManifestError::OutOfOrder { repeat: 2, recorded: 1, .. })));
+        m.set_run(1, run(2)).unwrap();
+        m.set_run(2, run(3)).unwrap();
+        // A traced sample taken again (resume) replaces its record.
+        m.set_run(2, run(3)).unwrap();
+        let runs = m.runs();
+        assert_eq!(runs.len(), 3);
+        assert_eq!(runs[0].trace_file, PathBuf::from("run_results.db"));
+        assert_eq!(runs[2], run(3));
+        let one = m.for_run(&runs[1]);
+        assert_eq!(
+            (one.trace_file.clone(), one.decode_window, one.more_traces.len()),
+            (runs[1].trace_file.clone(), run(2).decode_window, 0)
+        );
+        assert_eq!(one.untraced, m.untraced);
+        let dir = tempfile::tempdir().unwrap();
+        m.save(dir.path()).unwrap();
+        assert_eq!(TraceManifest::load(dir.path()).unwrap(), m);
+    }
+
+    /// A trace.json written before `--traced N`: one traced sample, no traced ms/token.
+    #[test]
+    fn a_manifest_of_an_earlier_release_is_one_traced_sample() {
+        let m = TraceManifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/rocpd-kv-f16")).unwrap();
+        assert_eq!(m.runs().len(), 1);
+        assert_eq!(m.traced_ms_per_token, None);
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! (`abprof compare-traces`).
 //!
 //! Floors, each using only those below it: [`phase`] (request phases and their windows) →
-//! [`kernels`] (per-kernel totals) → [`source`] (the reader trait) → the readers (rocpd, nsys,
+//! [`kernels`] (per-kernel totals) → [`sweep`] (exclusive time) → [`source`] (the reader trait) → the readers (rocpd, nsys,
 //! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`]
 //! → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
 //!
 //! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
-//! [`detect::open_trace`] (format from the content) → [`window::aggregate_with_best_window`]
+//! [`detect::open_trace`] (format from the content) → [`window::best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`].
 pub(crate) mod attribute;
@@ -27,6 +27,7 @@ mod rocpd;
 mod rocprof_csv;
 pub(crate) mod source;
 mod sqlite_scan;
+pub(crate) mod sweep;
 pub(crate) mod window;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +64,27 @@ pub(crate) fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
     Ok(TraceInput { trace_path, manifest: Some(manifest) })
 }
 
+/// Every traced sample at `path`: a trace file is one; an `abprof trace` folder holds one per
+/// traced sample (`--traced N`), each with the manifest as if it were the only one.
+pub(crate) fn resolve_inputs(path: &Path) -> Result<Vec<TraceInput>, TraceError> {
+    let first = resolve_input(path)?;
+    let Some(manifest) = first.manifest.clone().filter(|m| !m.more_traces.is_empty()) else {
+        return Ok(vec![first]);
+    };
+    let mut inputs = Vec::new();
+    for run in manifest.runs() {
+        let trace_path = path.join(&run.trace_file);
+        if !trace_path.exists() {
+            return Err(TraceError::NotTraceFolder {
+                path: path.into(),
+                detail: format!("trace.json names {} which does not exist", run.trace_file.display()),
+            });
+        }
+        inputs.push(TraceInput { trace_path, manifest: Some(manifest.for_run(&run)) });
+    }
+    Ok(inputs)
+}
+
 /// Reads a trace and attributes its decode kernels; `tokens` (the request's output token count)
 /// overrides the manifest's. With `busy` also the decode window's GPU busy time (the union of kernel
 /// intervals) and each kernel's exclusive part of it ([`overlap`]), which needs one more pass
@@ -83,7 +105,7 @@ pub(crate) fn analyze_with(
         .filter(|m| m.tracer.stamps_in_boottime())
         .and_then(|m| m.decode_window.map(|d| phase::PhaseWindows::from_manifest(d, m.prefill_window)));
     let decode_steps = output_tokens.map(|n| n.saturating_sub(1));
-    let (agg, choice) = window::aggregate_with_best_window(source.as_ref(), requested, decode_steps)?;
+    let (agg, choice, overlap) = window::best_window(source.as_ref(), requested, decode_steps, busy)?;
     if agg.total().calls == 0 {
         return Err(TraceError::NoKernels { path: input.trace_path.clone() });
     }
@@ -92,7 +114,5 @@ pub(crate) fn analyze_with(
         format: source.describe(),
         output_tokens,
     };
-    let overlap =
-        if busy { Some(overlap::split(source.as_ref(), choice.decode_start_ns, choice.decode_end_ns)?) } else { None };
     Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }

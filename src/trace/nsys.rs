@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::kernels::Aggregate;
 use super::phase::PhaseWindows;
-use super::source::{Dispatch, KernelKey, KernelSource};
+use super::source::{Dispatch, KernelKey, KernelSource, Swept};
 use super::sqlite_scan::{self, KernelTable};
 use super::TraceError;
 
@@ -127,6 +127,19 @@ impl KernelSource for NsysTrace {
         let names = self.string_ids(&ids)?;
         Ok(keys.iter().filter_map(|k| names.get(&k.id).map(|n| (*k, n.clone()))).collect())
     }
+
+    fn aggregate_and_sweep(
+        &self,
+        windows: Option<&PhaseWindows>,
+        busy: (i64, i64),
+    ) -> Result<(Aggregate, Option<Swept>), TraceError> {
+        let (totals, swept) = sqlite_scan::aggregate_and_sweep_by_key(&self.path, &self.kernels, windows, busy)?;
+        let ids: Vec<i64> = totals.keys().copied().collect();
+        let mut names = self.string_ids(&ids)?;
+        let swept =
+            swept.map(|(b, by_id)| (b, by_id.into_iter().map(|(id, ns)| (KernelKey { set: 0, id }, ns)).collect()));
+        Ok((Aggregate::from_ids(totals, |id| names.remove(id).unwrap_or_default()), swept))
+    }
 }
 
 #[cfg(test)]
@@ -134,7 +147,7 @@ mod tests {
     use super::*;
     use crate::trace::detect::open_trace;
     use crate::trace::phase::Phase;
-    use crate::trace::window::{aggregate_with_best_window, WindowMethod};
+    use crate::trace::window::{best_window, WindowMethod};
 
     /// An export shaped like Nsight Systems 2024.x (schema 3.x): META_DATA_EXPORT, the extra
     /// greenContextId column, columns in another order, CUDA-graph decode kernels.
@@ -159,7 +172,7 @@ mod tests {
         drop(conn);
         let src = open_trace(&path).unwrap();
         assert!(src.describe().contains("export schema 3.13.2"), "{}", src.describe());
-        let (agg, choice) = aggregate_with_best_window(src.as_ref(), None, None).unwrap();
+        let (agg, choice, _) = best_window(src.as_ref(), None, None, false).unwrap();
         assert_eq!(choice.method, WindowMethod::CudaGraph);
         let decode: Vec<(&str, u64, u64)> = agg
             .kernels
@@ -196,7 +209,7 @@ mod tests {
         .unwrap();
         drop(conn);
         let src = open_trace(&path).unwrap();
-        let (agg, choice) = aggregate_with_best_window(src.as_ref(), None, Some(3)).unwrap();
+        let (agg, choice, _) = best_window(src.as_ref(), None, Some(3), false).unwrap();
         assert_eq!(choice.method, WindowMethod::CudaGraph);
         assert_eq!(choice.decode_start_ns, Some(7 * s + 600_000));
         assert_eq!(agg.phase_total(Phase::Decode).calls, 3);

@@ -15,9 +15,11 @@
 //! each stream busy at that instant. The kernels' exclusive times add up to the busy time (the
 //! union of their intervals), and a kernel that runs alone keeps its full duration.
 use std::collections::HashMap;
-use std::hash::Hash;
 
+use super::kernels::Aggregate;
+use super::phase::PhaseWindows;
 use super::source::{Dispatch, KernelKey, KernelSource};
+use super::sweep::ExclusiveSweep;
 use super::TraceError;
 
 /// Busy time and the exclusive time of each kernel, by full kernel name.
@@ -29,80 +31,6 @@ pub(crate) struct OverlapSplit {
     pub(crate) exclusive_ns: HashMap<String, f64>,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Running<K> {
-    end: i64,
-    lane: i64,
-    key: K,
-}
-
-/// The sweep over dispatches fed in start order.
-#[derive(Debug)]
-pub(crate) struct ExclusiveSweep<K> {
-    /// Running kernels, in the order they were fed (so the first of a lane is its owner). Few run
-    /// at once in practice, so a vector beats a heap.
-    active: Vec<Running<K>>,
-    /// Time up to which busy time has been handed out.
-    now: i64,
-    busy_ns: u64,
-    exclusive: HashMap<K, f64>,
-    owners: Vec<(i64, K)>,
-}
-
-impl<K: Copy + Eq + Hash> Default for ExclusiveSweep<K> {
-    fn default() -> Self {
-        ExclusiveSweep { active: Vec::new(), now: i64::MIN, busy_ns: 0, exclusive: HashMap::new(), owners: Vec::new() }
-    }
-}
-
-impl<K: Copy + Eq + Hash> ExclusiveSweep<K> {
-    /// Adds one dispatch on `lane` (its stream); starts must not decrease between calls.
-    pub(crate) fn push(&mut self, start: i64, end: i64, lane: i64, key: K) {
-        self.advance(start);
-        // A zero-length or inverted record (a tracer glitch) owns nothing, but the kernel is
-        // still listed.
-        self.exclusive.entry(key).or_insert(0.0);
-        if end > start {
-            self.active.push(Running { end, lane, key });
-        }
-    }
-
-    /// Hands out the busy time up to `t`.
-    fn advance(&mut self, t: i64) {
-        while let Some(next_end) = self.active.iter().map(|r| r.end).min() {
-            let until = next_end.min(t);
-            if until > self.now {
-                let dt = (until - self.now) as u64;
-                self.busy_ns += dt;
-                // Each lane's owner is its earliest-started running kernel; `active` is in feed
-                // order, which is start order, so the first one seen per lane wins.
-                self.owners.clear();
-                for r in &self.active {
-                    if !self.owners.iter().any(|o| o.0 == r.lane) {
-                        self.owners.push((r.lane, r.key));
-                    }
-                }
-                let each = dt as f64 / self.owners.len() as f64;
-                for (_, k) in &self.owners {
-                    *self.exclusive.get_mut(k).expect("every active key was inserted") += each;
-                }
-                self.now = until;
-            }
-            if next_end > t {
-                break;
-            }
-            self.active.retain(|r| r.end > next_end);
-        }
-        self.now = self.now.max(t);
-    }
-
-    /// Busy ns and exclusive ns per key.
-    pub(crate) fn finish(mut self) -> (u64, HashMap<K, f64>) {
-        self.advance(i64::MAX);
-        (self.busy_ns, self.exclusive)
-    }
-}
-
 /// Sweeps the dispatches whose start lies in `[lo, hi]` (all when `None`).
 pub(crate) fn split(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>) -> Result<OverlapSplit, TraceError> {
     let (lo, hi) = (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
@@ -112,7 +40,30 @@ pub(crate) fn split(source: &dyn KernelSource, lo: Option<i64>, hi: Option<i64>)
             sweep.push(d.start, d.end, d.lane, d.key);
         }
     })?;
-    let (busy_ns, by_key) = sweep.finish();
+    named(source, sweep.finish())
+}
+
+/// Per-kernel totals with `windows` and the split of the dispatches starting in `[lo, hi]`: in
+/// one pass where the reader can sweep while it aggregates, else aggregated, then swept.
+pub(crate) fn aggregate_and_split(
+    source: &dyn KernelSource,
+    windows: Option<&PhaseWindows>,
+    lo: Option<i64>,
+    hi: Option<i64>,
+) -> Result<(Aggregate, OverlapSplit), TraceError> {
+    let (agg, swept) = source.aggregate_and_sweep(windows, (lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX)))?;
+    let split = match swept {
+        Some(swept) => named(source, swept)?,
+        None => split(source, lo, hi)?,
+    };
+    Ok((agg, split))
+}
+
+/// Busy ns and exclusive ns by key, the keys named.
+fn named(
+    source: &dyn KernelSource,
+    (busy_ns, by_key): (u64, HashMap<KernelKey, f64>),
+) -> Result<OverlapSplit, TraceError> {
     let keys: Vec<KernelKey> = by_key.keys().copied().collect();
     let names = source.key_names(&keys)?;
     let mut exclusive_ns: HashMap<String, f64> = HashMap::with_capacity(by_key.len());

@@ -11,7 +11,7 @@ use rusqlite::Connection;
 
 use super::kernels::{Aggregate, Totals};
 use super::phase::{PhaseWindows, PHASES};
-use super::source::{Dispatch, KernelKey, KernelSource};
+use super::source::{Dispatch, KernelKey, KernelSource, Swept};
 use super::sqlite_scan::{self, quote_ident, KernelTable};
 use super::TraceError;
 
@@ -137,6 +137,23 @@ impl KernelSource for RocpdTrace {
         )
     }
 
+    fn aggregate_and_sweep(
+        &self,
+        windows: Option<&PhaseWindows>,
+        busy: (i64, i64),
+    ) -> Result<(Aggregate, Option<Swept>), TraceError> {
+        // Several writers' tables interleave in time: only one table is swept while it is read.
+        let [set] = self.sets.as_slice() else {
+            return Ok((self.aggregate(windows)?, None));
+        };
+        let (totals, swept) = sqlite_scan::aggregate_and_sweep_by_key(&self.path, &set.dispatch, windows, busy)?;
+        let symbols = self.symbol_names(set)?;
+        let name = |id: &i64| symbols.get(id).cloned().unwrap_or_else(|| format!("<unknown kernel_id {id}>"));
+        let swept =
+            swept.map(|(b, by_id)| (b, by_id.into_iter().map(|(id, ns)| (KernelKey { set: 0, id }, ns)).collect()));
+        Ok((Aggregate::from_ids(totals, name), swept))
+    }
+
     fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError> {
         let mut by_id: HashMap<(usize, i64), [Totals; PHASES]> = HashMap::new();
         let mut names: HashMap<(usize, i64), String> = HashMap::new();
@@ -192,7 +209,7 @@ mod tests {
     use super::*;
     use crate::trace::detect::open_trace;
     use crate::trace::phase::Phase;
-    use crate::trace::window::{aggregate_with_best_window, WindowMethod};
+    use crate::trace::window::{best_window, WindowMethod};
 
     /// A minimal rocpd-shaped database: only the columns the reader uses (the full official DDL
     /// is exercised by the generated fixtures in traces/).
@@ -288,6 +305,63 @@ mod tests {
         );
     }
 
+    /// A table big enough for one scan thread per core, kernels overlapping within and across
+    /// two streams and across the threads' ranges: the split swept inside the scan threads equals
+    /// the one sweep in start order, in order by rowid or not.
+    #[test]
+    fn the_split_swept_while_scanning_equals_the_one_sweep() {
+        for shuffled in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("overlap.db");
+            let mut conn = Connection::open(&path).unwrap();
+            let s = "_0198a1b2_0000_7000_8000_00000000000b";
+            create_set(&conn, s, false, &[(0, "k0"), (1, "k1"), (2, "k2"), (3, "long")]);
+            conn.execute_batch(&format!("ALTER TABLE rocpd_kernel_dispatch{s} ADD COLUMN stream_id INTEGER")).unwrap();
+            let n: i64 = 120_001;
+            let mut rows: Vec<[i64; 4]> = (0..n)
+                .map(|i| {
+                    // Launched early and waiting (programmatic dependent launch), now and then a
+                    // long kernel on the other stream.
+                    let (key, len, stream) = if i % 997 == 0 { (3, 9_000, 1) } else { (i % 3, 7 + i % 5, 0) };
+                    [key, i * 5, i * 5 + len, stream]
+                })
+                .collect();
+            if shuffled {
+                rows.swap(10, 90_000);
+            }
+            let tx = conn.transaction().unwrap();
+            {
+                let mut ins = tx
+                    .prepare(&format!(
+                        "INSERT INTO rocpd_kernel_dispatch{s} (kernel_id, start, \"end\", stream_id) VALUES (?1, ?2, ?3, ?4)"
+                    ))
+                    .unwrap();
+                for r in &rows {
+                    ins.execute(*r).unwrap();
+                }
+            }
+            tx.commit().unwrap();
+            drop(conn);
+            let (lo, hi) = (Some(1_000), Some(n * 5 - 1_000));
+            let one = crate::trace::overlap::split(open_trace(&path).unwrap().as_ref(), lo, hi).unwrap();
+            let src = open_trace(&path).unwrap();
+            let (agg, both) = crate::trace::overlap::aggregate_and_split(src.as_ref(), None, lo, hi).unwrap();
+            assert_eq!(both.busy_ns, one.busy_ns, "shuffled: {shuffled}");
+            for (name, ns) in &one.exclusive_ns {
+                assert!((both.exclusive_ns[name] - ns).abs() < 1e-3, "{name}: {} vs {ns}", both.exclusive_ns[name]);
+            }
+            assert_eq!(agg.total().calls, n as u64);
+            // In rowid order the sweep ran inside the scan threads (and was not redone in one pass).
+            let conn = Connection::open(&path).unwrap();
+            let trace = RocpdTrace::open(&path, &conn, &sqlite_scan::schema_names(&path, &conn).unwrap()).unwrap();
+            let table = &trace.sets[0].dispatch;
+            let (_, swept) =
+                sqlite_scan::aggregate_and_sweep_by_key(&path, table, None, (lo.unwrap(), hi.unwrap())).unwrap();
+            assert_eq!(swept.is_some(), !shuffled);
+            assert_eq!(table.sorted.get(), Some(&!shuffled));
+        }
+    }
+
     #[test]
     fn graph_launched_dispatches_mark_decode() {
         let dir = tempfile::tempdir().unwrap();
@@ -302,7 +376,7 @@ mod tests {
         drop(conn);
         let src = open_trace(&path).unwrap();
         assert_eq!(src.graph_span().unwrap(), Some((11000, 12500)));
-        let (agg, choice) = aggregate_with_best_window(src.as_ref(), None, None).unwrap();
+        let (agg, choice, _) = best_window(src.as_ref(), None, None, false).unwrap();
         assert_eq!(choice.method, WindowMethod::CudaGraph);
         assert_eq!(agg.phase_total(Phase::Decode).calls, 2);
         assert_eq!(agg.phase_total(Phase::Prefill).calls, 2);

@@ -15,6 +15,17 @@ pub(crate) struct KernelKey {
     pub(crate) id: i64,
 }
 
+impl super::sweep::SweepKey for KernelKey {
+    #[inline]
+    fn small(&self) -> Option<usize> {
+        if self.set == 0 {
+            self.id.small()
+        } else {
+            None
+        }
+    }
+}
+
 /// One kernel dispatch: GPU start and end (ns, the trace's clock) and its kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Dispatch {
@@ -45,4 +56,20 @@ pub(crate) trait KernelSource: Send + Sync {
 
     /// The kernel names of keys that [`KernelSource::for_each_by_start`] gave.
     fn key_names(&self, keys: &[KernelKey]) -> Result<HashMap<KernelKey, String>, TraceError>;
+
+    /// Per-kernel totals as [`KernelSource::aggregate`] gives them and, where the reader can
+    /// sweep while it scans (its rows in start order), the busy time and exclusive time by key of
+    /// the dispatches starting in `busy` `[lo, hi]` ([`super::sweep`]): one pass instead of two.
+    /// `None` for the sweep otherwise, and the caller sweeps [`KernelSource::for_each_by_start`].
+    fn aggregate_and_sweep(
+        &self,
+        windows: Option<&PhaseWindows>,
+        busy: (i64, i64),
+    ) -> Result<(Aggregate, Option<Swept>), TraceError> {
+        let _ = busy;
+        Ok((self.aggregate(windows)?, None))
+    }
 }
+
+/// Busy ns and exclusive ns by key, as [`super::sweep::ExclusiveSweep::finish`] gives them.
+pub(crate) type Swept = (u64, HashMap<KernelKey, f64>);

@@ -14,6 +14,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::kernels::{accumulate, Totals};
 use super::phase::{Phase, PhaseWindows, BURST_GAP_NS, PHASES};
 use super::source::{Dispatch, KernelKey};
+use super::sweep::{Stretch, HEAD_ROWS};
 use super::TraceError;
 
 pub(crate) fn open_read_only(path: &Path) -> Result<Connection, TraceError> {
@@ -79,6 +80,9 @@ pub(crate) fn lane_expr(cols: &[String], devices: &[&str], streams: &[&str]) -> 
 
 pub(crate) type ByKey = HashMap<i64, [Totals; PHASES]>;
 
+/// Busy ns and exclusive ns by key id, as [`super::sweep::merge`] gives them.
+pub(crate) type SweptById = (u64, HashMap<i64, f64>);
+
 fn worker_count() -> i64 {
     std::thread::available_parallelism().map_or(1, |n| n.get()).min(32) as i64
 }
@@ -88,13 +92,39 @@ pub(crate) fn aggregate_by_key(
     t: &KernelTable,
     windows: Option<&PhaseWindows>,
 ) -> Result<ByKey, TraceError> {
-    let sql_err = |e| TraceError::sqlite(path, e);
-    let select = format!("SELECT {}, {}, {} FROM {}", t.key, t.start, t.end, t.table);
-    if !t.is_table {
-        let conn = open_read_only(path)?;
-        return scan(&conn, &select, None, windows).map_err(sql_err);
+    Ok(scan_table(path, t, windows, None)?.0)
+}
+
+/// [`aggregate_by_key`] and, in the same pass, the exclusive sweep of the dispatches starting in
+/// `busy` ([`super::sweep`]): each thread sweeps its own rowid range as one stretch, and the
+/// stretches are merged. `None` for the sweep when the rows are not in start order by rowid
+/// (found out on the way, and kept for the table), or a merge gave up.
+pub(crate) fn aggregate_and_sweep_by_key(
+    path: &Path,
+    t: &KernelTable,
+    windows: Option<&PhaseWindows>,
+    busy: (i64, i64),
+) -> Result<(ByKey, Option<SweptById>), TraceError> {
+    if !t.is_table || t.sorted.get() == Some(&false) {
+        return Ok((aggregate_by_key(path, t, windows)?, None));
     }
-    let conn = open_read_only(path)?;
+    scan_table(path, t, windows, Some(busy))
+}
+
+/// What one thread's scan of one rowid range found.
+struct RangeScan {
+    totals: ByKey,
+    /// With a sweep: the range's dispatches in `busy`, swept, while they came in start order.
+    stretch: Option<Stretch<i64>>,
+    in_start_order: bool,
+    /// First and last start of the range (every row), for the order across ranges.
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
+/// The rowid span of a table split into one range per thread (`None`: the table is empty).
+fn rowid_ranges(path: &Path, conn: &Connection, t: &KernelTable) -> Result<Option<Vec<(i64, i64)>>, TraceError> {
+    let sql_err = |e| TraceError::sqlite(path, e);
     // Two queries: SQLite answers a lone min() or max() of the rowid from the b-tree's edge,
     // but scans the whole table for both in one statement.
     let edge = |f: &str| -> Result<Option<i64>, TraceError> {
@@ -102,40 +132,79 @@ pub(crate) fn aggregate_by_key(
     };
     let (lo, hi) = (edge("min")?, edge("max")?);
     let (Some(lo), Some(hi)) = (lo, hi) else {
-        return Ok(ByKey::new());
+        return Ok(None);
     };
     let span = hi - lo + 1;
     let workers = worker_count().min((span / MIN_ROWS_PER_THREAD).max(1));
-    let ranged = format!("{select} WHERE rowid BETWEEN ?1 AND ?2");
-    if workers == 1 {
-        return scan(&conn, &ranged, Some((lo, hi)), windows).map_err(sql_err);
-    }
-    drop(conn);
     let chunk = (span + workers - 1) / workers;
-    let results: Vec<Result<ByKey, TraceError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..workers)
-            .map(|i| {
-                let a = lo + i * chunk;
-                let b = (a + chunk - 1).min(hi);
-                let ranged = &ranged;
-                s.spawn(move || {
-                    let conn = open_read_only(path)?;
-                    scan(&conn, ranged, Some((a, b)), windows).map_err(|e| TraceError::sqlite(path, e))
-                })
-            })
-            .collect();
+    Ok(Some((0..workers).map(|i| (lo + i * chunk, (lo + i * chunk + chunk - 1).min(hi))).collect()))
+}
+
+/// Runs `scan` on every range, one thread each (the caller's thread alone for one range), each
+/// with its own read-only connection; results in range order.
+fn in_parallel<T: Send>(
+    path: &Path,
+    ranges: &[(i64, i64)],
+    scan: impl Fn(&Connection, (i64, i64)) -> rusqlite::Result<T> + Sync,
+) -> Result<Vec<T>, TraceError> {
+    let run = |range: (i64, i64)| -> Result<T, TraceError> {
+        let conn = open_read_only(path)?;
+        scan(&conn, range).map_err(|e| TraceError::sqlite(path, e))
+    };
+    if ranges.len() == 1 {
+        return Ok(vec![run(ranges[0])?]);
+    }
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ranges.iter().map(|&r| s.spawn(move || run(r))).collect();
         handles.into_iter().map(|h| h.join().expect("a scan thread does not panic")).collect()
-    });
+    })
+}
+
+fn scan_table(
+    path: &Path,
+    t: &KernelTable,
+    windows: Option<&PhaseWindows>,
+    busy: Option<(i64, i64)>,
+) -> Result<(ByKey, Option<SweptById>), TraceError> {
+    let columns = match busy {
+        Some(_) => format!("{}, {}, {}, {}", t.key, t.start, t.end, t.lane),
+        None => format!("{}, {}, {}", t.key, t.start, t.end),
+    };
+    let select = format!("SELECT {columns} FROM {}", t.table);
+    let scans = if t.is_table {
+        let conn = open_read_only(path)?;
+        let Some(ranges) = rowid_ranges(path, &conn, t)? else {
+            return Ok((ByKey::new(), busy.map(|_| (0, HashMap::new()))));
+        };
+        drop(conn);
+        let ranged = format!("{select} WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid");
+        in_parallel(path, &ranges, |conn, range| scan(conn, &ranged, Some(range), windows, busy))?
+    } else {
+        let conn = open_read_only(path)?;
+        vec![scan(&conn, &select, None, windows, None).map_err(|e| TraceError::sqlite(path, e))?]
+    };
     let mut merged = ByKey::new();
-    for r in results {
-        for (key, phases) in r? {
+    let mut in_order = t.is_table && scans.iter().all(|s| s.in_start_order);
+    let mut last_start = i64::MIN;
+    let mut stretches = Vec::new();
+    for r in scans {
+        if let Some(first) = r.first {
+            in_order &= first >= last_start;
+            last_start = r.last.unwrap_or(first);
+        }
+        stretches.extend(r.stretch);
+        for (key, phases) in r.totals {
             let acc = merged.entry(key).or_default();
             for (a, p) in acc.iter_mut().zip(phases) {
                 a.merge(p);
             }
         }
     }
-    Ok(merged)
+    if busy.is_none() {
+        return Ok((merged, None));
+    }
+    let _ = t.sorted.set(in_order);
+    Ok((merged, if in_order { super::sweep::merge(stretches) } else { None }))
 }
 
 /// Per-key totals of one scan: small non-negative keys (rocpd kernel ids, nsys string ids are
@@ -178,13 +247,17 @@ fn scan(
     sql: &str,
     range: Option<(i64, i64)>,
     windows: Option<&PhaseWindows>,
-) -> rusqlite::Result<ByKey> {
+    busy: Option<(i64, i64)>,
+) -> rusqlite::Result<RangeScan> {
     let mut stmt = conn.prepare(sql)?;
     let mut rows = match range {
         Some((a, b)) => stmt.query([a, b])?,
         None => stmt.query([])?,
     };
     let mut totals = KeyTotals { dense: Vec::new(), sparse: ByKey::new() };
+    let mut stretch = busy.map(|_| Stretch::new(HEAD_ROWS));
+    let (lo, hi) = busy.unwrap_or((i64::MAX, i64::MIN));
+    let (mut in_start_order, mut first, mut last) = (true, None, i64::MIN);
     while let Some(row) = rows.next()? {
         // Rows with a NULL key or timestamp are not dispatches anyone could attribute.
         let (ValueRef::Integer(key), ValueRef::Integer(start), ValueRef::Integer(end)) =
@@ -193,35 +266,117 @@ fn scan(
             continue;
         };
         totals.add(key, start, end, windows);
+        if busy.is_none() {
+            continue;
+        }
+        first.get_or_insert(start);
+        if start < last {
+            // Out of start order: the sweep needs an ORDER BY after all; the totals do not.
+            in_start_order = false;
+            stretch = None;
+        }
+        last = last.max(start);
+        if let Some(s) = stretch.as_mut().filter(|_| (lo..=hi).contains(&start)) {
+            let lane = match row.get_ref_unwrap(3) {
+                ValueRef::Integer(l) => l,
+                _ => 0,
+            };
+            s.push(start, end, lane, key);
+        }
     }
-    Ok(totals.into_map())
+    let last = (last != i64::MIN).then_some(last);
+    Ok(RangeScan { totals: totals.into_map(), stretch, in_start_order, first, last })
 }
 
 /// `(start, end)` of the last burst of rows matching `condition` (rows in start order, a new burst
 /// after an idle gap of [`BURST_GAP_NS`] or more, as in the step-gap search), or `None` when no
-/// row matches.
+/// row matches. A table in start order by rowid (found out in the same pass, and kept) is read in
+/// one rowid range per thread, each finding its own bursts, joined in order after; otherwise one
+/// pass sorted by start.
 pub(crate) fn last_burst_where(
     path: &Path,
     t: &KernelTable,
     condition: &str,
 ) -> Result<Option<(i64, i64)>, TraceError> {
+    if t.is_table && t.sorted.get() != Some(&false) {
+        if let Some(bursts) = bursts_in_parallel(path, t, condition)? {
+            return Ok(bursts.last().copied());
+        }
+    }
     let conn = open_read_only(path)?;
     let order = if t.in_start_order(path, &conn)? { "rowid".to_string() } else { t.start.clone() };
     let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {order}", t.start, t.end, t.table);
     let sql_err = |e| TraceError::sqlite(path, e);
     let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
-    let mut burst: Option<(i64, i64)> = None;
+    let mut bursts = Bursts::default();
     while let Some(row) = rows.next().map_err(sql_err)? {
-        let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else {
-            continue;
-        };
-        burst = match burst {
-            Some((b0, b1)) if s - b1 < BURST_GAP_NS => Some((b0, b1.max(e))),
-            _ => Some((s, e)),
-        };
+        if let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) {
+            bursts.add(s, e);
+        }
     }
-    Ok(burst)
+    Ok(bursts.spans.last().copied())
+}
+
+/// Rows fed in start order, grouped into bursts: a new one after an idle gap of
+/// [`BURST_GAP_NS`] or more since the current burst's latest end.
+#[derive(Debug, Default)]
+struct Bursts {
+    spans: Vec<(i64, i64)>,
+}
+
+impl Bursts {
+    #[inline]
+    fn add(&mut self, start: i64, end: i64) {
+        match self.spans.last_mut() {
+            Some((_, b1)) if start - *b1 < BURST_GAP_NS => *b1 = (*b1).max(end),
+            _ => self.spans.push((start, end)),
+        }
+    }
+}
+
+/// Every burst of the rows matching `condition`, each thread finding those of its own rowid
+/// range; `None` (and the table marked) when the rows are not in start order by rowid. Joining is
+/// exact: a range's bursts, fed in order as if they were rows, join the ones before exactly where
+/// their rows would have (a row that continued a burst within its range also continues it once
+/// the burst's latest end can only be later).
+fn bursts_in_parallel(path: &Path, t: &KernelTable, condition: &str) -> Result<Option<Vec<(i64, i64)>>, TraceError> {
+    let conn = open_read_only(path)?;
+    let Some(ranges) = rowid_ranges(path, &conn, t)? else {
+        return Ok(Some(Vec::new()));
+    };
+    drop(conn);
+    let sql = format!(
+        "SELECT {}, {}, CASE WHEN {condition} THEN 1 ELSE 0 END FROM {} WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid",
+        t.start, t.end, t.table
+    );
+    let scans = in_parallel(path, &ranges, |conn, (a, b)| {
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([a, b])?;
+        let (mut bursts, mut first, mut last, mut sorted) = (Bursts::default(), None, i64::MIN, true);
+        while let Some(row) = rows.next()? {
+            let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else {
+                continue;
+            };
+            first.get_or_insert(s);
+            sorted &= s >= last;
+            last = last.max(s);
+            if matches!(row.get_ref_unwrap(2), ValueRef::Integer(1)) {
+                bursts.add(s, e);
+            }
+        }
+        Ok((bursts, first, last, sorted))
+    })?;
+    let (mut joined, mut last_start, mut in_order) = (Bursts::default(), i64::MIN, true);
+    for (bursts, first, last, sorted) in scans {
+        in_order &= sorted && first.is_none_or(|f| f >= last_start);
+        last_start = last_start.max(last);
+        for (s, e) in bursts.spans {
+            joined.add(s, e);
+        }
+    }
+    let _ = t.sorted.set(in_order);
+    Ok(in_order.then_some(joined.spans))
 }
 
 /// Whether the table's rows, in rowid order, are already in start order (tracers write them
@@ -329,6 +484,39 @@ mod tests {
         let mut seen = Vec::new();
         for_each_by_start(path, &[t], &mut |d| seen.push((d.start, d.lane))).unwrap();
         seen
+    }
+
+    /// Bursts found by two threads, one crossing the boundary of their ranges, join as one pass
+    /// in start order finds them; out of rowid order the one sorted pass answers the same.
+    #[test]
+    fn bursts_found_in_parallel_join_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE k (id INTEGER, start INTEGER, \"end\" INTEGER, g INTEGER)").unwrap();
+        let n: i64 = 120_000;
+        let tx = conn.transaction().unwrap();
+        for i in 0..n {
+            // Matching rows 5 µs apart, interrupted once by 30,000 others (150 ms: a new burst).
+            let g = i64::from(!(20_000..50_000).contains(&i));
+            tx.execute("INSERT INTO k VALUES (1, ?1, ?2, ?3)", [i * 5_000, i * 5_000 + 5, g]).unwrap();
+        }
+        tx.commit().unwrap();
+        let t = |sorted: Option<bool>| KernelTable {
+            table: "k".into(),
+            key: "id".into(),
+            start: "start".into(),
+            end: "\"end\"".into(),
+            lane: "0".into(),
+            is_table: true,
+            sorted: sorted.map_or_else(Default::default, std::sync::OnceLock::from),
+        };
+        let want = Some((50_000 * 5_000, (n - 1) * 5_000 + 5));
+        let parallel = t(None);
+        assert_eq!(last_burst_where(&path, &parallel, "g = 1").unwrap(), want);
+        assert_eq!(parallel.sorted.get(), Some(&true));
+        assert_eq!(last_burst_where(&path, &t(Some(false)), "g = 1").unwrap(), want);
+        assert_eq!(bursts_in_parallel(&path, &t(None), "g = 1").unwrap().unwrap().len(), 2);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use super::kernels::Aggregate;
+use super::overlap::{self, OverlapSplit};
 use super::phase::{Phase, PhaseWindows, BURST_GAP_NS};
 use super::source::{Dispatch, KernelSource};
 use super::TraceError;
@@ -52,15 +53,27 @@ pub(crate) const GAP_THRESHOLDS_NS: [i64; 8] =
 
 /// Aggregates `source` with the best decode window available (see the module docs).
 /// `decode_steps` is the number of decode steps of the traced request (output tokens − 1).
-pub(crate) fn aggregate_with_best_window(
+/// With `busy`, also the decode window's busy time and exclusive split ([`overlap`]), swept in the
+/// same pass where the reader can.
+pub(crate) fn best_window(
     source: &dyn KernelSource,
     requested: Option<PhaseWindows>,
     decode_steps: Option<u32>,
-) -> Result<(Aggregate, WindowChoice), TraceError> {
+    busy: bool,
+) -> Result<(Aggregate, WindowChoice, Option<OverlapSplit>), TraceError> {
     let mut notes = Vec::new();
+    let measure = |w: Option<&PhaseWindows>| -> Result<(Aggregate, Option<OverlapSplit>), TraceError> {
+        if busy {
+            let (lo, hi) = (w.map(|w| w.decode_start), w.map(|w| w.decode_end));
+            let (agg, split) = overlap::aggregate_and_split(source, w, lo, hi)?;
+            Ok((agg, Some(split)))
+        } else {
+            Ok((source.aggregate(w)?, None))
+        }
+    };
 
     if let Some(w) = requested {
-        let agg = source.aggregate(Some(&w))?;
+        let (agg, split) = measure(Some(&w))?;
         if agg.phase_total(Phase::Decode).calls > 0 {
             let choice = WindowChoice {
                 method: WindowMethod::ManifestWindow,
@@ -71,7 +84,7 @@ pub(crate) fn aggregate_with_best_window(
                 decode_end_ns: Some(w.decode_end),
                 notes,
             };
-            return Ok((agg, choice));
+            return Ok((agg, choice, split));
         }
         notes.push(format!(
             "the manifest's decode window [{}, {}] ns holds no kernel: the trace uses another clock \
@@ -92,7 +105,8 @@ pub(crate) fn aggregate_with_best_window(
             decode_end_ns: Some(end),
             notes,
         };
-        return Ok((source.aggregate(Some(&w))?, choice));
+        let (agg, split) = measure(Some(&w))?;
+        return Ok((agg, choice, split));
     }
     notes.push("no kernel was launched from a CUDA/HIP graph (or the trace has no graph node ids)".into());
 
@@ -113,7 +127,8 @@ pub(crate) fn aggregate_with_best_window(
                     decode_end_ns: Some(found.decode_end),
                     notes,
                 };
-                return Ok((source.aggregate(Some(&w))?, choice));
+                let (agg, split) = measure(Some(&w))?;
+                return Ok((agg, choice, split));
             }
             None => notes.push(format!(
                 "no burst of GPU activity has {} steps separated by idle gaps >= {} us: the decode steps could not be told apart",
@@ -132,7 +147,8 @@ pub(crate) fn aggregate_with_best_window(
         decode_end_ns: None,
         notes,
     };
-    Ok((source.aggregate(None)?, choice))
+    let (agg, split) = measure(None)?;
+    Ok((agg, choice, split))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,7 +303,7 @@ mod tests {
         let found = find_steps(&src, 8).unwrap().unwrap();
         // 300 µs decode gaps: 200 µs is the largest threshold that yields > 8 steps.
         assert_eq!(found.threshold_ns, 200_000);
-        let (agg, choice) = aggregate_with_best_window(&src, None, Some(8)).unwrap();
+        let (agg, choice, _) = best_window(&src, None, Some(8), false).unwrap();
         assert_eq!(choice.method, WindowMethod::StepGaps);
         assert_eq!(agg.phase_total(Phase::Decode).calls, 24);
         assert_eq!(agg.phase_total(Phase::Prefill).calls, 7);
@@ -297,7 +313,7 @@ mod tests {
     fn graph_span_wins_over_gaps_and_window_mismatch_is_noted() {
         let src = Fake(request(4), Some((2_004_525_000, i64::MAX)));
         let req = PhaseWindows { decode_start: 10, decode_end: 20, prefill_start: None };
-        let (agg, choice) = aggregate_with_best_window(&src, Some(req), Some(4)).unwrap();
+        let (agg, choice, _) = best_window(&src, Some(req), Some(4), false).unwrap();
         assert_eq!(choice.method, WindowMethod::CudaGraph);
         assert!(choice.notes[0].contains("holds no kernel"));
         assert_eq!(agg.phase_total(Phase::Decode).calls, 12);
@@ -305,7 +321,7 @@ mod tests {
 
     #[test]
     fn without_tokens_everything_counts() {
-        let (agg, choice) = aggregate_with_best_window(&Fake(request(4), None), None, None).unwrap();
+        let (agg, choice, _) = best_window(&Fake(request(4), None), None, None, false).unwrap();
         assert_eq!(choice.method, WindowMethod::WholeTrace);
         assert_eq!(agg.phase_total(Phase::Decode).calls, 2 + 5 + 12);
         assert!(choice.notes.iter().any(|n| n.contains("--tokens")));

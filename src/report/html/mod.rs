@@ -146,7 +146,7 @@ fn kernels_section(o: &mut String, v: &StudyView) {
     let Some(traces) = &v.traces else { return };
     open(o, "kernels", "Kernel attribution");
     match traces {
-        TraceComparison::Compared { comparison, scaled_by_trace_samples } => {
+        TraceComparison::Compared { comparison, scaled_by_trace_samples, category_deltas } => {
             note(
                 o,
                 "Each trace's decode time split into kernel categories by share of GPU busy time, scaled to the \
@@ -177,7 +177,7 @@ fn kernels_section(o: &mut String, v: &StudyView) {
             figure(o, bars::chart(comparison), &key);
             o.push_str(&table(&tables::trace_columns(comparison)));
             let _ = writeln!(o, "<h3>Categories</h3>");
-            o.push_str(&table(&tables::categories(comparison)));
+            o.push_str(&table(&tables::categories(comparison, category_deltas)));
             if !comparison.moved_kernels.is_empty() {
                 let _ = writeln!(o, "<h3>Top moved kernels</h3>");
                 o.push_str(&table(&tables::moved_kernels(comparison)));

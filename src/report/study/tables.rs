@@ -2,6 +2,7 @@
 //! the Markdown file, so the two never disagree.
 use crate::report::{metric_digits, num, NONE};
 use crate::summary::pi::PiReport;
+use crate::summary::traces::CategoryDelta;
 use crate::summary::view::StudyView;
 use crate::summary::{Metric, Summary};
 use crate::trace::compare::Comparison;
@@ -187,7 +188,9 @@ fn labels(c: &Comparison) -> Vec<String> {
 }
 
 /// ms/token per kernel category and variant, with each candidate's change and share of the change.
-pub(crate) fn categories(c: &Comparison) -> PageTable {
+/// Each category's ms/token per variant and its change, with the change's 95% interval and verdict
+/// where the study traced more than one sample a variant (docs/methodology.md §10.1).
+pub(crate) fn categories(c: &Comparison, deltas: &[CategoryDelta]) -> PageTable {
     let labels = labels(c);
     let mut head = vec!["category".to_string()];
     head.extend(labels.iter().map(|l| format!("{l} ms/token")));
@@ -206,7 +209,7 @@ pub(crate) fn categories(c: &Comparison) -> PageTable {
         push(
             r.category.clone(),
             r.ms_per_token.iter().map(|x| format!("{x:.3}")).collect(),
-            r.delta.iter().skip(1).map(|x| format!("{x:+.3}")).collect(),
+            r.delta.iter().enumerate().skip(1).map(|(i, x)| delta_cell(*x, deltas, &r.category, i)).collect(),
             r.share_of_delta.iter().skip(1).map(|x| x.map_or(NONE.into(), |s| format!("{:.0}%", s * 100.0))).collect(),
         );
     }
@@ -217,6 +220,16 @@ pub(crate) fn categories(c: &Comparison) -> PageTable {
         vec![String::new(); labels.len().saturating_sub(1)],
     );
     t
+}
+
+fn delta_cell(delta: f64, deltas: &[CategoryDelta], category: &str, variant: usize) -> String {
+    let found = deltas.iter().find(|d| d.category == category);
+    let ci = found.and_then(|d| d.ci.get(variant).copied().flatten());
+    let verdict = found.and_then(|d| d.verdict.get(variant).copied().flatten());
+    match (ci, verdict) {
+        (Some(ci), Some(v)) => format!("{delta:+.3} [{:+.3}, {:+.3}] {}", ci.lo, ci.hi, v.word()),
+        _ => format!("{delta:+.3}"),
+    }
 }
 
 /// The kernels whose ms/token moved most.
