@@ -1,12 +1,12 @@
 //! `abprof ab`: the A/B study.
-use super::args::{OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
-use super::common::study_file;
+use super::args::{JudgementArgs, OutputArgs, PromptArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS};
+use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::study::evidence::{write_json, Evidence};
-use crate::study::file::{StudyFile, StudyFileError, Workload};
+use crate::study::file::{StudyFile, StudyFileError};
 use crate::study::{run_study, Outcome};
-use crate::summary::gate::{FailOn, Gate, GateMetric};
+use crate::summary::gate::{FailOn, Gate};
 use crate::summary::summarize;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
     after_help = "Exit status: 0 done; 1 error, also after the summary when the restore/verify hooks failed or a variant has no accepted sample (one line names the cause); 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
+#[command(mut_arg("metric", |a| a.requires("fail_on")), mut_arg("threshold", |a| a.requires("fail_on")))]
 pub(crate) struct AbArgs {
     /// Evidence folder of a new study (must not exist, or be empty).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
@@ -30,29 +31,13 @@ pub(crate) struct AbArgs {
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
-    /// Output tokens per request.
-    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = clap::value_parser!(u32).range(2..))]
-    pub(crate) tokens: Option<u32>,
-    /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
-    #[arg(long, value_enum)]
-    pub(crate) workload: Option<Workload>,
-    /// Cold samples per variant.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) samples: u32,
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
-    /// Send llama-server's ignore_eos so every request decodes exactly N tokens.
-    #[arg(long)]
-    pub(crate) ignore_eos: bool,
-    /// Warm the prompt cache, then time decode with the full-length KV in place.
-    #[arg(long)]
-    pub(crate) pure_decode: bool,
     /// Run the (single) variant against itself to measure the noise floor.
     #[arg(long)]
     pub(crate) aa: bool,
-    /// Shuffle within each balanced block with this seed (recorded in plan.json).
-    #[arg(long, value_name = "SEED")]
-    pub(crate) order_seed: Option<u64>,
     #[command(flatten)]
     pub(crate) conditions: RunConditions,
     #[command(flatten)]
@@ -61,12 +46,8 @@ pub(crate) struct AbArgs {
     /// --threshold, its whole confidence interval past it; noise never fails it.
     #[arg(long, value_enum, value_name = "WHEN")]
     pub(crate) fail_on: Option<FailOn>,
-    /// The metric the gate judges.
-    #[arg(long, value_enum, default_value = "decode", requires = "fail_on")]
-    pub(crate) metric: GateMetric,
-    /// % change the interval must lie beyond to fail the gate.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0, requires = "fail_on")]
-    pub(crate) threshold: f64,
+    #[command(flatten)]
+    pub(crate) judgement: JudgementArgs,
 }
 
 /// A study file that does not parse is a usage error, like a bad flag: nothing has run.
@@ -77,11 +58,8 @@ pub(crate) struct BadStudyFile(#[from] pub(crate) StudyFileError);
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
-    let tokens = match (a.tokens, a.workload) {
-        (Some(t), _) => t,
-        (None, Some(w)) => w.tokens(),
-        (None, None) => bail!("give --tokens N or --workload screening|sustained|trace-matched"),
-    };
+    let w = &a.workload;
+    let tokens = w.tokens()?;
     v.launch.common_args()?;
     let mut variants = v.variants.clone();
     if variants.is_empty() {
@@ -97,16 +75,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
-    let file = StudyFile {
-        workload: a.workload,
-        variants,
-        prompt: a.prompt.prompt.clone(),
-        prompt_tokens: a.prompt.prompt_tokens,
-        ignore_eos: a.ignore_eos,
-        pure_decode: a.pure_decode,
-        order_seed: a.order_seed,
-        ..study_file(v, &a.conditions, model.clone(), tokens, a.samples)
-    };
+    let file = StudyFile { variants, ..chat_study_file(v, w, &a.prompt, &a.conditions, model.clone(), tokens) };
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
@@ -133,7 +102,8 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
-    let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
+    let j = &a.judgement;
+    let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: j.metric, threshold_pct: j.threshold.unwrap_or(0.0) });
     let failures = gate.map(|g| (g, g.failures(&summary), g.unjudged(&summary)));
     Ok(match run.outcome {
         Outcome::Completed => {

@@ -5,6 +5,7 @@ mod binary_watch;
 mod chat;
 mod drive;
 pub mod evidence;
+mod extend;
 pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
@@ -13,7 +14,8 @@ mod run_record;
 pub(crate) mod trace_capture;
 
 pub(crate) use chat::ChatStudy;
-pub(crate) use drive::{run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use drive::{check_study, run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use extend::add_blocks;
 
 /// Runs (or resumes) an A/B study: every sample one streamed chat request.
 pub fn run_study(file: &file::StudyFile, root: &std::path::Path, resume: bool) -> anyhow::Result<StudyRun> {
