@@ -2,11 +2,13 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`tests/layers.rs` checks for cycles):
-//! `cli` → `report` → `summary` → `pi`, `exactness`, `artifact` → `study` (THE study loop) →
+//! `cli` → `report` → `bisect` (drives builds, studies and their summaries) → `summary` → `pi`,
+//! `exactness`, `artifact` → `study` (THE study loop) →
 //! `measure` (THE sample lifecycle), `trace` (pure trace analysis) → `telemetry` → `server` →
 //! `client` → `variant` → `schedule`, `clock`, `stats`, `atomic_file`, `child`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
+pub(crate) mod bisect;
 pub(crate) mod child;
 pub mod cli;
 pub mod client;
