@@ -71,6 +71,9 @@ impl DetachedWorktree {
 
     fn add_with(repo: &Path, path: &Path, commit: &str, extra: &[&str]) -> Result<DetachedWorktree, ArtifactError> {
         let p = path.to_string_lossy();
+        // A worktree whose folder a killed run left and a later one deleted is still registered
+        // at that path; prune forgets it (only entries whose folders are gone).
+        let _ = git(repo, &["worktree", "prune"]);
         let mut args = vec!["worktree", "add", "--quiet", "--detach"];
         args.extend(extra);
         args.extend([p.as_ref(), commit]);

@@ -9,6 +9,7 @@ mod cmake;
 mod error;
 pub(crate) mod git;
 mod info;
+mod scratch;
 mod store;
 
 pub(crate) use error::ArtifactError;
@@ -78,7 +79,8 @@ pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -
     std::fs::create_dir_all(&spec.out).map_err(write_err(&spec.out))?;
     let staging = Staging::create(&spec.out, &name)?;
 
-    let scratch = tempfile::Builder::new().prefix("abprof-build-").tempdir().map_err(write_err(&spec.out))?;
+    let temp = std::env::temp_dir();
+    let scratch = scratch::Scratch::take(&temp).map_err(write_err(&temp))?;
     let src = scratch.path().join("src");
     progress(&format!("worktree of {} at {}", &commit[..12], src.display()));
     let worktree = DetachedWorktree::add(&repo, &src, &commit)?;
