@@ -9,6 +9,7 @@
 //! `dylib`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
+pub(crate) mod bisect;
 pub(crate) mod cache_dir;
 pub(crate) mod child;
 pub mod cli;

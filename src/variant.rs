@@ -64,6 +64,8 @@ pub enum VariantError {
     DuplicateLabel(String),
     #[error("variant {label}: {key}= given twice")]
     Repeated { label: String, key: String },
+    #[error("variant {label}: binary {binary:?} given where each build's binary goes: write the spec as {label}=|key=value... (the fields every build runs with)")]
+    TemplateBinary { label: String, binary: String },
     #[error("no variants given: pass --variant label=/path/to/llama-server at least once")]
     None,
 }
@@ -232,6 +234,41 @@ impl Variant {
     }
 }
 
+/// Where the first `|key=` field of a spec begins (its byte offset), if it has one.
+fn first_field(s: &str) -> Option<usize> {
+    let mut chars = s.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' if s[i + 1..].starts_with('|') => {
+                chars.next();
+            }
+            '|' if FIELD_START.is_match(&s[i + 1..]) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A spec whose binary is filled in later (`abprof bisect` runs every build with the same
+/// fields): `LABEL=` with nothing after the `=` but its fields, e.g. `build=|kv=q8_0`. Returns the
+/// fields as written (`|kv=q8_0`, or empty), checked by parsing them with a stand-in binary.
+pub(crate) fn template_fields(spec: &str) -> Result<String, VariantError> {
+    let head_end = first_field(spec).unwrap_or(spec.len());
+    let (label, bin) = spec[..head_end].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;
+    if !bin.trim().is_empty() {
+        return Err(VariantError::TemplateBinary { label: label.trim().into(), binary: bin.trim().into() });
+    }
+    let fields = spec[head_end..].to_string();
+    // Any executable stands in for the binary: only the fields are being checked.
+    Variant::parse(&format!("{}=/proc/self/exe{fields}", label.trim()))?;
+    Ok(fields)
+}
+
+/// The spec of `label` running `binary` with `fields` (from [`template_fields`]).
+pub(crate) fn spec_with_fields(label: &str, binary: &Path, fields: &str) -> String {
+    format!("{label}={}{fields}", binary.display().to_string().replace('|', "\\|"))
+}
+
 /// Parses every spec; labels must be unique. The first is the baseline.
 pub(crate) fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, VariantError> {
     if specs.is_empty() {
@@ -285,6 +322,20 @@ mod tests {
         assert_eq!(args[..2], ["-m".to_string(), model.display().to_string()]);
         assert!(args.windows(2).any(|w| w == ["--cache-type-v", "q4_0"]));
         assert_eq!(args.last().unwrap(), "3");
+    }
+
+    #[test]
+    fn a_template_spec_gives_its_fields_to_every_build() {
+        assert_eq!(template_fields("build=").unwrap(), "");
+        let fields = template_fields("build=|kv=q8_0|extra=-fa on|expect=a|b").unwrap();
+        assert_eq!(fields, "|kv=q8_0|extra=-fa on|expect=a|b");
+        let d = tempfile::tempdir().unwrap();
+        let bin = exe(d.path(), "llama-server");
+        let v = Variant::parse(&spec_with_fields("good", &bin, &fields)).unwrap();
+        assert_eq!((v.label.as_str(), v.binary.as_path(), v.kv.as_deref()), ("good", bin.as_path(), Some("q8_0")));
+        assert_eq!(v.expect.as_deref(), Some("a|b"));
+        assert!(matches!(template_fields("build=/bin/true|kv=q8_0"), Err(VariantError::TemplateBinary { .. })));
+        assert!(matches!(template_fields("build=|kv=q3_z"), Err(VariantError::BadKv { .. })));
     }
 
     #[test]

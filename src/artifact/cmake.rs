@@ -1,9 +1,12 @@
 //! Configure and build only the `llama-server` target with CMake + Ninja, and read back what
 //! the build was made with (cache options, compilers) for the artifact's VERSION.txt.
 use super::error::ArtifactError;
+use crate::child::TimedExit;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 pub(crate) const TARGET: &str = "llama-server";
 
@@ -32,28 +35,50 @@ fn last_line(log: &Path) -> String {
         .unwrap_or_default()
 }
 
-fn run_logged(step: &'static str, args: &[String], log: &Path) -> Result<(), ArtifactError> {
+/// How the build's commands run: extra environment (ccache's base folder), and the flag that
+/// ends them when abprof is told to stop.
+#[derive(Clone, Copy)]
+pub(crate) struct Runner<'a> {
+    pub(crate) env: &'a [(String, String)],
+    pub(crate) cancel: Option<&'a AtomicBool>,
+}
+
+/// A build may take an hour on a slow host; the bound only keeps a wedged compiler from hanging
+/// a bisect forever.
+const BUILD_STEP_TIMEOUT: Duration = Duration::from_secs(6 * 3600);
+
+fn run_logged(step: &'static str, args: &[String], log: &Path, run: Runner<'_>) -> Result<(), ArtifactError> {
     let out = File::create(log).map_err(|e| ArtifactError::Write { path: log.into(), source: e })?;
     let err = out.try_clone().map_err(|e| ArtifactError::Write { path: log.into(), source: e })?;
-    let status = Command::new("cmake")
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
-        .status()
-        .map_err(|e| ArtifactError::Tool { program: "cmake".into(), source: e })?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(ArtifactError::Cmake { step, status: status.to_string(), last_line: last_line(log), log: log.into() })
+    let mut cmd = Command::new("cmake");
+    cmd.args(args).envs(run.env.iter().map(|(k, v)| (k, v))).stdin(Stdio::null()).stdout(out).stderr(err);
+    let tool = |e| ArtifactError::Tool { program: "cmake".into(), source: e };
+    let failed = match run.cancel {
+        // A caller that listens for signals gets a build it can stop: the build runs in its own
+        // process group, ended as a whole (ninja and every compiler) once the flag is set.
+        Some(cancel) => match crate::child::run_timed(&mut cmd, BUILD_STEP_TIMEOUT, cancel).map_err(tool)?.exit {
+            TimedExit::Exited(0) => None,
+            TimedExit::Interrupted => return Err(ArtifactError::Interrupted),
+            other => Some(other.describe()),
+        },
+        // Otherwise the build stays in abprof's process group, so a Ctrl-C at the terminal
+        // reaches it too.
+        None => {
+            let status = cmd.status().map_err(tool)?;
+            (!status.success()).then(|| status.to_string())
+        }
+    };
+    match failed {
+        None => Ok(()),
+        Some(status) => Err(ArtifactError::Cmake { step, status, last_line: last_line(log), log: log.into() }),
     }
 }
 
-pub(crate) fn configure(args: &[String], log: &Path) -> Result<(), ArtifactError> {
-    run_logged("configure", args, log)
+pub(crate) fn configure(args: &[String], log: &Path, run: Runner<'_>) -> Result<(), ArtifactError> {
+    run_logged("configure", args, log, run)
 }
 
-pub(crate) fn build(build_dir: &Path, jobs: usize, log: &Path) -> Result<(), ArtifactError> {
+pub(crate) fn build(build_dir: &Path, jobs: usize, log: &Path, run: Runner<'_>) -> Result<(), ArtifactError> {
     let args = vec![
         "--build".to_string(),
         build_dir.display().to_string(),
@@ -62,7 +87,7 @@ pub(crate) fn build(build_dir: &Path, jobs: usize, log: &Path) -> Result<(), Art
         "-j".into(),
         jobs.to_string(),
     ];
-    run_logged("build", &args, log)
+    run_logged("build", &args, log, run)
 }
 
 /// The built executable: llama.cpp puts it in `bin/`, a plain project in the build root.

@@ -29,4 +29,21 @@ pub(crate) enum ArtifactError {
     NoBinary(PathBuf),
     #[error("could not write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    #[error(
+        "artifact {dir} is not the build asked for: {why}; delete it deliberately, or pass another artifact folder"
+    )]
+    Mismatch { dir: PathBuf, why: String },
+    #[error("the build was stopped by a signal")]
+    Interrupted,
+}
+
+impl ArtifactError {
+    /// The commit (with its patch) does not build: a fact about the source, where every other
+    /// error is one about this host or the request.
+    pub(crate) fn is_build_failure(&self) -> bool {
+        matches!(
+            self,
+            ArtifactError::Cmake { .. } | ArtifactError::NoBinary(_) | ArtifactError::PatchDoesNotApply { .. }
+        )
+    }
 }

@@ -84,3 +84,22 @@ impl Staging {
         Ok(self.dest)
     }
 }
+
+/// The record of a finished artifact, checked against its binary: an artifact is reused only if
+/// its binary is still the one that was built.
+pub(crate) fn load(dir: &Path) -> Result<super::BuildInfo, ArtifactError> {
+    let mismatch = |why: String| ArtifactError::Mismatch { dir: dir.to_path_buf(), why };
+    let text = std::fs::read_to_string(dir.join("build-info.json"))
+        .map_err(|e| mismatch(format!("its build-info.json cannot be read ({e})")))?;
+    let info: super::BuildInfo =
+        serde_json::from_str(&text).map_err(|e| mismatch(format!("its build-info.json does not parse ({e})")))?;
+    let bin = dir.join(&info.binary);
+    let sha = sha256_file(&bin).map_err(|e| mismatch(format!("its binary {} cannot be read ({e})", bin.display())))?;
+    if sha != info.binary_sha256 {
+        return Err(mismatch(format!(
+            "its binary's sha256 is {sha}, not the {} it was built with",
+            info.binary_sha256
+        )));
+    }
+    Ok(info)
+}

@@ -1,15 +1,16 @@
 //! `abprof ab`: the A/B study.
-use super::args::{AdaptiveArgs, HistoryArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, STUDY_FLAGS};
-use super::common::announce;
-use super::common::study_file;
+use super::args::{
+    AdaptiveArgs, HistoryArgs, JudgementArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
+};
+use super::common::{announce, chat_study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::evidence::{is_sweep, write_json, Evidence};
-use crate::study::file::{StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
+use crate::study::file::{StudyFile, StudyFileError, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
 use crate::summary::adaptive::another_block;
-use crate::summary::gate::{FailOn, Gate, GateMetric};
+use crate::summary::gate::{FailOn, Gate};
 use crate::summary::judge;
 use crate::summary::sweep::summarize_sweep;
 use anyhow::{bail, Context, Result};
@@ -21,6 +22,8 @@ use std::path::{Path, PathBuf};
     after_help = "Exit status: 0 done; 1 error, also after the summary when the restore/verify hooks failed or a variant has no accepted sample (one line names the cause); 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
+#[command(mut_arg("metric", |a| a.requires("fail_on")), mut_arg("threshold", |a| a.requires("fail_on")))]
+#[command(mut_arg("max_samples", |a| a.requires("until_ci")))]
 pub(crate) struct AbArgs {
     /// Evidence folder of a new study (must not exist, or be empty).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
@@ -35,29 +38,13 @@ pub(crate) struct AbArgs {
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
-    /// Output tokens per request.
-    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = clap::value_parser!(u32).range(2..))]
-    pub(crate) tokens: Option<u32>,
-    /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
-    #[arg(long, value_enum)]
-    pub(crate) workload: Option<Workload>,
-    /// Cold samples per variant.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) samples: u32,
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
-    /// Send llama-server's ignore_eos so every request decodes exactly N tokens.
-    #[arg(long)]
-    pub(crate) ignore_eos: bool,
-    /// Warm the prompt cache, then time decode with the full-length KV in place.
-    #[arg(long)]
-    pub(crate) pure_decode: bool,
     /// Run the (single) variant against itself to measure the noise floor.
     #[arg(long)]
     pub(crate) aa: bool,
-    /// Shuffle within each balanced block with this seed (recorded in plan.json).
-    #[arg(long, value_name = "SEED")]
-    pub(crate) order_seed: Option<u64>,
     #[command(flatten)]
     pub(crate) sweep: SweepArgs,
     #[command(flatten)]
@@ -72,12 +59,8 @@ pub(crate) struct AbArgs {
     /// --threshold, its whole confidence interval past it; noise never fails it.
     #[arg(long, value_enum, value_name = "WHEN", conflicts_with = "axes")]
     pub(crate) fail_on: Option<FailOn>,
-    /// The metric the gate judges.
-    #[arg(long, value_enum, default_value = "decode", requires = "fail_on")]
-    pub(crate) metric: GateMetric,
-    /// % change the interval must lie beyond to fail the gate.
-    #[arg(long, value_name = "PCT", default_value_t = 0.0, requires = "fail_on")]
-    pub(crate) threshold: f64,
+    #[command(flatten)]
+    pub(crate) judgement: JudgementArgs,
 }
 
 /// A study file that does not parse is a usage error, like a bad flag: nothing has run.
@@ -90,7 +73,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
     let sweep = a.sweep.section()?;
     let swept = |f: fn(&crate::study::sweep::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
-    let tokens = match (a.tokens, a.workload) {
+    let tokens = match (a.workload.tokens, a.workload.workload) {
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
             bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
         }
@@ -121,17 +104,11 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {
-        workload: a.workload,
         sweep,
         until_ci_pct: a.adaptive.until_ci,
-        max_samples: a.adaptive.until_ci.map(|_| a.adaptive.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
+        max_samples: a.adaptive.until_ci.map(|_| a.adaptive.limit.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
         variants,
-        prompt: a.prompt.prompt.clone(),
-        prompt_tokens: a.prompt.prompt_tokens,
-        ignore_eos: a.ignore_eos,
-        pure_decode: a.pure_decode,
-        order_seed: a.order_seed,
-        ..study_file(v, &a.conditions, model.clone(), tokens, a.samples)
+        ..chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens)
     };
     let file = file.with_paths_from(&std::env::current_dir()?);
     // Contradictions the flags allow (a kv axis beside a variant's own kv=, --samples above
@@ -164,7 +141,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         return run_swept(&a, &file, &root, resume);
     }
     let mut history = a.history.open()?;
-    let run = run_ab(&file, &root, resume, another_block)?;
+    let run = run_ab(&file, &root, resume, std::sync::Arc::new(another_block))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
     write_json(&run.evidence.path("summary.json"), summary)?;
@@ -179,7 +156,8 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
     }
-    let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: a.metric, threshold_pct: a.threshold });
+    let j = &a.judgement;
+    let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: j.metric, threshold_pct: j.threshold.unwrap_or(0.0) });
     let failures = gate.map(|g| (g, g.failures(summary), g.unjudged(summary)));
     Ok(match run.outcome {
         Outcome::Completed => {
@@ -224,7 +202,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
 /// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
 /// the sweep's summary (docs/methodology.md §16).
 fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
-    let run = run_sweep(file, root, resume, Some(another_block))?;
+    let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
     let summary = summarize_sweep(&run.evidence)?;
     for (dir, s) in &summary.point_summaries {
         write_json(&dir.join("summary.json"), s)?;

@@ -137,3 +137,23 @@ pub(crate) fn announce(
         }
     }
 }
+
+/// The study file of a chat A/B (ab, bisect) from its flag groups; the variants are the caller's.
+pub(crate) fn chat_study_file(
+    v: &super::args::VariantArgs,
+    w: &super::args::WorkloadArgs,
+    p: &super::args::PromptArgs,
+    c: &super::conditions::RunConditions,
+    model: PathBuf,
+    tokens: u32,
+) -> crate::study::file::StudyFile {
+    crate::study::file::StudyFile {
+        workload: w.workload,
+        prompt: p.prompt.clone(),
+        prompt_tokens: p.prompt_tokens,
+        ignore_eos: w.ignore_eos,
+        pure_decode: w.pure_decode,
+        order_seed: w.order_seed,
+        ..study_file(v, c, model, tokens, w.samples)
+    }
+}

@@ -5,6 +5,7 @@ mod ab;
 mod args;
 mod attribute;
 mod bench;
+mod bisect;
 mod build;
 mod calibrate;
 mod common;
@@ -55,6 +56,8 @@ pub(crate) enum Command {
     History(history::HistoryCommandArgs),
     /// Build an immutable llama-server artifact from a commit (+ one patch) in a detached worktree, never touching the source tree.
     Build(build::BuildArgs),
+    /// The first commit between --good and --bad that changed a metric: git bisect in its own worktree, each commit built (artifacts reused, ccache) and A/B'd cold against the good build.
+    Bisect(bisect::BisectArgs),
     /// Attribute one kernel trace's decode time to kernel categories, per token.
     Attribute(attribute::Args),
     /// Compare variants' kernel traces in measured ms/token: which categories moved.
@@ -116,6 +119,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Pi(a) => pi::run(a),
         Command::History(a) => history::run(a),
         Command::Build(a) => build::run(a),
+        Command::Bisect(a) => bisect::run(a),
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
         Command::Timeline(a) => timeline::run(a),

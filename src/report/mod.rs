@@ -1,6 +1,7 @@
 //! Renderers: typed results in, text, JSON, Markdown or HTML out. Nothing here measures or decides. Every result
 //! type abprof prints implements [`Render`] here, and `cli/` prints through [`emit`] alone.
 pub(crate) mod artifact;
+pub(crate) mod bisect;
 pub(crate) mod calibration;
 pub(crate) mod exactness;
 pub(crate) mod history;

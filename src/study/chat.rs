@@ -12,10 +12,10 @@ use crate::server::LaunchSpec;
 use anyhow::{Context, Result};
 use std::time::Duration;
 
-/// Whether a study needs another interleaved block, judged from its evidence: the `until_ci_pct`
-/// rule of the summary floor (docs/methodology.md §17), handed down so this floor imports
-/// nothing above it.
-pub(crate) type AnotherBlock = fn(&Evidence) -> Result<bool>;
+/// Whether a study needs another interleaved block, judged from its evidence after its planned
+/// samples: the `until_ci_pct` rule of the summary floor (docs/methodology.md §17), or a bisect
+/// step's "not decided yet" (§19), handed down so this floor imports nothing above it.
+pub(crate) type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<bool> + Send + Sync>;
 
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]
@@ -88,9 +88,9 @@ impl StudyConfig for ChatStudy {
     }
 
     fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<bool> {
-        match self.another_block {
-            Some(rule) if ctx.file.until_ci_pct.is_some() => rule(ctx.evidence),
-            _ => Ok(false),
+        match &self.another_block {
+            Some(rule) => rule(ctx.evidence),
+            None => Ok(false),
         }
     }
 

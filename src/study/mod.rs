@@ -16,7 +16,7 @@ pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 
 pub(crate) use chat::{AnotherBlock, ChatStudy};
-pub(crate) use drive::{run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use drive::{check_study, run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study: every sample one streamed chat request.

@@ -76,6 +76,9 @@ pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option
 
 /// The study driver's question after its planned samples: plan another block?
 pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<bool> {
+    if StudyFile::load(&ev.study_toml())?.until_ci_pct.is_none() {
+        return Ok(false);
+    }
     let judged = super::judge_with(ev, super::TraceReading::Skip)?;
     Ok(judged.summary.adaptive.is_some_and(|a| a.stopped.is_none()))
 }

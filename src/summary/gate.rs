@@ -21,7 +21,7 @@ pub(crate) enum GateMetric {
 }
 
 impl GateMetric {
-    fn metric(self) -> Metric {
+    pub(crate) fn metric(self) -> Metric {
         match self {
             GateMetric::Decode => Metric::ServerDecodeTps,
             GateMetric::Prefill => Metric::ServerPrefillTps,

@@ -75,7 +75,7 @@ pub(crate) enum CiMethod {
 }
 
 /// A confidence interval of the median % change, candidate vs baseline.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub(crate) struct ChangeCi {
     pub(crate) lo_pct: f64,
     pub(crate) hi_pct: f64,

@@ -1,4 +1,5 @@
-//! `--until-ci PCT [--max-samples N]`: adaptive sample counts (docs/methodology.md §17).
+//! `--until-ci PCT [--max-samples N]`: adaptive sample counts (docs/methodology.md §17); bisect
+//! takes `--max-samples` alone (§19).
 use clap::Args;
 
 fn positive_pct(s: &str) -> Result<f64, String> {
@@ -16,7 +17,16 @@ pub(crate) struct AdaptiveArgs {
     /// significance, decides).
     #[arg(long, value_name = "PCT", value_parser = positive_pct)]
     pub(crate) until_ci: Option<f64>,
-    /// Stop adding blocks at N samples per variant (default 20).
-    #[arg(long, value_name = "N", requires = "until_ci", value_parser = clap::value_parser!(u32).range(2..))]
+    #[command(flatten)]
+    pub(crate) limit: MaxSamplesArg,
+}
+
+/// How far a study may grow by interleaved blocks: ab's --until-ci and bisect's undecided steps
+/// share the one flag.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct MaxSamplesArg {
+    /// Stop adding interleaved blocks at N samples per variant (ab with --until-ci: default 20;
+    /// bisect, for a step still undecided: default 3× --samples).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
     pub(crate) max_samples: Option<u32>,
 }

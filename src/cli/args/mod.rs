@@ -5,18 +5,24 @@ mod history;
 mod output;
 mod prompt;
 mod server;
+mod source;
 mod sweep;
 mod telemetry;
 mod variants;
+mod verdict;
+mod workload;
 
-pub(crate) use adaptive::AdaptiveArgs;
+pub(crate) use adaptive::{AdaptiveArgs, MaxSamplesArg};
 pub(crate) use history::{HistoryArgs, HistoryDb};
 pub(crate) use output::OutputArgs;
 pub(crate) use prompt::{prompt_tokens, PromptArgs};
 pub(crate) use server::{LaunchArgs, ServerArgs};
+pub(crate) use source::SourceArgs;
 pub(crate) use sweep::SweepArgs;
 pub(crate) use telemetry::TelemetryArg;
 pub(crate) use variants::VariantArgs;
+pub(crate) use verdict::JudgementArgs;
+pub(crate) use workload::WorkloadArgs;
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.

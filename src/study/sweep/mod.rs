@@ -135,7 +135,7 @@ pub(crate) fn run_sweep(
         record.points[i].state = PointState::Started;
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
-        let mut config = ChatStudy::with_another_block(another_block);
+        let mut config = ChatStudy::with_another_block(another_block.clone());
         let run = run_one(&point_file, &dir, started, &mut config)
             .with_context(|| format!("sweep point {}", point.name()))?;
         restored &= run.restored;

@@ -1,0 +1,118 @@
+//! Good, bad or not yet known (docs/methodology.md §19): a probed commit is bad only when the 95%
+//! interval of its change against the good build lies wholly beyond the threshold, on the side of
+//! the change measured between good and bad; good only when it lies wholly on the other side.
+//! Anything in between takes more samples.
+use crate::summary::stats::{ChangeCi, Verdict};
+use crate::summary::{Metric, Summary};
+use serde::{Deserialize, Serialize};
+
+/// One metric of the candidate (the second variant) against the good build.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Reading {
+    pub(crate) metric: Metric,
+    /// Median change vs good, %.
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) ci: Option<ChangeCi>,
+    pub(crate) verdict: Option<Verdict>,
+    /// Accepted samples: good, candidate.
+    pub(crate) accepted: [usize; 2],
+}
+
+impl Reading {
+    pub(crate) fn of(s: &Summary, metric: Metric) -> Reading {
+        let cand = s.variants.get(1).and_then(|v| v.metric(metric));
+        Reading {
+            metric,
+            change_pct: cand.and_then(|m| m.change_pct),
+            ci: cand.and_then(|m| m.ci),
+            verdict: cand.and_then(|m| m.verdict),
+            accepted: [s.variants.first().map_or(0, |v| v.accepted), s.variants.get(1).map_or(0, |v| v.accepted)],
+        }
+    }
+
+    /// The change between good and bad when its interval excludes zero: the bisect's reference.
+    pub(crate) fn reference_change(&self) -> Option<f64> {
+        let ci = self.ci?;
+        (!ci.contains_zero()).then_some(self.change_pct?).filter(|c| c.is_finite() && *c != 0.0)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Call {
+    Good,
+    Bad,
+    /// The interval reaches the threshold (or there is none yet): more samples.
+    Undecided,
+}
+
+/// The signed threshold: `given` (a magnitude, %) or half the reference change, on the side of
+/// the reference change.
+pub(crate) fn threshold_pct(reference_change: f64, given: Option<f64>) -> f64 {
+    match given {
+        Some(t) => t.abs().copysign(reference_change),
+        None => reference_change / 2.0,
+    }
+}
+
+/// Good, bad or undecided for `r` against the signed `threshold`.
+pub(crate) fn call(r: &Reading, threshold: f64) -> Call {
+    let Some(ci) = r.ci else { return Call::Undecided };
+    // Mirror a speed-up onto the side of a slow-down, so one rule covers both directions.
+    let (lo, hi, t) =
+        if threshold < 0.0 { (ci.lo_pct, ci.hi_pct, threshold) } else { (-ci.hi_pct, -ci.lo_pct, -threshold) };
+    if hi < t {
+        Call::Bad
+    } else if lo > t {
+        Call::Good
+    } else {
+        Call::Undecided
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(ci: Option<(f64, f64)>) -> Reading {
+        Reading {
+            metric: Metric::ServerDecodeTps,
+            change_pct: ci.map(|(a, b)| (a + b) / 2.0),
+            ci: ci.map(|(lo_pct, hi_pct)| ChangeCi {
+                lo_pct,
+                hi_pct,
+                confidence: 0.95,
+                resamples: 1,
+                seed: 1,
+                ..ChangeCi::default()
+            }),
+            verdict: None,
+            accepted: [3, 3],
+        }
+    }
+
+    #[test]
+    fn bad_only_when_the_whole_interval_is_past_the_threshold() {
+        // A slow-down of 30% between good and bad: threshold -15%.
+        let t = threshold_pct(-30.0, None);
+        assert_eq!(t, -15.0);
+        assert_eq!(call(&reading(Some((-34.0, -26.0))), t), Call::Bad);
+        assert_eq!(call(&reading(Some((-3.0, 2.0))), t), Call::Good);
+        assert_eq!(call(&reading(Some((-18.0, -9.0))), t), Call::Undecided);
+        assert_eq!(call(&reading(None), t), Call::Undecided);
+        // A speed-up bisected the same way; a given threshold takes the reference's side.
+        let t = threshold_pct(40.0, Some(10.0));
+        assert_eq!(t, 10.0);
+        assert_eq!(call(&reading(Some((30.0, 50.0))), t), Call::Bad);
+        assert_eq!(call(&reading(Some((-2.0, 4.0))), t), Call::Good);
+        assert_eq!(call(&reading(Some((5.0, 20.0))), t), Call::Undecided);
+        assert_eq!(threshold_pct(-40.0, Some(10.0)), -10.0);
+    }
+
+    #[test]
+    fn a_reference_needs_an_interval_that_excludes_zero() {
+        assert_eq!(reading(Some((-34.0, -26.0))).reference_change(), Some(-30.0));
+        assert_eq!(reading(Some((-4.0, 2.0))).reference_change(), None);
+        assert_eq!(reading(None).reference_change(), None);
+    }
+}

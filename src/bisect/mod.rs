@@ -1,0 +1,463 @@
+//! `abprof bisect` (docs/methodology.md §19): the first commit between a good and a bad one that
+//! changed a metric, found by `git bisect` in a worktree of its own, every probed commit built
+//! with `abprof build`'s machinery (artifacts reused across runs, ccache across builds) and
+//! measured by a cold interleaved A/B against the good build through the one study loop.
+//!
+//! ```text
+//! DIR/bisect.json        the log: every build and step, the threshold, the outcome
+//! DIR/bisect-log.txt     `git bisect log` (git bisect replay re-runs it)
+//! DIR/source.patch       the patch every build applied, when one was given
+//! DIR/steps/00-bad/      the reference A/B: good against bad
+//! DIR/steps/NN-SHA12/    one A/B study folder per probed commit that built
+//! DIR/worktree/          git's bisect state while it runs; removed on every way out
+//! ```
+mod git;
+pub(crate) mod judge;
+pub(crate) mod record;
+mod stop;
+
+pub(crate) use stop::Stop;
+
+use crate::artifact::ccache::CcacheCounters;
+use crate::artifact::git::{is_ancestor, resolve_commit, subject};
+use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
+use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::file::StudyFile;
+use crate::study::{run_ab, AnotherBlock, Outcome};
+use crate::summary::{summarize, Metric};
+use crate::variant::spec_with_fields;
+use anyhow::{bail, Context, Result};
+use git::{BisectWorktree, Mark, Position};
+use judge::{call, threshold_pct, Call, Reading};
+use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Everything a bisect needs, checked by `cli/` before anything is created.
+#[derive(Debug, Clone)]
+pub(crate) struct BisectPlan {
+    pub(crate) root: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) good: String,
+    pub(crate) bad: String,
+    pub(crate) patch: Option<PathBuf>,
+    pub(crate) artifacts: PathBuf,
+    pub(crate) cmake_args: Vec<String>,
+    pub(crate) jobs: usize,
+    /// The study every step runs; its variants are replaced by the good build and the probe.
+    pub(crate) study: StudyFile,
+    /// The variant fields every build runs with (`|kv=q8_0…`, or empty).
+    pub(crate) variant_fields: String,
+    pub(crate) metric: Metric,
+    /// A given threshold magnitude, % (default: half the good→bad change).
+    pub(crate) threshold_pct: Option<f64>,
+    /// Samples per variant a step may grow to while undecided.
+    pub(crate) max_samples: u32,
+}
+
+/// The commits, resolved and in order, before anything is created on disk.
+pub(crate) fn check(plan: &BisectPlan) -> Result<(String, String)> {
+    let good = resolve_commit(&plan.repo, &plan.good)?;
+    let bad = resolve_commit(&plan.repo, &plan.bad)?;
+    if good == bad {
+        bail!("--good and --bad are the same commit {}: give the last known good and the first known bad", &good[..12]);
+    }
+    if !is_ancestor(&plan.repo, &good, &bad)? {
+        bail!(
+            "--good {} is not an ancestor of --bad {}: a bisect walks from a good commit forward to a bad one",
+            &good[..12],
+            &bad[..12]
+        );
+    }
+    let top = crate::artifact::git::git(&plan.repo, &["rev-parse", "--show-toplevel"])?;
+    let top = PathBuf::from(String::from_utf8_lossy(&top.stdout).trim());
+    let root = std::path::absolute(&plan.root)?;
+    if !top.as_os_str().is_empty() && root.starts_with(&top) {
+        bail!(
+            "--root {} is inside the repository {}: its files would change the repository's status; put it elsewhere",
+            plan.root.display(),
+            top.display()
+        );
+    }
+    if std::fs::read_dir(&plan.root).is_ok_and(|mut d| d.next().is_some()) {
+        bail!("{} already holds files: pass a new --root for the bisect's evidence", plan.root.display());
+    }
+    Ok((good, bad))
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..12.min(sha.len())]
+}
+
+fn say(line: &str) {
+    eprintln!("abprof bisect: {line}");
+}
+
+enum Built {
+    Ok(BuildRecord, PathBuf),
+    DoesNotBuild(BuildRecord),
+    Interrupted,
+}
+
+/// The artifact of `commit`, from an earlier run or built now with ccache's counters around it.
+fn build(plan: &BisectPlan, patch: Option<&Path>, commit: &str, stop: &Stop) -> Result<Built> {
+    let spec = BuildSpec {
+        repo: plan.repo.clone(),
+        commit: commit.into(),
+        patch: patch.map(Path::to_path_buf),
+        name: None,
+        out: plan.artifacts.clone(),
+        cmake_args: plan.cmake_args.clone(),
+        jobs: plan.jobs,
+        cancel: Some(stop.flag()),
+    };
+    let before = CcacheCounters::read();
+    let t0 = Instant::now();
+    let result = reuse_or_build(&spec, &mut |s| say(&format!("{}: {s}", short(commit))));
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut rec = BuildRecord {
+        commit: commit.into(),
+        artifact: None,
+        reused: false,
+        seconds,
+        ccache: None,
+        ccache_hit_rate_pct: None,
+        error: None,
+    };
+    let counted = |rec: &mut BuildRecord| {
+        if let (Some(b), Some(a)) = (before, CcacheCounters::read()) {
+            let d = a.since(&b);
+            rec.ccache = Some(d);
+            rec.ccache_hit_rate_pct = d.hit_rate_pct();
+        }
+    };
+    match result {
+        Ok((artifact, reused)) => {
+            rec.reused = reused;
+            rec.artifact = Some(artifact.dir.clone());
+            if !reused {
+                counted(&mut rec);
+            }
+            let how = if reused {
+                "artifact reused".to_string()
+            } else {
+                format!(
+                    "built in {seconds:.0} s{}",
+                    rec.ccache_hit_rate_pct.map_or(String::new(), |r| format!(", ccache {r:.1}% hits"))
+                )
+            };
+            say(&format!("{}: {how}: {}", short(commit), artifact.dir.display()));
+            Ok(Built::Ok(rec, artifact.dir))
+        }
+        Err(ArtifactError::Interrupted) => Ok(Built::Interrupted),
+        Err(e) if e.is_build_failure() => {
+            counted(&mut rec);
+            rec.error = Some(e.to_string());
+            say(&format!("{}: does not build: {e}", short(commit)));
+            Ok(Built::DoesNotBuild(rec))
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(format!("building {}", short(commit)))),
+    }
+}
+
+struct Measured {
+    reading: Reading,
+    samples: u32,
+    interrupted: Option<i32>,
+}
+
+/// A cold interleaved A/B of `cand` against the good build in `dir`, one interleaved block more
+/// at a time (the study loop's adaptive hook, docs/methodology.md §17) while `decided` says no,
+/// up to `plan.max_samples`.
+fn measure(
+    plan: &BisectPlan,
+    dir: &Path,
+    variants: [String; 2],
+    prompt: Option<&Path>,
+    decided: impl Fn(&Reading) -> bool + Send + Sync + 'static,
+) -> Result<Measured> {
+    let mut file = StudyFile { variants: variants.to_vec(), ..plan.study.clone() };
+    if let (None, Some(p)) = (&file.prompt, prompt) {
+        file.prompt = Some(p.to_path_buf());
+    }
+    let (metric, max) = (plan.metric, plan.max_samples as usize);
+    let shown = dir.display().to_string();
+    let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
+        let blocks = planned_blocks(ev)?;
+        if blocks >= max || decided(&Reading::of(&summarize(ev)?, metric)) {
+            return Ok(false);
+        }
+        say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
+        Ok(true)
+    });
+    let run = run_ab(&file, dir, false, rule)?;
+    let summary = summarize(&run.evidence)?;
+    crate::atomic_file::write_json(&run.evidence.path("summary.json"), &summary)?;
+    if !run.restored {
+        bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
+    }
+    let reading = Reading::of(&summary, plan.metric);
+    let samples = planned_blocks(&run.evidence)? as u32;
+    let interrupted = match run.outcome {
+        Outcome::Interrupted(n) => Some(n),
+        Outcome::Completed => None,
+    };
+    Ok(Measured { reading, samples, interrupted })
+}
+
+/// Samples per variant the study's plan holds now.
+fn planned_blocks(ev: &Evidence) -> Result<usize> {
+    Ok(read_json::<Plan>(&ev.path("plan.json"))?.blocks())
+}
+
+fn reading_line(r: &Reading) -> String {
+    match (r.change_pct, r.ci) {
+        (Some(c), Some(ci)) => format!("{c:+.2}% [{:+.2}%, {:+.2}%]", ci.lo_pct, ci.hi_pct),
+        (Some(c), None) => format!("{c:+.2}% (no interval: too few accepted samples)"),
+        _ => "no reading (too few accepted samples)".into(),
+    }
+}
+
+struct Bisect<'a> {
+    plan: &'a BisectPlan,
+    log: BisectLog,
+    t0: Instant,
+}
+
+impl Bisect<'_> {
+    fn save(&mut self) -> Result<()> {
+        self.log.wall_s = self.t0.elapsed().as_secs_f64();
+        let path = self.plan.root.join("bisect.json");
+        crate::atomic_file::write_json(&path, &self.log).with_context(|| format!("writing {}", path.display()))
+    }
+
+    fn finish(mut self, outcome: BisectOutcome) -> Result<BisectLog> {
+        self.log.outcome = Some(outcome);
+        self.save()?;
+        Ok(self.log)
+    }
+}
+
+/// Runs the bisect of `plan` (checked by [`check`], which gave `good` and `bad`).
+pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &Stop) -> Result<BisectLog> {
+    let root = &plan.root;
+    std::fs::create_dir_all(root.join("steps")).with_context(|| format!("creating {}", root.display()))?;
+    let patch = match &plan.patch {
+        Some(p) => {
+            // One copy, read once: a patch from a pipe cannot be read again for every build.
+            let copy = root.join("source.patch");
+            let bytes = std::fs::read(p).with_context(|| format!("cannot read patch {}", p.display()))?;
+            std::fs::write(&copy, bytes)?;
+            Some(copy)
+        }
+        None => None,
+    };
+    let mut b = Bisect {
+        plan,
+        log: BisectLog {
+            root: root.clone(),
+            repo: plan.repo.clone(),
+            good: good.into(),
+            bad: bad.into(),
+            patch: plan.patch.clone(),
+            cmake_args: plan.cmake_args.clone(),
+            artifacts: plan.artifacts.clone(),
+            metric: plan.metric,
+            samples: plan.study.samples,
+            max_samples: plan.max_samples,
+            good_build: None,
+            threshold: None,
+            steps: Vec::new(),
+            outcome: None,
+            git_log: None,
+            started_at: chrono::Local::now().to_rfc3339(),
+            wall_s: 0.0,
+        },
+        t0: Instant::now(),
+    };
+    b.save()?;
+    let (tree, first) = BisectWorktree::start(&plan.repo, &root.join("worktree"), good, bad)?;
+    let outcome = drive(&mut b, &tree, first, patch.as_deref(), stop)?;
+    b.log.git_log = Some(tree.log());
+    if let Some(l) = &b.log.git_log {
+        std::fs::write(root.join("bisect-log.txt"), l)?;
+    }
+    drop(tree);
+    b.finish(outcome)
+}
+
+fn interrupted(stop: &Stop) -> Option<BisectOutcome> {
+    stop.signal().map(|signal| BisectOutcome::Interrupted { signal })
+}
+
+fn drive(
+    b: &mut Bisect<'_>,
+    tree: &BisectWorktree,
+    first: Position,
+    patch: Option<&Path>,
+    stop: &Stop,
+) -> Result<BisectOutcome> {
+    let plan = b.plan;
+    let (good, bad) = (b.log.good.clone(), b.log.bad.clone());
+    say(&format!("good {} · bad {}", short(&good), short(&bad)));
+    let good_dir = match build(plan, patch, &good, stop)? {
+        Built::Ok(rec, dir) => {
+            b.log.good_build = Some(rec);
+            dir
+        }
+        Built::DoesNotBuild(rec) => {
+            let why = rec.error.clone().unwrap_or_default();
+            b.log.good_build = Some(rec);
+            b.save()?;
+            bail!("the good commit {} does not build, so there is nothing to compare against: {why}", short(&good));
+        }
+        Built::Interrupted => return Ok(interrupted(stop).unwrap_or(BisectOutcome::Interrupted { signal: 2 })),
+    };
+    b.save()?;
+    let spec = |label: &str, dir: &Path| spec_with_fields(label, dir, &plan.variant_fields);
+
+    // The reference: good against bad, until the change is clear.
+    let reference_dir = plan.root.join("steps/00-bad");
+    let mut step = Step {
+        index: 0,
+        kind: StepKind::Reference,
+        commit: bad.clone(),
+        subject: subject(&plan.repo, &bad),
+        build: BuildRecord {
+            commit: bad.clone(),
+            artifact: None,
+            reused: false,
+            seconds: 0.0,
+            ccache: None,
+            ccache_hit_rate_pct: None,
+            error: None,
+        },
+        study: None,
+        samples_per_variant: 0,
+        reading: None,
+        call: StepCall::Reference,
+    };
+    let bad_dir = match build(plan, patch, &bad, stop)? {
+        Built::Ok(rec, dir) => {
+            step.build = rec;
+            dir
+        }
+        Built::DoesNotBuild(rec) => {
+            let why = rec.error.clone().unwrap_or_default();
+            step.build = rec;
+            b.log.steps.push(step);
+            b.save()?;
+            bail!("the bad commit {} does not build, so the change cannot be measured: {why}", short(&bad));
+        }
+        Built::Interrupted => return Ok(interrupted(stop).unwrap_or(BisectOutcome::Interrupted { signal: 2 })),
+    };
+    say(&format!("step 0: good against bad {}", short(&bad)));
+    let given = plan.threshold_pct;
+    let clear = move |r: &Reading| r.reference_change().is_some_and(|c| call(r, threshold_pct(c, given)) == Call::Bad);
+    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, clear)?;
+    step.study = Some("steps/00-bad".into());
+    step.samples_per_variant = m.samples;
+    step.reading = Some(m.reading);
+    if let Some(signal) = m.interrupted {
+        step.call = StepCall::Interrupted;
+        b.log.steps.push(step);
+        return Ok(BisectOutcome::Interrupted { signal });
+    }
+    b.log.steps.push(step);
+    let Some(change) = m.reading.reference_change().filter(|_| clear(&m.reading)) else {
+        say(&format!("good and bad do not differ clearly in {}: {}", plan.metric.title(), reading_line(&m.reading)));
+        return Ok(BisectOutcome::NoChange);
+    };
+    let t = threshold_pct(change, given);
+    b.log.threshold = Some(Threshold { pct: t, half_of_pct: given.is_none().then_some(change) });
+    say(&format!("step 0: bad {} vs good: {} → threshold {t:+.2}%", short(&bad), reading_line(&m.reading)));
+    b.save()?;
+    // The reference's calibrated prompt, so every step sends the same text.
+    let prompt = reference_dir.join("prompt.txt");
+    let prompt = prompt.is_file().then_some(prompt);
+
+    let mut pos = first;
+    for index in 1.. {
+        let sha = match pos {
+            Position::FirstBad(commit) => {
+                let convicting = b
+                    .log
+                    .steps
+                    .iter()
+                    .rev()
+                    .find(|s| s.commit == commit && matches!(s.call, StepCall::Bad | StepCall::Reference))
+                    .map_or(0, |s| s.index);
+                let subject = subject(&plan.repo, &commit);
+                return Ok(BisectOutcome::FirstBad { commit, subject, step: convicting });
+            }
+            Position::OnlySkipped(candidates) => return Ok(BisectOutcome::OnlySkipped { candidates }),
+            Position::Probe(sha) => sha,
+        };
+        if let Some(o) = interrupted(stop) {
+            return Ok(o);
+        }
+        let mut step = Step {
+            index,
+            kind: StepKind::Probe,
+            commit: sha.clone(),
+            subject: subject(&plan.repo, &sha),
+            build: BuildRecord {
+                commit: sha.clone(),
+                artifact: None,
+                reused: false,
+                seconds: 0.0,
+                ccache: None,
+                ccache_hit_rate_pct: None,
+                error: None,
+            },
+            study: None,
+            samples_per_variant: 0,
+            reading: None,
+            call: StepCall::Skip,
+        };
+        say(&format!("step {index}: {} {}", short(&sha), step.subject));
+        let cand_dir = match build(plan, patch, &sha, stop)? {
+            Built::Ok(rec, dir) => {
+                step.build = rec;
+                dir
+            }
+            Built::DoesNotBuild(rec) => {
+                step.build = rec;
+                b.log.steps.push(step);
+                b.save()?;
+                pos = tree.mark(&sha, Mark::Skip)?;
+                continue;
+            }
+            Built::Interrupted => return Ok(interrupted(stop).unwrap_or(BisectOutcome::Interrupted { signal: 2 })),
+        };
+        let rel = format!("steps/{index:02}-{}", short(&sha));
+        let decided = move |r: &Reading| call(r, t) != Call::Undecided;
+        let m = measure(
+            plan,
+            &plan.root.join(&rel),
+            [spec("good", &good_dir), spec(short(&sha), &cand_dir)],
+            prompt.as_deref(),
+            decided,
+        )?;
+        step.study = Some(rel);
+        step.samples_per_variant = m.samples;
+        step.reading = Some(m.reading);
+        if let Some(signal) = m.interrupted {
+            step.call = StepCall::Interrupted;
+            b.log.steps.push(step);
+            return Ok(BisectOutcome::Interrupted { signal });
+        }
+        let c = call(&m.reading, t);
+        step.call = StepCall::from_call(c);
+        say(&format!("step {index}: {} vs good: {} → {}", short(&sha), reading_line(&m.reading), step.call.word()));
+        b.log.steps.push(step);
+        b.save()?;
+        pos = match c {
+            Call::Good => tree.mark(&sha, Mark::Good)?,
+            Call::Bad => tree.mark(&sha, Mark::Bad)?,
+            Call::Undecided => return Ok(BisectOutcome::Inconclusive { commit: sha, step: index }),
+        };
+    }
+    unreachable!("the loop returns")
+}

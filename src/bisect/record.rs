@@ -1,0 +1,145 @@
+//! `bisect.json`: every step of a bisect as it happened, rewritten after each one, and the result
+//! `abprof bisect` prints. Paths of study folders are relative to the bisect's folder.
+use super::judge::{Call, Reading};
+use crate::artifact::ccache::CcacheCounters;
+use crate::summary::Metric;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct BuildRecord {
+    pub(crate) commit: String,
+    /// The artifact folder; None when the commit did not build.
+    pub(crate) artifact: Option<PathBuf>,
+    /// Found from an earlier run (same commit, patch and CMake arguments): nothing was built.
+    pub(crate) reused: bool,
+    pub(crate) seconds: f64,
+    /// ccache's counters over this build (absent when reused or without ccache).
+    pub(crate) ccache: Option<CcacheCounters>,
+    pub(crate) ccache_hit_rate_pct: Option<f64>,
+    /// Why the commit does not build (then the bisect skips it).
+    pub(crate) error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum StepKind {
+    /// Good against bad: the change the bisect looks for.
+    Reference,
+    /// A commit git asked about.
+    Probe,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum StepCall {
+    /// The reference step's measured change.
+    Reference,
+    Good,
+    Bad,
+    /// Does not build: `git bisect skip`.
+    Skip,
+    /// Still undecided at the sample cap: the bisect stops here.
+    Inconclusive,
+    /// Stopped by a signal before a call.
+    Interrupted,
+}
+
+impl StepCall {
+    pub(crate) fn from_call(c: Call) -> StepCall {
+        match c {
+            Call::Good => StepCall::Good,
+            Call::Bad => StepCall::Bad,
+            Call::Undecided => StepCall::Inconclusive,
+        }
+    }
+
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            StepCall::Reference => "reference",
+            StepCall::Good => "good",
+            StepCall::Bad => "bad",
+            StepCall::Skip => "skip (does not build)",
+            StepCall::Inconclusive => "inconclusive",
+            StepCall::Interrupted => "interrupted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Step {
+    pub(crate) index: usize,
+    pub(crate) kind: StepKind,
+    pub(crate) commit: String,
+    pub(crate) subject: String,
+    pub(crate) build: BuildRecord,
+    /// The A/B study folder (good against this commit), relative to the bisect folder.
+    pub(crate) study: Option<String>,
+    /// Samples per variant when the call was made (more blocks were added while undecided).
+    pub(crate) samples_per_variant: u32,
+    pub(crate) reading: Option<Reading>,
+    pub(crate) call: StepCall,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Threshold {
+    /// Signed: a commit is bad when its whole interval lies beyond this, on this side of zero.
+    pub(crate) pct: f64,
+    /// The good→bad change it was halved from; None when --threshold gave it.
+    pub(crate) half_of_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub(crate) enum BisectOutcome {
+    FirstBad {
+        commit: String,
+        subject: String,
+        /// The step whose A/B convicts it.
+        step: usize,
+    },
+    /// Skipped commits hide the boundary: the first bad commit is one of these.
+    OnlySkipped {
+        candidates: Vec<String>,
+    },
+    /// This step stayed undecided at the sample cap.
+    Inconclusive {
+        commit: String,
+        step: usize,
+    },
+    /// Good and bad do not differ measurably: there is nothing to bisect.
+    NoChange,
+    Interrupted {
+        signal: i32,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct BisectLog {
+    pub(crate) root: PathBuf,
+    pub(crate) repo: PathBuf,
+    pub(crate) good: String,
+    pub(crate) bad: String,
+    /// The patch applied to every build (a copy is kept as source.patch).
+    pub(crate) patch: Option<PathBuf>,
+    pub(crate) cmake_args: Vec<String>,
+    pub(crate) artifacts: PathBuf,
+    pub(crate) metric: Metric,
+    pub(crate) samples: u32,
+    pub(crate) max_samples: u32,
+    pub(crate) good_build: Option<BuildRecord>,
+    pub(crate) threshold: Option<Threshold>,
+    pub(crate) steps: Vec<Step>,
+    /// None while the bisect runs.
+    pub(crate) outcome: Option<BisectOutcome>,
+    /// `git bisect log`, also kept as bisect-log.txt (`git bisect replay` re-runs it).
+    pub(crate) git_log: Option<String>,
+    pub(crate) started_at: String,
+    pub(crate) wall_s: f64,
+}
+
+impl BisectLog {
+    pub(crate) fn step(&self, index: usize) -> Option<&Step> {
+        self.steps.iter().find(|s| s.index == index)
+    }
+}

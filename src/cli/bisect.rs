@@ -1,0 +1,150 @@
+//! `abprof bisect`: the first commit between good and bad that changed a metric.
+use super::ab::BadStudyFile;
+use super::args::{
+    JudgementArgs, MaxSamplesArg, OutputArgs, PromptArgs, SourceArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
+};
+use super::common::announce;
+use super::common::chat_study_file;
+use super::conditions::RunConditions;
+use crate::bisect::record::BisectOutcome;
+use crate::bisect::{check, run as run_bisect, BisectPlan, Stop};
+use crate::report::emit;
+use crate::study::check_study;
+use crate::study::file::StudyFile;
+use crate::variant::template_fields;
+use anyhow::{bail, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example: abprof bisect --root /tmp/bisect --repo ~/llama.cpp --good v1 --bad HEAD --model M --server-args \"-c 4096 -t 1\" --prompt-tokens 300 --tokens 64 --ignore-eos -- -DGGML_NATIVE=ON\n\nExit status: 0 a first bad commit was named; 1 an error, or no single first bad commit (inconclusive, only commits that do not build left, good and bad not clearly different); 2 usage; 128+N stopped by signal N (the worktree is removed, the repository left as it was)."
+)]
+#[command(mut_arg("variants", |a| {
+    a.help("The variant fields every build runs with, as a spec with no binary: build=|kv=q8_0|env=X=1 (at most one)")
+}))]
+#[command(mut_arg("threshold", |a| {
+    a.help("% change a probed commit's whole interval must lie beyond to be bad (default: half the change measured between good and bad)")
+}))]
+pub(crate) struct BisectArgs {
+    /// Evidence folder of the bisect (new, or empty; outside the repository).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) root: PathBuf,
+    #[command(flatten)]
+    pub(crate) source: SourceArgs,
+    /// The last known good commit.
+    #[arg(long, value_name = "SHA")]
+    pub(crate) good: String,
+    /// A commit known to be bad (after good).
+    #[arg(long, value_name = "SHA")]
+    pub(crate) bad: String,
+    /// The study every step runs (a TOML file as `abprof ab --study` reads, with one variant
+    /// spec without binary, e.g. variants = ["build="]).
+    #[arg(long, value_name = "FILE", conflicts_with_all = STUDY_FLAGS)]
+    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "order_seed"])]
+    pub(crate) study: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) variants: VariantArgs,
+    #[command(flatten)]
+    pub(crate) workload: WorkloadArgs,
+    #[command(flatten)]
+    pub(crate) prompt: PromptArgs,
+    #[command(flatten)]
+    pub(crate) conditions: RunConditions,
+    #[command(flatten)]
+    pub(crate) judgement: JudgementArgs,
+    #[command(flatten)]
+    pub(crate) limit: MaxSamplesArg,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+/// The study of every step: from --study or the flags, with the template variant's fields.
+fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
+    let file = match &a.study {
+        Some(path) => {
+            let f = StudyFile::load(path).map_err(BadStudyFile)?;
+            f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
+        }
+        None => {
+            let v = &a.variants;
+            let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
+            v.launch.common_args()?;
+            if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
+                bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the good build)");
+            }
+            let tokens = a.workload.tokens()?;
+            let mut file = chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens);
+            if file.variants.is_empty() {
+                file.variants = vec!["build=".into()];
+            }
+            file.with_paths_from(&std::env::current_dir()?)
+        }
+    };
+    let [template] = file.variants.as_slice() else {
+        bail!(
+            "a bisect compares each build with the good one: give at most one variant, its fields only (build=|kv=q8_0), not {}",
+            file.variants.len()
+        );
+    };
+    let fields = template_fields(template)?;
+    // The rest of the study's checks (the model exists, server args split), with stand-in
+    // variants: the builds do not exist yet.
+    let stand_in = format!("good=/proc/self/exe{fields}");
+    check_study(&StudyFile { variants: vec![stand_in], ..file.clone() })?;
+    Ok((file, fields))
+}
+
+pub(crate) fn run(a: BisectArgs) -> Result<i32> {
+    let (study, variant_fields) = study(&a)?;
+    let samples = study.samples;
+    let max_samples = a.limit.max_samples.unwrap_or(3 * samples);
+    if max_samples < samples {
+        bail!("--max-samples {max_samples} is fewer than --samples {samples}: a step can only grow");
+    }
+    let s = &a.source;
+    let plan = BisectPlan {
+        root: a.root.clone(),
+        repo: s.repo.clone(),
+        good: a.good.clone(),
+        bad: a.bad.clone(),
+        patch: s.patch.clone(),
+        artifacts: s.out(),
+        cmake_args: s.cmake_args.clone(),
+        jobs: s.jobs(),
+        study,
+        variant_fields,
+        metric: a.judgement.metric.metric(),
+        threshold_pct: a.judgement.threshold,
+        max_samples,
+    };
+    if let Some(p) = &plan.patch {
+        if !p.exists() {
+            bail!("cannot read patch {}: it does not exist", p.display());
+        }
+    }
+    let (good, bad) = check(&plan)?;
+    let stop = Stop::listen()?;
+    let log = run_bisect(&plan, &good, &bad, &stop)?;
+    emit(&log, a.output.format());
+    // The A/B that convicts the commit, as the page people look at (docs/methodology.md §19).
+    let convicting = match &log.outcome {
+        Some(BisectOutcome::FirstBad { step, .. }) => log.step(*step).and_then(|s| s.study.as_ref()),
+        _ => None,
+    };
+    let report_failed =
+        convicting.is_some_and(|rel| announce(&convicting_report(&plan.root.join(rel)), a.output.format()));
+    Ok(match log.outcome {
+        Some(BisectOutcome::FirstBad { .. }) if report_failed => 1,
+        Some(BisectOutcome::FirstBad { .. }) => 0,
+        Some(BisectOutcome::Interrupted { signal }) => 128 + signal,
+        _ => 1,
+    })
+}
+
+/// The study report of a step's folder, from the summary the bisect wrote there.
+fn convicting_report(dir: &std::path::Path) -> Result<crate::report::study::ReportFiles> {
+    let ev = crate::study::evidence::Evidence::open(dir)?;
+    let summary: crate::summary::Summary = crate::study::evidence::read_json(&ev.path("summary.json"))?;
+    crate::report::study::write_after_run(&ev, &summary)
+}

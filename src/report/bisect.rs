@@ -1,0 +1,226 @@
+//! What `abprof bisect` prints: every step with its build and A/B, then the first bad commit with
+//! the verdict line of the A/B that convicts it.
+use super::Render;
+use crate::bisect::judge::Reading;
+use crate::bisect::record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall};
+use std::fmt::Write;
+
+fn short(sha: &str) -> &str {
+    &sha[..12.min(sha.len())]
+}
+
+fn build_text(b: &BuildRecord) -> String {
+    if b.error.is_some() {
+        return "does not build".into();
+    }
+    if b.reused {
+        return "artifact reused".into();
+    }
+    match b.ccache_hit_rate_pct {
+        Some(r) => format!("built {:.0} s, ccache {r:.1}% hits", b.seconds),
+        None => format!("built {:.0} s", b.seconds),
+    }
+}
+
+fn change_text(r: &Option<Reading>) -> (String, String) {
+    let Some(r) = r else { return ("—".into(), "—".into()) };
+    (
+        r.change_pct.map_or("—".into(), |c| format!("{c:+.2}%")),
+        r.ci.map_or("—".into(), |ci| format!("[{:+.2}%, {:+.2}%]", ci.lo_pct, ci.hi_pct)),
+    )
+}
+
+/// "server decode TPS (tok/s) −30.81% [−34.02%, −27.20%] slower": the summary's verdict line.
+pub(crate) fn verdict_line(r: &Reading) -> String {
+    let (change, ci) = change_text(&Some(*r));
+    format!("{} {change} {ci} {}", r.metric.title(), r.verdict.map_or("—", |v| v.word()))
+}
+
+fn step_line(o: &mut String, s: &Step) {
+    let (change, ci) = change_text(&s.reading);
+    let samples = if s.samples_per_variant > 0 { s.samples_per_variant.to_string() } else { "—".into() };
+    let call = match s.call {
+        StepCall::Reference => "reference (bad vs good)",
+        c => c.word(),
+    };
+    let subject: String = s.subject.chars().take(48).collect();
+    let _ = writeln!(
+        o,
+        "  {:>4}  {}  {:<32}  {samples:>7}  {change:>8}  {ci:>20}  {call:<23}  {subject}",
+        s.index,
+        short(&s.commit),
+        build_text(&s.build)
+    );
+}
+
+impl Render for BisectLog {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "abprof bisect {} · repo {} · good {} · bad {} · {}",
+            self.root.display(),
+            self.repo.display(),
+            short(&self.good),
+            short(&self.bad),
+            self.metric.title()
+        );
+        if let Some(b) = &self.good_build {
+            let _ = writeln!(o, "good build: {}", build_text(b));
+        }
+        match &self.threshold {
+            Some(t) => match t.half_of_pct {
+                Some(c) => {
+                    let _ = writeln!(o, "threshold {:+.2}% (half the good→bad change of {c:+.2}%)", t.pct);
+                }
+                None => {
+                    let _ = writeln!(o, "threshold {:+.2}% (--threshold)", t.pct);
+                }
+            },
+            None => {
+                let _ = writeln!(o, "threshold: not set (the reference step did not finish)");
+            }
+        }
+        let _ = writeln!(
+            o,
+            "  {:>4}  {:12}  {:<32}  {:>7}  {:>8}  {:>20}  {:<23}  subject",
+            "step", "commit", "build", "samples", "change", "95% CI", "call"
+        );
+        for s in &self.steps {
+            step_line(&mut o, s);
+        }
+        let _ = writeln!(o);
+        match &self.outcome {
+            Some(BisectOutcome::FirstBad { commit, subject, step }) => {
+                let _ = writeln!(o, "first bad commit: {commit} {subject}");
+                if let Some(s) = self.step(*step) {
+                    let study = s.study.as_deref().unwrap_or("—");
+                    if let Some(r) = &s.reading {
+                        let _ = writeln!(o, "  convicted by step {step} ({study}): {}", verdict_line(r));
+                    }
+                }
+            }
+            Some(BisectOutcome::OnlySkipped { candidates }) => {
+                let list: Vec<&str> = candidates.iter().map(|c| short(c)).collect();
+                let _ = writeln!(
+                    o,
+                    "no single first bad commit: commits that do not build hide the boundary; it is one of {}",
+                    list.join(" ")
+                );
+            }
+            Some(BisectOutcome::Inconclusive { commit, step }) => {
+                let _ = writeln!(
+                    o,
+                    "inconclusive at step {step} ({}): its interval still reaches the threshold at {} samples per variant; pass a larger --max-samples or a --threshold",
+                    short(commit),
+                    self.max_samples
+                );
+            }
+            Some(BisectOutcome::NoChange) => {
+                let _ = writeln!(
+                    o,
+                    "good and bad do not differ clearly at {} samples per variant: nothing to bisect (see steps/00-bad)",
+                    self.max_samples
+                );
+            }
+            Some(BisectOutcome::Interrupted { signal }) => {
+                let _ = writeln!(o, "interrupted by signal {signal}; the bisect's worktree was removed");
+            }
+            None => {
+                let _ = writeln!(o, "the bisect did not finish");
+            }
+        }
+        for s in self.steps.iter().filter(|s| s.call == StepCall::Skip) {
+            let why = s.build.error.as_deref().unwrap_or("");
+            let _ = writeln!(o, "skipped {} (does not build): {why}", short(&s.commit));
+        }
+        if self.git_log.is_some() {
+            let _ = writeln!(o, "git bisect log: {}/bisect-log.txt", self.root.display());
+        }
+        let _ = writeln!(o, "wall time {:.0} s", self.wall_s);
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bisect::record::{StepKind, Threshold};
+    use crate::summary::stats::{ChangeCi, Verdict};
+    use crate::summary::Metric;
+
+    fn step(index: usize, commit: &str, call: StepCall, ci: Option<(f64, f64)>, error: Option<&str>) -> Step {
+        Step {
+            index,
+            kind: if index == 0 { StepKind::Reference } else { StepKind::Probe },
+            commit: commit.repeat(40 / commit.len()),
+            subject: format!("commit {commit}"),
+            build: BuildRecord {
+                commit: commit.into(),
+                artifact: None,
+                reused: error.is_none(),
+                seconds: 1.0,
+                ccache: None,
+                ccache_hit_rate_pct: None,
+                error: error.map(str::to_string),
+            },
+            study: ci.map(|_| format!("steps/{index:02}")),
+            samples_per_variant: if ci.is_some() { 3 } else { 0 },
+            reading: ci.map(|(lo, hi)| Reading {
+                metric: Metric::ServerDecodeTps,
+                change_pct: Some((lo + hi) / 2.0),
+                ci: Some(ChangeCi {
+                    lo_pct: lo,
+                    hi_pct: hi,
+                    confidence: 0.95,
+                    resamples: 10_000,
+                    seed: 42,
+                    ..ChangeCi::default()
+                }),
+                verdict: Some(if hi < 0.0 { Verdict::Slower } else { Verdict::NoClearDifference }),
+                accepted: [3, 3],
+            }),
+            call,
+        }
+    }
+
+    #[test]
+    fn names_the_first_bad_commit_with_the_ab_that_convicts_it() {
+        let log = BisectLog {
+            root: "/tmp/b".into(),
+            repo: "/src/llama.cpp".into(),
+            good: "a".repeat(40),
+            bad: "f".repeat(40),
+            patch: None,
+            cmake_args: vec![],
+            artifacts: "/tmp/art".into(),
+            metric: Metric::ServerDecodeTps,
+            samples: 3,
+            max_samples: 9,
+            good_build: None,
+            threshold: Some(Threshold { pct: -15.0, half_of_pct: Some(-30.0) }),
+            steps: vec![
+                step(0, "f", StepCall::Reference, Some((-34.0, -26.0)), None),
+                step(1, "b", StepCall::Skip, None, Some("cmake build failed (exited with status 1): x.cpp:1: error")),
+                step(2, "c", StepCall::Good, Some((-3.0, 2.0)), None),
+                step(3, "d", StepCall::Bad, Some((-33.0, -27.0)), None),
+            ],
+            outcome: Some(BisectOutcome::FirstBad { commit: "d".repeat(40), subject: "commit d".into(), step: 3 }),
+            git_log: Some("git bisect start\n".into()),
+            started_at: String::new(),
+            wall_s: 12.0,
+        };
+        let text = log.text();
+        assert!(text.contains("threshold -15.00% (half the good→bad change of -30.00%)"), "{text}");
+        assert!(text.contains(&format!("first bad commit: {} commit d", "d".repeat(40))), "{text}");
+        assert!(
+            text.contains(
+                "convicted by step 3 (steps/03): server decode TPS (tok/s) -30.00% [-33.00%, -27.00%] slower"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("skipped bbbbbbbbbbbb (does not build): cmake build failed"), "{text}");
+        let row = text.lines().find(|l| l.contains("cccccccccccc")).unwrap();
+        assert!(row.contains("[-3.00%, +2.00%]") && row.contains("good") && row.ends_with("commit c"), "{row}");
+    }
+}
