@@ -289,3 +289,35 @@ fn fail_on_changed_passes_an_a_a_study() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("gate failed"), "{stderr}");
 }
+
+/// The CI gate on a real slowdown: a micro-batch of one token (`-ub 1`) makes SmolLM2's prefill
+/// process the prompt token by token, about 56% slower on the test bed (measured
+/// −56.29% [−57.24%, −55.09%] with these flags), so `--fail-on slower --metric prefill` exits 3
+/// and names the variant, whatever other tests load the host with. The study's record stays whole.
+#[test]
+fn fail_on_slower_exits_3_on_a_real_prefill_slowdown() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("slow");
+    let srv = testbed().server.display().to_string();
+    let mut args = ab_args(&root, 8, 3, &[format!("base={srv}"), format!("ub1={srv}|extra=-ub 1")]);
+    let model = args.iter().position(|a| a == "--model").unwrap() + 1;
+    args[model] = testbed().smollm2.display().to_string();
+    let prompt = args.iter().position(|a| a == "--prompt").unwrap();
+    args.splice(prompt..prompt + 2, ["--prompt-tokens".to_string(), "300".to_string()]);
+    args.extend(
+        ["--fail-on", "slower", "--metric", "prefill", "--threshold", "10", "--foreign-cpu-max", "1000"]
+            .map(String::from),
+    );
+    let out = abprof().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    let failed: Vec<&str> = stderr.lines().filter(|l| l.starts_with("abprof: gate failed:")).collect();
+    assert_eq!(failed.len(), 1, "{stderr}");
+    assert!(failed[0].contains("ub1 server prefill TPS") && failed[0].contains("--fail-on slower"), "{}", failed[0]);
+    // Exit 3 is a verdict, not an error: the summary was written and printed first.
+    let s = read_json(&root.join("summary.json"));
+    let m = metric(&s, 1, "server-prefill-tps");
+    assert_eq!(m["verdict"], "slower", "{m}");
+    assert!(m["ci"]["hi_pct"].as_f64().unwrap() < -10.0, "{m}");
+}
