@@ -26,6 +26,7 @@ pub(crate) mod phase;
 mod rocpd;
 mod rocprof_csv;
 pub(crate) mod source;
+mod sqlite_raw;
 mod sqlite_scan;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -64,7 +64,7 @@ impl NsysTrace {
                 key: name_col.into(),
                 start: "start".into(),
                 end: "\"end\"".into(),
-                lane: sqlite_scan::lane_expr(&cols, &["deviceId"], &["streamId"]),
+                lane: sqlite_scan::Lane::of(&cols, &["deviceId"], &["streamId"]),
                 is_table: true,
                 sorted: Default::default(),
             },

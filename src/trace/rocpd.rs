@@ -86,7 +86,7 @@ impl RocpdTrace {
                     start: "start".into(),
                     end: "\"end\"".into(),
                     // rocpd 4.x drafts fold agent, queue and stream into track_id.
-                    lane: sqlite_scan::lane_expr(&cols, &["agent_id"], &["stream_id", "queue_id", "track_id"]),
+                    lane: sqlite_scan::Lane::of(&cols, &["agent_id"], &["stream_id", "queue_id", "track_id"]),
                     is_table,
                     sorted: Default::default(),
                 },

@@ -14,6 +14,7 @@ use rusqlite::{Connection, OpenFlags};
 use super::kernels::{accumulate, Totals};
 use super::phase::{Phase, PhaseWindows, BURST_GAP_NS, PHASES};
 use super::source::{Dispatch, KernelKey};
+use super::sqlite_raw::RawStatement;
 use super::sweep::{Stretch, HEAD_ROWS};
 use super::TraceError;
 
@@ -47,8 +48,8 @@ pub(crate) struct KernelTable {
     pub(crate) key: String,
     pub(crate) start: String,
     pub(crate) end: String,
-    /// An SQL expression for the dispatch's in-order stream ("0" when the table has none).
-    pub(crate) lane: String,
+    /// The dispatch's in-order stream.
+    pub(crate) lane: Lane,
     /// A real table (rowid ranges work) rather than a view.
     pub(crate) is_table: bool,
     /// Whether rowid order is start order, found out once on first need.
@@ -66,15 +67,39 @@ impl KernelTable {
     }
 }
 
-/// The lane expression from the columns a table has: the first of `streams` present, with the
-/// first of `devices` present in the high bits (stream ids repeat across devices).
-pub(crate) fn lane_expr(cols: &[String], devices: &[&str], streams: &[&str]) -> String {
-    let pick = |names: &[&str]| names.iter().find(|n| cols.iter().any(|c| c == *n)).map(|n| quote_ident(n));
-    match (pick(devices), pick(streams)) {
-        (Some(d), Some(s)) => format!("((COALESCE({d}, 0) << 32) + COALESCE({s}, 0))"),
-        (None, Some(s)) => format!("COALESCE({s}, 0)"),
-        (Some(d), None) => format!("(COALESCE({d}, 0) << 32)"),
-        (None, None) => "0".into(),
+/// A dispatch's lane (its in-order stream): the stream id, with the device id in the high bits
+/// (stream ids repeat across devices); a missing column or NULL counts as 0.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Lane {
+    /// Quoted column names, where the table has them.
+    pub(crate) device: Option<String>,
+    pub(crate) stream: Option<String>,
+}
+
+impl Lane {
+    /// The lane from the columns a table has: the first of `streams` present, the first of
+    /// `devices` present.
+    pub(crate) fn of(cols: &[String], devices: &[&str], streams: &[&str]) -> Lane {
+        let pick = |names: &[&str]| names.iter().find(|n| cols.iter().any(|c| c == *n)).map(|n| quote_ident(n));
+        Lane { device: pick(devices), stream: pick(streams) }
+    }
+
+    /// The two columns as a select list (`NULL` for a missing one), read raw and combined by
+    /// [`Lane::value`]: cheaper per row than SQLite evaluating [`Lane::expr`].
+    fn columns(&self) -> String {
+        format!("{}, {}", self.device.as_deref().unwrap_or("NULL"), self.stream.as_deref().unwrap_or("NULL"))
+    }
+
+    #[inline]
+    fn value(device: Option<i64>, stream: Option<i64>) -> i64 {
+        (device.unwrap_or(0) << 32).wrapping_add(stream.unwrap_or(0))
+    }
+
+    /// The lane as one SQL expression.
+    fn expr(&self) -> String {
+        let d = self.device.as_deref().unwrap_or("NULL");
+        let s = self.stream.as_deref().unwrap_or("NULL");
+        format!("((COALESCE({d}, 0) << 32) + COALESCE({s}, 0))")
     }
 }
 
@@ -167,7 +192,7 @@ fn scan_table(
     busy: Option<(i64, i64)>,
 ) -> Result<(ByKey, Option<SweptById>), TraceError> {
     let columns = match busy {
-        Some(_) => format!("{}, {}, {}, {}", t.key, t.start, t.end, t.lane),
+        Some(_) => format!("{}, {}, {}, {}", t.key, t.start, t.end, t.lane.columns()),
         None => format!("{}, {}, {}", t.key, t.start, t.end),
     };
     let select = format!("SELECT {columns} FROM {}", t.table);
@@ -249,20 +274,18 @@ fn scan(
     windows: Option<&PhaseWindows>,
     busy: Option<(i64, i64)>,
 ) -> rusqlite::Result<RangeScan> {
-    let mut stmt = conn.prepare(sql)?;
-    let mut rows = match range {
-        Some((a, b)) => stmt.query([a, b])?,
-        None => stmt.query([])?,
-    };
+    let mut rows = RawStatement::prepare(conn, sql)?;
+    if let Some((a, b)) = range {
+        rows.bind(1, a)?;
+        rows.bind(2, b)?;
+    }
     let mut totals = KeyTotals { dense: Vec::new(), sparse: ByKey::new() };
     let mut stretch = busy.map(|_| Stretch::new(HEAD_ROWS));
     let (lo, hi) = busy.unwrap_or((i64::MAX, i64::MIN));
     let (mut in_start_order, mut first, mut last) = (true, None, i64::MIN);
-    while let Some(row) = rows.next()? {
+    while rows.step()? {
         // Rows with a NULL key or timestamp are not dispatches anyone could attribute.
-        let (ValueRef::Integer(key), ValueRef::Integer(start), ValueRef::Integer(end)) =
-            (row.get_ref_unwrap(0), row.get_ref_unwrap(1), row.get_ref_unwrap(2))
-        else {
+        let (Some(key), Some(start), Some(end)) = (rows.int(0), rows.int(1), rows.int(2)) else {
             continue;
         };
         totals.add(key, start, end, windows);
@@ -277,11 +300,7 @@ fn scan(
         }
         last = last.max(start);
         if let Some(s) = stretch.as_mut().filter(|_| (lo..=hi).contains(&start)) {
-            let lane = match row.get_ref_unwrap(3) {
-                ValueRef::Integer(l) => l,
-                _ => 0,
-            };
-            s.push(start, end, lane, key);
+            s.push(start, end, Lane::value(rows.int(3), rows.int(4)), key);
         }
     }
     let last = (last != i64::MIN).then_some(last);
@@ -351,17 +370,18 @@ fn bursts_in_parallel(path: &Path, t: &KernelTable, condition: &str) -> Result<O
         t.start, t.end, t.table
     );
     let scans = in_parallel(path, &ranges, |conn, (a, b)| {
-        let mut stmt = conn.prepare(&sql)?;
-        let mut rows = stmt.query([a, b])?;
+        let mut rows = RawStatement::prepare(conn, &sql)?;
+        rows.bind(1, a)?;
+        rows.bind(2, b)?;
         let (mut bursts, mut first, mut last, mut sorted) = (Bursts::default(), None, i64::MIN, true);
-        while let Some(row) = rows.next()? {
-            let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) else {
+        while rows.step()? {
+            let (Some(s), Some(e)) = (rows.int(0), rows.int(1)) else {
                 continue;
             };
             first.get_or_insert(s);
             sorted &= s >= last;
             last = last.max(s);
-            if matches!(row.get_ref_unwrap(2), ValueRef::Integer(1)) {
+            if rows.int(2) == Some(1) {
                 bursts.add(s, e);
             }
         }
@@ -418,7 +438,11 @@ pub(crate) fn for_each_by_start(
         .map(|(i, t)| {
             format!(
                 "SELECT {} AS s, {} AS e, {} AS k, {i} AS g, {} AS l FROM {}",
-                t.start, t.end, t.key, t.lane, t.table
+                t.start,
+                t.end,
+                t.key,
+                t.lane.expr(),
+                t.table
             )
         })
         .collect::<Vec<_>>()
@@ -473,7 +497,7 @@ mod tests {
             key: "id".into(),
             start: "start".into(),
             end: "\"end\"".into(),
-            lane: lane_expr(&cols, &[], &["stream"]),
+            lane: Lane::of(&cols, &[], &["stream"]),
             is_table: true,
             sorted: Default::default(),
         };
@@ -507,7 +531,7 @@ mod tests {
             key: "id".into(),
             start: "start".into(),
             end: "\"end\"".into(),
-            lane: "0".into(),
+            lane: Lane::default(),
             is_table: true,
             sorted: sorted.map_or_else(Default::default, std::sync::OnceLock::from),
         };
