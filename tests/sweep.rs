@@ -74,9 +74,10 @@ fn a_kv_sweep_over_two_prompt_lengths_resumes_after_sigint_keeping_the_finished_
     // The second point's second sample, mid-request: its first sample is done, the first point
     // is finished.
     server_mid_request(&second, 2);
-    let before = files(&first);
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
+    // The finished point as the interrupted run left it (its report written on the way out).
+    let before = files(&first);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("keeps the finished points"), "{stderr}");
@@ -121,6 +122,23 @@ fn a_kv_sweep_over_two_prompt_lengths_resumes_after_sigint_keeping_the_finished_
         assert_eq!(point["expected_prompt_tokens"], tokens);
         assert_eq!(point["missing"], 0);
         assert!(std::fs::read_to_string(dir.join("study.toml")).unwrap().contains("|kv=q8_0"));
+    }
+    // The sweep's page: each metric drawn against the points, then its table; every point has
+    // its own study report.
+    let page = std::fs::read_to_string(root.join("report.html")).unwrap();
+    assert!(page.contains("<section id=\"sweep\">") && page.contains("<section id=\"points\">"));
+    assert_eq!(page.matches("<svg").count(), 4, "one chart per metric");
+    assert!(!page.contains("class=\"problem\""), "a chart failed or a point is unfinished");
+    assert!(page.contains("prompt-tokens=2000") && page.contains("Holm family of 2 comparisons"));
+    assert!(std::fs::read_to_string(root.join("report.md")).unwrap().contains("| metric | point | prompt-tokens |"));
+    for dir in [&first, &second] {
+        assert!(dir.join("report.html").is_file(), "{}", dir.display());
+    }
+    // Once the sweep is complete, each point is a study in the history.
+    let h = json(&abprof().args(["history", "--json"]).output().unwrap());
+    let folders: Vec<&str> = h["rows"].as_array().unwrap().iter().filter_map(|r| r["folder"].as_str()).collect();
+    for dir in [&first, &second] {
+        assert!(folders.contains(&dir.to_str().unwrap()), "{folders:?}");
     }
     // The table for a pull request, with the axis as a column.
     let md = abprof().arg("summarize").arg(&root).args(["--format", "md"]).output().unwrap();

@@ -5,7 +5,7 @@ use super::args::{
 use super::common::{announce, chat_study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
 use crate::study::evidence::{is_sweep, write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
@@ -202,13 +202,31 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
 /// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
 /// the sweep's summary (docs/methodology.md §16).
 fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
+    let mut history = a.history.open()?;
     let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
     let summary = summarize_sweep(&run.evidence)?;
+    let format = a.output.format();
+    let mut report_failed = false;
     for (dir, s) in &summary.point_summaries {
         write_json(&dir.join("summary.json"), s)?;
+        // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
+        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, s)) {
+            eprintln!("abprof: error: {}", super::one_line(&e));
+            report_failed = true;
+        }
     }
     write_json(&run.evidence.path("summary.json"), &summary)?;
-    emit(&summary, a.output.format());
+    emit(&summary, format);
+    if run.outcome == Outcome::Completed {
+        // Every point is a whole study: each lands in the history once the sweep is complete.
+        for (dir, _) in &summary.point_summaries {
+            super::history::record(history.as_mut(), dir, format, || {
+                Ok(crate::history::study_record(dir, &judge(&Evidence::open(dir)?)?))
+            });
+        }
+    }
+    let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
+    report_failed |= announce(&page.map_err(anyhow::Error::from), format);
     if !run.restored {
         eprintln!("abprof: error: the restore/verify hooks of a sweep point failed, so the host may still be isolated: see isolation.json in {}/points/* and restore it by hand", root.display());
     }
@@ -230,7 +248,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
                     empty.join(", ")
                 );
             }
-            if !run.restored || !empty.is_empty() {
+            if !run.restored || !empty.is_empty() || report_failed {
                 1
             } else {
                 0

@@ -1,7 +1,9 @@
 //! `abprof report DIR`: the study's HTML page and Markdown tables, rebuilt from its evidence.
 use super::args::OutputArgs;
 use crate::report::emit;
-use crate::report::study::{write, HTML_FILE, MARKDOWN_FILE};
+use crate::report::study::{write, write_sweep, HTML_FILE, MARKDOWN_FILE};
+use crate::study::evidence::{is_sweep, Evidence};
+use crate::summary::sweep::summarize_sweep;
 use crate::summary::view::StudyView;
 use anyhow::Result;
 use clap::Args;
@@ -9,7 +11,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(crate) struct ReportArgs {
-    /// The study's evidence folder (the --root of `abprof ab` or `abprof trace`).
+    /// The study's evidence folder (the --root of `abprof ab` or `abprof trace`), or a sweep's.
     pub(crate) dir: PathBuf,
     /// Where the self-contained HTML page goes (default: DIR/report.html).
     #[arg(long, value_name = "FILE")]
@@ -24,7 +26,11 @@ pub(crate) struct ReportArgs {
 pub(crate) fn run(a: ReportArgs) -> Result<i32> {
     let html = a.html.unwrap_or_else(|| a.dir.join(HTML_FILE));
     let md = a.md.unwrap_or_else(|| a.dir.join(MARKDOWN_FILE));
-    let view = StudyView::load(&a.dir)?;
-    emit(&write(&view, &html, &md)?, a.output.format());
+    let files = if is_sweep(&a.dir) {
+        write_sweep(&summarize_sweep(&Evidence::open_sweep(&a.dir)?)?, &html, &md)?
+    } else {
+        write(&StudyView::load(&a.dir)?, &html, &md)?
+    };
+    emit(&files, a.output.format());
     Ok(0)
 }

@@ -7,6 +7,7 @@ mod chart;
 mod dots;
 mod markup;
 mod style;
+pub(crate) mod sweep;
 mod timeline;
 
 use super::study::tables::{self, REPORT_METRICS};

@@ -5,6 +5,7 @@ pub(crate) mod tables;
 
 use super::Render;
 use crate::study::evidence::Evidence;
+use crate::summary::sweep::SweepSummary;
 use crate::summary::view::StudyView;
 use crate::summary::Summary;
 use serde::Serialize;
@@ -62,6 +63,24 @@ pub(crate) struct ReportWriteError {
 pub(crate) fn write(view: &StudyView, html: &Path, markdown: &Path) -> Result<ReportFiles, ReportWriteError> {
     let page = super::html::page(view);
     for (path, text) in [(html, page), (markdown, markdown::document(view))] {
+        crate::atomic_file::write_atomic(path, text.as_bytes())
+            .map_err(|e| ReportWriteError { path: path.into(), source: e })?;
+    }
+    Ok(ReportFiles { html: html.into(), markdown: markdown.into() })
+}
+
+/// A sweep's page and Markdown tables (docs/methodology.md §16), written like [`write`].
+pub(crate) fn write_sweep(
+    summary: &SweepSummary,
+    html: &Path,
+    markdown: &Path,
+) -> Result<ReportFiles, ReportWriteError> {
+    let md = format!(
+        "## abprof sweep: {}\n\n{}\n",
+        summary.variants.join(" vs "),
+        super::render(summary, super::Format::Md)
+    );
+    for (path, text) in [(html, super::html::sweep::page(summary)), (markdown, md)] {
         crate::atomic_file::write_atomic(path, text.as_bytes())
             .map_err(|e| ReportWriteError { path: path.into(), source: e })?;
     }
