@@ -116,15 +116,7 @@ fn build(plan: &BisectPlan, patch: Option<&Path>, commit: &str, stop: &Stop) -> 
     let t0 = Instant::now();
     let result = reuse_or_build(&spec, &mut |s| say(&format!("{}: {s}", short(commit))));
     let seconds = t0.elapsed().as_secs_f64();
-    let mut rec = BuildRecord {
-        commit: commit.into(),
-        artifact: None,
-        reused: false,
-        seconds,
-        ccache: None,
-        ccache_hit_rate_pct: None,
-        error: None,
-    };
+    let mut rec = BuildRecord { seconds, ..BuildRecord::not_built(commit) };
     let counted = |rec: &mut BuildRecord| {
         if let (Some(b), Some(a)) = (before, CcacheCounters::read()) {
             let d = a.since(&b);
@@ -319,25 +311,7 @@ fn drive(
 
     // The reference: good against bad, until the change is clear.
     let reference_dir = plan.root.join("steps/00-bad");
-    let mut step = Step {
-        index: 0,
-        kind: StepKind::Reference,
-        commit: bad.clone(),
-        subject: subject(&plan.repo, &bad),
-        build: BuildRecord {
-            commit: bad.clone(),
-            artifact: None,
-            reused: false,
-            seconds: 0.0,
-            ccache: None,
-            ccache_hit_rate_pct: None,
-            error: None,
-        },
-        study: None,
-        samples_per_variant: 0,
-        reading: None,
-        call: StepCall::Reference,
-    };
+    let mut step = Step::before_build(0, StepKind::Reference, &bad, subject(&plan.repo, &bad), StepCall::Reference);
     let bad_dir = match build(plan, patch, &bad, stop)? {
         Built::Ok(rec, dir) => {
             step.build = rec;
@@ -397,25 +371,7 @@ fn drive(
         if let Some(o) = interrupted(stop) {
             return Ok(o);
         }
-        let mut step = Step {
-            index,
-            kind: StepKind::Probe,
-            commit: sha.clone(),
-            subject: subject(&plan.repo, &sha),
-            build: BuildRecord {
-                commit: sha.clone(),
-                artifact: None,
-                reused: false,
-                seconds: 0.0,
-                ccache: None,
-                ccache_hit_rate_pct: None,
-                error: None,
-            },
-            study: None,
-            samples_per_variant: 0,
-            reading: None,
-            call: StepCall::Skip,
-        };
+        let mut step = Step::before_build(index, StepKind::Probe, &sha, subject(&plan.repo, &sha), StepCall::Skip);
         say(&format!("step {index}: {} {}", short(&sha), step.subject));
         let cand_dir = match build(plan, patch, &sha, stop)? {
             Built::Ok(rec, dir) => {

@@ -21,6 +21,21 @@ pub(crate) struct BuildRecord {
     pub(crate) error: Option<String>,
 }
 
+impl BuildRecord {
+    /// `commit` before (or without) its build.
+    pub(crate) fn not_built(commit: &str) -> BuildRecord {
+        BuildRecord {
+            commit: commit.into(),
+            artifact: None,
+            reused: false,
+            seconds: 0.0,
+            ccache: None,
+            ccache_hit_rate_pct: None,
+            error: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum StepKind {
@@ -79,6 +94,23 @@ pub(crate) struct Step {
     pub(crate) samples_per_variant: u32,
     pub(crate) reading: Option<Reading>,
     pub(crate) call: StepCall,
+}
+
+impl Step {
+    /// A step about to build `commit`: nothing built, measured or called yet but its `call`.
+    pub(crate) fn before_build(index: usize, kind: StepKind, commit: &str, subject: String, call: StepCall) -> Step {
+        Step {
+            index,
+            kind,
+            commit: commit.into(),
+            subject,
+            build: BuildRecord::not_built(commit),
+            study: None,
+            samples_per_variant: 0,
+            reading: None,
+            call,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -12,6 +12,8 @@ use crate::report::study::tables::PageTable;
 use crate::report::{metric_digits, num, NONE};
 use crate::summary::stats::Verdict;
 use crate::summary::sweep::{MetricTable, SweepSummary};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::fmt::Write;
 
@@ -27,6 +29,33 @@ struct Change {
     verdict: Option<Verdict>,
 }
 
+type Panel<'a, 'b> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<Slots, RangedCoordf64>>;
+
+/// One panel: the points along x, `lo..hi` up with ticks ending in `unit`.
+fn panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: String,
+    points: &[&str],
+    (lo, hi): (f64, f64),
+    unit: &str,
+) -> Result<Panel<'a, 'b>, Box<dyn std::error::Error>> {
+    let mut c = ChartBuilder::on(area)
+        .caption(caption, (FONT, 18).into_font().color(&AXIS_TEXT))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(Slots::new(0, points.len()), lo..hi)?;
+    c.configure_mesh()
+        .disable_x_mesh()
+        .x_label_formatter(&|x| points.get(x.round() as usize).map_or(String::new(), |p| p.to_string()))
+        .y_labels(6)
+        .y_label_formatter(&|y| format!("{}{unit}", tick(*y, hi - lo)))
+        .label_style((FONT, 14))
+        .light_line_style(WHITE)
+        .draw()?;
+    Ok(c)
+}
+
 /// The chart of one metric across the points, or `None` when no point has a median of it.
 fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>> {
     let points: Vec<&str> = s.points.iter().map(|p| p.name.as_str()).collect();
@@ -38,25 +67,11 @@ fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>
         return None;
     }
     let n = points.len();
-    let label_of = |x: &f64| points.get(x.round() as usize).map_or(String::new(), |p| p.to_string());
     let candidates = s.variants.len() > 1;
     Some(svg("sweep", (WIDTH, HEIGHT), |root| {
         let (left, right) = if candidates { root.split_horizontally(WIDTH / 2) } else { (root.clone(), root.clone()) };
         let (lo, hi) = padded(medians.iter().map(|m| m.2), false);
-        let mut c = ChartBuilder::on(&left)
-            .caption(format!("{} · median per point", t.metric.title()), (FONT, 18).into_font().color(&AXIS_TEXT))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(64)
-            .build_cartesian_2d(Slots::new(0, n), lo..hi)?;
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&label_of)
-            .y_labels(6)
-            .y_label_formatter(&|y| tick(*y, hi - lo))
-            .label_style((FONT, 14))
-            .light_line_style(WHITE)
-            .draw()?;
+        let mut c = panel(&left, format!("{} · median per point", t.metric.title()), &points, (lo, hi), "")?;
         for (vi, _) in s.variants.iter().enumerate() {
             let colour = variant_colour(vi);
             // Each variant a little beside the point, so equal medians stay visible.
@@ -85,23 +100,8 @@ fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>
             changes.iter().flat_map(|c| [c.change, c.ci.map_or(c.change, |x| x.0), c.ci.map_or(c.change, |x| x.1)]),
             true,
         );
-        let mut c = ChartBuilder::on(&right)
-            .caption(
-                format!("change vs {}, 95% CI (Holm verdict)", s.variants[0]),
-                (FONT, 18).into_font().color(&AXIS_TEXT),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(64)
-            .build_cartesian_2d(Slots::new(0, n), lo..hi)?;
-        c.configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&label_of)
-            .y_labels(6)
-            .y_label_formatter(&|y| format!("{}%", tick(*y, hi - lo)))
-            .label_style((FONT, 14))
-            .light_line_style(WHITE)
-            .draw()?;
+        let caption = format!("change vs {}, 95% CI (Holm verdict)", s.variants[0]);
+        let mut c = panel(&right, caption, &points, (lo, hi), "%")?;
         c.draw_series(std::iter::once(PathElement::new(
             vec![(-0.5, 0.0), (n as f64 - 0.5, 0.0)],
             BLACK.stroke_width(1),
