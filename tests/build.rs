@@ -6,18 +6,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=abprof test", "-c", "user.email=test@abprof.invalid", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
-
 const CMAKE: &str = "cmake_minimum_required(VERSION 3.14)\nproject(tiny LANGUAGES C)\noption(TINY_FLAG \"a flag the artifact must record\" OFF)\nadd_executable(llama-server main.c)\n";
 const MAIN: &str = "#include <stdio.h>\nint main(void) { puts(\"tiny llama-server: base\"); return 0; }\n";
 

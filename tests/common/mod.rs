@@ -230,3 +230,16 @@ pub fn stand_in_tracer(dir: &Path) -> PathBuf {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     script
 }
+
+/// `git -C dir ARGS` with a fixed identity and no signing; its stdout. Panics with git's stderr.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=abprof test", "-c", "user.email=test@abprof.invalid", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
