@@ -1,6 +1,6 @@
 //! The CUDA runtime (`libcudart`), opened at run time, for the device-to-device copy bandwidth.
 use super::copy::{copy_passes, DeviceApi};
-use super::{BandwidthError, DeviceIdentity, DeviceRuntime, Passes};
+use super::{BandwidthError, CallStatus, DeviceIdentity, DeviceRuntime, Passes};
 use abprof_sys::cudart as sys;
 use std::ffi::{c_void, CStr};
 
@@ -47,17 +47,12 @@ impl Runtime {
     }
 
     fn check(&self, call: &'static str, code: sys::cudaError_t) -> Result<(), BandwidthError> {
-        match code {
-            sys::cudaError_cudaSuccess => Ok(()),
-            sys::cudaError_cudaErrorNoDevice | sys::cudaError_cudaErrorInsufficientDriver => {
-                Err(BandwidthError::NoDevice {
-                    runtime: "CUDA",
-                    device: 0,
-                    detail: format!("{call} returned {} ({code})", self.error_name(code)),
-                })
-            }
-            _ => Err(BandwidthError::Call { call, code: i64::from(code), name: self.error_name(code) }),
-        }
+        let status = match code {
+            sys::cudaError_cudaSuccess => CallStatus::Success,
+            sys::cudaError_cudaErrorNoDevice | sys::cudaError_cudaErrorInsufficientDriver => CallStatus::NoDevice,
+            _ => CallStatus::Failed,
+        };
+        status.into_result("CUDA", call, i64::from(code), || self.error_name(code))
     }
 
     fn require(&self) -> Result<(), BandwidthError> {

@@ -1,6 +1,6 @@
 //! The HIP runtime (`libamdhip64`), opened at run time, for the device-to-device copy bandwidth.
 use super::copy::{copy_passes, DeviceApi};
-use super::{BandwidthError, DeviceIdentity, DeviceRuntime, Passes};
+use super::{BandwidthError, CallStatus, DeviceIdentity, DeviceRuntime, Passes};
 use abprof_sys::hip as sys;
 use std::ffi::{c_void, CStr};
 
@@ -44,17 +44,12 @@ impl Runtime {
     }
 
     fn check(&self, call: &'static str, code: sys::hipError_t) -> Result<(), BandwidthError> {
-        match code {
-            sys::hipError_t_hipSuccess => Ok(()),
-            sys::hipError_t_hipErrorNoDevice | sys::hipError_t_hipErrorInsufficientDriver => {
-                Err(BandwidthError::NoDevice {
-                    runtime: "HIP",
-                    device: 0,
-                    detail: format!("{call} returned {} ({code})", self.error_name(code)),
-                })
-            }
-            _ => Err(BandwidthError::Call { call, code: i64::from(code), name: self.error_name(code) }),
-        }
+        let status = match code {
+            sys::hipError_t_hipSuccess => CallStatus::Success,
+            sys::hipError_t_hipErrorNoDevice | sys::hipError_t_hipErrorInsufficientDriver => CallStatus::NoDevice,
+            _ => CallStatus::Failed,
+        };
+        status.into_result("HIP", call, i64::from(code), || self.error_name(code))
     }
 
     fn require(&self) -> Result<(), BandwidthError> {

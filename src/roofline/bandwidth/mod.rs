@@ -31,6 +31,35 @@ pub(crate) enum BandwidthError {
     Cpu(String),
 }
 
+/// What a CUDA or HIP runtime call's status code means to the measurement.
+pub(crate) enum CallStatus {
+    Success,
+    /// No device, or no driver for one.
+    NoDevice,
+    Failed,
+}
+
+impl CallStatus {
+    /// The one status→error step the CUDA and HIP runtimes share; `name` names the code.
+    pub(crate) fn into_result(
+        self,
+        runtime: &'static str,
+        call: &'static str,
+        code: i64,
+        name: impl FnOnce() -> String,
+    ) -> Result<(), BandwidthError> {
+        match self {
+            CallStatus::Success => Ok(()),
+            CallStatus::NoDevice => Err(BandwidthError::NoDevice {
+                runtime,
+                device: 0,
+                detail: format!("{call} returned {} ({code})", name()),
+            }),
+            CallStatus::Failed => Err(BandwidthError::Call { call, code, name: name() }),
+        }
+    }
+}
+
 /// One bandwidth measurement and everything a reader needs to judge it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Bandwidth {
