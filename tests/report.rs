@@ -157,22 +157,12 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
 #[test]
 fn a_traced_study_reports_its_kernel_categories() {
     let _g = serial();
-    let tb = testbed();
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());
     let root = d.path().join("tr");
-    let out = abprof()
-        .args(["trace", "--root"])
-        .arg(&root)
-        .args(["--variant", &variant("f16", "f16"), "--variant", &variant("q8_0", "q8_0")])
-        .args(["--tokens", "16", "--untraced", "2", "--ignore-eos", "--server-args", COMMON])
+    let out = trace_cmd(&root, &tracer, &[variant("f16", "f16"), variant("q8_0", "q8_0")], 16, 2)
         // About the report: other builds on the host must not reject its samples.
-        .args(["--foreign-cpu-max", "1000", "--model"])
-        .arg(&tb.target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", tracer.display()))
+        .args(["--foreign-cpu-max", "1000"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

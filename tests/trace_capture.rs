@@ -12,19 +12,7 @@ fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());
     let root = d.path().join("tr");
-    let out = abprof()
-        .args(["trace", "--root"])
-        .arg(&root)
-        .arg("--variant")
-        .arg(format!("base={}", tb.server.display()))
-        .args(["--tokens", "32", "--untraced", "2", "--ignore-eos", "--server-args", COMMON, "--model"])
-        .arg(&tb.target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", tracer.display()))
-        .output()
-        .unwrap();
+    let out = trace_cmd(&root, &tracer, &[format!("base={}", tb.server.display())], 32, 2).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let folder = root.join("base");
     let m = read_json(&folder.join("trace.json"));
@@ -63,19 +51,8 @@ fn a_tracer_that_writes_nothing_is_a_clear_error() {
     let lazy = d.path().join("lazy-tracer");
     std::fs::write(&lazy, "#!/bin/sh\nshift\nexec \"$@\"\n").unwrap();
     std::fs::set_permissions(&lazy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = abprof()
-        .args(["trace", "--root"])
-        .arg(d.path().join("tr"))
-        .arg("--variant")
-        .arg(format!("base={}", tb.server.display()))
-        .args(["--tokens", "8", "--untraced", "1", "--ignore-eos", "--server-args", COMMON, "--model"])
-        .arg(&tb.target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", lazy.display()))
-        .output()
-        .unwrap();
+    let out =
+        trace_cmd(&d.path().join("tr"), &lazy, &[format!("base={}", tb.server.display())], 8, 1).output().unwrap();
     assert!(!out.status.success());
     let err = stderr_lines(&out);
     assert_eq!(err.len(), 1, "{err:?}");
@@ -95,17 +72,7 @@ fn untraced_samples_run_under_the_study_conditions_and_rules() {
     std::fs::create_dir_all(&markers).unwrap();
     let root = d.path().join("tr");
     let hook = |h: &str| format!("sh -c 'echo x >> {}'", markers.join(h).display());
-    let out = abprof()
-        .args(["trace", "--root"])
-        .arg(&root)
-        .arg("--variant")
-        .arg(format!("base={}|expect=NEVER_IN_A_SERVER_LOG", tb.server.display()))
-        .args(["--tokens", "16", "--untraced", "2", "--ignore-eos", "--server-args", COMMON, "--model"])
-        .arg(&tb.target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", tracer.display()))
+    let out = trace_cmd(&root, &tracer, &[format!("base={}|expect=NEVER_IN_A_SERVER_LOG", tb.server.display())], 16, 2)
         .args(["--before", &hook("before"), "--after", &hook("after")])
         .output()
         .unwrap();
@@ -142,22 +109,8 @@ fn two_traced_samples_per_variant_give_intervals_and_the_tracers_overhead() {
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());
     let root = d.path().join("tr");
-    let out = abprof()
-        .args(["trace", "--root"])
-        .arg(&root)
-        .arg("--variant")
-        .arg(format!("f16={}|kv=f16", tb.server.display()))
-        .arg("--variant")
-        .arg(format!("q8={}|kv=q8_0", tb.server.display()))
-        .args(["--tokens", "16", "--untraced", "2", "--traced", "2", "--ignore-eos", "--server-args", COMMON])
-        .arg("--model")
-        .arg(&tb.target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", tracer.display()))
-        .output()
-        .unwrap();
+    let variants = [format!("f16={}|kv=f16", tb.server.display()), format!("q8={}|kv=q8_0", tb.server.display())];
+    let out = trace_cmd(&root, &tracer, &variants, 16, 2).args(["--traced", "2"]).output().unwrap();
     // This test is not about the other-workload rule, and other builds share this host: where
     // they rejected the untraced samples, the study file's own knob lifts the limit and the
     // finished capture is summarized again.

@@ -243,3 +243,22 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).to_string()
 }
+
+/// `abprof trace` of `variants` (full specs) on the test bed into `root`, with the tracer command
+/// `tracer {out}`: a 300-token calibrated prompt, `tokens` output tokens (ignore_eos) and
+/// `untraced` untraced samples per variant. Tests add their own flags before running it.
+pub fn trace_cmd(root: &Path, tracer: &Path, variants: &[String], tokens: u32, untraced: u32) -> assert_cmd::Command {
+    let mut c = abprof();
+    c.args(["trace", "--root"]).arg(root);
+    for v in variants {
+        c.args(["--variant", v]);
+    }
+    c.args(["--tokens", &tokens.to_string(), "--untraced", &untraced.to_string(), "--ignore-eos"])
+        .args(["--server-args", COMMON, "--model"])
+        .arg(&testbed().target)
+        .arg("--prompt")
+        .arg(calibrated_prompt(300))
+        .arg("--tracer-cmd")
+        .arg(format!("{} {{out}}", tracer.display()));
+    c
+}
