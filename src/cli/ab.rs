@@ -207,10 +207,11 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
     let summary = summarize_sweep(&run.evidence)?;
     let format = a.output.format();
     let mut report_failed = false;
-    for (dir, s) in &summary.point_summaries {
-        write_json(&dir.join("summary.json"), s)?;
+    for (dir, j) in &summary.point_summaries {
+        write_json(&dir.join("summary.json"), &j.summary)?;
         // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
-        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, s)) {
+        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
+        {
             eprintln!("abprof: error: {}", super::one_line(&e));
             report_failed = true;
         }
@@ -219,10 +220,8 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
     emit(&summary, format);
     if run.outcome == Outcome::Completed {
         // Every point is a whole study: each lands in the history once the sweep is complete.
-        for (dir, _) in &summary.point_summaries {
-            super::history::record(history.as_mut(), dir, format, || {
-                Ok(crate::history::study_record(dir, &judge(&Evidence::open(dir)?)?))
-            });
+        for (dir, j) in &summary.point_summaries {
+            super::history::record(history.as_mut(), dir, format, || Ok(crate::history::study_record(dir, j)));
         }
     }
     let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
@@ -235,8 +234,9 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
             let empty: Vec<String> = summary
                 .point_summaries
                 .iter()
-                .flat_map(|(dir, s)| {
-                    s.variants
+                .flat_map(|(dir, j)| {
+                    j.summary
+                        .variants
                         .iter()
                         .filter(|v| v.accepted == 0)
                         .map(move |v| format!("{} at {}", v.label, dir.display()))

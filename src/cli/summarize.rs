@@ -18,7 +18,7 @@ pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
     if crate::study::evidence::is_sweep(&a.dir) {
         let s = crate::summary::sweep::summarize_sweep(&Evidence::open_sweep(&a.dir)?)?;
         for (dir, point) in &s.point_summaries {
-            write_json(&dir.join("summary.json"), point)?;
+            write_json(&dir.join("summary.json"), &point.summary)?;
         }
         write_json(&a.dir.join("summary.json"), &s)?;
         emit(&s, a.output.format());

@@ -3,7 +3,7 @@
 //! (every point × candidate that has an interval).
 use super::adaptive::Adaptive;
 use super::stats::{holm, ChangeCi, Verdict};
-use super::{summarize, Metric, Summary};
+use super::{Metric, Summary};
 use crate::study::evidence::{read_json, Evidence};
 use crate::study::file::StudyFile;
 use crate::study::sweep::{AxisName, AxisValue, PointState, SweepRecord};
@@ -75,9 +75,10 @@ pub(crate) struct SweepSummary {
     pub(crate) samples_per_variant: u32,
     pub(crate) points: Vec<PointSummary>,
     pub(crate) tables: Vec<MetricTable>,
-    /// Each started point's own summary, written to its folder (not repeated in this document).
+    /// Each started point as judged (its summary, samples and fingerprint): its summary is written
+    /// to its folder (not repeated in this document), its report and history row come from it.
     #[serde(skip)]
-    pub(crate) point_summaries: Vec<(std::path::PathBuf, Summary)>,
+    pub(crate) point_summaries: Vec<(std::path::PathBuf, super::Judged)>,
 }
 
 impl SweepSummary {
@@ -96,7 +97,8 @@ pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
     let mut point_summaries = Vec::new();
     for p in &record.points {
         let dir = ev.root.join(&p.dir);
-        let s = if Evidence::started(&dir) { Some(summarize(&Evidence::open(&dir)?)?) } else { None };
+        let judged = if Evidence::started(&dir) { Some(super::judge(&Evidence::open(&dir)?)?) } else { None };
+        let s = judged.as_ref().map(|j| j.summary.clone());
         points.push(PointSummary {
             name: p.name.clone(),
             dir: p.dir.clone(),
@@ -109,8 +111,8 @@ pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
             isolation_restored: s.as_ref().and_then(|s| s.isolation_restored),
             adaptive: s.as_ref().and_then(|s| s.adaptive.clone()),
         });
-        if let Some(s) = &s {
-            point_summaries.push((dir, s.clone()));
+        if let Some(j) = judged {
+            point_summaries.push((dir, j));
         }
         summaries.push(s);
     }
