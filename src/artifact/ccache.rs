@@ -20,14 +20,7 @@ pub(crate) fn launcher(user: &[String]) -> Option<PathBuf> {
     if user.iter().any(chose) {
         return None;
     }
-    find_on_path(PROGRAM)
-}
-
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(program))
-        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+    crate::child::on_path(PROGRAM)
 }
 
 /// The configure arguments that put `ccache` in front of the C and C++ compilers. llama.cpp would

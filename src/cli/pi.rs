@@ -69,7 +69,7 @@ fn resolve_program(p: &Path) -> Option<PathBuf> {
     if p.components().count() > 1 {
         return p.is_file().then(|| p.to_path_buf());
     }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(p)).find(|c| c.is_file())
+    crate::child::on_path(p.to_str()?)
 }
 
 /// The study file of a new Pi study, from the flags.

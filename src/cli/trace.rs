@@ -4,6 +4,7 @@ use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS}
 use super::common::announce;
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
+use crate::child::on_path;
 use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::evidence::{write_json, Evidence};
@@ -72,10 +73,6 @@ pub(crate) struct TraceArgs {
     pub(crate) output: OutputArgs,
     #[command(flatten)]
     pub(crate) history: HistoryArgs,
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| PathBuf::from(d).join(name)).find(|p| p.is_file())
 }
 
 fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
