@@ -269,6 +269,12 @@ pub(crate) fn spec_with_fields(label: &str, binary: &Path, fields: &str) -> Stri
     format!("{label}={}{fields}", binary.display().to_string().replace('|', "\\|"))
 }
 
+/// The copy an A/A study (`abprof ab --aa`) runs against `spec`: the same spec labelled
+/// `LABEL-again`; `None` when `spec` has no label.
+pub(crate) fn aa_copy(spec: &str) -> Option<String> {
+    spec.split_once('=').map(|(label, rest)| format!("{label}-again={rest}"))
+}
+
 /// Parses every spec; labels must be unique. The first is the baseline.
 pub(crate) fn parse_variants<S: AsRef<str>>(specs: &[S]) -> Result<Vec<Variant>, VariantError> {
     if specs.is_empty() {

@@ -97,8 +97,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         if variants.len() != 1 {
             bail!("--aa runs one variant against itself: give exactly one --variant");
         }
-        let (label, rest) = variants[0].split_once('=').context("variant spec has no '='")?;
-        variants.push(format!("{label}-again={rest}"));
+        let copy = crate::variant::aa_copy(&variants[0]).context("variant spec has no '='")?;
+        variants.push(copy);
     }
     if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
@@ -148,7 +148,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     emit(summary, a.output.format());
     if run.outcome == Outcome::Completed {
         super::history::record(history.as_mut(), &root, a.output.format(), || {
-            Ok(crate::history::study_record(&root, &judged))
+            Ok(crate::history::StudyRecord::of_study(&root, &judged))
         });
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
@@ -221,7 +221,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
     if run.outcome == Outcome::Completed {
         // Every point is a whole study: each lands in the history once the sweep is complete.
         for (dir, j) in &summary.point_summaries {
-            super::history::record(history.as_mut(), dir, format, || Ok(crate::history::study_record(dir, j)));
+            super::history::record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
         }
     }
     let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));

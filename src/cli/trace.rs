@@ -145,7 +145,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     // The untraced samples the rulebook accepted scale each trace.
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
     super::history::record(history.as_mut(), &root, a.output.format(), || {
-        Ok(crate::history::study_record(&root, &judged))
+        Ok(crate::history::StudyRecord::of_study(&root, &judged))
     });
     // The report's paths come last, after everything else the command printed.
     let report_failed = announce(&report, a.output.format());

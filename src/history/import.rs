@@ -6,8 +6,8 @@ use crate::exactness::ExactnessReport;
 use crate::study::evidence::{read_json, Evidence};
 use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
 use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
+use crate::summary::judge;
 use crate::summary::pi::{PiReport, PI_REPORT_FILE};
-use crate::summary::{judge, Judged};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -16,12 +16,6 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Imported {
     pub(crate) folder: PathBuf,
     pub(crate) studies: Vec<RecordedStudy>,
-}
-
-/// The record of a finished `ab` or `trace` study, its kernel attribution the summary's own
-/// comparison of the study's traces.
-pub(crate) fn study_record(root: &Path, judged: &Judged) -> StudyRecord {
-    StudyRecord::of_study(root, judged, judged.summary.traces.as_ref())
 }
 
 /// The finished studies in `dir`: an `ab`, `trace` or `pi` study folder (and the exactness
@@ -59,7 +53,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
                     dir.display()
                 );
             }
-            out.push(study_record(dir, &judged));
+            out.push(StudyRecord::of_study(dir, &judged));
         }
     }
     let exactness = ExactnessReport::path_in(dir);

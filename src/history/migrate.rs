@@ -28,13 +28,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection, HistoryError> {
 /// Opens an existing history (an earlier abprof's is migrated first) without creating one:
 /// `None` when there is no file yet.
 pub(crate) fn open_existing(path: &Path) -> Result<Option<Connection>, HistoryError> {
-    if !path.exists() {
-        return Ok(None);
-    }
-    let mut conn = connect(path)?;
-    migrate_to(&mut conn, LATEST).map_err(|e| e.at(path))?;
-    write_ahead(&conn, path)?;
-    Ok(Some(conn))
+    path.exists().then(|| open(path)).transpose()
 }
 
 fn connect(path: &Path) -> Result<Connection, HistoryError> {
@@ -58,9 +52,8 @@ fn write_ahead(conn: &Connection, path: &Path) -> Result<(), HistoryError> {
 /// Applies the migrations after the database's version up to `target`. A database of a newer
 /// abprof, or another program's SQLite file, is refused untouched.
 pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, HistoryError> {
-    let sql = |e: rusqlite::Error| HistoryError::Sql(e.to_string());
     let version = pragma_i64(conn, "user_version").map_err(|e| HistoryError::NotHistory(e.to_string()))?;
-    let app = pragma_i64(conn, "application_id").map_err(sql)?;
+    let app = pragma_i64(conn, "application_id")?;
     let tables: i64 = conn
         .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
         .map_err(|e| HistoryError::NotHistory(e.to_string()))?;
@@ -72,11 +65,11 @@ pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, Hist
         return Err(HistoryError::Newer { version, latest: LATEST });
     }
     for (i, step) in MIGRATIONS.iter().enumerate().take(target as usize).skip(version as usize) {
-        let tx = conn.transaction().map_err(sql)?;
-        tx.execute_batch(step).map_err(sql)?;
-        tx.pragma_update(None, "application_id", APPLICATION_ID).map_err(sql)?;
-        tx.pragma_update(None, "user_version", i as u32 + 1).map_err(sql)?;
-        tx.commit().map_err(sql)?;
+        let tx = conn.transaction()?;
+        tx.execute_batch(step)?;
+        tx.pragma_update(None, "application_id", APPLICATION_ID)?;
+        tx.pragma_update(None, "user_version", i as u32 + 1)?;
+        tx.commit()?;
     }
     Ok(version.max(target))
 }

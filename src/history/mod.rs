@@ -11,7 +11,7 @@ mod regressions;
 mod schema;
 mod write;
 
-pub(crate) use import::{import_folder, records_in, study_record, Imported};
+pub(crate) use import::{import_folder, records_in, Imported};
 pub(crate) use query::{list, Filters, HistoryList};
 pub(crate) use record::{RecordedStudy, StudyRecord};
 pub(crate) use regressions::{regressions, Move, Regressions, SeriesFloor};

@@ -150,8 +150,6 @@ impl VariantRecord {
         // own arguments set (variant.rs puts `kv=` there as --cache-type-k).
         let kv = f.kv.clone().or_else(|| own_args.windows(2).find(|w| w[0] == "--cache-type-k").map(|w| w[1].clone()));
         VariantRecord {
-            label: f.label.clone(),
-            spec: f.spec.clone(),
             binary_path: Some(f.binary.real_path.display().to_string()),
             binary_sha256: Some(f.binary.sha256.clone()),
             version: Some(f.version.clone()),
@@ -164,11 +162,7 @@ impl VariantRecord {
             argv: f.server_args.clone(),
             env: f.env.clone(),
             expect: f.expect.clone(),
-            planned: 0,
-            samples: Vec::new(),
-            verdicts: Vec::new(),
-            phases: Vec::new(),
-            kernels: Vec::new(),
+            ..VariantRecord::unknown(&f.label, &f.spec)
         }
     }
 
@@ -347,9 +341,9 @@ impl StudyRecord {
         }
     }
 
-    /// An `ab` or `trace` study from its judged summary; `traces` is the kernel attribution of a
-    /// trace study (an A/B study's own is in its summary).
-    pub(crate) fn of_study(root: &Path, judged: &Judged, traces: Option<&TraceComparison>) -> StudyRecord {
+    /// A finished `ab` or `trace` study from its judged summary, its kernel attribution the
+    /// summary's own comparison of the study's traces.
+    pub(crate) fn of_study(root: &Path, judged: &Judged) -> StudyRecord {
         let facts = &judged.facts;
         let kind = if facts.file.trace.is_some() { StudyKind::Trace } else { StudyKind::Ab };
         let s: &Summary = &judged.summary;
@@ -362,7 +356,7 @@ impl StudyRecord {
                 v.samples.push(SampleRow::of(j.index, j.dir.clone(), j.rejections.clone(), j.sample.as_ref()));
             }
         }
-        let kernels = kernels_of(traces.or(s.traces.as_ref()));
+        let kernels = kernels_of(s.traces.as_ref());
         for (v, vs) in r.variants.iter_mut().zip(&s.variants) {
             v.verdicts = verdicts_of(vs);
             v.phases = [("prefill", &vs.prefill), ("decode", &vs.decode)]

@@ -24,10 +24,7 @@ fn build_text(b: &BuildRecord) -> String {
 
 fn change_text(r: &Option<Reading>) -> (String, String) {
     let Some(r) = r else { return ("—".into(), "—".into()) };
-    (
-        r.change_pct.map_or("—".into(), |c| format!("{c:+.2}%")),
-        r.ci.map_or("—".into(), |ci| format!("[{:+.2}%, {:+.2}%]", ci.lo_pct, ci.hi_pct)),
-    )
+    (super::signed_pct(r.change_pct), super::ci_pct(r.ci))
 }
 
 /// "server decode TPS (tok/s) −30.81% [−34.02%, −27.20%] slower": the summary's verdict line.

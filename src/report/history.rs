@@ -1,15 +1,11 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
-use super::{metric_digits, num, Render, Table};
+use super::{metric_digits, num, signed_pct, Render, Table};
 use crate::history::{HistoryList, Imported, Move, RecordedStudy, Regressions, SeriesFloor};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
 use std::path::PathBuf;
-
-fn pct(v: Option<f64>) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| "—".into(), |x| format!("{x:+.2}%"))
-}
 
 fn short(s: Option<&str>) -> String {
     s.map_or_else(|| "?".into(), |s| s.chars().take(12).collect())
@@ -75,9 +71,9 @@ impl Render for HistoryList {
                 match d {
                     Some(d) if d.change_pct.is_some() => format!(
                         "  {} [{}, {}] {}",
-                        pct(d.change_pct),
-                        pct(d.ci_lo_pct),
-                        pct(d.ci_hi_pct),
+                        signed_pct(d.change_pct),
+                        signed_pct(d.ci_lo_pct),
+                        signed_pct(d.ci_hi_pct),
                         d.verdict.as_deref().unwrap_or("")
                     ),
                     _ => String::new(),
@@ -193,9 +189,9 @@ impl Render for Regressions {
                     m.to.study,
                     num(m.from_median, d),
                     num(m.to_median, d),
-                    pct(m.change_pct),
-                    pct(m.ci.map(|c| c.lo_pct)),
-                    pct(m.ci.map(|c| c.hi_pct)),
+                    signed_pct(m.change_pct),
+                    signed_pct(m.ci.map(|c| c.lo_pct)),
+                    signed_pct(m.ci.map(|c| c.hi_pct)),
                     m.verdict.word(),
                     against_floor(m),
                     if m.changed.is_empty() {

@@ -65,6 +65,16 @@ pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
 }
 
+/// A signed % change to two decimals (`+3.94%`), or [`NONE`].
+pub(crate) fn signed_pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))
+}
+
+/// A change's confidence interval as `[-18.65%, +20.55%]`, or [`NONE`].
+pub(crate) fn ci_pct(ci: Option<crate::summary::stats::ChangeCi>) -> String {
+    ci.map_or_else(|| NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct))
+}
+
 /// The decimals a metric prints with.
 pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
     match m {

@@ -106,8 +106,8 @@ pub(crate) fn render_text(s: &Summary) -> String {
             let Some(ms) = v.metric(m) else { continue };
             let d = metric_digits(m);
             let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
-            let change = ms.change_pct.map_or("—".into(), |c| format!("{c:+.2}%"));
-            let ci = ms.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
+            let change = super::signed_pct(ms.change_pct);
+            let ci = super::ci_pct(ms.ci);
             let verdict = ms.verdict.map_or("baseline", |v| v.word());
             let _ = writeln!(
                 o,

@@ -1,6 +1,6 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
-use super::{metric_digits, num, Render, Table};
+use super::{ci_pct, metric_digits, num, signed_pct, Render, Table};
 use crate::study::sweep::AxisValue;
 use crate::summary::sweep::SweepSummary;
 use serde_json::json;
@@ -58,14 +58,14 @@ impl Render for SweepSummary {
             for r in &t.rows {
                 let point = if r.point == last { "" } else { r.point.as_str() };
                 last = &r.point;
-                let ci = r.ci.map_or("—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct));
+                let ci = ci_pct(r.ci);
                 let _ = writeln!(
                     o,
                     "  {point:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {ci:>19}  {:>8}  {:>8}  {}",
                     r.variant,
                     format!("{}/{}", r.accepted, r.planned),
                     num(r.median, metric_digits(t.metric)),
-                    r.change_pct.map_or("—".into(), |c| format!("{c:+.2}%")),
+                    signed_pct(r.change_pct),
                     p(r.ci.and_then(|c| c.p_value)),
                     p(r.p_holm),
                     r.verdict.map_or("baseline", |v| v.word()),

@@ -29,7 +29,7 @@ impl StudyFacts {
     /// An A/A study (`abprof ab --aa`): one variant run against itself as `LABEL-again`.
     pub(crate) fn is_aa(&self) -> bool {
         match self.file.variants.as_slice() {
-            [a, b] => a.split_once('=').is_some_and(|(label, rest)| *b == format!("{label}-again={rest}")),
+            [a, b] => crate::variant::aa_copy(a).is_some_and(|copy| *b == copy),
             _ => false,
         }
     }

@@ -9,7 +9,7 @@ use super::chart::{
 use super::markup::{esc, table};
 use super::{close, figure, note, open};
 use crate::report::study::tables::PageTable;
-use crate::report::{metric_digits, num, NONE};
+use crate::report::{ci_pct, metric_digits, num, signed_pct, NONE};
 use crate::summary::stats::Verdict;
 use crate::summary::sweep::{MetricTable, SweepSummary};
 use plotters::coord::types::RangedCoordf64;
@@ -147,8 +147,8 @@ fn metric_table(s: &SweepSummary, t: &MetricTable) -> PageTable {
                 r.variant.clone(),
                 format!("{}/{}", r.accepted, r.planned),
                 num(r.median, d),
-                r.change_pct.map_or(NONE.into(), |c| format!("{c:+.2}%")),
-                r.ci.map_or(NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct)),
+                signed_pct(r.change_pct),
+                ci_pct(r.ci),
                 r.p_holm.map_or(NONE.into(), |p| format!("{p:.4}")),
                 r.verdict.map_or("baseline", |v| v.word()).to_string(),
             ]

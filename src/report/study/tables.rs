@@ -1,6 +1,6 @@
 //! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
 //! the Markdown file, so the two never disagree.
-use crate::report::{metric_digits, num, NONE};
+use crate::report::{ci_pct, metric_digits, num, signed_pct, NONE};
 use crate::summary::pi::PiReport;
 use crate::summary::traces::CategoryDelta;
 use crate::summary::view::StudyView;
@@ -34,10 +34,6 @@ impl PageTable {
     }
 }
 
-fn signed_pct(v: Option<f64>) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))
-}
-
 /// The metrics the report draws and tabulates (strict streamed TPS stays in `summarize`).
 pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
 
@@ -57,7 +53,7 @@ pub(crate) fn verdicts(s: &Summary) -> PageTable {
                 ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" "),
                 num(ms.median, d),
                 signed_pct(ms.change_pct),
-                ms.ci.map_or(NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct)),
+                ci_pct(ms.ci),
                 ms.verdict.map_or("baseline", |v| v.word()).into(),
             ]);
         }
