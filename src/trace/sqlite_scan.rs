@@ -8,7 +8,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::kernels::{accumulate, Totals};
@@ -85,7 +84,7 @@ impl Lane {
     }
 
     /// The two columns as a select list (`NULL` for a missing one), read raw and combined by
-    /// [`Lane::value`]: cheaper per row than SQLite evaluating [`Lane::expr`].
+    /// [`Lane::value`]: cheaper per row than SQLite combining them.
     fn columns(&self) -> String {
         format!("{}, {}", self.device.as_deref().unwrap_or("NULL"), self.stream.as_deref().unwrap_or("NULL"))
     }
@@ -93,13 +92,6 @@ impl Lane {
     #[inline]
     fn value(device: Option<i64>, stream: Option<i64>) -> i64 {
         (device.unwrap_or(0) << 32).wrapping_add(stream.unwrap_or(0))
-    }
-
-    /// The lane as one SQL expression.
-    fn expr(&self) -> String {
-        let d = self.device.as_deref().unwrap_or("NULL");
-        let s = self.stream.as_deref().unwrap_or("NULL");
-        format!("((COALESCE({d}, 0) << 32) + COALESCE({s}, 0))")
     }
 }
 
@@ -326,11 +318,10 @@ pub(crate) fn last_burst_where(
     let order = if t.in_start_order(path, &conn)? { "rowid".to_string() } else { t.start.clone() };
     let sql = format!("SELECT {}, {} FROM {} WHERE {condition} ORDER BY {order}", t.start, t.end, t.table);
     let sql_err = |e| TraceError::sqlite(path, e);
-    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
-    let mut rows = stmt.query([]).map_err(sql_err)?;
+    let mut rows = RawStatement::prepare(&conn, &sql).map_err(sql_err)?;
     let mut bursts = Bursts::default();
-    while let Some(row) = rows.next().map_err(sql_err)? {
-        if let (ValueRef::Integer(s), ValueRef::Integer(e)) = (row.get_ref_unwrap(0), row.get_ref_unwrap(1)) {
+    while rows.step().map_err(sql_err)? {
+        if let (Some(s), Some(e)) = (rows.int(0), rows.int(1)) {
             bursts.add(s, e);
         }
     }
@@ -403,11 +394,10 @@ fn bursts_in_parallel(path: &Path, t: &KernelTable, condition: &str) -> Result<O
 /// as kernels complete, and the nsys exports and generated rocpd databases measured here are):
 /// one pass over the start column, stopping at the first row that goes back in time.
 fn in_start_order(conn: &rusqlite::Connection, t: &KernelTable) -> rusqlite::Result<bool> {
-    let mut stmt = conn.prepare(&format!("SELECT {} FROM {} ORDER BY rowid", t.start, t.table))?;
-    let mut rows = stmt.query([])?;
+    let mut rows = RawStatement::prepare(conn, &format!("SELECT {} FROM {} ORDER BY rowid", t.start, t.table))?;
     let mut last = i64::MIN;
-    while let Some(row) = rows.next()? {
-        if let ValueRef::Integer(s) = row.get_ref_unwrap(0) {
+    while rows.step()? {
+        if let Some(s) = rows.int(0) {
             if s < last {
                 return Ok(false);
             }
@@ -437,26 +427,20 @@ pub(crate) fn for_each_by_start(
         .enumerate()
         .map(|(i, t)| {
             format!(
-                "SELECT {} AS s, {} AS e, {} AS k, {i} AS g, {} AS l FROM {}",
+                "SELECT {} AS s, {} AS e, {} AS k, {i} AS g, {} FROM {}",
                 t.start,
                 t.end,
                 t.key,
-                t.lane.expr(),
+                t.lane.columns(),
                 t.table
             )
         })
         .collect::<Vec<_>>()
         .join(" UNION ALL ");
-    let mut stmt = conn.prepare(&format!("{union} ORDER BY {order}")).map_err(sql_err)?;
-    let mut rows = stmt.query([]).map_err(sql_err)?;
-    while let Some(row) = rows.next().map_err(sql_err)? {
-        if let (ValueRef::Integer(start), ValueRef::Integer(end), ValueRef::Integer(id), ValueRef::Integer(set)) =
-            (row.get_ref_unwrap(0), row.get_ref_unwrap(1), row.get_ref_unwrap(2), row.get_ref_unwrap(3))
-        {
-            let lane = match row.get_ref_unwrap(4) {
-                ValueRef::Integer(l) => l,
-                _ => 0,
-            };
+    let mut rows = RawStatement::prepare(&conn, &format!("{union} ORDER BY {order}")).map_err(sql_err)?;
+    while rows.step().map_err(sql_err)? {
+        if let (Some(start), Some(end), Some(id), Some(set)) = (rows.int(0), rows.int(1), rows.int(2), rows.int(3)) {
+            let lane = Lane::value(rows.int(4), rows.int(5));
             f(Dispatch { start, end, key: KernelKey { set: set as u32, id }, lane });
         }
     }
