@@ -24,7 +24,7 @@ use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
 use crate::study::evidence::{read_json, Evidence, Plan};
 use crate::study::file::StudyFile;
 use crate::study::{run_ab, AnotherBlock, Outcome};
-use crate::summary::{summarize, Metric};
+use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
@@ -177,7 +177,7 @@ fn measure(
     let shown = dir.display().to_string();
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
-        if blocks >= max || decided(&Reading::of(&summarize(ev)?, metric)) {
+        if blocks >= max || decided(&Reading::of(&judge_with(ev, TraceReading::Skip)?.summary, metric)) {
             return Ok(false);
         }
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));

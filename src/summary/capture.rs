@@ -4,7 +4,7 @@ use super::traces::{compared, TraceComparison};
 use super::{Metric, Summary};
 use crate::study::evidence::Evidence;
 use crate::study::trace_capture::attach_untraced;
-use crate::trace::compare::{compare, load_variant, VariantSpec};
+use crate::trace::compare::{compare_specs, VariantSpec};
 use anyhow::{bail, Result};
 use serde::Serialize;
 use std::path::PathBuf;
@@ -75,15 +75,11 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
 
 /// The captured folders compared with the builtin rules, each scaled by its untraced samples.
 fn compare_captured(attached: &[(PathBuf, crate::trace::TraceManifest)]) -> TraceComparison {
-    let rules = crate::trace::Rules::builtin();
-    let inputs = attached
+    let specs: Vec<VariantSpec> = attached
         .iter()
-        .map(|(folder, m)| {
-            let spec = VariantSpec { label: m.label.clone(), trace: folder.clone(), ms_per_token: None };
-            load_variant(&spec, &rules, None)
-        })
-        .collect::<Result<Vec<_>, _>>();
-    match inputs.and_then(|i| compare(&i, super::traces::SUMMARY_TOP)) {
+        .map(|(folder, m)| VariantSpec { label: m.label.clone(), trace: folder.clone(), ms_per_token: None })
+        .collect();
+    match compare_specs(&specs, &crate::trace::Rules::builtin(), None, super::traces::SUMMARY_TOP) {
         Ok(c) => compared(c, None),
         Err(e) => TraceComparison::NotCompared { reason: e.to_string() },
     }

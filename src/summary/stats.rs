@@ -206,10 +206,7 @@ fn smoothed_bootstrap(
 /// scaled by t(n−1)/z at the same confidence: without that, an adaptive study that stops when the
 /// spread happens to look small gives 5–6% A/A false verdicts (simulated; with it 3–4%).
 fn paired_change_ci(log_ratios: &[f64], resamples: usize, seed: u64, confidence: f64) -> ChangeCi {
-    let h = bandwidth(log_ratios);
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut buf = Vec::with_capacity(log_ratios.len());
-    let logs = (0..resamples).map(|_| smoothed_resample_median(log_ratios, h, &mut rng, &mut buf)).collect();
+    let logs = smoothed_resamples(&[log_ratios], resamples, seed, |m| m[0]);
     let n = log_ratios.len() as f64;
     let alpha = 1.0 - confidence;
     let reach = Reach {
