@@ -75,6 +75,15 @@ pub(crate) fn ci_pct(ci: Option<crate::summary::stats::ChangeCi>) -> String {
     ci.map_or_else(|| NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct))
 }
 
+/// A p-value to four decimals (`<0.0001` below that), or [`NONE`].
+pub(crate) fn p_value(p: Option<f64>) -> String {
+    match p {
+        Some(x) if x < 0.0001 => "<0.0001".into(),
+        Some(x) => format!("{x:.4}"),
+        None => NONE.into(),
+    }
+}
+
 /// The decimals a metric prints with.
 pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
     match m {

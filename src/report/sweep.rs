@@ -1,18 +1,10 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
-use super::{ci_pct, metric_digits, num, signed_pct, Render, Table};
+use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table};
 use crate::study::sweep::AxisValue;
 use crate::summary::sweep::SweepSummary;
 use serde_json::json;
 use std::fmt::Write;
-
-fn p(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x < 0.0001 => "<0.0001".into(),
-        Some(x) => format!("{x:.4}"),
-        None => "—".into(),
-    }
-}
 
 impl Render for SweepSummary {
     fn text(&self) -> String {
@@ -66,8 +58,8 @@ impl Render for SweepSummary {
                     format!("{}/{}", r.accepted, r.planned),
                     num(r.median, metric_digits(t.metric)),
                     signed_pct(r.change_pct),
-                    p(r.ci.and_then(|c| c.p_value)),
-                    p(r.p_holm),
+                    p_value(r.ci.and_then(|c| c.p_value)),
+                    p_value(r.p_holm),
                     r.verdict.map_or("baseline", |v| v.word()),
                 );
             }

@@ -40,6 +40,26 @@ pub(crate) const PREFILL_SHADE: RGBColor = RGBColor(255, 224, 178);
 pub(crate) const DECODE_SHADE: RGBColor = RGBColor(197, 225, 245);
 pub(crate) const AXIS_TEXT: RGBColor = RGBColor(36, 41, 47);
 
+/// A verdict's colour: green faster, red slower, grey for no clear difference or none.
+pub(crate) fn verdict_colour(v: Option<crate::summary::stats::Verdict>) -> RGBColor {
+    use crate::summary::stats::Verdict;
+    match v {
+        Some(Verdict::Faster) => FASTER,
+        Some(Verdict::Slower) => SLOWER,
+        _ => UNCLEAR,
+    }
+}
+
+/// An interval drawn as a whisker at `x` from `lo` to `hi`, its caps `cap` wide either side.
+pub(crate) fn whisker(x: f64, (lo, hi): (f64, f64), cap: f64, colour: RGBColor) -> [PathElement<(f64, f64)>; 3] {
+    let style = colour.stroke_width(3);
+    [
+        PathElement::new(vec![(x, lo), (x, hi)], style),
+        PathElement::new(vec![(x - cap, lo), (x + cap, lo)], style),
+        PathElement::new(vec![(x - cap, hi), (x + cap, hi)], style),
+    ]
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("the {chart} chart could not be drawn: {detail}")]
 pub(crate) struct ChartError {

@@ -1,7 +1,8 @@
 //! One metric, every sample: each variant's samples as dots with their median (left), and each
 //! candidate's median change vs the baseline with its 95% confidence interval (right).
 use super::chart::{
-    padded, svg, tick, variant_colour, ChartError, Slots, AXIS_TEXT, FASTER, FONT, SLOWER, UNCLEAR, WIDTH,
+    padded, svg, tick, variant_colour, verdict_colour, whisker, ChartError, Slots, AXIS_TEXT, FONT, SLOWER, UNCLEAR,
+    WIDTH,
 };
 use crate::report::metric_digits as digits;
 use crate::summary::stats::Verdict;
@@ -149,18 +150,10 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             BLACK.stroke_width(1),
         )))?;
         for ChangeMark { variant: i, change, ci, verdict } in rows {
-            let colour = match verdict {
-                Some(Verdict::Faster) => FASTER,
-                Some(Verdict::Slower) => SLOWER,
-                _ => UNCLEAR,
-            };
+            let colour = verdict_colour(verdict);
             let x = i as f64;
-            if let Some((a, b)) = ci {
-                c.draw_series([
-                    PathElement::new(vec![(x, a), (x, b)], colour.stroke_width(3)),
-                    PathElement::new(vec![(x - 0.08, a), (x + 0.08, a)], colour.stroke_width(3)),
-                    PathElement::new(vec![(x - 0.08, b), (x + 0.08, b)], colour.stroke_width(3)),
-                ])?;
+            if let Some(range) = ci {
+                c.draw_series(whisker(x, range, 0.08, colour))?;
             }
             c.draw_series(std::iter::once(Circle::new((x, change), 7, colour.filled())))?;
             let word = verdict.map_or("", |v| v.word());

@@ -45,13 +45,27 @@ fn note(o: &mut String, text: &str) {
 }
 
 /// Coloured swatches naming each variant.
-fn variant_key(v: &StudyView) -> String {
+fn variant_key<'a>(labels: impl IntoIterator<Item = &'a str>) -> String {
     let mut k = String::from("<span class=\"key\">");
-    for (i, x) in v.summary.variants.iter().enumerate() {
-        let _ = write!(k, "<span style=\"background:{}\"></span>{}", variant_css(i), esc(&x.label));
+    for (i, label) in labels.into_iter().enumerate() {
+        let _ = write!(k, "<span style=\"background:{}\"></span>{}", variant_css(i), esc(label));
     }
     k.push_str("</span>");
     k
+}
+
+/// A whole page: the header with its `heading`, `detail` line and `nav` links (markup), then
+/// `body`; inline CSS, nothing fetched.
+fn document(heading: &str, detail: &str, nav: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{t}</title>\n<style>{css}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>{d}</p>\n\
+         <nav>{nav}</nav>\n</header>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        t = esc(heading),
+        d = esc(detail),
+        css = style::CSS,
+    )
 }
 
 fn verdict_section(o: &mut String, v: &StudyView) {
@@ -86,7 +100,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
         o,
         "<p class=\"note\">{} · ● accepted sample · ✕ rejected (not in the statistics) · △ traced (never a median) · \
          bar and number: the variant's median. Right: the candidate's median change, bars the 95% CI.</p>",
-        variant_key(v)
+        variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
     for m in REPORT_METRICS {
         if let Some(drawn) = dots::chart(v, m) {
@@ -265,13 +279,5 @@ pub(crate) fn page(v: &StudyView) -> String {
             let _ = write!(nav, "<a href=\"#{id}\">{name}</a>");
         }
     }
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{t}</title>\n<style>{css}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>{d}</p>\n\
-         <nav>{nav}</nav>\n</header>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        t = esc(&title.heading),
-        d = esc(&title.detail),
-        css = style::CSS,
-    )
+    document(&title.heading, &title.detail, &nav, &body)
 }

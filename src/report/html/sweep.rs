@@ -4,12 +4,12 @@
 //! each point's study went. Each point's own study report (`points/NN-…/report.html`) has its
 //! samples, telemetry and evidence.
 use super::chart::{
-    padded, svg, tick, variant_colour, variant_css, ChartError, Slots, AXIS_TEXT, FASTER, FONT, SLOWER, UNCLEAR, WIDTH,
+    padded, svg, tick, variant_colour, verdict_colour, whisker, ChartError, Slots, AXIS_TEXT, FONT, WIDTH,
 };
 use super::markup::{esc, table};
 use super::{close, figure, note, open};
 use crate::report::study::tables::PageTable;
-use crate::report::{ci_pct, metric_digits, num, signed_pct, NONE};
+use crate::report::{ci_pct, metric_digits, num, p_value, signed_pct, NONE};
 use crate::summary::stats::Verdict;
 use crate::summary::sweep::{MetricTable, SweepSummary};
 use plotters::coord::types::RangedCoordf64;
@@ -109,17 +109,9 @@ fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>
         let k = s.variants.len() - 1;
         for Change { variant: vi, x, change, ci, verdict } in changes {
             let x = x + (vi as f64 - 1.0 - (k as f64 - 1.0) / 2.0) * 0.12;
-            let colour = match verdict {
-                Some(Verdict::Faster) => FASTER,
-                Some(Verdict::Slower) => SLOWER,
-                _ => UNCLEAR,
-            };
-            if let Some((a, b)) = ci {
-                c.draw_series([
-                    PathElement::new(vec![(x, a), (x, b)], colour.stroke_width(3)),
-                    PathElement::new(vec![(x - 0.05, a), (x + 0.05, a)], colour.stroke_width(3)),
-                    PathElement::new(vec![(x - 0.05, b), (x + 0.05, b)], colour.stroke_width(3)),
-                ])?;
+            let colour = verdict_colour(verdict);
+            if let Some(range) = ci {
+                c.draw_series(whisker(x, range, 0.05, colour))?;
             }
             // The candidate's own colour inside, the verdict's around it.
             c.draw_series([
@@ -149,7 +141,7 @@ fn metric_table(s: &SweepSummary, t: &MetricTable) -> PageTable {
                 num(r.median, d),
                 signed_pct(r.change_pct),
                 ci_pct(r.ci),
-                r.p_holm.map_or(NONE.into(), |p| format!("{p:.4}")),
+                p_value(r.p_holm),
                 r.verdict.map_or("baseline", |v| v.word()).to_string(),
             ]
         })
@@ -187,11 +179,7 @@ pub(crate) fn page(s: &SweepSummary) -> String {
     let detail =
         format!("{} points · {} samples per variant per point · {}", s.points.len(), s.samples_per_variant, s.root);
     let mut body = String::new();
-    let mut key = String::from("<span class=\"key\">");
-    for (i, v) in s.variants.iter().enumerate() {
-        let _ = write!(key, "<span style=\"background:{}\"></span>{}", variant_css(i), esc(v));
-    }
-    key.push_str("</span>");
+    let key = super::variant_key(s.variants.iter().map(String::as_str));
     open(&mut body, "sweep", "Each metric across the points");
     note(
         &mut body,
@@ -223,14 +211,6 @@ pub(crate) fn page(s: &SweepSummary) -> String {
         );
     }
     close(&mut body);
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>{t}</title>\n<style>{css}</style>\n</head>\n<body>\n<header>\n<h1>{t}</h1>\n<p>{d}</p>\n\
-         <nav><a href=\"#sweep\">metrics</a><a href=\"#points\">points</a></nav>\n</header>\n<main>\n{body}</main>\n\
-         </body>\n</html>\n",
-        t = esc(&heading),
-        d = esc(&detail),
-        css = super::style::CSS,
-    )
+    let nav = "<a href=\"#sweep\">metrics</a><a href=\"#points\">points</a>";
+    super::document(&heading, &detail, nav, &body)
 }
