@@ -4,18 +4,13 @@
 //! once on every exit path — success, error, panic, or a signal — because it also runs on drop.
 use super::evidence::write_json;
 use super::file::{HookCommand, Isolation};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use crate::child::TimedExit;
 use serde::{Deserialize, Serialize};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// How long an interrupted `before` hook gets to exit after its SIGTERM.
-const HOOK_TERM_GRACE: Duration = Duration::from_secs(2);
+use std::time::Duration;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct HookRun {
@@ -94,58 +89,26 @@ impl Hooks {
             Ok((out, err)) => (Stdio::from(out), Stdio::from(err), None),
             Err(e) => (Stdio::null(), Stdio::null(), Some(format!("cannot create {rel}: {e}"))),
         };
-        let t0 = Instant::now();
-        let spawned = Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(stderr)
-            .process_group(0)
-            .spawn();
-        let status = match spawned {
-            Err(e) => format!("could not start: {e}"),
-            Ok(mut child) => {
-                // Our own child's group only.
-                let group = Pid::from_raw(child.id() as i32);
-                let deadline = t0 + Duration::from_secs(self.iso.timeout_s);
-                loop {
-                    if let Ok(Some(s)) = child.try_wait() {
-                        break match (s.code(), s.signal()) {
-                            (Some(0), _) => "ok".to_string(),
-                            (Some(c), _) => format!("exit {c}"),
-                            (_, Some(sig)) => format!("signal {sig}"),
-                            _ => "ended".into(),
-                        };
-                    }
-                    if cancel.is_some_and(|c| c.load(Ordering::SeqCst)) {
-                        let _ = killpg(group, Signal::SIGTERM);
-                        let until = Instant::now() + HOOK_TERM_GRACE;
-                        while Instant::now() < until && matches!(child.try_wait(), Ok(None)) {
-                            std::thread::sleep(Duration::from_millis(2));
-                        }
-                        let _ = killpg(group, Signal::SIGKILL);
-                        let _ = child.wait();
-                        break "stopped: abprof was interrupted".into();
-                    }
-                    if Instant::now() >= deadline {
-                        let _ = killpg(group, Signal::SIGKILL);
-                        let _ = child.wait();
-                        break format!("timed out after {} s", self.iso.timeout_s);
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+        let never = AtomicBool::new(false);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+        // Our own child's group only: a timeout or a signal to abprof ends the hook's group
+        // (SIGTERM, then SIGKILL), as every timed process of abprof is ended.
+        let run = crate::child::run_timed(&mut cmd, Duration::from_secs(self.iso.timeout_s), cancel.unwrap_or(&never));
+        let (status, ms) = match run {
+            Err(e) => (format!("could not start: {e}"), 0.0),
+            Ok(r) => {
+                let status = match r.exit {
+                    TimedExit::Exited(0) => "ok".to_string(),
+                    TimedExit::Exited(c) => format!("exit {c}"),
+                    TimedExit::Signaled(sig) => format!("signal {sig}"),
+                    TimedExit::TimedOut | TimedExit::Stalled(_) => format!("timed out after {} s", self.iso.timeout_s),
+                    TimedExit::Interrupted => "stopped: abprof was interrupted".into(),
+                };
+                (status, r.wall_ms)
             }
         };
-        HookRun {
-            phase: phase.into(),
-            argv,
-            ok: status == "ok",
-            status,
-            ms: t0.elapsed().as_secs_f64() * 1e3,
-            output: rel,
-            output_lost,
-            at,
-        }
+        HookRun { phase: phase.into(), argv, ok: status == "ok", status, ms, output: rel, output_lost, at }
     }
 
     fn run_phase(
@@ -216,6 +179,8 @@ impl Drop for Restore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
+    use std::time::Instant;
 
     fn hooks(before: Vec<&str>, after: Vec<&str>, verify: Vec<&str>) -> (tempfile::TempDir, Arc<Hooks>) {
         let d = tempfile::tempdir().unwrap();
