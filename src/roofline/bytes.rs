@@ -237,11 +237,7 @@ impl KvShape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roofline::testbed::{gguf_fixture, model};
-
-    fn header(key: &str) -> GgufHeader {
-        GgufHeader::read(&model(key)).unwrap()
-    }
+    use crate::roofline::testbed::gguf_fixture;
 
     /// The same classes summed from the `gguf` package's tensor sizes, independently of the code.
     fn from_fixture(name: &str) -> (u64, u64, u64) {
@@ -266,48 +262,6 @@ mod tests {
     }
 
     #[test]
-    fn weight_bytes_per_step_match_the_gguf_package_for_every_test_bed_model() {
-        for (key, fixture) in crate::roofline::gguf::tests::MODELS {
-            let w = WeightBytes::of(&header(key)).unwrap();
-            let (dense, experts, row) = from_fixture(fixture);
-            assert_eq!(
-                (w.dense_bytes, w.experts.as_ref().map_or(0, |e| e.used_bytes), w.token_embd_row_bytes),
-                (dense, experts, row),
-                "{fixture}"
-            );
-            assert_eq!(w.per_step(), dense + experts + row);
-        }
-    }
-
-    #[test]
-    fn the_random_moe_target_reads_what_its_shapes_say() {
-        let w = WeightBytes::of(&header("TARGET_MODEL")).unwrap();
-        // output 151936 × 256 q8_0 (8 blocks × 34 B a row) + output_norm 256 f32 + 4 layers of
-        // norms (2 × 256 + 2 × 64 f32), q/o 256 × 256 f16, k/v 256 × 128 f16, router 256 × 8 f32.
-        let per_layer = 4 * (2 * 256 + 2 * 64) + 2 * (2 * 256 * 256) + 2 * (2 * 256 * 128) + 4 * 256 * 8;
-        assert_eq!(w.dense_bytes, 151_936 * 272 + 4 * 256 + 4 * per_layer);
-        assert_eq!(w.dense_bytes, 42_943_488);
-        // 3 expert tensors a layer, 8 experts of 256 × 256 f16, 2 used.
-        let e = w.experts.as_ref().unwrap();
-        assert_eq!((e.count, e.used, e.tensors), (8, 2, 12));
-        assert_eq!(e.used_bytes, 4 * 3 * 2 * (2 * 256 * 256));
-        assert_eq!(e.all_bytes, 4 * e.used_bytes);
-        assert_eq!((w.token_embd_row_bytes, w.token_embd_rows, w.tied_output), (272, 151_936, false));
-        assert_eq!(w.per_step(), 46_089_488);
-        assert!(w.caveats.is_empty(), "{:?}", w.caveats);
-    }
-
-    #[test]
-    fn smollm2_ties_its_output_to_the_embedding_and_reads_it_whole() {
-        let w = WeightBytes::of(&header("SMOLLM2_MODEL")).unwrap();
-        assert!(w.tied_output && w.experts.is_none());
-        // token_embd 49152 rows of 576 q8_0 (18 blocks × 34 B = 612 B) is the output head too.
-        assert_eq!((w.token_embd_row_bytes, w.token_embd_rows), (612, 49_152));
-        assert!(w.dense_bytes > 49_152 * 612);
-        assert_eq!(w.per_step(), 96_577_380);
-    }
-
-    #[test]
     fn per_layer_kv_heads_a_tied_head_and_a_sliding_window_are_read_as_declared() {
         // scripts/make_tiny_gguf.py: 3 layers with 2, 0 and 2 KV heads, K 32 and V 16 dims, 4
         // experts with 1 used, no output.weight, a sliding window.
@@ -329,24 +283,76 @@ mod tests {
         assert!(e.contains("V head size 16 is not a whole number of q8_0's blocks of 32"), "{e}");
     }
 
-    #[test]
-    fn kv_bytes_per_position_follow_heads_head_size_and_type() {
-        let t = |s: &str| GgmlType::from_name(s).unwrap();
-        let target = header("TARGET_MODEL");
-        // 4 layers × 2 KV heads × 64 dims, K and V: f16 2 B an element; q8_0 2 blocks of 34 B a head.
-        let f16 = KvShape::of(&target, t("f16"), t("f16")).unwrap();
-        assert_eq!((f16.k_bytes_per_position, f16.v_bytes_per_position), (4 * 2 * 64 * 2, 4 * 2 * 64 * 2));
-        assert_eq!(f16.bytes_per_position(), 2048);
-        let q8 = KvShape::of(&target, t("q8_0"), t("q8_0")).unwrap();
-        assert_eq!(q8.bytes_per_position(), 2 * 4 * 2 * 68);
-        let mixed = KvShape::of(&target, t("q8_0"), t("f16")).unwrap();
-        assert_eq!(mixed.bytes_per_position(), 4 * 2 * 68 + 4 * 2 * 128);
-        assert_eq!(mixed.types(), "K q8_0 / V f16");
-        // SmolLM2 has no key_length: n_embd 576 / 9 heads = 64; 30 layers × 3 KV heads.
-        let smol = header("SMOLLM2_MODEL");
-        let s = KvShape::of(&smol, t("q4_0"), t("q4_0")).unwrap();
-        assert_eq!((s.head_dim_k, s.head_dim_v, s.kv_heads.len()), (64, 64, 30));
-        assert_eq!(s.bytes_per_position(), 2 * 30 * 3 * (2 * 18));
-        assert_eq!(KvShape::of(&smol, t("f16"), t("f16")).unwrap().bytes_per_position(), 2 * 30 * 3 * 64 * 2);
+    /// Tests that read the test bed's models (.config/nextest.toml keeps them out of the fast tier).
+    mod on_test_bed {
+        use super::*;
+        use crate::roofline::testbed::model;
+
+        #[test]
+        fn weight_bytes_per_step_match_the_gguf_package_for_every_test_bed_model() {
+            for (key, fixture) in crate::roofline::gguf::tests::MODELS {
+                let w = WeightBytes::of(&header(key)).unwrap();
+                let (dense, experts, row) = from_fixture(fixture);
+                assert_eq!(
+                    (w.dense_bytes, w.experts.as_ref().map_or(0, |e| e.used_bytes), w.token_embd_row_bytes),
+                    (dense, experts, row),
+                    "{fixture}"
+                );
+                assert_eq!(w.per_step(), dense + experts + row);
+            }
+        }
+
+        #[test]
+        fn the_random_moe_target_reads_what_its_shapes_say() {
+            let w = WeightBytes::of(&header("TARGET_MODEL")).unwrap();
+            // output 151936 × 256 q8_0 (8 blocks × 34 B a row) + output_norm 256 f32 + 4 layers of
+            // norms (2 × 256 + 2 × 64 f32), q/o 256 × 256 f16, k/v 256 × 128 f16, router 256 × 8 f32.
+            let per_layer = 4 * (2 * 256 + 2 * 64) + 2 * (2 * 256 * 256) + 2 * (2 * 256 * 128) + 4 * 256 * 8;
+            assert_eq!(w.dense_bytes, 151_936 * 272 + 4 * 256 + 4 * per_layer);
+            assert_eq!(w.dense_bytes, 42_943_488);
+            // 3 expert tensors a layer, 8 experts of 256 × 256 f16, 2 used.
+            let e = w.experts.as_ref().unwrap();
+            assert_eq!((e.count, e.used, e.tensors), (8, 2, 12));
+            assert_eq!(e.used_bytes, 4 * 3 * 2 * (2 * 256 * 256));
+            assert_eq!(e.all_bytes, 4 * e.used_bytes);
+            assert_eq!((w.token_embd_row_bytes, w.token_embd_rows, w.tied_output), (272, 151_936, false));
+            assert_eq!(w.per_step(), 46_089_488);
+            assert!(w.caveats.is_empty(), "{:?}", w.caveats);
+        }
+
+        #[test]
+        fn smollm2_ties_its_output_to_the_embedding_and_reads_it_whole() {
+            let w = WeightBytes::of(&header("SMOLLM2_MODEL")).unwrap();
+            assert!(w.tied_output && w.experts.is_none());
+            // token_embd 49152 rows of 576 q8_0 (18 blocks × 34 B = 612 B) is the output head too.
+            assert_eq!((w.token_embd_row_bytes, w.token_embd_rows), (612, 49_152));
+            assert!(w.dense_bytes > 49_152 * 612);
+            assert_eq!(w.per_step(), 96_577_380);
+        }
+
+        #[test]
+        fn kv_bytes_per_position_follow_heads_head_size_and_type() {
+            let t = |s: &str| GgmlType::from_name(s).unwrap();
+            let target = header("TARGET_MODEL");
+            // 4 layers × 2 KV heads × 64 dims, K and V: f16 2 B an element; q8_0 2 blocks of 34 B a head.
+            let f16 = KvShape::of(&target, t("f16"), t("f16")).unwrap();
+            assert_eq!((f16.k_bytes_per_position, f16.v_bytes_per_position), (4 * 2 * 64 * 2, 4 * 2 * 64 * 2));
+            assert_eq!(f16.bytes_per_position(), 2048);
+            let q8 = KvShape::of(&target, t("q8_0"), t("q8_0")).unwrap();
+            assert_eq!(q8.bytes_per_position(), 2 * 4 * 2 * 68);
+            let mixed = KvShape::of(&target, t("q8_0"), t("f16")).unwrap();
+            assert_eq!(mixed.bytes_per_position(), 4 * 2 * 68 + 4 * 2 * 128);
+            assert_eq!(mixed.types(), "K q8_0 / V f16");
+            // SmolLM2 has no key_length: n_embd 576 / 9 heads = 64; 30 layers × 3 KV heads.
+            let smol = header("SMOLLM2_MODEL");
+            let s = KvShape::of(&smol, t("q4_0"), t("q4_0")).unwrap();
+            assert_eq!((s.head_dim_k, s.head_dim_v, s.kv_heads.len()), (64, 64, 30));
+            assert_eq!(s.bytes_per_position(), 2 * 30 * 3 * (2 * 18));
+            assert_eq!(KvShape::of(&smol, t("f16"), t("f16")).unwrap().bytes_per_position(), 2 * 30 * 3 * 64 * 2);
+        }
+
+        fn header(key: &str) -> GgufHeader {
+            GgufHeader::read(&model(key)).unwrap()
+        }
     }
 }

@@ -200,7 +200,7 @@ impl GgufHeader {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::roofline::testbed::{gguf_fixture, model};
+    use crate::roofline::testbed::gguf_fixture;
 
     /// The test bed's models, each with the `gguf` package's view of it.
     pub(crate) const MODELS: [(&str, &str); 3] = [
@@ -208,36 +208,6 @@ pub(crate) mod tests {
         ("DRAFT_MODEL", "draft-qwen3moe.json"),
         ("SMOLLM2_MODEL", "SmolLM2-135M-Instruct.Q4_1.json"),
     ];
-
-    #[test]
-    fn every_tensor_matches_the_gguf_package_exactly() {
-        for (key, fixture) in MODELS {
-            let path = model(key);
-            let want = gguf_fixture(fixture);
-            let regenerate = format!("{} (see scripts/gguf_tensor_sizes.py)", want["made_by"].as_str().unwrap());
-            assert_eq!(
-                std::fs::metadata(&path).unwrap().len(),
-                want["file_size"].as_u64().unwrap(),
-                "{}: not the file tests/fixtures/gguf/{fixture} describes: regenerate it with {regenerate}",
-                path.display()
-            );
-            let h = GgufHeader::read(&path).unwrap();
-            assert_eq!(h.arch, want["arch"].as_str().unwrap());
-            let tensors = want["tensors"].as_array().unwrap();
-            assert_eq!(h.tensors.len(), tensors.len(), "{fixture}");
-            for (got, w) in h.tensors.iter().zip(tensors) {
-                let dims: Vec<u64> = w["dims"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
-                assert_eq!(got.name, w["name"].as_str().unwrap(), "{fixture}");
-                assert_eq!(got.ggml_type.name(), w["type"].as_str().unwrap(), "{fixture} {}", got.name);
-                assert_eq!(got.dims, dims, "{fixture} {}", got.name);
-                assert_eq!(got.n_bytes, w["n_bytes"].as_u64().unwrap(), "{fixture} {}", got.name);
-            }
-            for (k, v) in want["ints"].as_object().unwrap() {
-                let values: Vec<u64> = v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-                assert_eq!(h.ints.get(k), Some(&values), "{fixture} {k}");
-            }
-        }
-    }
 
     #[test]
     fn kv_cache_types_have_the_gguf_packages_block_geometry() {
@@ -264,5 +234,41 @@ pub(crate) mod tests {
         assert!(e.contains("is not a GGUF file"), "{e}");
         let e = GgufHeader::read(&d.path().join("missing.gguf")).unwrap_err().to_string();
         assert!(e.starts_with("cannot open model"), "{e}");
+    }
+
+    /// Tests that read the test bed's models (.config/nextest.toml keeps them out of the fast tier).
+    mod on_test_bed {
+        use super::*;
+        use crate::roofline::testbed::model;
+
+        #[test]
+        fn every_tensor_matches_the_gguf_package_exactly() {
+            for (key, fixture) in MODELS {
+                let path = model(key);
+                let want = gguf_fixture(fixture);
+                let regenerate = format!("{} (see scripts/gguf_tensor_sizes.py)", want["made_by"].as_str().unwrap());
+                assert_eq!(
+                    std::fs::metadata(&path).unwrap().len(),
+                    want["file_size"].as_u64().unwrap(),
+                    "{}: not the file tests/fixtures/gguf/{fixture} describes: regenerate it with {regenerate}",
+                    path.display()
+                );
+                let h = GgufHeader::read(&path).unwrap();
+                assert_eq!(h.arch, want["arch"].as_str().unwrap());
+                let tensors = want["tensors"].as_array().unwrap();
+                assert_eq!(h.tensors.len(), tensors.len(), "{fixture}");
+                for (got, w) in h.tensors.iter().zip(tensors) {
+                    let dims: Vec<u64> = w["dims"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap()).collect();
+                    assert_eq!(got.name, w["name"].as_str().unwrap(), "{fixture}");
+                    assert_eq!(got.ggml_type.name(), w["type"].as_str().unwrap(), "{fixture} {}", got.name);
+                    assert_eq!(got.dims, dims, "{fixture} {}", got.name);
+                    assert_eq!(got.n_bytes, w["n_bytes"].as_u64().unwrap(), "{fixture} {}", got.name);
+                }
+                for (k, v) in want["ints"].as_object().unwrap() {
+                    let values: Vec<u64> = v.as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+                    assert_eq!(h.ints.get(k), Some(&values), "{fixture} {k}");
+                }
+            }
+        }
     }
 }

@@ -6,6 +6,10 @@ use std::sync::OnceLock;
 
 pub(crate) fn model(key: &str) -> PathBuf {
     static VARS: OnceLock<HashMap<String, String>> = OnceLock::new();
+    assert!(
+        std::env::var("ABPROF_TEST_TIER").as_deref() != Ok("fast"),
+        "this test needs the test bed's {key}: put it in a `mod on_test_bed` (.config/nextest.toml keeps those out of the fast tier)"
+    );
     if let Ok(v) = std::env::var(key) {
         return v.into();
     }

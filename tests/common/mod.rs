@@ -17,6 +17,10 @@ pub struct Testbed {
 /// scripts/testbed (a warm run takes a second or two).
 pub fn testbed() -> &'static Testbed {
     static TB: OnceLock<Testbed> = OnceLock::new();
+    assert!(
+        std::env::var("ABPROF_TEST_TIER").as_deref() != Ok("fast"),
+        "this test needs the real test bed: its binary belongs to the testbed tier (.config/nextest.toml)"
+    );
     TB.get_or_init(|| {
         let mut vars = HashMap::new();
         if std::env::var("LLAMA_SERVER").is_err() {
@@ -69,23 +73,37 @@ pub fn calibrated_prompt(tokens: u64) -> PathBuf {
     calibrated_prompt_for(&testbed().target, "target", tokens)
 }
 
-/// A prompt calibrated to `tokens` for `model` (tokenizers differ), made once per test binary.
+/// A prompt calibrated to `tokens` for `model` (tokenizers differ), made once per model file and
+/// count: kept under the target's test folder, because nextest runs every test in a process of
+/// its own and each would otherwise calibrate again (a server start a test).
 pub fn calibrated_prompt_for(model: &Path, tag: &str, tokens: u64) -> PathBuf {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
-    let path = dir.path().join(format!("prompt-{tag}-{tokens}.txt"));
+    let meta = std::fs::metadata(model).unwrap_or_else(|e| panic!("{}: {e}", model.display()));
+    let mtime =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("calibrated-prompts");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("prompt-{tag}-{}-{mtime}-{tokens}.txt", meta.len()));
     if !path.exists() {
+        // Made in a folder of this process's own, then moved in sidecar first: the prompt's
+        // presence is what says the pair is whole.
+        let own = dir.join(format!("partial-{}", std::process::id()));
+        std::fs::create_dir_all(&own).unwrap();
+        let partial = own.join(path.file_name().unwrap());
         abprof()
             .args(["calibrate", "--server-bin"])
             .arg(&testbed().server)
             .arg("--model")
             .arg(model)
             .args(["--server-args", COMMON, "--prompt-tokens", &tokens.to_string(), "--out"])
-            .arg(&path)
+            .arg(&partial)
             .assert()
             .success();
+        let sidecar = |p: &Path| PathBuf::from(format!("{}.calibration.json", p.display()));
+        std::fs::rename(sidecar(&partial), sidecar(&path)).unwrap();
+        std::fs::rename(&partial, &path).unwrap();
+        let _ = std::fs::remove_dir(&own);
     }
     path
 }
