@@ -42,3 +42,13 @@ fn the_pre_engine_folder_summarizes_and_reports_byte_for_byte_as_recorded() {
     same(&std::fs::read(d.path().join("study/report.html")).unwrap(), "evidence-pre-engine/report.html");
     same(&std::fs::read(d.path().join("study/report.md")).unwrap(), "evidence-pre-engine/report.md");
 }
+
+#[test]
+fn a_folder_of_the_release_before_the_kind_summarizes_and_reports_byte_for_byte_as_it_did() {
+    let d = copy_of("evidence-today-ab/study");
+    same(&run(d.path(), &["summarize", "study", "--format", "json"]), "evidence-today-ab/summarize.json");
+    same(&run(d.path(), &["summarize", "study"]), "evidence-today-ab/summarize.txt");
+    same(&run(d.path(), &["report", "study", "--format", "json"]), "evidence-today-ab/report.json");
+    same(&std::fs::read(d.path().join("study/report.html")).unwrap(), "evidence-today-ab/report.html");
+    same(&std::fs::read(d.path().join("study/report.md")).unwrap(), "evidence-today-ab/report.md");
+}

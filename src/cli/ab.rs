@@ -6,8 +6,8 @@ use super::common::{announce, chat_study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{is_sweep, write_json, Evidence};
-use crate::study::file::{StudyFile, StudyFileError, DEFAULT_MAX_SAMPLES};
+use crate::study::evidence::{write_json, Evidence};
+use crate::study::file::{StudyFile, StudyFileError, StudyKind, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
 use crate::summary::adaptive::another_block;
 use crate::summary::gate::{FailOn, Gate};
@@ -72,7 +72,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
     let sweep = a.sweep.section()?;
-    let swept = |f: fn(&crate::study::sweep::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
+    let swept = |f: fn(&crate::study::file::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
     let tokens = match (a.workload.tokens, a.workload.workload) {
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
             bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
@@ -118,14 +118,13 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
 }
 
 fn load_study(path: &Path) -> Result<StudyFile> {
-    let f = StudyFile::load(path).map_err(BadStudyFile)?;
+    let f = crate::study::run_by(StudyFile::load(path).map_err(BadStudyFile)?, path, StudyKind::Ab, "ab")?;
     Ok(f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let (file, root, resume) = if let Some(dir) = &a.resume {
-        let toml = if is_sweep(dir) { dir.join("study.toml") } else { Evidence::open(dir)?.study_toml() };
-        (StudyFile::load(&toml)?, dir.clone(), true)
+        (crate::study::open(dir)?.resumed_by(StudyKind::Ab)?.file, dir.clone(), true)
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {

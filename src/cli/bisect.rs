@@ -64,6 +64,7 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     let file = match &a.study {
         Some(path) => {
             let f = StudyFile::load(path).map_err(BadStudyFile)?;
+            let f = crate::study::run_by(f, path, crate::study::file::StudyKind::Ab, "bisect")?;
             f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
         }
         None => {

@@ -4,6 +4,8 @@ use super::record::{RecordedStudy, StudyRecord};
 use super::History;
 use crate::exactness::ExactnessReport;
 use crate::study::evidence::{read_json, Evidence};
+use crate::study::file::StudyKind;
+use crate::study::Shape;
 use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
 use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
 use crate::summary::judge;
@@ -22,10 +24,18 @@ pub(crate) struct Imported {
 /// check run into it), an `abprof exactness --root` folder, or an `abprof bench` folder.
 pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
     let mut out = Vec::new();
-    if dir.join("study.toml").is_file() {
-        let ev = Evidence::open(dir)?;
+    if Evidence::holds_study(dir) {
+        let folder = crate::study::open(dir)?;
+        if folder.shape == Shape::Sweep {
+            bail!(
+                "{} is a sweep: each point is a study of its own; import them with `abprof history import {}/points/*`",
+                dir.display(),
+                dir.display()
+            );
+        }
+        let ev = folder.evidence;
         let facts = StudyFacts::load(&ev)?;
-        if facts.file.pi.is_some() {
+        if folder.file.kind == StudyKind::Pi {
             let report: PiReport = match read_json(&ev.path(PI_REPORT_FILE)) {
                 Ok(r) => r,
                 Err(_) => bail!(
@@ -45,7 +55,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
         } else {
             let judged = judge(&ev)?;
             if judged.summary.missing > 0 {
-                let how = if judged.facts.file.trace.is_some() { "trace" } else { "ab" };
+                let how = judged.facts.file.kind.command();
                 bail!(
                     "{} is an unfinished study ({} planned samples missing): `abprof {how} --resume {}` completes it",
                     dir.display(),

@@ -274,6 +274,11 @@ impl Evidence {
         Ok(Evidence { root: root.into(), lock: None })
     }
 
+    /// Whether `root` holds a study (or a sweep): its study file.
+    pub(crate) fn holds_study(root: &Path) -> bool {
+        root.join("study.toml").is_file()
+    }
+
     /// An existing sweep folder.
     pub(crate) fn open_sweep(root: &Path) -> Result<Evidence, EvidenceError> {
         if !is_sweep(root) {

@@ -4,7 +4,7 @@ use super::rules::{sample_rejections, Expectations};
 use crate::measure::{PiRun, Sample, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{read_json, Evidence, Plan};
-use crate::study::file::StudyFile;
+use crate::study::file::{KindSection, StudyFile};
 use crate::study::isolation::IsolationRecord;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
@@ -180,7 +180,14 @@ pub(crate) struct PiRunFacts {
 /// every sample it ever finished).
 pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
     let file = StudyFile::load(&ev.study_toml())?;
-    let pi = file.pi.as_ref().ok_or_else(|| anyhow::anyhow!("{} is not a Pi study", ev.root.display()))?;
+    let KindSection::Pi(pi) = file.kind_section() else {
+        anyhow::bail!(
+            "{} is {}, not a Pi study: `abprof {} --resume` continues it",
+            ev.root.display(),
+            file.kind.a_study(),
+            file.kind.command()
+        )
+    };
     let plan: Plan = read_json(&ev.path("plan.json"))?;
     let restored = facts.restored.or_else(|| read_json::<IsolationRecord>(&ev.path("isolation.json")).ok()?.restored);
     let mut samples = Vec::new();

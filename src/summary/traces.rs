@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{bootstrap_scaled_delta_ci, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use super::VariantSummary;
 use crate::study::evidence::Evidence;
-use crate::study::file::StudyFile;
+use crate::study::file::{StudyFile, StudyKind};
 use crate::trace::compare::{compare, load_variant, Comparison, VariantSpec};
 use crate::trace::{Rules, TraceManifest};
 
@@ -94,10 +94,9 @@ pub(crate) fn compared(comparison: Comparison, scaled_by_trace_samples: Option<L
 /// Where a study's traces are: an A/B study's under `traces/` (`abprof trace --root DIR/traces`);
 /// an `abprof trace` study's beside the untraced samples that scale them.
 fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
-    if file.trace.is_some() {
-        ev.root.clone()
-    } else {
-        ev.root.join("traces")
+    match file.kind {
+        StudyKind::Trace => ev.root.clone(),
+        StudyKind::Ab | StudyKind::Pi => ev.root.join("traces"),
     }
 }
 

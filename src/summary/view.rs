@@ -177,8 +177,9 @@ impl StudyView {
     }
 
     /// Summarizes the study in `dir` and gathers its view.
+    #[cfg(test)]
     pub(crate) fn load(dir: &Path) -> anyhow::Result<StudyView> {
-        let ev = Evidence::open(dir)?;
+        let ev = crate::study::open(dir)?.evidence;
         let summary = super::summarize(&ev)?;
         StudyView::of(&ev, summary)
     }

@@ -1,7 +1,7 @@
 //! Which sample a timeline is drawn from: a sample folder, a study folder and a sample number,
 //! or an `abprof trace` folder (its traced sample, with its trace).
 use crate::measure::{Sample, SampleFiles};
-use crate::study::evidence::{read_json, Evidence, EvidenceError, Plan};
+use crate::study::evidence::{read_json, EvidenceError, Plan};
 use crate::trace::manifest::TraceManifest;
 use crate::trace::{resolve_input, TraceError, TraceInput};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ pub(crate) enum InputError {
     Record { path: PathBuf, detail: String },
     #[error(transparent)]
     Evidence(#[from] EvidenceError),
+    #[error(transparent)]
+    Open(#[from] crate::study::OpenError),
     #[error(transparent)]
     Trace(#[from] TraceError),
 }
@@ -74,7 +76,7 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
 
 /// Sample `n` (from 1, as in `samples/NNN-LABEL`) of the study at `root`.
 fn study_sample(root: &Path, n: usize) -> Result<PathBuf, InputError> {
-    let ev = Evidence::open(root)?;
+    let ev = crate::study::open(root)?.evidence;
     let plan: Plan = read_json(&ev.path("plan.json"))?;
     let slot = plan.slots.iter().find(|s| s.index + 1 == n);
     match slot {
