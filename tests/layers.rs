@@ -499,7 +499,63 @@ fn the_files_inside_each_folder_import_no_cycle() {
 fn the_folder_scan_resolves_super_self_and_reexports() {
     let study = root().join("src/study");
     let drive = module_refs(&study.join("drive.rs"), &[]);
-    assert!(drive.iter().any(|(p, _)| p == &["study", "evidence", "read_json"]), "super:: resolves: {drive:?}");
+    assert!(drive.iter().any(|(p, _)| p == &["study", "evidence", "Evidence"]), "super:: resolves: {drive:?}");
     let m = module_refs(&study.join("mod.rs"), &["chat".to_string()]);
     assert!(m.iter().any(|(p, _)| p.starts_with(&["study".to_string(), "chat".to_string()])), "{m:?}");
+}
+
+/// The files of a study folder (src/study/evidence.rs); only src/study/ spells their names.
+const EVIDENCE_FILES: &[&str] = &[
+    "study.toml",
+    "plan.json",
+    "host.json",
+    "variants.json",
+    "isolation.json",
+    "roofline.json",
+    "exactness.json",
+    "summary.json",
+    "sample.json",
+    "sweep.json",
+    "order.jsonl",
+    "prompt.txt",
+    "pi.json",
+    "pi-sample.json",
+    "run.json",
+    "report.html",
+    "report.md",
+    "facts.json",
+];
+
+/// Where a sample folder's own files are named: `measure/` writes the sample, a floor below the
+/// study that places its folder.
+const SAMPLE_LAYOUT: &str = "src/measure/files.rs";
+
+#[test]
+fn no_evidence_file_name_is_spelled_outside_study() {
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let study = root().join("src/study");
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(&study) && rel(f) != SAMPLE_LAYOUT) {
+        let text = std::fs::read_to_string(f).unwrap();
+        // Unit tests may name the files they fake.
+        let code = text.split("\n#[cfg(test)]").next().unwrap();
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in EVIDENCE_FILES {
+                // A committed fixture's path names a fixture, not the layout.
+                let in_path = line.contains(&format!("/{name}\"")) && !line.contains("\"tests/fixtures/");
+                if line.contains(&format!("\"{name}\"")) || in_path {
+                    bad.push(format!("  {}:{}: {name}", rel(f), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
+        bad.join("\n")
+    );
 }

@@ -6,7 +6,7 @@ use super::common::{announce, chat_study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{write_json, Evidence};
+use crate::study::evidence::{summary_in, write_json, Evidence};
 use crate::study::file::{StudyFile, StudyFileError, StudyKind, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
 use crate::summary::adaptive::another_block;
@@ -143,7 +143,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let run = run_ab(&file, &root, resume, std::sync::Arc::new(another_block))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    write_json(&run.evidence.path("summary.json"), summary)?;
+    run.evidence.write_summary(summary)?;
     emit(summary, a.output.format());
     if run.outcome == Outcome::Completed {
         super::history::record(history.as_mut(), &root, a.output.format(), || {
@@ -207,7 +207,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
     let format = a.output.format();
     let mut report_failed = false;
     for (dir, j) in &summary.point_summaries {
-        write_json(&dir.join("summary.json"), &j.summary)?;
+        write_json(&summary_in(dir), &j.summary)?;
         // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
         if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
         {
@@ -215,7 +215,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
             report_failed = true;
         }
     }
-    write_json(&run.evidence.path("summary.json"), &summary)?;
+    run.evidence.write_summary(&summary)?;
     emit(&summary, format);
     if run.outcome == Outcome::Completed {
         // Every point is a whole study: each lands in the history once the sweep is complete.

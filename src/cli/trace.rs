@@ -7,7 +7,6 @@ use super::conditions::RunConditions;
 use crate::child::on_path;
 use crate::report::emit;
 use crate::report::study::write_after_run;
-use crate::study::evidence::write_json;
 use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
 use crate::study::trace_capture::TraceStudy;
 use crate::study::Outcome;
@@ -133,7 +132,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let run = crate::study::run_study_with(&file, &root, resume, &mut config)?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    write_json(&run.evidence.path("summary.json"), summary)?;
+    run.evidence.write_summary(summary)?;
     if let Outcome::Interrupted(sig) = run.outcome {
         eprintln!(
             "abprof: interrupted by signal {sig}; restore hooks ran; `abprof trace --resume {}` completes the capture",

@@ -7,9 +7,9 @@ use crate::study::evidence::{read_json, Evidence};
 use crate::study::file::StudyKind;
 use crate::study::Shape;
 use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
-use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
+use crate::summary::fingerprint::{ExactnessFacts, StudyFacts};
 use crate::summary::judge;
-use crate::summary::pi::{PiReport, PI_REPORT_FILE};
+use crate::summary::pi::PiReport;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -36,11 +36,12 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
         let ev = folder.evidence;
         let facts = StudyFacts::load(&ev)?;
         if folder.file.kind == StudyKind::Pi {
-            let report: PiReport = match read_json(&ev.path(PI_REPORT_FILE)) {
+            let report: PiReport = match ev.read_pi_report() {
                 Ok(r) => r,
                 Err(_) => bail!(
-                    "{} is a Pi study that never finished (no {PI_REPORT_FILE}): `abprof pi --resume {}` completes it",
+                    "{} is a Pi study that never finished (no {}): `abprof pi --resume {}` completes it",
                     dir.display(),
+                    ev.pi_report_file().display(),
                     dir.display()
                 ),
             };
@@ -69,7 +70,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
     let exactness = ExactnessReport::path_in(dir);
     if exactness.is_file() {
         let report: ExactnessReport = read_json(&exactness)?;
-        let facts: Option<ExactnessFacts> = read_json(&dir.join(EXACTNESS_FACTS_FILE)).ok();
+        let facts: Option<ExactnessFacts> = read_json(&crate::study::evidence::exactness_facts_in(dir)).ok();
         out.push(StudyRecord::of_exactness(dir, &report, facts.as_ref()));
     }
     if dir.join(BENCH_FACTS_FILE).is_file() {

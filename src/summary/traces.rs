@@ -102,7 +102,7 @@ fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
 
 /// Variants of the study that have an `abprof trace` folder under `dir`.
 fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect()
+    variants.iter().filter(|v| crate::trace::manifest::TraceManifest::path_in(&dir.join(&v.label)).is_file()).collect()
 }
 
 /// Compares the study's traces, scaled by this study's median ms/token when the study ran at the

@@ -77,7 +77,7 @@ fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Po
         let earlier = record.points[..point.index]
             .iter()
             .filter(|r| same_prompt(&r.values))
-            .map(|r| ev.root.join(&r.dir).join("prompt.txt"))
+            .map(|r| super::evidence::prompt_in(&ev.root.join(&r.dir)))
             .find(|p| p.is_file() && crate::client::calibrate::sidecar_path(p).is_file());
         f.prompt = earlier;
     }
@@ -125,8 +125,11 @@ pub(crate) fn run_sweep(
         }
         let dir = ev.root.join(&record.points[i].dir);
         let started = Evidence::started(&dir);
-        let point_file =
-            if started { StudyFile::load(&dir.join("study.toml"))? } else { point_study(&ev, file, &record, point) };
+        let point_file = if started {
+            StudyFile::load(&super::evidence::study_toml_in(&dir))?
+        } else {
+            point_study(&ev, file, &record, point)
+        };
         record.points[i].state = PointState::Started;
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
