@@ -22,6 +22,7 @@ fn main() {
     let server = testbed::var("LLAMA_SERVER");
     let dir = tempfile::tempdir().unwrap();
     let file = StudyFile {
+        kind: abprof::study::file::StudyKind::Ab,
         name: Some("driver overhead".into()),
         model: testbed::var("TARGET_MODEL"),
         server_args: "-c 4096 -t 2 -np 1".into(),

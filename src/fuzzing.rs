@@ -70,7 +70,7 @@ pub fn targets() -> Vec<Target> {
             name: "study-file",
             seeds: &["assets/examples/qwen-mtp-strix-halo.toml", "tests/fixtures/evidence-pre-engine/study/study.toml"],
             run: |b, _| {
-                if let Ok(f) = toml::from_str::<crate::study::file::StudyFile>(&String::from_utf8_lossy(b)) {
+                if let Ok(f) = crate::study::file::StudyFile::parse(&String::from_utf8_lossy(b)) {
                     let _ = f.check();
                     let _ = crate::variant::parse_variants(&f.variants);
                 }

@@ -6,7 +6,9 @@
 //! - every import points down the floors of `FLOORS` (shared/design/layers.md, adapted): a module
 //!   uses only modules on lower floors, and a new module must be given a floor;
 //! - `trace/` is pure analysis of trace files: it imports no driver or presentation layer;
-//! - renderers live in `report/`: no `render.rs` and no `fn render_text` anywhere else.
+//! - renderers live in `report/`: no `render.rs` and no `fn render_text` anywhere else;
+//! - inside a folder, its files and sub-folders import one another in no ring (study/ has none;
+//!   `FOLDERS_WITH_RINGS` lists the folders that still do, and may only shrink).
 //!
 //! The scan is textual and deliberately simple: every `crate::X` outside a `//` comment counts,
 //! test modules included, because a test that needs a higher floor is a sign too.
@@ -293,4 +295,267 @@ fn the_cycle_search_finds_every_ring_once() {
         g.entry(to.into()).or_default();
     }
     assert_eq!(cycles(&g), [vec!["a", "b"], vec!["a", "b", "c"]]);
+}
+
+/// The Rust module path of a source file: `src/study/drive.rs` → `[study, drive]`,
+/// `src/study/sweep/mod.rs` → `[study, sweep]`.
+fn module_path(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root().join("src")).unwrap();
+    let mut parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().to_string()).collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if !["mod", "lib", "main"].contains(&stem) {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// Every module path a file names: `crate::a::b`, `super::x`, `self::y` (and each head of a
+/// `{…}` group after them), resolved against the file's own module; in a `mod.rs`, also a bare
+/// `child::…` of one of the folder's own modules. Comment lines are skipped, as in [`crate_uses`].
+fn module_refs(path: &Path, children: &[String]) -> Vec<(Vec<String>, usize)> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let code: String = text
+        .split_inclusive('\n')
+        .map(|l| if l.trim_start().starts_with("//") { " ".repeat(l.len() - 1) + "\n" } else { l.to_string() })
+        .collect();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let own = module_path(path);
+    let is_mod_rs = path.file_name().is_some_and(|n| n == "mod.rs");
+    // The module `super` and `self` are relative to: a mod.rs is its folder's module.
+    let here = own.clone();
+    let re = regex::Regex::new(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)*)(::\{)?").unwrap();
+    let mut out = Vec::new();
+    for c in re.captures_iter(&code) {
+        let m = c.get(0).unwrap();
+        let before = code[..m.start()].chars().next_back();
+        if before.is_some_and(|b| b == '$' || b == ':' || b.is_alphanumeric() || b == '_') {
+            continue;
+        }
+        let mut p: Vec<String> = match &c[1] {
+            "crate" => Vec::new(),
+            "super" => here[..here.len().saturating_sub(1)].to_vec(),
+            _ => here.clone(),
+        };
+        for seg in c[2].split("::").filter(|s| !s.is_empty()) {
+            if seg == "super" {
+                p.pop();
+            } else {
+                p.push(seg.to_string());
+            }
+        }
+        if c.get(3).is_some() {
+            for (off, head) in group_heads(&code[m.end()..]) {
+                let mut q = p.clone();
+                if head != "self" {
+                    q.push(head);
+                }
+                out.push((q, line_of(m.end() + off)));
+            }
+        } else if c[2].is_empty() && c.get(3).is_none() {
+            continue; // a bare `self`/`super`/`crate` names no module of its own
+        } else {
+            out.push((p, line_of(m.start())));
+        }
+    }
+    if is_mod_rs {
+        let bare = regex::Regex::new(r"\b([a-z_][a-z0-9_]*)::").unwrap();
+        for c in bare.captures_iter(&code) {
+            let m = c.get(1).unwrap();
+            let before = code[..m.start()].chars().next_back();
+            let decl = code[..m.start()].trim_end().ends_with("mod");
+            if before.is_some_and(|b| b == ':' || b == '$') || decl || !children.contains(&c[1].to_string()) {
+                continue;
+            }
+            let mut p = own.clone();
+            p.push(c[1].to_string());
+            out.push((p, line_of(m.start())));
+        }
+    }
+    out
+}
+
+/// The folders of src/ (the crate root included), each with the names of its own modules.
+fn folders() -> Vec<(PathBuf, Vec<String>)> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<String>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        let mut children = Vec::new();
+        for p in &entries {
+            let name = p.file_stem().unwrap().to_string_lossy().to_string();
+            if p.is_dir() {
+                walk(p, out);
+                children.push(name);
+            } else if p.extension().is_some_and(|e| e == "rs") && !["mod", "lib", "main"].contains(&name.as_str()) {
+                children.push(name);
+            }
+        }
+        out.push((dir.to_path_buf(), children));
+    }
+    let mut out = Vec::new();
+    walk(&root().join("src"), &mut out);
+    out
+}
+
+/// Within one folder: each of its files and sub-folders → the siblings it uses. A name its
+/// `mod.rs` re-exports (`pub(crate) use chat::ChatStudy`) counts as the file it comes from; a
+/// name the `mod.rs` defines itself counts as `mod`, a node like the others.
+fn folder_graph(dir: &Path, children: &[String]) -> Graph {
+    let folder = module_path(&dir.join("mod.rs"));
+    let mod_rs = dir.join("mod.rs");
+    // item → the child it is re-exported from
+    let mut reexports = BTreeMap::new();
+    if mod_rs.is_file() {
+        let text = std::fs::read_to_string(&mod_rs).unwrap();
+        let re = regex::Regex::new(
+            r"(?m)^\s*pub(?:\([a-z]+\))?\s+use\s+(?:self::)?([a-z_][a-z0-9_]*)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*)",
+        )
+        .unwrap();
+        for c in re.captures_iter(&text) {
+            for item in c[2].trim_matches(|ch| ch == '{' || ch == '}').split(',') {
+                let item = item.split(" as ").last().unwrap().trim();
+                if !item.is_empty() {
+                    reexports.insert(item.to_string(), c[1].to_string());
+                }
+            }
+        }
+    }
+    let mut g: Graph = children.iter().map(|c| (c.clone(), BTreeMap::new())).collect();
+    g.insert("mod".into(), BTreeMap::new());
+    let mut files = Vec::new();
+    rs_files(dir, &mut files);
+    for f in files {
+        let own = module_path(&f);
+        let from = if own.len() > folder.len() { own[folder.len()].clone() } else { "mod".to_string() };
+        let is_mod_rs = f == mod_rs;
+        for (p, line) in module_refs(&f, if is_mod_rs { children } else { &[] }) {
+            if p.len() <= folder.len() || p[..folder.len()] != folder[..] {
+                continue;
+            }
+            let name = &p[folder.len()];
+            let to = if children.contains(name) {
+                name.clone()
+            } else if let Some(c) = reexports.get(name) {
+                c.clone()
+            } else {
+                "mod".to_string()
+            };
+            if to != from {
+                let u = Use { target: to.clone(), file: rel(&f), line };
+                g.get_mut(&from).unwrap().entry(to).or_default().push(u);
+            }
+        }
+    }
+    g
+}
+
+/// Folders whose files still import each other in a ring, each with the count found when this
+/// check was added (issue 19): a folder leaves the list once its rings are gone, and no folder
+/// joins it. Most are a `mod.rs` that defines what its children use while it uses them.
+const FOLDERS_WITH_RINGS: &[(&str, usize)] = &[
+    ("src/cli", 51),
+    ("src/client", 1),
+    ("src/history", 7),
+    ("src/measure", 2),
+    ("src/report", 1),
+    ("src/report/study", 1),
+    ("src/roofline", 1),
+    ("src/roofline/bandwidth", 14),
+    ("src/summary", 6),
+    ("src/telemetry", 11),
+    ("src/trace", 2),
+];
+
+#[test]
+fn the_files_inside_each_folder_import_no_cycle() {
+    let mut msg = String::new();
+    let mut n = 0;
+    for (dir, children) in folders() {
+        let g = folder_graph(&dir, &children);
+        let found = cycles(&g);
+        let name = rel(&dir);
+        if name == "src/study" {
+            // The check sees the study driver's imports, so an empty ring list means something.
+            assert!(g["drive"].contains_key("evidence") && g["drive"].contains_key("file"), "{:?}", g["drive"]);
+        }
+        if let Some((_, known)) = FOLDERS_WITH_RINGS.iter().find(|(d, _)| *d == name) {
+            assert!(found.len() <= *known, "{name}: {} rings, more than the {known} known", found.len());
+            continue;
+        }
+        for c in found {
+            n += 1;
+            let ring: Vec<&str> = c.iter().map(String::as_str).chain([c[0].as_str()]).collect();
+            msg += &format!("\n{name}: {}\n", ring.join(" → "));
+            for w in ring.windows(2) {
+                msg += &show_edge(&g, w[0], w[1]);
+                msg += "\n";
+            }
+        }
+    }
+    assert!(n == 0, "{n} import cycle(s) between the files of a folder:\n{msg}");
+}
+
+#[test]
+fn the_folder_scan_resolves_super_self_and_reexports() {
+    let study = root().join("src/study");
+    let drive = module_refs(&study.join("drive.rs"), &[]);
+    assert!(drive.iter().any(|(p, _)| p == &["study", "evidence", "Evidence"]), "super:: resolves: {drive:?}");
+    let m = module_refs(&study.join("mod.rs"), &["chat".to_string()]);
+    assert!(m.iter().any(|(p, _)| p.starts_with(&["study".to_string(), "chat".to_string()])), "{m:?}");
+}
+
+/// The files of a study folder (src/study/evidence.rs); only src/study/ spells their names.
+const EVIDENCE_FILES: &[&str] = &[
+    "study.toml",
+    "plan.json",
+    "host.json",
+    "variants.json",
+    "isolation.json",
+    "roofline.json",
+    "exactness.json",
+    "summary.json",
+    "sample.json",
+    "sweep.json",
+    "order.jsonl",
+    "prompt.txt",
+    "pi.json",
+    "pi-sample.json",
+    "run.json",
+    "report.html",
+    "report.md",
+    "facts.json",
+];
+
+/// Where a sample folder's own files are named: `measure/` writes the sample, a floor below the
+/// study that places its folder.
+const SAMPLE_LAYOUT: &str = "src/measure/files.rs";
+
+#[test]
+fn no_evidence_file_name_is_spelled_outside_study() {
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let study = root().join("src/study");
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(&study) && rel(f) != SAMPLE_LAYOUT) {
+        let text = std::fs::read_to_string(f).unwrap();
+        // Unit tests may name the files they fake.
+        let code = text.split("\n#[cfg(test)]").next().unwrap();
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in EVIDENCE_FILES {
+                // A committed fixture's path names a fixture, not the layout.
+                let in_path = line.contains(&format!("/{name}\"")) && !line.contains("\"tests/fixtures/");
+                if line.contains(&format!("\"{name}\"")) || in_path {
+                    bad.push(format!("  {}:{}: {name}", rel(f), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
+        bad.join("\n")
+    );
 }

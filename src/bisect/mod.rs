@@ -21,7 +21,7 @@ pub(crate) use stop::Stop;
 use crate::artifact::ccache::CcacheCounters;
 use crate::artifact::git::{is_ancestor, resolve_commit, subject};
 use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
-use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
 use crate::study::{run_ab, AnotherBlock, Outcome};
 use crate::summary::{judge_with, summarize, Metric, TraceReading};
@@ -185,7 +185,7 @@ fn measure(
     });
     let run = run_ab(&file, dir, false, rule)?;
     let summary = summarize(&run.evidence)?;
-    crate::atomic_file::write_json(&run.evidence.path("summary.json"), &summary)?;
+    run.evidence.write_summary(&summary)?;
     if !run.restored {
         bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
     }
@@ -200,7 +200,7 @@ fn measure(
 
 /// Samples per variant the study's plan holds now.
 fn planned_blocks(ev: &Evidence) -> Result<usize> {
-    Ok(read_json::<Plan>(&ev.path("plan.json"))?.blocks())
+    Ok(ev.read_plan()?.blocks())
 }
 
 fn reading_line(r: &Reading) -> String {
@@ -348,7 +348,7 @@ fn drive(
     say(&format!("step 0: bad {} vs good: {} → threshold {t:+.2}%", short(&bad), reading_line(&m.reading)));
     b.save()?;
     // The reference's calibrated prompt, so every step sends the same text.
-    let prompt = reference_dir.join("prompt.txt");
+    let prompt = crate::study::evidence::prompt_in(&reference_dir);
     let prompt = prompt.is_file().then_some(prompt);
 
     let mut pos = first;

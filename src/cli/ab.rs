@@ -6,8 +6,8 @@ use super::common::{announce, chat_study_file};
 use super::conditions::RunConditions;
 use crate::report::emit;
 use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{is_sweep, write_json, Evidence};
-use crate::study::file::{StudyFile, StudyFileError, DEFAULT_MAX_SAMPLES};
+use crate::study::evidence::{summary_in, write_json, Evidence};
+use crate::study::file::{StudyFile, StudyFileError, StudyKind, DEFAULT_MAX_SAMPLES};
 use crate::study::{run_ab, run_sweep, Outcome};
 use crate::summary::adaptive::another_block;
 use crate::summary::gate::{FailOn, Gate};
@@ -72,7 +72,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
     let sweep = a.sweep.section()?;
-    let swept = |f: fn(&crate::study::sweep::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
+    let swept = |f: fn(&crate::study::file::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
     let tokens = match (a.workload.tokens, a.workload.workload) {
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
             bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
@@ -118,14 +118,13 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
 }
 
 fn load_study(path: &Path) -> Result<StudyFile> {
-    let f = StudyFile::load(path).map_err(BadStudyFile)?;
+    let f = crate::study::run_by(StudyFile::load(path).map_err(BadStudyFile)?, path, StudyKind::Ab, "ab")?;
     Ok(f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let (file, root, resume) = if let Some(dir) = &a.resume {
-        let toml = if is_sweep(dir) { dir.join("study.toml") } else { Evidence::open(dir)?.study_toml() };
-        (StudyFile::load(&toml)?, dir.clone(), true)
+        (crate::study::open(dir)?.resumed_by(StudyKind::Ab)?.file, dir.clone(), true)
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {
@@ -144,7 +143,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let run = run_ab(&file, &root, resume, std::sync::Arc::new(another_block))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    write_json(&run.evidence.path("summary.json"), summary)?;
+    run.evidence.write_summary(summary)?;
     emit(summary, a.output.format());
     if run.outcome == Outcome::Completed {
         super::history::record(history.as_mut(), &root, a.output.format(), || {
@@ -208,7 +207,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
     let format = a.output.format();
     let mut report_failed = false;
     for (dir, j) in &summary.point_summaries {
-        write_json(&dir.join("summary.json"), &j.summary)?;
+        write_json(&summary_in(dir), &j.summary)?;
         // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
         if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
         {
@@ -216,7 +215,7 @@ fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<
             report_failed = true;
         }
     }
-    write_json(&run.evidence.path("summary.json"), &summary)?;
+    run.evidence.write_summary(&summary)?;
     emit(&summary, format);
     if run.outcome == Outcome::Completed {
         // Every point is a whole study: each lands in the history once the sweep is complete.

@@ -64,6 +64,7 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     let file = match &a.study {
         Some(path) => {
             let f = StudyFile::load(path).map_err(BadStudyFile)?;
+            let f = crate::study::run_by(f, path, crate::study::file::StudyKind::Ab, "bisect")?;
             f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
         }
         None => {
@@ -145,6 +146,6 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
 /// The study report of a step's folder, from the summary the bisect wrote there.
 fn convicting_report(dir: &std::path::Path) -> Result<crate::report::study::ReportFiles> {
     let ev = crate::study::evidence::Evidence::open(dir)?;
-    let summary: crate::summary::Summary = crate::study::evidence::read_json(&ev.path("summary.json"))?;
+    let summary: crate::summary::Summary = ev.read_summary()?;
     crate::report::study::write_after_run(&ev, &summary)
 }

@@ -50,7 +50,7 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
 }
 
 /// The study-file fields every study-running command (ab, pi, trace) fills the same way from its
-/// shared flag groups; each command sets the rest.
+/// shared flag groups; each command sets the rest (a trace or Pi study its kind and section).
 pub(crate) fn study_file(
     v: &super::args::VariantArgs,
     c: &super::conditions::RunConditions,
@@ -59,6 +59,7 @@ pub(crate) fn study_file(
     samples: u32,
 ) -> crate::study::file::StudyFile {
     crate::study::file::StudyFile {
+        kind: crate::study::file::StudyKind::Ab,
         name: None,
         model,
         server_args: v.launch.server_args.clone(),

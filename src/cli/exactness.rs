@@ -7,7 +7,7 @@ use crate::measure::calibrate::calibrate_on_fresh_server;
 use crate::report::emit;
 use crate::report::exactness::SavedExactness;
 use crate::server::{free_port, LaunchSpec};
-use crate::summary::fingerprint::{ExactnessFacts, EXACTNESS_FACTS_FILE};
+use crate::summary::fingerprint::ExactnessFacts;
 use crate::variant::{parse_variants, Variant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -107,7 +107,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         Some(p) => (read_prompt(p)?, Some(p.clone()), calibrate::recorded_prompt_tokens(p)),
         None => {
             let prompt_tokens = a.prompt.prompt_tokens.expect("clap gives --prompt-tokens a default");
-            let file = root.join("exactness").join("prompt.txt");
+            let file = crate::study::evidence::exactness_prompt_in(&root);
             let mut cal_launch = sides[0].launch.clone();
             cal_launch.log_file = root.join("exactness").join("calibration.server.log");
             cal_launch.console_file = root.join("exactness").join("calibration.console.log");
@@ -141,7 +141,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     let file = ExactnessReport::path_in(&root);
     emit(&SavedExactness { report: &report, file: &file }, a.output.format());
     let facts = exactness_facts(&variants, a.model.as_deref(), &common)?;
-    crate::study::evidence::write_json(&root.join(EXACTNESS_FACTS_FILE), &facts)?;
+    crate::study::evidence::write_json(&crate::study::evidence::exactness_facts_in(&root), &facts)?;
     super::history::record(history.as_mut(), &root, a.output.format(), || {
         Ok(crate::history::StudyRecord::of_exactness(&root, &report, Some(&facts)))
     });

@@ -5,8 +5,7 @@ use super::conditions::RunConditions;
 use crate::pi::{pi_version, PiError, PiMode, PiStudy};
 use crate::report::emit;
 use crate::report::pi::{sample_line, PiOutcome};
-use crate::study::evidence::Evidence;
-use crate::study::file::{PiSection, StudyFile};
+use crate::study::file::{KindSection, PiSection, StudyFile, StudyKind};
 use crate::study::Outcome;
 use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
 use crate::variant::parse_variants;
@@ -91,13 +90,17 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
         code_timeout_s: a.code_timeout,
     };
     // Pi sends its model's maxTokens as max_tokens.
-    let file = StudyFile { pi: Some(pi), ..study_file(&a.variants, &a.conditions, model, a.max_tokens, a.samples) };
+    let file = StudyFile {
+        kind: StudyKind::Pi,
+        pi: Some(pi),
+        ..study_file(&a.variants, &a.conditions, model, a.max_tokens, a.samples)
+    };
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
 pub(crate) fn run(a: PiArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
-        Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
+        Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Pi)?.file, dir.clone(), true),
         None => {
             let pi_bin = resolve_program(&a.pi_bin).ok_or_else(|| PiError::PiMissing(a.pi_bin.clone()))?;
             let python = resolve_program(&a.python).with_context(|| {
@@ -107,10 +110,10 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
             (study_from_flags(&a, pi_bin, python)?, root, false)
         }
     };
-    let section = file
-        .pi
-        .clone()
-        .with_context(|| format!("{} is not a Pi study: resume it with `abprof ab --resume`", root.display()))?;
+    let KindSection::Pi(section) = file.kind_section() else {
+        unreachable!("a Pi study file, from its flags or resumed as one")
+    };
+    let section = section.clone();
     let version = Some(pi_version(&section.pi_bin)?);
     let mut history = a.history.open()?;
     let quiet = a.output.format() != crate::report::Format::Text;

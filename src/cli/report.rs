@@ -2,7 +2,7 @@
 use super::args::OutputArgs;
 use crate::report::emit;
 use crate::report::study::{write, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{is_sweep, Evidence};
+use crate::study::Shape;
 use crate::summary::sweep::summarize_sweep;
 use crate::summary::view::StudyView;
 use anyhow::Result;
@@ -26,10 +26,12 @@ pub(crate) struct ReportArgs {
 pub(crate) fn run(a: ReportArgs) -> Result<i32> {
     let html = a.html.unwrap_or_else(|| a.dir.join(HTML_FILE));
     let md = a.md.unwrap_or_else(|| a.dir.join(MARKDOWN_FILE));
-    let files = if is_sweep(&a.dir) {
-        write_sweep(&summarize_sweep(&Evidence::open_sweep(&a.dir)?)?, &html, &md)?
+    let folder = crate::study::open(&a.dir)?;
+    let files = if folder.shape == Shape::Sweep {
+        write_sweep(&summarize_sweep(&folder.evidence)?, &html, &md)?
     } else {
-        write(&StudyView::load(&a.dir)?, &html, &md)?
+        let ev = &folder.evidence;
+        write(&StudyView::of(ev, crate::summary::summarize(ev)?)?, &html, &md)?
     };
     emit(&files, a.output.format());
     Ok(0)

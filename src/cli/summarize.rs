@@ -1,7 +1,8 @@
 //! `abprof summarize DIR`: the summary of a study's evidence folder, rebuilt from disk.
 use super::args::OutputArgs;
 use crate::report::emit;
-use crate::study::evidence::{write_json, Evidence};
+use crate::study::evidence::{summary_in, write_json};
+use crate::study::Shape;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -15,18 +16,19 @@ pub(crate) struct SummarizeArgs {
 }
 
 pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
-    if crate::study::evidence::is_sweep(&a.dir) {
-        let s = crate::summary::sweep::summarize_sweep(&Evidence::open_sweep(&a.dir)?)?;
+    let folder = crate::study::open(&a.dir)?;
+    if folder.shape == Shape::Sweep {
+        let s = crate::summary::sweep::summarize_sweep(&folder.evidence)?;
         for (dir, point) in &s.point_summaries {
-            write_json(&dir.join("summary.json"), &point.summary)?;
+            write_json(&summary_in(dir), &point.summary)?;
         }
-        write_json(&a.dir.join("summary.json"), &s)?;
+        folder.evidence.write_summary(&s)?;
         emit(&s, a.output.format());
         return Ok(0);
     }
-    let ev = Evidence::open(&a.dir)?;
+    let ev = folder.evidence;
     let s = crate::summary::summarize(&ev)?;
-    write_json(&ev.path("summary.json"), &s)?;
+    ev.write_summary(&s)?;
     emit(&s, a.output.format());
     Ok(0)
 }

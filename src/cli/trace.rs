@@ -7,9 +7,8 @@ use super::conditions::RunConditions;
 use crate::child::on_path;
 use crate::report::emit;
 use crate::report::study::write_after_run;
-use crate::study::evidence::{write_json, Evidence};
-use crate::study::file::{StudyFile, TraceSection};
-use crate::study::trace_capture::{TraceStudy, TracerCommand};
+use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
+use crate::study::trace_capture::TraceStudy;
 use crate::study::Outcome;
 use crate::summary::capture::scale_traces;
 use crate::summary::judge;
@@ -116,6 +115,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
+        kind: StudyKind::Trace,
         trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout, traced: a.traced }),
         ..study_file(v, &a.conditions, model.clone(), a.tokens, a.untraced)
     };
@@ -124,7 +124,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
 
 pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
-        Some(dir) => (StudyFile::load(&Evidence::open(dir)?.study_toml())?, dir.clone(), true),
+        Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Trace)?.file, dir.clone(), true),
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
     let mut config = TraceStudy::new(&file)?;
@@ -132,7 +132,7 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let run = crate::study::run_study_with(&file, &root, resume, &mut config)?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    write_json(&run.evidence.path("summary.json"), summary)?;
+    run.evidence.write_summary(summary)?;
     if let Outcome::Interrupted(sig) = run.outcome {
         eprintln!(
             "abprof: interrupted by signal {sig}; restore hooks ran; `abprof trace --resume {}` completes the capture",

@@ -20,6 +20,6 @@ mod yardstick;
 
 pub(crate) use compare::{ShownToken, Verdict};
 pub(crate) use error::ExactnessError;
-pub(crate) use report::{ExactnessReport, Gate, SideReport, REPORT_FILE};
+pub(crate) use report::{ExactnessReport, Gate, SideReport};
 pub(crate) use run::{run_exactness, ExactnessPlan, ExactnessSide};
 pub(crate) use yardstick::VariantClass;

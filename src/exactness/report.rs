@@ -4,8 +4,6 @@ use super::compare::{Comparison, Verdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-pub(crate) const REPORT_FILE: &str = "exactness.json";
-
 /// One side of the comparison: what ran and what it answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SideReport {
@@ -89,7 +87,7 @@ impl ExactnessReport {
     }
 
     pub(crate) fn path_in(dir: &Path) -> PathBuf {
-        dir.join(REPORT_FILE)
+        crate::study::evidence::exactness_report_in(dir)
     }
 
     /// Writes `DIR/exactness.json` atomically (temp file + rename).

@@ -4,10 +4,12 @@ use super::record::{RecordedStudy, StudyRecord};
 use super::History;
 use crate::exactness::ExactnessReport;
 use crate::study::evidence::{read_json, Evidence};
+use crate::study::file::StudyKind;
+use crate::study::Shape;
 use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
-use crate::summary::fingerprint::{ExactnessFacts, StudyFacts, EXACTNESS_FACTS_FILE};
+use crate::summary::fingerprint::{ExactnessFacts, StudyFacts};
 use crate::summary::judge;
-use crate::summary::pi::{PiReport, PI_REPORT_FILE};
+use crate::summary::pi::PiReport;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -22,15 +24,24 @@ pub(crate) struct Imported {
 /// check run into it), an `abprof exactness --root` folder, or an `abprof bench` folder.
 pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
     let mut out = Vec::new();
-    if dir.join("study.toml").is_file() {
-        let ev = Evidence::open(dir)?;
+    if Evidence::holds_study(dir) {
+        let folder = crate::study::open(dir)?;
+        if folder.shape == Shape::Sweep {
+            bail!(
+                "{} is a sweep: each point is a study of its own; import them with `abprof history import {}/points/*`",
+                dir.display(),
+                dir.display()
+            );
+        }
+        let ev = folder.evidence;
         let facts = StudyFacts::load(&ev)?;
-        if facts.file.pi.is_some() {
-            let report: PiReport = match read_json(&ev.path(PI_REPORT_FILE)) {
+        if folder.file.kind == StudyKind::Pi {
+            let report: PiReport = match ev.read_pi_report() {
                 Ok(r) => r,
                 Err(_) => bail!(
-                    "{} is a Pi study that never finished (no {PI_REPORT_FILE}): `abprof pi --resume {}` completes it",
+                    "{} is a Pi study that never finished (no {}): `abprof pi --resume {}` completes it",
                     dir.display(),
+                    ev.pi_report_file().display(),
                     dir.display()
                 ),
             };
@@ -45,7 +56,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
         } else {
             let judged = judge(&ev)?;
             if judged.summary.missing > 0 {
-                let how = if judged.facts.file.trace.is_some() { "trace" } else { "ab" };
+                let how = judged.facts.file.kind.command();
                 bail!(
                     "{} is an unfinished study ({} planned samples missing): `abprof {how} --resume {}` completes it",
                     dir.display(),
@@ -59,7 +70,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
     let exactness = ExactnessReport::path_in(dir);
     if exactness.is_file() {
         let report: ExactnessReport = read_json(&exactness)?;
-        let facts: Option<ExactnessFacts> = read_json(&dir.join(EXACTNESS_FACTS_FILE)).ok();
+        let facts: Option<ExactnessFacts> = read_json(&crate::study::evidence::exactness_facts_in(dir)).ok();
         out.push(StudyRecord::of_exactness(dir, &report, facts.as_ref()));
     }
     if dir.join(BENCH_FACTS_FILE).is_file() {

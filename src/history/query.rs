@@ -1,6 +1,6 @@
 //! Reading the history back: every recorded variant with its study's setup and its verdicts, and
 //! the filters `abprof history` takes.
-use super::record::StudyKind;
+use super::record::RecordKind;
 use super::HistoryError;
 use rusqlite::{params, Connection};
 use serde::Serialize;
@@ -22,7 +22,7 @@ pub(crate) struct StoredVerdict {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HistoryRow {
     pub(crate) study: i64,
-    pub(crate) kind: StudyKind,
+    pub(crate) kind: RecordKind,
     pub(crate) started_at: Option<String>,
     #[serde(skip)]
     pub(crate) started_unix: Option<f64>,
@@ -138,7 +138,7 @@ pub(crate) fn rows(conn: &Connection) -> Result<Vec<HistoryRow>, HistoryError> {
             let host_facts: Option<String> = r.get(8)?;
             Ok(HistoryRow {
                 study: r.get(0)?,
-                kind: StudyKind::from_name(&kind).unwrap_or(StudyKind::Ab),
+                kind: RecordKind::from_name(&kind).unwrap_or(RecordKind::Ab),
                 started_at: r.get(2)?,
                 started_unix: r.get(3)?,
                 folder: r.get(4)?,

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// Which abprof command measured the study.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum StudyKind {
+pub(crate) enum RecordKind {
     Ab,
     Trace,
     Pi,
@@ -27,22 +27,32 @@ pub(crate) enum StudyKind {
     Exactness,
 }
 
-impl StudyKind {
-    pub(crate) const ALL: [StudyKind; 5] =
-        [StudyKind::Ab, StudyKind::Trace, StudyKind::Pi, StudyKind::Bench, StudyKind::Exactness];
+impl RecordKind {
+    pub(crate) const ALL: [RecordKind; 5] =
+        [RecordKind::Ab, RecordKind::Trace, RecordKind::Pi, RecordKind::Bench, RecordKind::Exactness];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
-            StudyKind::Ab => "ab",
-            StudyKind::Trace => "trace",
-            StudyKind::Pi => "pi",
-            StudyKind::Bench => "bench",
-            StudyKind::Exactness => "exactness",
+            RecordKind::Ab => "ab",
+            RecordKind::Trace => "trace",
+            RecordKind::Pi => "pi",
+            RecordKind::Bench => "bench",
+            RecordKind::Exactness => "exactness",
         }
     }
 
-    pub(crate) fn from_name(s: &str) -> Option<StudyKind> {
-        StudyKind::ALL.into_iter().find(|k| k.name() == s)
+    /// The command that measured a study of this kind.
+    pub(crate) fn of(kind: crate::study::file::StudyKind) -> RecordKind {
+        use crate::study::file::StudyKind;
+        match kind {
+            StudyKind::Ab => RecordKind::Ab,
+            StudyKind::Trace => RecordKind::Trace,
+            StudyKind::Pi => RecordKind::Pi,
+        }
+    }
+
+    pub(crate) fn from_name(s: &str) -> Option<RecordKind> {
+        RecordKind::ALL.into_iter().find(|k| k.name() == s)
     }
 
     /// What one sample's load was: studies whose loads differ never compare
@@ -50,9 +60,9 @@ impl StudyKind {
     /// streamed chat request; `pi` a whole agent run; `exactness` times nothing.
     pub(crate) fn load(self) -> &'static str {
         match self {
-            StudyKind::Ab | StudyKind::Trace | StudyKind::Bench => "chat request",
-            StudyKind::Pi => "Pi agent run",
-            StudyKind::Exactness => "exactness check",
+            RecordKind::Ab | RecordKind::Trace | RecordKind::Bench => "chat request",
+            RecordKind::Pi => "Pi agent run",
+            RecordKind::Exactness => "exactness check",
         }
     }
 }
@@ -201,7 +211,7 @@ impl VariantRecord {
 pub(crate) struct StudyRecord {
     /// Folder + plan + start, hashed: the same study imported twice has the same identity.
     pub(crate) identity: String,
-    pub(crate) kind: StudyKind,
+    pub(crate) kind: RecordKind,
     pub(crate) folder: PathBuf,
     pub(crate) name: Option<String>,
     /// An `abprof ab --aa` study: its second variant is its first run again.
@@ -229,7 +239,7 @@ pub(crate) struct StudyRecord {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct RecordedStudy {
     pub(crate) id: i64,
-    pub(crate) kind: StudyKind,
+    pub(crate) kind: RecordKind,
     pub(crate) folder: PathBuf,
     /// False: the study was already in the history (same identity), nothing was written.
     pub(crate) new: bool,
@@ -237,7 +247,7 @@ pub(crate) struct RecordedStudy {
     pub(crate) write_ms: f64,
 }
 
-fn identity(kind: StudyKind, folder: &Path, discriminator: &str) -> String {
+fn identity(kind: RecordKind, folder: &Path, discriminator: &str) -> String {
     let mut h = Sha256::new();
     h.update(format!("{}\0{}\0{discriminator}", kind.name(), folder.display()));
     hex::encode(h.finalize())
@@ -296,7 +306,7 @@ fn kernels_of(traces: Option<&TraceComparison>) -> Vec<(String, Vec<(String, f64
 
 impl StudyRecord {
     /// The setup every study-folder kind shares, from its fingerprint.
-    fn of_facts(kind: StudyKind, root: &Path, facts: &StudyFacts) -> StudyRecord {
+    fn of_facts(kind: RecordKind, root: &Path, facts: &StudyFacts) -> StudyRecord {
         let folder = absolute(root);
         let plan = serde_json::to_string(&facts.plan).expect("a plan serializes");
         let started_at = facts.host.as_ref().map(|h| h.started_at.clone());
@@ -345,7 +355,7 @@ impl StudyRecord {
     /// summary's own comparison of the study's traces.
     pub(crate) fn of_study(root: &Path, judged: &Judged) -> StudyRecord {
         let facts = &judged.facts;
-        let kind = if facts.file.trace.is_some() { StudyKind::Trace } else { StudyKind::Ab };
+        let kind = RecordKind::of(facts.file.kind);
         let s: &Summary = &judged.summary;
         let mut r = StudyRecord::of_facts(kind, root, facts);
         r.prompt_tokens = s.expected_prompt_tokens;
@@ -370,7 +380,7 @@ impl StudyRecord {
 
     /// A Pi study from its report: a sample's verdict is the report's, its failures the rules.
     pub(crate) fn of_pi(root: &Path, report: &PiReport, facts: &StudyFacts) -> StudyRecord {
-        let mut r = StudyRecord::of_facts(StudyKind::Pi, root, facts);
+        let mut r = StudyRecord::of_facts(RecordKind::Pi, root, facts);
         r.output_tokens = Some(report.max_tokens);
         r.isolation_restored = report.restored;
         r.missing = report.order.len().saturating_sub(report.samples.len());
@@ -421,8 +431,8 @@ impl StudyRecord {
         v.planned = 1;
         v.samples.push(SampleRow::of(0, ".".into(), bench.rejections.clone(), Some(&bench.sample)));
         StudyRecord {
-            identity: identity(StudyKind::Bench, &folder, &f.host.started_at),
-            kind: StudyKind::Bench,
+            identity: identity(RecordKind::Bench, &folder, &f.host.started_at),
+            kind: RecordKind::Bench,
             folder,
             name: None,
             aa: false,
@@ -483,8 +493,8 @@ impl StudyRecord {
             });
         }
         StudyRecord {
-            identity: identity(StudyKind::Exactness, &folder, &report.created),
-            kind: StudyKind::Exactness,
+            identity: identity(RecordKind::Exactness, &folder, &report.created),
+            kind: RecordKind::Exactness,
             folder,
             name: None,
             aa: false,
@@ -544,8 +554,8 @@ pub(crate) mod testing {
         let started = chrono::DateTime::parse_from_rfc3339("2026-11-30T10:00:00+00:00").unwrap()
             + chrono::Duration::minutes(minutes);
         StudyRecord {
-            identity: identity(StudyKind::Ab, Path::new(name), &started.to_rfc3339()),
-            kind: StudyKind::Ab,
+            identity: identity(RecordKind::Ab, Path::new(name), &started.to_rfc3339()),
+            kind: RecordKind::Ab,
             folder: PathBuf::from("/studies").join(name),
             name: None,
             aa: false,

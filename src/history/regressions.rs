@@ -3,7 +3,7 @@
 //! (docs/methodology.md §15).
 use super::comparable::{comparable, differences, variant_changes, SeriesKey};
 use super::query::{accepted_values, rows, Filters, HistoryRow};
-use super::record::{metric_name, StudyKind};
+use super::record::{metric_name, RecordKind};
 use super::HistoryError;
 use crate::summary::stats::{bootstrap_change_ci, median, pct_change, ChangeCi, Verdict};
 use crate::summary::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
@@ -175,7 +175,7 @@ fn one_move(
 /// Every move of every variant whose later study the filters keep.
 pub(crate) fn regressions(conn: &Connection, history: PathBuf, filters: Filters) -> Result<Regressions, HistoryError> {
     let all = rows(conn)?;
-    let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != StudyKind::Exactness && !is_aa_repeat(r)).collect();
+    let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != RecordKind::Exactness && !is_aa_repeat(r)).collect();
     let aa: Vec<&HistoryRow> = all.iter().filter(|r| is_aa_repeat(r)).collect();
     let mut series: Vec<Series> = Vec::new();
     let mut not_compared = Vec::new();

@@ -1,7 +1,7 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table};
-use crate::study::sweep::AxisValue;
+use crate::study::file::AxisValue;
 use crate::summary::sweep::SweepSummary;
 use serde_json::json;
 use std::fmt::Write;

@@ -4,7 +4,7 @@
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
 use super::binary_watch::{describe as describe_change, WatchedBinary};
-use super::evidence::{read_json, write_json, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
+use super::evidence::{Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
@@ -162,11 +162,10 @@ fn record_facts(
             variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?,
         );
     }
-    let path = ev.path("variants.json");
     // The stat recorded with each binary's hash; a study of an earlier release has none, so the
     // binary is watched from now on.
     let recorded: Vec<FileFacts> = if resume {
-        let before: Vec<VariantFacts> = read_json(&path)?;
+        let before: Vec<VariantFacts> = ev.read_variants()?;
         for (old, new) in before.iter().zip(&facts) {
             for (what, a, b) in
                 [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)]
@@ -187,8 +186,8 @@ fn record_facts(
             .map(|(old, new)| FileFacts { stamp: old.binary.stamp.or(new.binary.stamp), ..old.binary })
             .collect()
     } else {
-        write_json(&path, &facts)?;
-        write_json(&ev.path("host.json"), &host_facts(Some(telemetry.into())))?;
+        ev.write_variants(&facts)?;
+        ev.write_host(&host_facts(Some(telemetry.into())))?;
         facts.iter().map(|f| f.binary.clone()).collect()
     };
     recorded
@@ -213,7 +212,7 @@ pub(crate) fn run_study<C: StudyConfig>(
     let port = StudyPort::new(file.port)?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
     let (mut plan, mut binaries) = if resume {
-        let plan: Plan = read_json(&ev.path("plan.json"))?;
+        let plan: Plan = ev.read_plan()?;
         (plan, record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?)
     } else {
         start(&ev, file, &variants, &common, &telemetry_desc, config).map_err(|e| {
@@ -280,7 +279,7 @@ pub(crate) fn run_study<C: StudyConfig>(
             Err(e) => break Err(e),
         }
         plan.add_block(variants.len());
-        if let Err(e) = write_json(&ev.path("plan.json"), &plan) {
+        if let Err(e) = ev.write_plan(&plan) {
             break Err(e.into());
         }
     };
@@ -313,7 +312,7 @@ fn start<C: StudyConfig>(
         .map_err(|e| super::evidence::EvidenceError::Write { path: toml, source: e })?;
     let binaries = record_facts(ev, file, variants, common, false, telemetry)?;
     let plan = config.plan(file, variants);
-    write_json(&ev.path("plan.json"), &plan)?;
+    ev.write_plan(&plan)?;
     Ok((plan, binaries))
 }
 

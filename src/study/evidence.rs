@@ -25,6 +25,7 @@
 //!
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
+use super::facts::{HostFacts, VariantFacts};
 use crate::measure::Sample;
 use crate::schedule::Slot;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -176,6 +177,55 @@ const PARTIAL_START: [&str; 9] = [
 
 /// The record that makes a folder a sweep.
 const SWEEP_RECORD: &str = "sweep.json";
+const PLAN_FILE: &str = "plan.json";
+const HOST_FILE: &str = "host.json";
+const VARIANTS_FILE: &str = "variants.json";
+const ROOFLINE_FILE: &str = "roofline.json";
+const SUMMARY_FILE: &str = "summary.json";
+const PI_REPORT_FILE: &str = "pi.json";
+/// A Pi sample's report view, beside its evidence.
+const PI_SAMPLE_FILE: &str = "pi-sample.json";
+/// The study's pages, written at the end of `ab` and `trace` and by `abprof report`.
+pub(crate) const HTML_FILE: &str = "report.html";
+pub(crate) const MARKDOWN_FILE: &str = "report.md";
+
+/// The study file of the study (or sweep) folder at `root`.
+pub(crate) fn study_toml_in(root: &Path) -> PathBuf {
+    root.join("study.toml")
+}
+
+/// `summary.json` of the study (or sweep) folder at `root`.
+pub(crate) fn summary_in(root: &Path) -> PathBuf {
+    root.join(SUMMARY_FILE)
+}
+
+/// The calibrated prompt of the study folder at `root` (its sidecar beside it).
+pub(crate) fn prompt_in(root: &Path) -> PathBuf {
+    root.join("prompt.txt")
+}
+
+/// Where `abprof exactness --root DIR` keeps its evidence: `DIR/exactness/`, its report
+/// `DIR/exactness.json` beside a study's files, and what its two sides ran on
+/// `DIR/exactness/facts.json` (DIR may be an A/B study's folder, whose own `variants.json` it must
+/// not touch).
+pub(crate) fn exactness_dir_in(root: &Path) -> PathBuf {
+    root.join("exactness")
+}
+pub(crate) fn exactness_report_in(root: &Path) -> PathBuf {
+    root.join("exactness.json")
+}
+pub(crate) fn exactness_facts_in(root: &Path) -> PathBuf {
+    exactness_dir_in(root).join("facts.json")
+}
+/// The prompt an exactness check calibrated.
+pub(crate) fn exactness_prompt_in(root: &Path) -> PathBuf {
+    prompt_in(&exactness_dir_in(root))
+}
+
+/// A Pi sample's report view in its folder `dir`.
+pub(crate) fn pi_sample_in(dir: &Path) -> PathBuf {
+    dir.join(PI_SAMPLE_FILE)
+}
 
 /// Whether `root` holds a sweep (rather than one study).
 pub(crate) fn is_sweep(root: &Path) -> bool {
@@ -274,6 +324,11 @@ impl Evidence {
         Ok(Evidence { root: root.into(), lock: None })
     }
 
+    /// Whether `root` holds a study (or a sweep): its study file.
+    pub(crate) fn holds_study(root: &Path) -> bool {
+        root.join("study.toml").is_file()
+    }
+
     /// An existing sweep folder.
     pub(crate) fn open_sweep(root: &Path) -> Result<Evidence, EvidenceError> {
         if !is_sweep(root) {
@@ -327,10 +382,78 @@ impl Evidence {
         self.root.join(name)
     }
     pub(crate) fn study_toml(&self) -> PathBuf {
-        self.path("study.toml")
+        study_toml_in(&self.root)
     }
     pub(crate) fn prompt(&self) -> PathBuf {
-        self.path("prompt.txt")
+        prompt_in(&self.root)
+    }
+
+    /// `plan.json`: the run order.
+    pub(crate) fn read_plan(&self) -> Result<Plan, EvidenceError> {
+        read_json(&self.path(PLAN_FILE))
+    }
+    pub(crate) fn write_plan(&self, plan: &Plan) -> Result<(), EvidenceError> {
+        write_json(&self.path(PLAN_FILE), plan)
+    }
+
+    /// `host.json`: absent only in a folder whose start was cut short.
+    pub(crate) fn read_host(&self) -> Result<HostFacts, EvidenceError> {
+        read_json(&self.path(HOST_FILE))
+    }
+    pub(crate) fn write_host(&self, host: &HostFacts) -> Result<(), EvidenceError> {
+        write_json(&self.path(HOST_FILE), host)
+    }
+    /// Whether `host.json` exists (read or not).
+    pub(crate) fn has_host(&self) -> bool {
+        self.path(HOST_FILE).exists()
+    }
+
+    /// `variants.json`: each variant's binary, model and argv as recorded.
+    pub(crate) fn read_variants(&self) -> Result<Vec<VariantFacts>, EvidenceError> {
+        read_json(&self.path(VARIANTS_FILE))
+    }
+    pub(crate) fn write_variants(&self, variants: &[VariantFacts]) -> Result<(), EvidenceError> {
+        write_json(&self.path(VARIANTS_FILE), &variants)
+    }
+    pub(crate) fn has_variants(&self) -> bool {
+        self.path(VARIANTS_FILE).exists()
+    }
+
+    /// `roofline.json`: per variant, the decode floor's inputs (docs/methodology.md §18).
+    pub(crate) fn roofline_file(&self) -> PathBuf {
+        self.path(ROOFLINE_FILE)
+    }
+    pub(crate) fn read_roofline(&self) -> Result<crate::roofline::RooflineRecord, EvidenceError> {
+        read_json(&self.roofline_file())
+    }
+
+    /// `exactness.json`, an `abprof exactness` report run into this folder (its type lives with
+    /// the check, a floor above).
+    pub(crate) fn read_exactness<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+        read_json(&exactness_report_in(&self.root))
+    }
+
+    /// `summary.json`, written at the end and by `abprof summarize` (its type lives in the
+    /// summary floor above).
+    pub(crate) fn write_summary<T: Serialize>(&self, summary: &T) -> Result<(), EvidenceError> {
+        write_json(&summary_in(&self.root), summary)
+    }
+    pub(crate) fn read_summary<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+        read_json(&summary_in(&self.root))
+    }
+    pub(crate) fn summary_file(&self) -> PathBuf {
+        summary_in(&self.root)
+    }
+
+    /// `pi.json`, a Pi study's report.
+    pub(crate) fn pi_report_file(&self) -> PathBuf {
+        self.path(PI_REPORT_FILE)
+    }
+    pub(crate) fn read_pi_report<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+        read_json(&self.pi_report_file())
+    }
+    pub(crate) fn write_pi_report<T: Serialize>(&self, report: &T) -> Result<(), EvidenceError> {
+        write_json(&self.pi_report_file(), report)
     }
 
     /// The prompt length every sample must show: the calibration record beside the study's

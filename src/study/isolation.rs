@@ -42,6 +42,21 @@ impl IsolationRecord {
     }
 }
 
+/// Every hook run of the study folder at `root` (`isolation.json`).
+const ISOLATION_FILE: &str = "isolation.json";
+
+impl IsolationRecord {
+    /// The record of the study folder at `root`.
+    pub(crate) fn read(root: &Path) -> Result<IsolationRecord, super::evidence::EvidenceError> {
+        super::evidence::read_json(&root.join(ISOLATION_FILE))
+    }
+
+    /// Whether the study folder at `root` has a record (read or not).
+    pub(crate) fn exists_in(root: &Path) -> bool {
+        root.join(ISOLATION_FILE).exists()
+    }
+}
+
 /// Runs hooks and keeps the record on disk after every run.
 pub(crate) struct Hooks {
     /// The evidence folder: `isolation.json` and `isolation/` go here.
@@ -52,14 +67,14 @@ pub(crate) struct Hooks {
 
 impl Hooks {
     pub(crate) fn new(root: &Path, iso: &Isolation) -> Hooks {
-        let previous = super::evidence::read_json(&root.join("isolation.json")).unwrap_or_default();
+        let previous = IsolationRecord::read(root).unwrap_or_default();
         Hooks { root: root.into(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
     }
 
     fn save(&self) {
         let rec = self.record.lock().unwrap().clone();
         // Best effort: a hook record that cannot be written must not stop a restore.
-        let _ = write_json(&self.root.join("isolation.json"), &rec);
+        let _ = write_json(&self.root.join(ISOLATION_FILE), &rec);
     }
 
     /// Runs one hook to its end or its timeout. With `cancel`, a signal to abprof ends it early

@@ -9,6 +9,7 @@ pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
+mod open;
 mod port;
 pub(crate) mod roofline;
 mod run_record;
@@ -17,6 +18,7 @@ pub(crate) mod trace_capture;
 
 pub(crate) use chat::{AnotherBlock, ChatStudy};
 pub(crate) use drive::{check_study, run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use open::{open, run_by, OpenError, Shape, WrongKind};
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study: every sample one streamed chat request.

@@ -27,7 +27,7 @@ pub(crate) fn record(
     common: &[String],
     telemetry: Option<SourceKind>,
 ) -> Result<(), super::evidence::EvidenceError> {
-    let path = ev.path("roofline.json");
+    let path = ev.roofline_file();
     if path.exists() {
         return Ok(());
     }

@@ -13,85 +13,19 @@
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{numbered, Plan, SampleLayout};
-use super::file::StudyFile;
+use super::file::{KindSection, StudyFile, TracerCommand};
 use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
-use crate::trace::manifest::{TraceManifest, TracedRun, Tracer, UntracedSamples};
+use crate::trace::manifest::{TraceManifest, TracedRun, UntracedSamples};
 use crate::trace::phase::BootWindow;
 use crate::variant::Variant;
 use anyhow::{bail, Context, Result};
 use regex::Regex;
-use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Which tracer wraps the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub(crate) enum TracerCommand {
-    /// `rocprofv3 --disable-signal-handlers --kernel-trace --output-format rocpd -d OUT -o trace --`
-    Rocprofv3 { program: PathBuf },
-    /// `nsys profile -t cuda --cuda-graph-trace=node -o OUT/trace`, then `nsys export --type sqlite`.
-    Nsys { program: PathBuf },
-    /// A user template; `{out}` is replaced by the tracer's output folder and the server argv
-    /// is appended.
-    Template { argv: Vec<String> },
-}
-
-impl TracerCommand {
-    pub(crate) fn kind(&self) -> Tracer {
-        match self {
-            TracerCommand::Rocprofv3 { .. } => Tracer::Rocprofv3,
-            TracerCommand::Nsys { .. } => Tracer::Nsys,
-            TracerCommand::Template { argv } => Tracer::Other(
-                Path::new(&argv[0]).file_name().map_or("custom".into(), |n| n.to_string_lossy().to_string()),
-            ),
-        }
-    }
-
-    /// The tracer's program and its arguments up to (not including) the server argv.
-    pub(crate) fn prefix(&self, out: &Path) -> (PathBuf, Vec<String>) {
-        let o = out.display().to_string();
-        match self {
-            TracerCommand::Rocprofv3 { program } => (
-                program.clone(),
-                [
-                    "--disable-signal-handlers",
-                    "--kernel-trace",
-                    "--output-format",
-                    "rocpd",
-                    "-d",
-                    &o,
-                    "-o",
-                    "trace",
-                    "--",
-                ]
-                .map(String::from)
-                .to_vec(),
-            ),
-            TracerCommand::Nsys { program } => (
-                program.clone(),
-                vec![
-                    "profile".into(),
-                    "-t".into(),
-                    "cuda".into(),
-                    "--cuda-graph-trace=node".into(),
-                    "--force-overwrite".into(),
-                    "true".into(),
-                    "-o".into(),
-                    format!("{o}/trace"),
-                ],
-            ),
-            TracerCommand::Template { argv } => {
-                let v: Vec<String> = argv.iter().map(|a| a.replace("{out}", &o)).collect();
-                (PathBuf::from(&v[0]), v[1..].to_vec())
-            }
-        }
-    }
-}
 
 /// Shows how long the tracer has been finalizing and how big its output is, while abprof waits.
 struct FinalizeWatch {
@@ -214,7 +148,9 @@ pub(crate) struct TraceStudy {
 
 impl TraceStudy {
     pub(crate) fn new(file: &StudyFile) -> Result<TraceStudy> {
-        let t = file.trace.as_ref().context("not a trace study: its study file has no [trace] section")?;
+        let KindSection::Trace(t) = file.kind_section() else {
+            bail!("{} is not a trace study: `abprof {}` runs it", file.kind.a_study(), file.kind.command())
+        };
         Ok(TraceStudy {
             chat: ChatStudy::default(),
             tracer: t.tracer.clone(),
@@ -360,7 +296,10 @@ impl StudyConfig for TraceStudy {
 
     /// Traced blocks of every variant spread among the untraced blocks, a traced one first.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
-        let traced = file.trace.as_ref().map_or(1, |t| t.traced.max(1)) as usize;
+        let traced = match file.kind_section() {
+            KindSection::Trace(t) => t.traced.max(1) as usize,
+            _ => 1,
+        };
         let (slots, traced) = trace_plan(variants.len(), traced, file.samples as usize, file.order_seed);
         Plan {
             labels: variants.iter().map(|v| v.label.clone()).collect(),

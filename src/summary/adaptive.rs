@@ -5,7 +5,7 @@
 //! coverage (simulated below).
 use super::{Metric, Summary};
 use crate::study::evidence::Evidence;
-use crate::study::file::StudyFile;
+use crate::study::file::{KindSection, StudyFile};
 use serde::{Deserialize, Serialize};
 
 /// The metric whose interval the rule judges.
@@ -61,7 +61,7 @@ pub(crate) fn judge(
 
 /// The rule on a summary of the study `file` describes, with `blocks` planned.
 pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option<Adaptive> {
-    let pct = file.until_ci_pct?;
+    let KindSection::Ab(Some(rule)) = file.kind_section() else { return None };
     let candidates = s
         .variants
         .iter()
@@ -71,7 +71,7 @@ pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option
             half_width_pct: v.metric(PRIMARY).and_then(|m| m.ci).map(|c| c.half_width_pct()),
         })
         .collect();
-    Some(judge(pct, file.max_samples(), blocks, candidates))
+    Some(judge(rule.until_ci_pct, rule.max_samples, blocks, candidates))
 }
 
 /// The study driver's question after its planned samples: plan another block?

@@ -43,6 +43,6 @@ pub(crate) fn judge_bench(facts: BenchFacts, sample: Sample) -> BenchRun {
 /// The bench sample in `dir` (its `sample.json` and `bench.json`).
 pub(crate) fn load_bench(dir: &Path) -> anyhow::Result<BenchRun> {
     let facts: BenchFacts = read_json(&dir.join(BENCH_FACTS_FILE))?;
-    let sample: Sample = read_json(&dir.join("sample.json"))?;
+    let sample: Sample = read_json(&crate::measure::SampleFiles::new(dir).record())?;
     Ok(judge_bench(facts, sample))
 }

@@ -51,7 +51,7 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
                 "no accepted untraced sample of {}: the trace cannot be scaled ({}); see {}",
                 v.label,
                 if why.is_empty() { "none finished".into() } else { why.join("; ") },
-                ev.path("summary.json").display()
+                ev.summary_file().display()
             );
         }
     }

@@ -1,7 +1,7 @@
 //! What a study ran on, read once and typed: the study file, the plan, the host's facts and each
 //! variant's facts (binary, `--version`, commit, model, argv, env). The summary and the results
 //! history (src/history/) both read a study's fingerprint from here.
-use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::evidence::{Evidence, Plan};
 use crate::study::facts::{HostFacts, VariantFacts};
 use crate::study::file::StudyFile;
 use anyhow::Result;
@@ -20,9 +20,9 @@ impl StudyFacts {
     pub(crate) fn load(ev: &Evidence) -> Result<StudyFacts> {
         Ok(StudyFacts {
             file: StudyFile::load(&ev.study_toml())?,
-            plan: read_json(&ev.path("plan.json"))?,
-            host: read_json(&ev.path("host.json")).ok(),
-            variants: read_json(&ev.path("variants.json")).unwrap_or_default(),
+            plan: ev.read_plan()?,
+            host: ev.read_host().ok(),
+            variants: ev.read_variants().unwrap_or_default(),
         })
     }
 
@@ -34,10 +34,6 @@ impl StudyFacts {
         }
     }
 }
-
-/// Where `abprof exactness` records what its two sides ran on, beside its `exactness/` evidence
-/// (its --root may be an A/B study's folder, whose own `variants.json` it must not touch).
-pub(crate) const EXACTNESS_FACTS_FILE: &str = "exactness/facts.json";
 
 /// The fingerprint of an exactness check.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]

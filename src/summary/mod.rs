@@ -17,7 +17,7 @@ pub(crate) mod traces;
 pub(crate) mod view;
 
 use crate::measure::Sample;
-use crate::study::evidence::{read_json, Evidence, OrderEntry};
+use crate::study::evidence::{Evidence, OrderEntry};
 use crate::study::isolation::IsolationRecord;
 use fingerprint::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
@@ -217,7 +217,7 @@ pub(crate) enum TraceReading {
 pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<Judged> {
     let facts = StudyFacts::load(ev)?;
     let (file, plan) = (&facts.file, &facts.plan);
-    let iso: Option<IsolationRecord> = read_json(&ev.path("isolation.json")).ok();
+    let iso: Option<IsolationRecord> = IsolationRecord::read(&ev.root).ok();
     let restored = iso.as_ref().and_then(|i| i.restored);
     let expected = ev.expected_prompt_tokens(file);
     let exp = Expectations {
@@ -311,7 +311,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             .collect()
     };
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
-    let roofline: Option<crate::roofline::RooflineRecord> = read_json(&ev.path("roofline.json")).ok();
+    let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -412,7 +412,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
-        exactness: read_json(&ev.path("exactness.json")).ok(),
+        exactness: ev.read_exactness().ok(),
         adaptive: None,
     };
     summary.adaptive = adaptive::of_summary(file, plan.blocks(), &summary);

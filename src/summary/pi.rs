@@ -3,14 +3,12 @@
 use super::rules::{sample_rejections, Expectations};
 use crate::measure::{PiRun, Sample, ServerTiming};
 use crate::server::log::DraftAcceptance;
-use crate::study::evidence::{read_json, Evidence, Plan};
-use crate::study::file::StudyFile;
+use crate::study::evidence::{Evidence, Plan};
+use crate::study::file::{KindSection, StudyFile};
 use crate::study::isolation::IsolationRecord;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-
-pub(crate) const PI_REPORT_FILE: &str = "pi.json";
 
 /// One Pi sample as the report shows it: the Pi run's own record, where it ran, and the rulebook's
 /// verdict.
@@ -180,9 +178,16 @@ pub(crate) struct PiRunFacts {
 /// every sample it ever finished).
 pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
     let file = StudyFile::load(&ev.study_toml())?;
-    let pi = file.pi.as_ref().ok_or_else(|| anyhow::anyhow!("{} is not a Pi study", ev.root.display()))?;
-    let plan: Plan = read_json(&ev.path("plan.json"))?;
-    let restored = facts.restored.or_else(|| read_json::<IsolationRecord>(&ev.path("isolation.json")).ok()?.restored);
+    let KindSection::Pi(pi) = file.kind_section() else {
+        anyhow::bail!(
+            "{} is {}, not a Pi study: `abprof {} --resume` continues it",
+            ev.root.display(),
+            file.kind.a_study(),
+            file.kind.command()
+        )
+    };
+    let plan: Plan = ev.read_plan()?;
+    let restored = facts.restored.or_else(|| IsolationRecord::read(&ev.root).ok()?.restored);
     let mut samples = Vec::new();
     for f in ev.samples(&plan) {
         if let Some(p) = f.sample.as_ref().and_then(|s| pi_sample(ev, &plan, &f.slot, s, restored)) {
@@ -208,10 +213,7 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
         warnings: warnings(&variants),
         samples,
         variants,
-        telemetry: read_json::<crate::study::facts::HostFacts>(&ev.path("host.json"))
-            .ok()
-            .and_then(|h| h.telemetry)
-            .unwrap_or_default(),
+        telemetry: ev.read_host().ok().and_then(|h| h.telemetry).unwrap_or_default(),
         restored: facts.restored,
         interrupted_by: facts.interrupted_by,
     })
@@ -219,12 +221,12 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
 
 /// Writes `pi.json` atomically.
 pub(crate) fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result<()> {
-    crate::study::evidence::write_json(&ev.path(PI_REPORT_FILE), report)?;
+    ev.write_pi_report(report)?;
     Ok(())
 }
 
 /// Writes the sample's report view beside its evidence (`pi-sample.json`).
 pub(crate) fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
-    crate::study::evidence::write_json(&sample.evidence.join("pi-sample.json"), sample)?;
+    crate::study::evidence::write_json(&crate::study::evidence::pi_sample_in(&sample.evidence), sample)?;
     Ok(())
 }

@@ -6,7 +6,8 @@ use super::stats::{holm, ChangeCi, Verdict};
 use super::{Metric, Summary};
 use crate::study::evidence::{read_json, Evidence};
 use crate::study::file::StudyFile;
-use crate::study::sweep::{AxisName, AxisValue, PointState, SweepRecord};
+use crate::study::file::{AxisName, AxisValue};
+use crate::study::sweep::{PointState, SweepRecord};
 use serde::{Deserialize, Serialize};
 
 /// The familywise error rate the verdicts keep.

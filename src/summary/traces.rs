@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::stats::{bootstrap_scaled_delta_ci, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
 use super::VariantSummary;
 use crate::study::evidence::Evidence;
-use crate::study::file::StudyFile;
+use crate::study::file::{StudyFile, StudyKind};
 use crate::trace::compare::{compare, load_variant, Comparison, VariantSpec};
 use crate::trace::{Rules, TraceManifest};
 
@@ -94,16 +94,15 @@ pub(crate) fn compared(comparison: Comparison, scaled_by_trace_samples: Option<L
 /// Where a study's traces are: an A/B study's under `traces/` (`abprof trace --root DIR/traces`);
 /// an `abprof trace` study's beside the untraced samples that scale them.
 fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
-    if file.trace.is_some() {
-        ev.root.clone()
-    } else {
-        ev.root.join("traces")
+    match file.kind {
+        StudyKind::Trace => ev.root.clone(),
+        StudyKind::Ab | StudyKind::Pi => ev.root.join("traces"),
     }
 }
 
 /// Variants of the study that have an `abprof trace` folder under `dir`.
 fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    variants.iter().filter(|v| dir.join(&v.label).join("trace.json").is_file()).collect()
+    variants.iter().filter(|v| crate::trace::manifest::TraceManifest::path_in(&dir.join(&v.label)).is_file()).collect()
 }
 
 /// Compares the study's traces, scaled by this study's median ms/token when the study ran at the

@@ -2,12 +2,12 @@
 //! the study recorded (host, binaries, versions, argv, env, isolation hooks), every sample's metric
 //! values and telemetry timeline, and the exactness and Pi reports when the folder holds them.
 //! The renderers in `report/` read this and never the files.
-use super::pi::{PiReport, PI_REPORT_FILE};
+use super::pi::PiReport;
 use super::traces::TraceComparison;
 use super::{Metric, Summary};
 use crate::exactness::ExactnessReport;
 use crate::measure::Sample;
-use crate::study::evidence::{read_json, Evidence, Plan};
+use crate::study::evidence::{Evidence, EvidenceError, Plan};
 use crate::study::facts::{HostFacts, VariantFacts};
 use crate::study::isolation::IsolationRecord;
 use crate::telemetry::record::HostCpu;
@@ -129,24 +129,24 @@ fn timeline(dir: &Path, s: &Sample) -> Option<SampleTimeline> {
 
 /// Reads an optional evidence file: absent is `None`; present but unreadable is `None` and a line
 /// in `unreadable`.
-fn optional<T: serde::de::DeserializeOwned>(ev: &Evidence, name: &str, unreadable: &mut Vec<String>) -> Option<T> {
-    let path = ev.path(name);
-    if !path.exists() {
+fn optional<T>(exists: bool, read: Result<T, EvidenceError>, unreadable: &mut Vec<String>) -> Option<T> {
+    if !exists {
         return None;
     }
-    read_json(&path).map_err(|e| unreadable.push(e.to_string())).ok()
+    read.map_err(|e| unreadable.push(e.to_string())).ok()
 }
 
 impl StudyView {
     /// The view of the study in `ev`, around its already computed `summary`.
     pub(crate) fn of(ev: &Evidence, summary: Summary) -> anyhow::Result<StudyView> {
-        let plan: Plan = read_json(&ev.path("plan.json"))?;
+        let plan: Plan = ev.read_plan()?;
         let mut unreadable = Vec::new();
-        let host = optional(ev, "host.json", &mut unreadable);
-        let variants = optional(ev, "variants.json", &mut unreadable).unwrap_or_default();
-        let isolation = optional(ev, "isolation.json", &mut unreadable);
-        let exactness = optional(ev, crate::exactness::REPORT_FILE, &mut unreadable);
-        let pi = optional(ev, PI_REPORT_FILE, &mut unreadable);
+        let root = &ev.root;
+        let host = optional(ev.has_host(), ev.read_host(), &mut unreadable);
+        let variants = optional(ev.has_variants(), ev.read_variants(), &mut unreadable).unwrap_or_default();
+        let isolation = optional(IsolationRecord::exists_in(root), IsolationRecord::read(root), &mut unreadable);
+        let exactness = optional(ExactnessReport::path_in(root).exists(), ev.read_exactness(), &mut unreadable);
+        let pi = optional(ev.pi_report_file().exists(), ev.read_pi_report(), &mut unreadable);
         let rel = |p: &Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
         let samples = ev
             .samples(&plan)
@@ -177,8 +177,9 @@ impl StudyView {
     }
 
     /// Summarizes the study in `dir` and gathers its view.
+    #[cfg(test)]
     pub(crate) fn load(dir: &Path) -> anyhow::Result<StudyView> {
-        let ev = Evidence::open(dir)?;
+        let ev = crate::study::open(dir)?.evidence;
         let summary = super::summarize(&ev)?;
         StudyView::of(&ev, summary)
     }

@@ -1,7 +1,7 @@
 //! Which sample a timeline is drawn from: a sample folder, a study folder and a sample number,
 //! or an `abprof trace` folder (its traced sample, with its trace).
 use crate::measure::{Sample, SampleFiles};
-use crate::study::evidence::{read_json, Evidence, EvidenceError, Plan};
+use crate::study::evidence::{Evidence, EvidenceError, Plan};
 use crate::trace::manifest::TraceManifest;
 use crate::trace::{resolve_input, TraceError, TraceInput};
 use std::path::{Path, PathBuf};
@@ -29,6 +29,8 @@ pub(crate) enum InputError {
     #[error(transparent)]
     Evidence(#[from] EvidenceError),
     #[error(transparent)]
+    Open(#[from] crate::study::OpenError),
+    #[error(transparent)]
     Trace(#[from] TraceError),
 }
 
@@ -42,14 +44,14 @@ pub(crate) struct TimelineInput {
 
 /// `path` as the brief of `abprof timeline` reads it (see the module docs).
 pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInput, InputError> {
-    let is = |name: &str| path.join(name).is_file();
+    let study = Evidence::started(path);
     let dir = match sample {
-        Some(n) if is("plan.json") => study_sample(path, n)?,
+        Some(n) if study => study_sample(path, n)?,
         Some(_) => return Err(InputError::SampleOfNonStudy(path.into())),
-        None if is("sample.json") => path.to_path_buf(),
+        None if SampleFiles::new(path).record().is_file() => path.to_path_buf(),
         None if TraceManifest::path_in(path).is_file() => path.join(TRACED),
-        None if is("plan.json") => {
-            let plan: Plan = read_json(&path.join("plan.json"))?;
+        None if study => {
+            let plan: Plan = crate::study::open(path)?.evidence.read_plan()?;
             return Err(InputError::StudyWithoutSample(path.into(), plan.slots.len()));
         }
         None => return Err(InputError::Unknown(path.into())),
@@ -74,8 +76,8 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
 
 /// Sample `n` (from 1, as in `samples/NNN-LABEL`) of the study at `root`.
 fn study_sample(root: &Path, n: usize) -> Result<PathBuf, InputError> {
-    let ev = Evidence::open(root)?;
-    let plan: Plan = read_json(&ev.path("plan.json"))?;
+    let ev = crate::study::open(root)?.evidence;
+    let plan: Plan = ev.read_plan()?;
     let slot = plan.slots.iter().find(|s| s.index + 1 == n);
     match slot {
         Some(slot) => Ok(ev.sample_dir(&plan, slot)),

@@ -1,6 +1,6 @@
 //! `--sweep AXIS=V1,V2,…` (repeatable): a sweep of whole studies, one per combination
 //! (docs/methodology.md §16).
-use crate::study::sweep::{SweepAxis, SweepSection};
+use crate::study::file::{SweepAxis, SweepSection};
 use clap::Args;
 
 /// Sweep: the axes of `abprof ab --sweep`.

@@ -11,8 +11,7 @@ use crate::summary::Summary;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-pub(crate) const HTML_FILE: &str = "report.html";
-pub(crate) const MARKDOWN_FILE: &str = "report.md";
+pub(crate) use crate::study::evidence::{HTML_FILE, MARKDOWN_FILE};
 
 /// The headline of both documents.
 pub(crate) struct StudyTitle {

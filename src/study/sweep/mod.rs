@@ -1,15 +1,10 @@
 //! A sweep (docs/methodology.md §16): one whole interleaved study of every variant per point, each
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
-mod section;
-
-pub use section::SweepSection;
-pub(crate) use section::{AxisName, AxisValue, Point, SweepAxis};
-
 use super::chat::{AnotherBlock, ChatStudy};
 use super::drive::{check_study, run_study as run_one, Outcome};
 use super::evidence::{read_json, write_json, Evidence};
-use super::file::StudyFile;
+use super::file::{AxisName, AxisValue, Point, StudyFile, SweepSection};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -73,7 +68,7 @@ pub(crate) struct SweepRun {
 /// arguments, which may change the chat template) an earlier point shares reuses that point's
 /// calibrated prompt instead of calibrating again.
 fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Point) -> StudyFile {
-    let mut f = point.study_file(file);
+    let mut f = file.at_point(point);
     let same_prompt = |values: &[AxisValue]| {
         let keep = |v: &&AxisValue| matches!(v.axis(), AxisName::PromptTokens | AxisName::Extra);
         values.iter().filter(keep).eq(point.values.iter().filter(keep))
@@ -82,7 +77,7 @@ fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Po
         let earlier = record.points[..point.index]
             .iter()
             .filter(|r| same_prompt(&r.values))
-            .map(|r| ev.root.join(&r.dir).join("prompt.txt"))
+            .map(|r| super::evidence::prompt_in(&ev.root.join(&r.dir)))
             .find(|p| p.is_file() && crate::client::calibrate::sidecar_path(p).is_file());
         f.prompt = earlier;
     }
@@ -102,7 +97,7 @@ pub(crate) fn run_sweep(
     // Every point is checked before anything is created: a bad value stops the sweep before its
     // first sample, not halfway.
     for p in &points {
-        check_study(&p.study_file(file)).with_context(|| format!("sweep point {}", p.name()))?;
+        check_study(&file.at_point(p)).with_context(|| format!("sweep point {}", p.name()))?;
     }
     let ev = if resume { Evidence::open_sweep(root)? } else { Evidence::create(root)? }.lock()?;
     let mut record: SweepRecord = if resume {
@@ -130,8 +125,11 @@ pub(crate) fn run_sweep(
         }
         let dir = ev.root.join(&record.points[i].dir);
         let started = Evidence::started(&dir);
-        let point_file =
-            if started { StudyFile::load(&dir.join("study.toml"))? } else { point_study(&ev, file, &record, point) };
+        let point_file = if started {
+            StudyFile::load(&super::evidence::study_toml_in(&dir))?
+        } else {
+            point_study(&ev, file, &record, point)
+        };
         record.points[i].state = PointState::Started;
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());

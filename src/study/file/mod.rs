@@ -1,9 +1,24 @@
 //! The study file: everything that defines an A/B study, in TOML. `abprof ab` flags build one,
 //! `abprof ab --study FILE` reads one, and every study writes the one it ran into its evidence
-//! folder, so any study can be re-run exactly.
+//! folder, so any study can be re-run exactly. The file owns every section type (`[pi]`,
+//! `[trace]`, `[sweep]`, …) and the study's kind.
+mod error;
+mod kind;
+mod pi;
+mod sweep;
+mod trace;
+
+pub(crate) use error::StudyFileError;
+pub use kind::StudyKind;
+pub(crate) use kind::{AdaptiveRule, KindSection};
+pub use pi::PiSection;
+pub use sweep::SweepSection;
+pub(crate) use sweep::{AxisName, AxisValue, Point, SweepAxis};
+pub use trace::TraceSection;
+pub(crate) use trace::TracerCommand;
+
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use thiserror::Error;
 
 /// Output lengths of the workloads (docs/methodology.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -149,6 +164,10 @@ impl Default for IdleGate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudyFile {
+    /// What the study measures. A file that does not say (written before `kind` existed, or by
+    /// hand) has the kind its sections imply, set by [`StudyFile::parse`].
+    #[serde(default = "unrecorded_kind")]
+    pub kind: StudyKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The model every variant runs unless its spec says `model=`.
@@ -218,7 +237,12 @@ pub struct StudyFile {
     pub trace: Option<TraceSection>,
     /// A sweep: one whole study per combination of these values (docs/methodology.md §16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sweep: Option<super::sweep::SweepSection>,
+    pub sweep: Option<SweepSection>,
+}
+
+/// Overwritten by [`StudyFile::parse`] whenever the file has no `kind`.
+fn unrecorded_kind() -> StudyKind {
+    StudyKind::Ab
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -227,44 +251,6 @@ fn is_zero(n: &u32) -> bool {
 
 /// The sample count an adaptive study stops at when its study gives none.
 pub(crate) const DEFAULT_MAX_SAMPLES: u32 = 20;
-
-/// A Pi study: what every Pi sample runs (docs/methodology.md §11).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PiSection {
-    pub(crate) pi_bin: PathBuf,
-    /// The workload's name (`decode`, …) as recorded in the report.
-    pub(crate) mode: String,
-    pub(crate) prompt: String,
-    /// Bound on one whole pi process.
-    pub(crate) timeout_s: u64,
-    /// Pi's maxTokens and contextWindow for the model.
-    pub(crate) max_tokens: u32,
-    pub(crate) context_window: u32,
-    pub(crate) python: PathBuf,
-    pub(crate) code_timeout_s: u64,
-}
-
-/// A trace study: the tracer wrapping each variant's traced sample.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceSection {
-    pub(crate) tracer: super::trace_capture::TracerCommand,
-    /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
-    pub(crate) finalize_timeout_s: u64,
-    /// Traced samples per variant (`--traced N`), interleaved with the untraced ones; absent in
-    /// study files of earlier releases, which took one.
-    #[serde(default = "one_traced", skip_serializing_if = "is_one_traced")]
-    pub(crate) traced: u32,
-}
-
-fn one_traced() -> u32 {
-    1
-}
-
-fn is_one_traced(n: &u32) -> bool {
-    *n == 1
-}
 
 pub(crate) fn default_health_timeout() -> u64 {
     600
@@ -282,29 +268,107 @@ pub(crate) fn default_hz() -> u32 {
     100
 }
 
-#[derive(Debug, Error)]
-pub(crate) enum StudyFileError {
-    #[error("cannot read study file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
-    #[error("study file {path} is not valid: {message}")]
-    Parse { path: PathBuf, message: String },
-    #[error("study needs {0}")]
-    Missing(&'static str),
-    #[error("study file contradicts itself: {0}")]
-    Contradiction(String),
-    #[error("hook {0:?} cannot be split like a shell would (unbalanced quotes?) or is empty")]
-    BadHook(String),
-}
-
 impl StudyFile {
     pub(crate) fn load(path: &Path) -> Result<StudyFile, StudyFileError> {
         let text = std::fs::read_to_string(path).map_err(|e| StudyFileError::Read { path: path.into(), source: e })?;
-        let f: StudyFile = toml::from_str(&text).map_err(|e| StudyFileError::Parse {
-            path: path.into(),
-            message: e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" "),
-        })?;
+        let f = StudyFile::parse(&text).map_err(|message| StudyFileError::Parse { path: path.into(), message })?;
         f.check()?;
         Ok(f)
+    }
+
+    /// The study file `text` holds, unchecked; the error is one line. A file without `kind` gets
+    /// the kind its sections imply ([`StudyKind::of_sections`]).
+    pub(crate) fn parse(text: &str) -> Result<StudyFile, String> {
+        let one_line = |e: toml::de::Error| {
+            e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
+        };
+        let table: toml::Table = toml::from_str(text).map_err(one_line)?;
+        let mut f: StudyFile = toml::from_str(text).map_err(one_line)?;
+        if !table.contains_key("kind") {
+            f.kind = StudyKind::of_sections(f.pi.is_some(), f.trace.is_some());
+        }
+        Ok(f)
+    }
+
+    /// The kind with the section it needs. Only for a checked file ([`StudyFile::check`] refuses
+    /// a kind without its section).
+    pub(crate) fn kind_section(&self) -> KindSection<'_> {
+        match (self.kind, &self.pi, &self.trace) {
+            (StudyKind::Pi, Some(pi), _) => KindSection::Pi(pi),
+            (StudyKind::Trace, _, Some(t)) => KindSection::Trace(t),
+            (StudyKind::Ab, _, _) => KindSection::Ab(
+                self.until_ci_pct.map(|until_ci_pct| AdaptiveRule { until_ci_pct, max_samples: self.max_samples() }),
+            ),
+            (kind, _, _) => panic!("a {kind:?} study file without its section passed check()"),
+        }
+    }
+
+    /// The study this point of the sweep runs: this study with the point's values, and no sweep.
+    pub(crate) fn at_point(&self, point: &Point) -> StudyFile {
+        let mut f = StudyFile { sweep: None, ..self.clone() };
+        for v in &point.values {
+            match v {
+                AxisValue::PromptTokens(n) => {
+                    f.prompt = None;
+                    f.prompt_tokens = Some(*n);
+                }
+                AxisValue::Tokens(n) => {
+                    f.tokens = *n;
+                    f.workload = None;
+                }
+                AxisValue::Kv(kv) => f.variants = f.variants.iter().map(|s| format!("{s}|kv={kv}")).collect(),
+                AxisValue::Extra(e) if e.trim().is_empty() => {}
+                AxisValue::Extra(e) if f.server_args.trim().is_empty() => f.server_args = e.clone(),
+                AxisValue::Extra(e) => f.server_args = format!("{} {e}", f.server_args),
+            }
+        }
+        f.name = Some(match &self.name {
+            Some(n) => format!("{n} · {}", point.name()),
+            None => point.name(),
+        });
+        f
+    }
+
+    /// The `[sweep]` section is whole and agrees with the rest of the file.
+    fn check_sweep(&self, sweep: &SweepSection) -> Result<(), StudyFileError> {
+        let bad = |m: String| Err(StudyFileError::Contradiction(m));
+        sweep.check_axes()?;
+        if self.kind != StudyKind::Ab {
+            return bad(format!("a sweep runs A/B studies: {} cannot be swept", self.kind.a_study()));
+        }
+        if !sweep.tokens.is_empty() && (self.tokens != 0 || self.workload.is_some()) {
+            return bad("tokens are swept in [sweep]: drop the top-level tokens and workload".into());
+        }
+        if !sweep.prompt_tokens.is_empty() && (self.prompt.is_some() || self.prompt_tokens.is_some()) {
+            return bad("prompt_tokens are swept in [sweep]: drop the top-level prompt and prompt_tokens".into());
+        }
+        if !sweep.kv.is_empty() {
+            if let Some(spec) = self.variants.iter().find(|s| crate::variant::spec_has_key(s, "kv")) {
+                return bad(format!(
+                    "the kv axis gives every variant its KV type, but variant {spec:?} sets kv= itself: drop one"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The kind has its section, and no section of another kind.
+    fn check_kind(&self) -> Result<(), StudyFileError> {
+        let (pi, trace) = (self.pi.is_some(), self.trace.is_some());
+        let problem = match self.kind {
+            StudyKind::Ab if pi || trace => {
+                Some("kind = \"ab\" has no [pi] or [trace] section: drop it, or set the kind it belongs to")
+            }
+            StudyKind::Trace if !trace => Some("kind = \"trace\" needs its [trace] section"),
+            StudyKind::Trace if pi => Some("kind = \"trace\" has no [pi] section: drop it"),
+            StudyKind::Pi if !pi => Some("kind = \"pi\" needs its [pi] section"),
+            StudyKind::Pi if trace => Some("kind = \"pi\" has no [trace] section: drop it"),
+            _ => None,
+        };
+        match problem {
+            Some(p) => Err(StudyFileError::Contradiction(p.into())),
+            None => Ok(()),
+        }
     }
 
     /// Relative paths taken from `base` made absolute, so the copy in the evidence folder re-runs
@@ -337,7 +401,7 @@ impl StudyFile {
         if !(pct.is_finite() && pct > 0.0) {
             return Err(StudyFileError::Missing("until_ci_pct > 0 (the half width, in %, of the interval wanted)"));
         }
-        if self.pi.is_some() || self.trace.is_some() {
+        if self.kind != StudyKind::Ab {
             return Err(StudyFileError::Contradiction(
                 "until_ci_pct judges decode TPS of an A/B study: a Pi or trace study takes a fixed sample count".into(),
             ));
@@ -362,14 +426,16 @@ impl StudyFile {
         if self.samples == 0 {
             return Err(StudyFileError::Missing("samples >= 1"));
         }
+        self.check_kind()?;
         let sweep = self.sweep.as_ref();
         if let Some(sweep) = sweep {
-            sweep.check(self)?;
+            self.check_sweep(sweep)?;
         }
         if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
-        if self.pi.is_none()
+        // A Pi agent writes its own prompt.
+        if self.kind != StudyKind::Pi
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()
             && sweep.is_none_or(|s| s.prompt_tokens.is_empty())
@@ -434,6 +500,36 @@ power_max_w = 15.0
     }
 
     #[test]
+    fn a_file_without_kind_has_the_kind_its_sections_imply() {
+        let base = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nprompt_tokens=50\n";
+        let trace = "[trace]\nfinalize_timeout_s=5\n[trace.tracer]\nkind='nsys'\nprogram='/bin/nsys'\n";
+        let pi = "[pi]\npi_bin='/p'\nmode='decode'\nprompt='x'\ntimeout_s=1\nmax_tokens=8\ncontext_window=64\npython='/py'\ncode_timeout_s=1\n";
+        assert_eq!(StudyFile::parse(base).unwrap().kind, StudyKind::Ab);
+        assert_eq!(StudyFile::parse(&format!("{base}{trace}")).unwrap().kind, StudyKind::Trace);
+        let p = StudyFile::parse(&format!("{base}{pi}")).unwrap();
+        assert_eq!(p.kind, StudyKind::Pi);
+        assert!(matches!(p.kind_section(), KindSection::Pi(_)));
+        // Written back, the kind is recorded and reads as itself.
+        let t = StudyFile::parse(&format!("{base}{trace}")).unwrap();
+        assert!(t.to_toml().starts_with("kind = \"trace\"\n"), "{}", t.to_toml());
+        assert_eq!(StudyFile::parse(&t.to_toml()).unwrap(), t);
+        // A recorded kind must agree with the sections.
+        let e = StudyFile::parse(&format!("kind='ab'\n{base}{trace}")).unwrap().check().unwrap_err().to_string();
+        assert!(e.contains("kind = \"ab\" has no [pi] or [trace] section"), "{e}");
+        let e = StudyFile::parse(&format!("kind='pi'\n{base}")).unwrap().check().unwrap_err().to_string();
+        assert!(e.contains("needs its [pi] section"), "{e}");
+        assert!(StudyFile::parse(&format!("kind='sweep'\n{base}")).is_err(), "a sweep is a shape, not a kind");
+        // A Pi study needs no prompt; an A/B study's adaptive rule comes with its kind.
+        let pi_only = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\n";
+        StudyFile::parse(&format!("{pi_only}{pi}")).unwrap().check().unwrap();
+        let adaptive =
+            StudyFile::parse(&format!("{base}samples=2\nuntil_ci_pct=1.5\n").replace("samples=1\n", "")).unwrap();
+        adaptive.check().unwrap();
+        let KindSection::Ab(Some(rule)) = adaptive.kind_section() else { panic!("an adaptive A/B study") };
+        assert_eq!((rule.until_ci_pct, rule.max_samples), (1.5, DEFAULT_MAX_SAMPLES));
+    }
+
+    #[test]
     fn unknown_keys_and_missing_prompt_are_errors() {
         assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
         let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
@@ -443,5 +539,88 @@ power_max_w = 15.0
         assert!(matches!(zero_hz.check(), Err(StudyFileError::Missing("telemetry_hz >= 1"))));
         let both: StudyFile = toml::from_str(&format!("{base}workload='screening'")).unwrap();
         assert!(both.check().unwrap_err().to_string().contains("128 output tokens, but tokens = 8"));
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+
+    fn base() -> StudyFile {
+        toml::from_str(
+            "model='/m.gguf'\nserver_args='-c 4096'\nsamples=2\nvariants=['f16=/b|kv=f16','q8_0=/b|kv=q8_0']\n[sweep]\nprompt_tokens=[500,2000]\ntokens=[8,16]\n",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn points_are_every_combination_first_axis_outermost() {
+        let f = base();
+        f.check().unwrap();
+        let points = f.sweep.as_ref().unwrap().points();
+        let names: Vec<String> = points.iter().map(Point::name).collect();
+        assert_eq!(
+            names,
+            [
+                "prompt-tokens=500,tokens=8",
+                "prompt-tokens=500,tokens=16",
+                "prompt-tokens=2000,tokens=8",
+                "prompt-tokens=2000,tokens=16"
+            ]
+        );
+        assert_eq!(points[3].dir_name(), "04-prompt-tokens=2000,tokens=16");
+        let p = f.at_point(&points[2]);
+        p.check().unwrap();
+        assert_eq!((p.prompt_tokens, p.tokens, p.sweep.is_none()), (Some(2000), 8, true));
+        assert_eq!(p.name.as_deref(), Some("prompt-tokens=2000,tokens=8"));
+        // The point's study file stands alone: it round-trips and re-runs without the sweep.
+        let again: StudyFile = toml::from_str(&p.to_toml()).unwrap();
+        assert_eq!(again, p);
+        let whole: StudyFile = toml::from_str(&f.to_toml()).unwrap();
+        assert_eq!(whole, f, "the sweep's own file round-trips, its tokens absent");
+        assert!(!f.to_toml().contains("\ntokens = 0"));
+    }
+
+    #[test]
+    fn kv_and_extra_reach_every_variant() {
+        let mut f = base();
+        f.sweep = Some(SweepSection::from_axes(&["extra=,-fa on".parse().unwrap()]).unwrap());
+        f.prompt_tokens = Some(300);
+        f.tokens = 8;
+        let points = f.sweep.as_ref().unwrap().points();
+        assert_eq!(f.at_point(&points[0]).server_args, "-c 4096");
+        assert_eq!(f.at_point(&points[1]).server_args, "-c 4096 -fa on");
+        assert_eq!(points[1].dir_name(), "02-extra=-fa_on");
+        f.sweep = Some(SweepSection::from_axes(&["kv=q8_0,q4_0".parse().unwrap()]).unwrap());
+        let e = f.check().unwrap_err().to_string();
+        assert!(e.contains("sets kv= itself"), "{e}");
+        f.variants = vec!["a=/b".into(), "b=/c|extra=-t 1".into()];
+        f.check().unwrap();
+        let p = f.at_point(&f.sweep.as_ref().unwrap().points()[1]);
+        assert_eq!(p.variants, ["a=/b|kv=q4_0", "b=/c|extra=-t 1|kv=q4_0"]);
+    }
+
+    #[test]
+    fn bad_axes_and_contradictions_are_named() {
+        let err = |s: &str| s.parse::<SweepAxis>().unwrap_err();
+        assert!(err("depth=1,2").contains("unknown sweep axis \"depth\""));
+        assert!(err("tokens=1").contains("whole number >= 2"));
+        assert!(err("kv=f17").contains("not one of"));
+        assert!(err("prompt-tokens").contains("AXIS=V1,V2"));
+        let twice = ["tokens=8".parse().unwrap(), "tokens=16".parse().unwrap()];
+        assert!(SweepSection::from_axes(&twice).unwrap_err().contains("given twice"));
+        let mut f = base();
+        f.tokens = 128;
+        assert!(f.check().unwrap_err().to_string().contains("drop the top-level tokens"));
+        let mut f = base();
+        f.prompt_tokens = Some(300);
+        assert!(f.check().unwrap_err().to_string().contains("drop the top-level prompt"));
+        let mut f = base();
+        f.sweep.as_mut().unwrap().tokens = vec![8, 8];
+        assert!(f.check().unwrap_err().to_string().contains("lists \"8\" twice"));
+        assert!(toml::from_str::<StudyFile>(
+            "model='m'\nsamples=1\nvariants=['a=b']\nprompt_tokens=5\n[sweep]\ntokens=[8]\ndepth=[1]"
+        )
+        .is_err());
     }
 }

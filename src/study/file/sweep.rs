@@ -1,7 +1,7 @@
 //! The `[sweep]` section of a study file and the `--sweep AXIS=V1,V2,…` flag: the axes, their
 //! points, and the study file of each point (docs/methodology.md §16).
-use crate::study::file::{StudyFile, StudyFileError};
-use crate::variant::{spec_has_key, KV_TYPES};
+use super::error::StudyFileError;
+use crate::variant::KV_TYPES;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -166,32 +166,6 @@ impl Point {
             .collect();
         format!("{:02}-{safe}", self.index + 1)
     }
-
-    /// The study this point runs: the sweep's study with this point's values, and no sweep.
-    pub(crate) fn study_file(&self, sweep: &StudyFile) -> StudyFile {
-        let mut f = StudyFile { sweep: None, ..sweep.clone() };
-        for v in &self.values {
-            match v {
-                AxisValue::PromptTokens(n) => {
-                    f.prompt = None;
-                    f.prompt_tokens = Some(*n);
-                }
-                AxisValue::Tokens(n) => {
-                    f.tokens = *n;
-                    f.workload = None;
-                }
-                AxisValue::Kv(kv) => f.variants = f.variants.iter().map(|s| format!("{s}|kv={kv}")).collect(),
-                AxisValue::Extra(e) if e.trim().is_empty() => {}
-                AxisValue::Extra(e) if f.server_args.trim().is_empty() => f.server_args = e.clone(),
-                AxisValue::Extra(e) => f.server_args = format!("{} {e}", f.server_args),
-            }
-        }
-        f.name = Some(match &sweep.name {
-            Some(n) => format!("{n} · {}", self.name()),
-            None => self.name(),
-        });
-        f
-    }
 }
 
 impl SweepSection {
@@ -248,8 +222,9 @@ impl SweepSection {
         combos.into_iter().enumerate().map(|(index, values)| Point { index, values }).collect()
     }
 
-    /// The section is whole and agrees with the rest of the study file.
-    pub(crate) fn check(&self, file: &StudyFile) -> Result<(), StudyFileError> {
+    /// The section is whole: every axis has values, each valid and listed once. Whether it agrees
+    /// with the rest of the study file is [`super::StudyFile::check`]'s to say.
+    pub(crate) fn check_axes(&self) -> Result<(), StudyFileError> {
         let bad = |m: String| Err(StudyFileError::Contradiction(m));
         if self.axes().is_empty() {
             return Err(StudyFileError::Missing("at least one axis in [sweep] (prompt_tokens, tokens, kv, extra)"));
@@ -262,105 +237,6 @@ impl SweepSection {
                 return bad(format!("sweep axis {} lists {:?} twice", axis.key(), v.value()));
             }
         }
-        if file.pi.is_some() || file.trace.is_some() {
-            return bad("a sweep runs A/B studies: a Pi or trace study cannot be swept".into());
-        }
-        if !self.tokens.is_empty() && (file.tokens != 0 || file.workload.is_some()) {
-            return bad("tokens are swept in [sweep]: drop the top-level tokens and workload".into());
-        }
-        if !self.prompt_tokens.is_empty() && (file.prompt.is_some() || file.prompt_tokens.is_some()) {
-            return bad("prompt_tokens are swept in [sweep]: drop the top-level prompt and prompt_tokens".into());
-        }
-        if !self.kv.is_empty() {
-            if let Some(spec) = file.variants.iter().find(|s| spec_has_key(s, "kv")) {
-                return bad(format!(
-                    "the kv axis gives every variant its KV type, but variant {spec:?} sets kv= itself: drop one"
-                ));
-            }
-        }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn base() -> StudyFile {
-        toml::from_str(
-            "model='/m.gguf'\nserver_args='-c 4096'\nsamples=2\nvariants=['f16=/b|kv=f16','q8_0=/b|kv=q8_0']\n[sweep]\nprompt_tokens=[500,2000]\ntokens=[8,16]\n",
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn points_are_every_combination_first_axis_outermost() {
-        let f = base();
-        f.check().unwrap();
-        let points = f.sweep.as_ref().unwrap().points();
-        let names: Vec<String> = points.iter().map(Point::name).collect();
-        assert_eq!(
-            names,
-            [
-                "prompt-tokens=500,tokens=8",
-                "prompt-tokens=500,tokens=16",
-                "prompt-tokens=2000,tokens=8",
-                "prompt-tokens=2000,tokens=16"
-            ]
-        );
-        assert_eq!(points[3].dir_name(), "04-prompt-tokens=2000,tokens=16");
-        let p = points[2].study_file(&f);
-        p.check().unwrap();
-        assert_eq!((p.prompt_tokens, p.tokens, p.sweep.is_none()), (Some(2000), 8, true));
-        assert_eq!(p.name.as_deref(), Some("prompt-tokens=2000,tokens=8"));
-        // The point's study file stands alone: it round-trips and re-runs without the sweep.
-        let again: StudyFile = toml::from_str(&p.to_toml()).unwrap();
-        assert_eq!(again, p);
-        let whole: StudyFile = toml::from_str(&f.to_toml()).unwrap();
-        assert_eq!(whole, f, "the sweep's own file round-trips, its tokens absent");
-        assert!(!f.to_toml().contains("\ntokens = 0"));
-    }
-
-    #[test]
-    fn kv_and_extra_reach_every_variant() {
-        let mut f = base();
-        f.sweep = Some(SweepSection::from_axes(&["extra=,-fa on".parse().unwrap()]).unwrap());
-        f.prompt_tokens = Some(300);
-        f.tokens = 8;
-        let points = f.sweep.as_ref().unwrap().points();
-        assert_eq!(points[0].study_file(&f).server_args, "-c 4096");
-        assert_eq!(points[1].study_file(&f).server_args, "-c 4096 -fa on");
-        assert_eq!(points[1].dir_name(), "02-extra=-fa_on");
-        f.sweep = Some(SweepSection::from_axes(&["kv=q8_0,q4_0".parse().unwrap()]).unwrap());
-        let e = f.check().unwrap_err().to_string();
-        assert!(e.contains("sets kv= itself"), "{e}");
-        f.variants = vec!["a=/b".into(), "b=/c|extra=-t 1".into()];
-        f.check().unwrap();
-        let p = f.sweep.as_ref().unwrap().points()[1].study_file(&f);
-        assert_eq!(p.variants, ["a=/b|kv=q4_0", "b=/c|extra=-t 1|kv=q4_0"]);
-    }
-
-    #[test]
-    fn bad_axes_and_contradictions_are_named() {
-        let err = |s: &str| s.parse::<SweepAxis>().unwrap_err();
-        assert!(err("depth=1,2").contains("unknown sweep axis \"depth\""));
-        assert!(err("tokens=1").contains("whole number >= 2"));
-        assert!(err("kv=f17").contains("not one of"));
-        assert!(err("prompt-tokens").contains("AXIS=V1,V2"));
-        let twice = ["tokens=8".parse().unwrap(), "tokens=16".parse().unwrap()];
-        assert!(SweepSection::from_axes(&twice).unwrap_err().contains("given twice"));
-        let mut f = base();
-        f.tokens = 128;
-        assert!(f.check().unwrap_err().to_string().contains("drop the top-level tokens"));
-        let mut f = base();
-        f.prompt_tokens = Some(300);
-        assert!(f.check().unwrap_err().to_string().contains("drop the top-level prompt"));
-        let mut f = base();
-        f.sweep.as_mut().unwrap().tokens = vec![8, 8];
-        assert!(f.check().unwrap_err().to_string().contains("lists \"8\" twice"));
-        assert!(toml::from_str::<StudyFile>(
-            "model='m'\nsamples=1\nvariants=['a=b']\nprompt_tokens=5\n[sweep]\ntokens=[8]\ndepth=[1]"
-        )
-        .is_err());
     }
 }

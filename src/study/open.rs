@@ -1,0 +1,82 @@
+//! One way into an existing study folder: `--resume`, `summarize`, `report`, `history import` and
+//! `timeline` all open a folder here, which reads its study file once and says which kind of study
+//! (and which shape: one study, or a sweep of them) it holds, so no caller guesses from the files.
+use super::evidence::{is_sweep, Evidence, EvidenceError};
+use super::file::{StudyFile, StudyFileError, StudyKind};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// One study, or a sweep: one whole study per point (docs/methodology.md §16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Study,
+    Sweep,
+}
+
+/// An opened study folder.
+#[derive(Debug, Clone)]
+pub(crate) struct StudyFolder {
+    pub(crate) evidence: Evidence,
+    /// Its `study.toml`, read and checked.
+    pub(crate) file: StudyFile,
+    pub(crate) shape: Shape,
+}
+
+#[derive(Debug, Error)]
+pub(crate) enum OpenError {
+    #[error(transparent)]
+    Evidence(#[from] EvidenceError),
+    #[error(transparent)]
+    File(#[from] StudyFileError),
+}
+
+/// A folder or study file of another kind than the command handles: a usage error (exit 2),
+/// refused before anything is written.
+#[derive(Debug, Error)]
+pub(crate) enum WrongKind {
+    #[error("{dir} is {a_study}{shape}, which `abprof {asked} --resume` cannot continue: `abprof {right} --resume {dir}` does", a_study = kind.a_study(), shape = if *sweep { " sweep" } else { "" }, right = kind.command(), dir = dir.display())]
+    Folder { dir: PathBuf, kind: StudyKind, sweep: bool, asked: &'static str },
+    #[error("study file {path} defines {a_study}, which `abprof {asked} --study` does not run: `abprof {right}` runs it (give its flags){hint}", a_study = kind.a_study(), right = kind.command(), path = path.display(), hint = if *kind == StudyKind::Trace { ", or drop its [trace] section to run it as an A/B study" } else { "" })]
+    File { path: PathBuf, kind: StudyKind, asked: &'static str },
+}
+
+/// Opens the study (or sweep) folder `dir`.
+pub(crate) fn open(dir: &Path) -> Result<StudyFolder, OpenError> {
+    let (evidence, shape) =
+        if is_sweep(dir) { (Evidence::open_sweep(dir)?, Shape::Sweep) } else { (Evidence::open(dir)?, Shape::Study) };
+    let file = StudyFile::load(&evidence.study_toml())?;
+    Ok(StudyFolder { evidence, file, shape })
+}
+
+impl StudyFolder {
+    pub(crate) fn kind(&self) -> StudyKind {
+        self.file.kind
+    }
+
+    /// The folder, when `abprof <kind> --resume` may continue it.
+    pub(crate) fn resumed_by(self, kind: StudyKind) -> Result<StudyFolder, WrongKind> {
+        if self.kind() == kind {
+            return Ok(self);
+        }
+        Err(WrongKind::Folder {
+            dir: self.evidence.root.clone(),
+            kind: self.kind(),
+            sweep: self.shape == Shape::Sweep,
+            asked: kind.command(),
+        })
+    }
+}
+
+/// `file` (read from `path`), when `abprof <asked> --study`, which runs studies of `kind`, may
+/// run it.
+pub(crate) fn run_by(
+    file: StudyFile,
+    path: &Path,
+    kind: StudyKind,
+    asked: &'static str,
+) -> Result<StudyFile, WrongKind> {
+    if file.kind == kind {
+        return Ok(file);
+    }
+    Err(WrongKind::File { path: path.into(), kind: file.kind, asked })
+}
