@@ -25,6 +25,9 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn run(a: BuildArgs) -> Result<i32> {
+    // A build is a child like the server: a signal stops its process group (cmake, ninja, every
+    // compiler) and removes its worktree, as it does inside a bisect.
+    let stop = crate::bisect::stop::Stop::listen()?;
     let s = &a.source;
     let spec = BuildSpec {
         repo: s.repo.clone(),
@@ -34,9 +37,16 @@ pub(crate) fn run(a: BuildArgs) -> Result<i32> {
         out: s.out(),
         cmake_args: s.cmake_args.clone(),
         jobs: s.jobs(),
-        cancel: None,
+        cancel: Some(stop.flag()),
     };
-    let artifact = build_artifact(&spec, &mut |step| eprintln!("abprof build: {step}"))?;
+    let artifact = match build_artifact(&spec, &mut |step| eprintln!("abprof build: {step}")) {
+        Err(crate::artifact::ArtifactError::Interrupted) => {
+            let n = stop.signal().unwrap_or(2);
+            eprintln!("abprof: interrupted by signal {n}; the build was stopped and its worktree removed");
+            return Ok(128 + n);
+        }
+        r => r?,
+    };
     emit(&BuiltArtifact::from(&artifact), a.output.format());
     Ok(0)
 }
