@@ -5,8 +5,11 @@
 //! it also fires when the *thread* that forked exits, not the process. So a small watcher holds
 //! the other end of a pipe from abprof: abprof tells it each build step's process group, and
 //! `done` when the build is over. When the pipe closes without `done` (abprof is gone, however
-//! it died), the watcher kills the step's whole group, removes the worktree and prunes it from
-//! the user's repository. The watcher also holds the build slot's lock (an inherited descriptor
+//! it died), the watcher ends the step's whole group, removes the worktree and prunes it from
+//! the user's repository. It sends SIGTERM first and SIGKILL up to 2 s later, as a timed child
+//! gets (`child::run_timed`): ninja runs each command in a process group of its own, so only
+//! ninja itself, told to stop, can end the compilers; a SIGKILL of the step's group alone would
+//! leave them running. The watcher also holds the build slot's lock (an inherited descriptor
 //! of the same open file, fd 3) until it has cleaned up, so no other build takes the slot first.
 use std::fs::File;
 use std::io::Write;
@@ -18,7 +21,12 @@ const SCRIPT: &str = r#"g=
 while read what n; do
   case $what in group) g=$n ;; done) exit 0 ;; esac
 done
-[ -n "$g" ] && kill -9 -"$g" 2>/dev/null
+if [ -n "$g" ]; then
+  kill -TERM -"$g" 2>/dev/null
+  i=0
+  while kill -0 -"$g" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -9 -"$g" 2>/dev/null
+fi
 git -C "$1" worktree remove --force "$2" 2>/dev/null
 rm -rf "$2"
 git -C "$1" worktree prune 2>/dev/null

@@ -9,7 +9,7 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Example: abprof build --repo ~/llama.cpp --commit 0c1e57098 --patch cand.patch --name cand -- -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151"
+    after_help = "Example: abprof build --repo ~/llama.cpp --commit 0c1e57098 --patch cand.patch --name cand -- -DGGML_HIP=ON -DAMDGPU_TARGETS=gfx1151\n\nExit status: 0 built; 1 error; 2 usage; 128+N stopped by signal N (130 SIGINT, 143 SIGTERM): the build's processes are stopped and its worktree removed. If abprof is killed (SIGKILL), the build's process group dies with it and the worktree is removed too."
 )]
 pub(crate) struct BuildArgs {
     #[command(flatten)]
