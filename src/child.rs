@@ -70,6 +70,17 @@ pub(crate) fn run_timed(cmd: &mut Command, timeout: Duration, cancel: &AtomicBoo
     run_watched(cmd, timeout, None, cancel)
 }
 
+/// [`run_timed`], telling `group` the process group once it is spawned and `None` once it is
+/// over (a build's leash, `artifact::leash`).
+pub(crate) fn run_timed_telling(
+    cmd: &mut Command,
+    timeout: Duration,
+    cancel: &AtomicBool,
+    group: &dyn Fn(Option<u32>),
+) -> std::io::Result<TimedRun> {
+    run_reporting(cmd, timeout, None, cancel, group)
+}
+
 /// [`run_timed`], also ended like a timeout when `stall` sees its output stand still.
 pub(crate) fn run_watched(
     cmd: &mut Command,
@@ -77,9 +88,20 @@ pub(crate) fn run_watched(
     stall: Option<&StallWatch>,
     cancel: &AtomicBool,
 ) -> std::io::Result<TimedRun> {
+    run_reporting(cmd, timeout, stall, cancel, &|_| {})
+}
+
+fn run_reporting(
+    cmd: &mut Command,
+    timeout: Duration,
+    stall: Option<&StallWatch>,
+    cancel: &AtomicBool,
+    tell: &dyn Fn(Option<u32>),
+) -> std::io::Result<TimedRun> {
     cmd.process_group(0);
     let started = Stamp::now();
     let mut child = cmd.spawn()?;
+    tell(Some(child.id()));
     let group = Pid::from_raw(child.id() as i32);
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
@@ -133,6 +155,7 @@ pub(crate) fn run_watched(
     if killpg(group, None).is_ok() {
         let _ = killpg(group, Signal::SIGKILL);
     }
+    tell(None);
     Ok(TimedRun { exit, wall_ms: started.ms_until(&ended) })
 }
 

@@ -6,10 +6,11 @@
 //! (THE study loop) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory
 //! bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact`, `model` →
 //! `client`, `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`,
-//! `dylib`.
+//! `dylib`, `bounds`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod bisect;
+pub(crate) mod bounds;
 pub(crate) mod cache_dir;
 pub(crate) mod child;
 pub mod cli;

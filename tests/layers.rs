@@ -209,7 +209,7 @@ const FLOORS: &[&[&str]] = &[
     &["roofline"],
     &["trace", "telemetry", "server", "artifact", "model"],
     &["client", "child", "atomic_file", "cache_dir"],
-    &["variant", "schedule", "clock", "stats", "schema", "dylib"],
+    &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds"],
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -132,6 +132,9 @@ foreign_cpu_max_pct = 400.0
     for want in ["decode floor", "% of floor", "host streaming read", "f16 reads per step:", "q8_0 reads per step:"] {
         assert!(text.contains(want), "{want:?} missing from:\n{text}");
     }
+    // A step under its floor says why it can be (the test bed's model fits in the CPU's caches).
+    let under = (0..2).any(|i| s["variants"][i]["floor"]["pct_of_floor"].as_f64().unwrap() < 100.0);
+    assert_eq!(text.contains("under 100% of floor") && text.contains("CPU's caches"), under, "{text}");
     let row =
         text.lines().find(|l| l.trim_start().starts_with("q8_0") && l.contains('%') && l.contains("316")).unwrap();
     assert!(row.contains("46,433,296"), "q8_0 bytes per step at 316 tokens: {row}");

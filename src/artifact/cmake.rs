@@ -41,6 +41,8 @@ fn last_line(log: &Path) -> String {
 pub(crate) struct Runner<'a> {
     pub(crate) env: &'a [(String, String)],
     pub(crate) cancel: Option<&'a AtomicBool>,
+    /// Told each step's process group, so the step dies with abprof however abprof dies.
+    pub(crate) leash: Option<&'a super::leash::BuildLeash>,
 }
 
 /// A build may take an hour on a slow host; the bound only keeps a wedged compiler from hanging
@@ -56,11 +58,18 @@ fn run_logged(step: &'static str, args: &[String], log: &Path, run: Runner<'_>) 
     let failed = match run.cancel {
         // A caller that listens for signals gets a build it can stop: the build runs in its own
         // process group, ended as a whole (ninja and every compiler) once the flag is set.
-        Some(cancel) => match crate::child::run_timed(&mut cmd, BUILD_STEP_TIMEOUT, cancel).map_err(tool)?.exit {
-            TimedExit::Exited(0) => None,
-            TimedExit::Interrupted => return Err(ArtifactError::Interrupted),
-            other => Some(other.describe()),
-        },
+        Some(cancel) => {
+            let on_spawn = |pgid: Option<u32>| {
+                if let Some(l) = run.leash {
+                    l.group(pgid);
+                }
+            };
+            match crate::child::run_timed_telling(&mut cmd, BUILD_STEP_TIMEOUT, cancel, &on_spawn).map_err(tool)?.exit {
+                TimedExit::Exited(0) => None,
+                TimedExit::Interrupted => return Err(ArtifactError::Interrupted),
+                other => Some(other.describe()),
+            }
+        }
         // Otherwise the build stays in abprof's process group, so a Ctrl-C at the terminal
         // reaches it too.
         None => {

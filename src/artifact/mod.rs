@@ -9,6 +9,7 @@ mod cmake;
 mod error;
 pub(crate) mod git;
 mod info;
+pub(crate) mod leash;
 mod scratch;
 mod store;
 
@@ -84,6 +85,9 @@ pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -
     let src = scratch.path().join("src");
     progress(&format!("worktree of {} at {}", &commit[..12], src.display()));
     let worktree = DetachedWorktree::add(&repo, &src, &commit)?;
+    // Dropped before the worktree on every path out: a build abprof finishes cleans up itself.
+    let leash = leash::BuildLeash::hold(&repo, &src, Some(scratch.lock()))
+        .map_err(|e| ArtifactError::Tool { program: "sh".into(), source: e })?;
     if let Some((path, bytes)) = &patch {
         let copy = staging.write("source.patch", bytes)?;
         progress(&format!("applying {}", path.display()));
@@ -94,7 +98,7 @@ pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -
     let mut args = launcher.as_deref().map(ccache::configure_args).unwrap_or_default();
     args.extend(spec.cmake_args.iter().cloned());
     let env = launcher.as_ref().map(|_| ccache::env(scratch.path())).unwrap_or_default();
-    let runner = cmake::Runner { env: &env, cancel: spec.cancel.as_deref() };
+    let runner = cmake::Runner { env: &env, cancel: spec.cancel.as_deref(), leash: Some(&leash) };
     let configure_args = cmake::configure_args(&src, &build_dir, &args);
     progress("configuring");
     cmake::configure(&configure_args, &staging.dir.join("configure.log"), runner)?;
@@ -105,6 +109,7 @@ pub(crate) fn build_artifact(spec: &BuildSpec, progress: &mut dyn FnMut(&str)) -
     let cache_text = std::fs::read_to_string(build_dir.join("CMakeCache.txt")).unwrap_or_default();
     staging.write("CMakeCache.txt", cache_text.as_bytes())?;
     let cache = cmake::read_cache(&cache_text);
+    drop(leash);
     drop(worktree);
 
     let info = BuildInfo {

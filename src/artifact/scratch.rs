@@ -48,6 +48,11 @@ impl Scratch {
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }
+
+    /// The slot's lock, held while the slot is this build's.
+    pub(crate) fn lock(&self) -> &File {
+        &self._lock
+    }
 }
 
 impl Drop for Scratch {

@@ -36,6 +36,8 @@ impl Mark {
 }
 
 pub(crate) struct BisectWorktree {
+    /// Before `tree`, so dropped first: removes the worktree if abprof is killed (SIGKILL).
+    _leash: crate::artifact::leash::BuildLeash,
     tree: DetachedWorktree,
 }
 
@@ -59,7 +61,9 @@ impl BisectWorktree {
     /// A worktree at `path` (which must not exist), with `git bisect start` run in it.
     pub(crate) fn start(repo: &Path, path: &Path, good: &str, bad: &str) -> Result<(Self, Position), ArtifactError> {
         let tree = DetachedWorktree::add_without_files(repo, path, bad)?;
-        let me = BisectWorktree { tree };
+        let leash = crate::artifact::leash::BuildLeash::hold(repo, path, None)
+            .map_err(|e| ArtifactError::Tool { program: "sh".into(), source: e })?;
+        let me = BisectWorktree { _leash: leash, tree };
         let pos = me.run(&["bisect", "start", "--no-checkout", bad, good], "bisect start")?;
         Ok((me, pos))
     }

@@ -14,7 +14,7 @@
 mod git;
 pub(crate) mod judge;
 pub(crate) mod record;
-mod stop;
+pub(crate) mod stop;
 
 pub(crate) use stop::Stop;
 

@@ -168,6 +168,9 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
                     "abprof: error: variant {} has no accepted sample, so there is nothing to compare: see the rejections above",
                     empty.join(", ")
                 );
+                if all_other_workload(summary) {
+                    eprintln!("abprof: every sample was rejected other-workload (other processes used the CPU during its request): rerun on a quiet host, or raise --foreign-cpu-max PCT (docs/methodology.md §7.7) if that load is part of the host you mean to measure");
+                }
             }
             match failures {
                 _ if !run.restored || !empty.is_empty() || report_failed => 1,
@@ -200,6 +203,12 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
 
 /// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
 /// the sweep's summary (docs/methodology.md §16).
+/// Every rejected sample broke the other-workload rule (and there is at least one): the study
+/// measured a busy host, not the variants.
+fn all_other_workload(s: &crate::summary::Summary) -> bool {
+    !s.rejected.is_empty() && s.rejected.iter().all(|r| r.reasons.iter().any(|x| x.rule == "other-workload"))
+}
+
 fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
     let mut history = a.history.open()?;
     let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;

@@ -35,7 +35,7 @@ pub(crate) struct TraceReading {
     pub(crate) rules: Option<PathBuf>,
     /// Output tokens of the traced request (default: from the folder's trace.json); needed for
     /// per-token figures and for finding decode in a bare trace file.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: Option<u32>,
 }
 

@@ -21,7 +21,7 @@ pub(crate) struct BenchArgs {
     pub(crate) prompt: PromptArgs,
     /// Output tokens (max_tokens); the sample must finish by `length` with exactly N (at least 2:
     /// decode TPS needs two).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: u32,
     /// Send llama-server's `ignore_eos` so a model that would stop early decodes exactly N.
     #[arg(long)]

@@ -11,7 +11,7 @@ use crate::telemetry::SourceKind;
 pub(crate) struct RunConditions {
     /// Consecutive idle samples the idle gate needs before each request.
     #[arg(long, default_value_t = file::default_consecutive(), value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_IDLE_SAMPLES))]
     pub(crate) idle_samples: u32,
     /// Reject a sample when other processes used more than this much CPU (% of one core) during
     /// its request (docs/methodology.md §7.7; the study file's `[idle] foreign_cpu_max_pct`).
@@ -28,9 +28,10 @@ pub(crate) struct RunConditions {
     pub(crate) verify: Vec<String>,
     #[command(flatten)]
     pub(crate) telemetry: TelemetryArg,
-    /// Telemetry samples per second during each request.
+    /// Telemetry samples per second during each request; at most what the source refreshes (100
+    /// Hz for NVML and CPU-only hosts, 1000 for amdgpu sysfs and ROCm SMI; docs/methodology.md §9.2).
     #[arg(long, default_value_t = file::default_hz(), value_name = "HZ",
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_TELEMETRY_HZ))]
     pub(crate) telemetry_hz: u32,
 }
 

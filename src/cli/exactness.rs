@@ -31,7 +31,7 @@ pub(crate) struct ExactnessArgs {
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
     /// Output tokens to generate and compare (max_tokens).
-    #[arg(long, value_name = "N", default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 128, value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: u32,
     /// Send llama-server's `ignore_eos`, so both generate exactly N tokens even past end-of-text.
     #[arg(long)]

@@ -95,7 +95,10 @@ pub fn main() -> i32 {
         }
         Err(e) => {
             eprintln!("abprof: error: {}", crate::cli::one_line(&e));
-            if e.downcast_ref::<ab::BadStudyFile>().is_some() || e.downcast_ref::<crate::study::WrongKind>().is_some() {
+            if e.downcast_ref::<ab::BadStudyFile>().is_some()
+                || e.downcast_ref::<crate::study::WrongKind>().is_some()
+                || e.downcast_ref::<crate::study::file::StudyFileError>().is_some()
+            {
                 2
             } else {
                 1

@@ -70,6 +70,9 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     if !seconds.is_finite() || seconds <= 0.0 {
         return Err(format!("duration {s:?} must be positive"));
     }
+    if seconds > crate::bounds::MAX_TIMEOUT_S as f64 {
+        return Err(format!("duration {s:?} is above a week, abprof's bound (docs/methodology.md §20)"));
+    }
     Ok(Duration::from_secs_f64(seconds))
 }
 

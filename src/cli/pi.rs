@@ -26,7 +26,7 @@ pub(crate) struct PiArgs {
     #[arg(conflicts_with_all = ["samples", "mode", "prompt", "pi_bin", "timeout", "max_tokens", "context_window", "python", "code_timeout"])]
     pub(crate) resume: Option<PathBuf>,
     /// Samples per variant (at least 3: docs/methodology.md §8).
-    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_SAMPLES))]
     pub(crate) samples: u32,
     /// The controlled workload.
     #[arg(long, value_enum, default_value_t = PiMode::Decode)]
@@ -41,19 +41,19 @@ pub(crate) struct PiArgs {
     #[arg(long, value_name = "PATH", default_value = "pi")]
     pub(crate) pi_bin: PathBuf,
     /// Seconds one whole pi process may take.
-    #[arg(long, value_name = "S", default_value_t = 900)]
+    #[arg(long, value_name = "S", default_value_t = 900, value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) timeout: u64,
     /// The model's maxTokens in Pi's models.json (Pi sends it as max_tokens).
-    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) max_tokens: u32,
     /// The model's contextWindow in Pi's models.json.
-    #[arg(long, value_name = "N", default_value_t = 32768)]
+    #[arg(long, value_name = "N", default_value_t = 32768, value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_TOKENS))]
     pub(crate) context_window: u32,
     /// Python interpreter for the answer's code.
     #[arg(long, value_name = "PATH", default_value = "python3")]
     pub(crate) python: PathBuf,
     /// Seconds the answer's code may run.
-    #[arg(long, value_name = "S", default_value_t = 60)]
+    #[arg(long, value_name = "S", default_value_t = 60, value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) code_timeout: u64,
     #[command(flatten)]
     pub(crate) conditions: RunConditions,

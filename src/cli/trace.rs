@@ -42,7 +42,7 @@ pub(crate) struct TraceArgs {
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
     /// Output tokens; the untraced samples use the same (trace-matched workload: 512).
-    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: u32,
     #[arg(long, value_enum, conflicts_with = "tracer_cmd")]
     pub(crate) tracer: Option<TracerKind>,
@@ -53,18 +53,18 @@ pub(crate) struct TraceArgs {
     #[arg(long, value_name = "TEMPLATE", allow_hyphen_values = true)]
     pub(crate) tracer_cmd: Option<String>,
     /// Untraced samples per variant for the ms/token the trace is scaled by.
-    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_SAMPLES))]
     pub(crate) untraced: u32,
     /// Traced samples per variant, interleaved with the untraced ones; from 2 on, each kernel
     /// category's delta gets a 95% interval across them and the tracer's overhead is printed.
-    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_SAMPLES))]
     pub(crate) traced: u32,
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
     #[arg(long)]
     pub(crate) ignore_eos: bool,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
-    #[arg(long, default_value_t = 1800, value_name = "SECS")]
+    #[arg(long, default_value_t = 1800, value_name = "SECS", value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) finalize_timeout: u64,
     #[command(flatten)]
     pub(crate) conditions: RunConditions,

@@ -17,8 +17,8 @@ pub(crate) use chat::ChatLoad;
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};
-pub(crate) use record::StreamMetrics;
-pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, ServerTiming};
 #[cfg(test)]
-pub(crate) use record::{ExpectOutcome, SampleExtra};
+pub(crate) use record::ExpectOutcome;
+pub(crate) use record::StreamMetrics;
+pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, SampleExtra, ServerTiming};
 pub(crate) use run::{run_sample, save_record, SampleError, SampleSpec};

@@ -178,6 +178,10 @@ pub(crate) struct SampleExtra {
     /// "binary-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) binary_changed: Option<BinaryChange>,
+    /// The variant's model changed on disk while this sample ran (docs/methodology.md §7.14
+    /// "model-changed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) model_changed: Option<BinaryChange>,
 }
 
 /// What identifies a file's bytes cheaply: a rebuild in place changes at least one of these.

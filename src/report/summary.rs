@@ -290,6 +290,13 @@ fn floor_section(o: &mut String, s: &Summary, w: usize) {
             fl.kv.as_ref().map_or("—".into(), |k| k.types())
         );
     }
+    // Below 100% the step read its bytes faster than memory streams them (docs/methodology.md §18).
+    if s.variants.iter().any(|v| v.floor.as_ref().and_then(|f| f.pct_of_floor).is_some_and(|p| p < 100.0)) {
+        let _ = writeln!(
+            o,
+            "  under 100% of floor: the step read its bytes faster than memory streams them, because they stayed in the CPU's caches (a model that fits in them, as on the test bed): the floor only bounds a model larger than the caches"
+        );
+    }
     // The bandwidth once when every variant shares it, else per variant.
     let bandwidths: Vec<_> = s.variants.iter().filter_map(|v| v.floor.as_ref()?.bandwidth.as_ref()).collect();
     let shared = bandwidths.windows(2).all(|p| p[0] == p[1]) && bandwidths.len() == s.variants.len();

@@ -1,8 +1,9 @@
-//! A variant binary rebuilt in place mid-study would be measured without notice while the
-//! evidence claims the old sha256 (docs/methodology.md §7 "binary-changed"). Before and after
-//! every sample the binary's stamp (size, mtime, inode, device) is compared with the one recorded
-//! with the binary's facts in `variants.json`; only a different stamp costs a new hash.
-use crate::measure::{BinaryChange, FileStamp};
+//! A variant binary rebuilt in place mid-study, or its model replaced, would be measured without
+//! notice while the evidence claims the old sha256 (docs/methodology.md §7.12 "binary-changed",
+//! §7.14 "model-changed"). Before and after every sample each file's stamp (size, mtime, inode,
+//! device) is compared with the one recorded with its facts in `variants.json`; only a different
+//! stamp costs a new hash.
+use crate::measure::{BinaryChange, FileStamp, SampleExtra};
 use std::path::{Path, PathBuf};
 
 pub(crate) fn stamp(path: &Path) -> Option<FileStamp> {
@@ -51,6 +52,49 @@ pub(crate) fn describe(label: &str, c: &BinaryChange) -> String {
         c.path.display(),
         c.hashes()
     )
+}
+
+/// The files of one variant the study watches: the binary it runs and the model it loads.
+#[derive(Debug, Clone)]
+pub(crate) struct VariantFiles {
+    pub(crate) binary: WatchedBinary,
+    pub(crate) model: WatchedBinary,
+}
+
+/// Which of a variant's files changed, and how.
+#[derive(Debug, Clone)]
+pub(crate) enum FileChange {
+    Binary(Box<BinaryChange>),
+    Model(Box<BinaryChange>),
+}
+
+impl VariantFiles {
+    pub(crate) fn check(&mut self) -> Result<(), FileChange> {
+        self.binary.check().map_err(FileChange::Binary)?;
+        self.model.check().map_err(FileChange::Model)
+    }
+}
+
+impl FileChange {
+    /// The one line that stops the study.
+    pub(crate) fn describe(&self, label: &str) -> String {
+        match self {
+            FileChange::Binary(c) => describe(label, c),
+            FileChange::Model(c) => format!(
+                "variant {label}'s model {} changed on disk during the study ({}): the evidence would claim the old model; put the new model at another path, then start a new study",
+                c.path.display(),
+                c.hashes()
+            ),
+        }
+    }
+
+    /// Marks the sample it happened during, for its rule (binary-changed, model-changed).
+    pub(crate) fn mark(&self, extra: &mut SampleExtra) {
+        match self {
+            FileChange::Binary(c) => extra.binary_changed = Some((**c).clone()),
+            FileChange::Model(c) => extra.model_changed = Some((**c).clone()),
+        }
+    }
 }
 
 #[cfg(test)]

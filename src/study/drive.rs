@@ -3,7 +3,7 @@
 //! timeline. Restore hooks run on every exit path; one signal listener turns SIGINT/SIGTERM into
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
-use super::binary_watch::{describe as describe_change, WatchedBinary};
+use super::binary_watch::{VariantFiles, WatchedBinary};
 use super::evidence::{Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
 use super::file::StudyFile;
@@ -146,8 +146,24 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
     Ok((variants, common))
 }
 
+/// The study's telemetry rate within what its source refreshes (docs/methodology.md §9.2),
+/// refused like any other out-of-range value, before anything is created.
+fn check_rate(file: &StudyFile, gpu: Option<&dyn crate::telemetry::TelemetrySource>) -> Result<()> {
+    let kind = gpu.map_or(crate::telemetry::SourceKind::Cpu, |g| g.kind());
+    let max = kind.max_study_hz();
+    if file.telemetry_hz > max {
+        let what = if gpu.is_some() { kind.name() } else { "the server's CPU (no GPU telemetry)" };
+        return Err(super::file::StudyFileError::OutOfBounds(format!(
+            "telemetry_hz = {} is above {max} Hz, the fastest {what} refreshes: pass --telemetry-hz {max} or less (docs/methodology.md §9.2)",
+            file.telemetry_hz
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// Hashes every variant's files (a resumed study must find the same bytes) and returns each
-/// binary as recorded, to be watched around every sample.
+/// binary and model as recorded, to be watched around every sample.
 fn record_facts(
     ev: &Evidence,
     file: &StudyFile,
@@ -155,16 +171,16 @@ fn record_facts(
     common: &[String],
     resume: bool,
     telemetry: &str,
-) -> Result<Vec<WatchedBinary>> {
+) -> Result<Vec<VariantFiles>> {
     let mut facts = Vec::new();
     for v in variants {
         facts.push(
             variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?,
         );
     }
-    // The stat recorded with each binary's hash; a study of an earlier release has none, so the
-    // binary is watched from now on.
-    let recorded: Vec<FileFacts> = if resume {
+    // The stat recorded with each file's hash; a study of an earlier release has none, so the
+    // file is watched from now on.
+    let recorded: Vec<(FileFacts, FileFacts)> = if resume {
         let before: Vec<VariantFacts> = ev.read_variants()?;
         for (old, new) in before.iter().zip(&facts) {
             for (what, a, b) in
@@ -183,20 +199,21 @@ fn record_facts(
         before
             .into_iter()
             .zip(&facts)
-            .map(|(old, new)| FileFacts { stamp: old.binary.stamp.or(new.binary.stamp), ..old.binary })
+            .map(|(old, new)| {
+                let binary = FileFacts { stamp: old.binary.stamp.or(new.binary.stamp), ..old.binary };
+                (binary, FileFacts { stamp: old.model.stamp.or(new.model.stamp), ..old.model })
+            })
             .collect()
     } else {
         ev.write_variants(&facts)?;
         ev.write_host(&host_facts(Some(telemetry.into())))?;
-        facts.iter().map(|f| f.binary.clone()).collect()
+        facts.iter().map(|f| (f.binary.clone(), f.model.clone())).collect()
     };
-    recorded
-        .into_iter()
-        .map(|b| {
-            let stamp = b.stamp.with_context(|| format!("cannot stat {}", b.real_path.display()))?;
-            Ok(WatchedBinary { path: b.real_path, sha256: b.sha256, stamp })
-        })
-        .collect()
+    let watch = |f: FileFacts| -> Result<WatchedBinary> {
+        let stamp = f.stamp.with_context(|| format!("cannot stat {}", f.real_path.display()))?;
+        Ok(WatchedBinary { path: f.real_path, sha256: f.sha256, stamp })
+    };
+    recorded.into_iter().map(|(b, m)| Ok(VariantFiles { binary: watch(b)?, model: watch(m)? })).collect()
 }
 
 /// Runs (or resumes) the study in `root` under `config`.
@@ -209,6 +226,7 @@ pub(crate) fn run_study<C: StudyConfig>(
     let (variants, common) = check_study(file)?;
     let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
+    check_rate(file, gpu.as_deref())?;
     let port = StudyPort::new(file.port)?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
     let (mut plan, mut binaries) = if resume {
@@ -306,7 +324,7 @@ fn start<C: StudyConfig>(
     common: &[String],
     telemetry: &str,
     config: &C,
-) -> Result<(Plan, Vec<WatchedBinary>)> {
+) -> Result<(Plan, Vec<VariantFiles>)> {
     let toml = ev.study_toml();
     crate::atomic_file::write_atomic(&toml, file.to_toml().as_bytes())
         .map_err(|e| super::evidence::EvidenceError::Write { path: toml, source: e })?;
@@ -364,7 +382,7 @@ async fn drive<C: StudyConfig>(
     hooks: &Hooks,
     telemetry: &mut TelemetrySlot,
     run_file: &std::sync::Mutex<RunFile>,
-    binaries: &mut [WatchedBinary],
+    binaries: &mut [VariantFiles],
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
     let (ev, plan) = (ctx.evidence, ctx.plan);
@@ -385,7 +403,12 @@ async fn drive<C: StudyConfig>(
     // Under the study's isolation and before any of its servers runs (docs/methodology.md §18).
     let gpu = telemetry.gpu.as_ref().map(|g| g.kind());
     tokio::task::block_in_place(|| super::roofline::record(ev, ctx.file, ctx.variants, ctx.common_args, gpu))?;
-    config.prepare(ctx).await?;
+    // Under the listener: a calibration starts a server of its own, and a signal while it loads
+    // must end it at once (dropping the future stops that server), as it ends a sample.
+    tokio::select! {
+        r = config.prepare(ctx) => r?,
+        _ = signal.changed() => return Ok(0),
+    }
 
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(plan.slots.len() as u64),
@@ -413,7 +436,7 @@ async fn drive<C: StudyConfig>(
             before.map_err(|e| anyhow!(e))?;
         }
         let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
-        binaries[slot.variant].check().map_err(|c| anyhow!(describe_change(label, &c)))?;
+        binaries[slot.variant].check().map_err(|c| anyhow!(c.describe(label)))?;
         ctx.port.ensure_free().map_err(|e| anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)))?;
         let dir = ev.sample_dir(plan, slot);
         if dir.exists() {
@@ -465,7 +488,7 @@ async fn drive<C: StudyConfig>(
             Some(Ok(mut sample)) => {
                 let changed = binaries[slot.variant].check().err();
                 if let Some(c) = &changed {
-                    sample.extra.binary_changed = Some((**c).clone());
+                    c.mark(&mut sample.extra);
                     save_record(&SampleFiles::new(&dir), &sample)?;
                 }
                 let t = &mut entry.timeline;
@@ -481,7 +504,7 @@ async fn drive<C: StudyConfig>(
                 entry.ended_at = now();
                 ev.append_order(&entry)?;
                 if let Some(c) = changed {
-                    bail!(describe_change(label, &c));
+                    bail!(c.describe(label));
                 }
                 taken += 1;
                 bar.inc(1);

@@ -8,7 +8,7 @@ use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, RequestMarks};
 use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord};
 use crate::telemetry::sampler::{Sampler, SamplerConfig};
-use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu, TaskCpuSource};
+use crate::telemetry::task_cpu::{CpuShares, ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::{SourceKind, TelemetrySource};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +38,7 @@ pub(crate) struct StudyObserver<'a> {
     sampler: Option<(Sampler, bool)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
     /// Foreign load over the request, measured when it finished.
-    host_cpu: Option<(f64, f64)>,
+    host_cpu: Option<CpuShares>,
     /// Told the server's pid as soon as it is spawned (the study's `run.json`).
     on_spawn: Option<Box<dyn FnMut(u32) + 'a>>,
     /// Set when abprof is told to stop: the gate gives up waiting at its next reading.
@@ -138,7 +138,7 @@ impl<'a> StudyObserver<'a> {
                 let spacing = Duration::from_millis(self.gate.interval_ms.max(1));
                 let thresholds =
                     IdleThresholds { max_busy_pct: None, max_power_w: None, max_cpu_pct: Some(self.gate.cpu_max_pct) };
-                let mut source = TaskCpuSource::new(server_pid, spacing);
+                let mut source = TaskCpuSource::of(TaskCpu::group(server_pid), spacing);
                 let describe = source.describe();
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
                 let mut next = std::time::Instant::now();
@@ -152,7 +152,7 @@ impl<'a> StudyObserver<'a> {
                     next += spacing;
                     std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
                 };
-                let series = TaskCpuSource::new(server_pid, REQUEST_CPU_WINDOW);
+                let series = TaskCpuSource::of(TaskCpu::group(server_pid), REQUEST_CPU_WINDOW);
                 let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
                 self.sampler = Some((self.start(Box::new(series), config).map_err(GateError::Failed)?, false));
                 (describe, spacing, thresholds, waited)
@@ -244,7 +244,8 @@ impl SampleObserver for StudyObserver<'_> {
 
     fn before_request(&mut self, server_pid: u32) -> Result<Option<IdleGateRecord>, GateError> {
         let gate = self.gate(server_pid)?;
-        let (server, me) = (TaskCpu::new(server_pid), TaskCpu::new(std::process::id()));
+        // The server's whole process group: a wrapper script's llama-server is the server too.
+        let (server, me) = (TaskCpu::group(server_pid), TaskCpu::new(std::process::id()));
         self.load = ForeignLoad::snapshot(&server, &me).map(|l| (server, me, l));
         Ok(Some(gate))
     }
@@ -260,11 +261,12 @@ impl SampleObserver for StudyObserver<'_> {
 
     fn after_request(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
         let mut out = self.finish_telemetry(record);
-        if let Some((foreign_pct, server_pct)) = self.host_cpu.take() {
+        if let Some(cpu) = self.host_cpu.take() {
             out.get_or_insert_with(TelemetryRecord::default).host_cpu = Some(HostCpu {
-                foreign_pct,
-                server_pct,
-                source: "/proc/stat minus the server's and abprof's schedstat".into(),
+                foreign_pct: cpu.foreign_pct,
+                server_pct: cpu.server_pct,
+                abprof_pct: Some(cpu.abprof_pct),
+                source: "/proc/stat minus the server's (process group) and abprof's schedstat".into(),
             });
         }
         out

@@ -25,6 +25,12 @@ pub(crate) struct Rejection {
     pub(crate) reason: String,
 }
 
+/// abprof's own CPU (its sampler, stream parsing and runtime) over the request, % of one core,
+/// above which a sample is rejected `abprof-cpu` (docs/methodology.md §7.15): at the study's
+/// bounded rates abprof stays under a few % on the 2-core test bed, and a fifth of a core taken
+/// from a server that uses every core slows the request itself.
+pub(crate) const ABPROF_CPU_MAX_PCT: f64 = 20.0;
+
 fn reject(rule: &str, reason: String) -> Rejection {
     Rejection { rule: rule.into(), reason }
 }
@@ -82,6 +88,13 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             ));
         }
     }
+    let own = s.extra.telemetry.as_ref().and_then(|t| t.host_cpu.as_ref()).and_then(|h| h.abprof_pct);
+    if let Some(own) = own.filter(|&p| p > ABPROF_CPU_MAX_PCT) {
+        out.push(reject(
+            "abprof-cpu",
+            format!("abprof itself used {own:.0}% of a core during the request (limit {ABPROF_CPU_MAX_PCT:.0}%): its own work slowed the sample"),
+        ));
+    }
     if let Some(pi) = &s.extra.pi {
         match pi.pi_exit {
             TimedExit::Exited(0) => {}
@@ -104,6 +117,16 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             "binary-changed",
             format!(
                 "the binary {} changed on disk during the sample ({}): which bytes ran is unknown",
+                c.path.display(),
+                c.hashes()
+            ),
+        ));
+    }
+    if let Some(c) = &s.extra.model_changed {
+        out.push(reject(
+            "model-changed",
+            format!(
+                "the model {} changed on disk during the sample ({}): which model ran is unknown",
                 c.path.display(),
                 c.hashes()
             ),
@@ -206,9 +229,20 @@ mod tests {
             now_sha256: Some("b".repeat(64)),
         });
         assert_eq!(
-            rules_of(&sample(SampleExtra { binary_changed, ..SampleExtra::default() }), &exp),
+            rules_of(&sample(SampleExtra { binary_changed: binary_changed.clone(), ..SampleExtra::default() }), &exp),
             ["binary-changed"]
         );
+        let model_changed = binary_changed.map(|c| crate::measure::BinaryChange { path: "/m.gguf".into(), ..c });
+        assert_eq!(rules_of(&sample(SampleExtra { model_changed, ..SampleExtra::default() }), &exp), ["model-changed"]);
+        let own = |pct: f64| {
+            let host_cpu = Some(HostCpu { abprof_pct: Some(pct), ..HostCpu::default() });
+            sample(SampleExtra {
+                telemetry: Some(TelemetryRecord { host_cpu, ..TelemetryRecord::default() }),
+                ..SampleExtra::default()
+            })
+        };
+        assert!(rules_of(&own(3.0), &exp).is_empty());
+        assert_eq!(rules_of(&own(45.0), &exp), ["abprof-cpu"]);
         assert!(prompt_tokens_differ(Some(300), Some(300)).is_none());
         assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
     }

@@ -24,8 +24,12 @@ pub(crate) struct IdleGateRecord {
 pub(crate) struct HostCpu {
     /// % of one core.
     pub(crate) foreign_pct: f64,
-    /// The server's own use, % of one core.
+    /// The server's own use (its whole process group), % of one core.
     pub(crate) server_pct: f64,
+    /// abprof's own use (every thread of it: the sampler, the stream, the runtime), % of one
+    /// core; absent in records of releases before it was counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) abprof_pct: Option<f64>,
     pub(crate) source: String,
 }
 

@@ -54,6 +54,22 @@ impl SourceKind {
         }
     }
 
+    /// The fastest rate a study's sampler may read this source at (docs/methodology.md §9.2): a
+    /// read faster than the source refreshes only repeats a value, and costs the host CPU the
+    /// server shares (issue #20 measured a 1 kHz CPU-only sampler slowing decode sixfold).
+    /// NVML: power refreshes every 100 ms; ten reads per refresh date each new value within
+    /// 10 ms, the resolution of the phase split, and the driver's own 20 ms power samples are
+    /// drained beside the reads. amdgpu sysfs and ROCm SMI: the SMU's gpu_metrics table
+    /// refreshes about every millisecond. CPU only (and none, which samples the server's CPU):
+    /// the server's CPU is read over 10 ms windows, one reading per window.
+    pub(crate) fn max_study_hz(self) -> u32 {
+        match self {
+            SourceKind::Nvml => 100,
+            SourceKind::AmdgpuSysfs | SourceKind::RocmSmi => 1000,
+            SourceKind::Cpu | SourceKind::None | SourceKind::Auto => 100,
+        }
+    }
+
     pub(crate) fn choices() -> String {
         SourceKind::ALL.map(SourceKind::name).join(", ")
     }

@@ -5,24 +5,62 @@
 //! the CPU per thread: summed over the server's threads, a 5 ms window already tells idle from busy.
 use std::path::PathBuf;
 
+/// The CPU time of one process, or of every process of a process group as it was when looked up.
 pub(crate) struct TaskCpu {
-    task_dir: PathBuf,
+    /// The first is the process (or the group's leader) named at construction.
+    task_dirs: Vec<PathBuf>,
 }
 
 impl TaskCpu {
     pub(crate) fn new(pid: u32) -> TaskCpu {
-        TaskCpu { task_dir: PathBuf::from(format!("/proc/{pid}/task")) }
+        TaskCpu { task_dirs: vec![task_dir(pid)] }
     }
 
-    /// Nanoseconds on the CPU of all the process's threads, or None if it is gone.
+    /// Every process of the server's process group (its leader is the process abprof started),
+    /// listed once, now. A variant's binary may be a wrapper script that starts llama-server as
+    /// its child without `exec` (to set an environment): the server is then the group, not the
+    /// script's own pid, and counting only the script would leave the server's CPU to "other
+    /// processes" (docs/methodology.md §7.7). Looked up once per sample, after /health: the
+    /// server's processes exist by then, and scanning /proc at every reading would be abprof's
+    /// own load beside the request.
+    pub(crate) fn group(pgid: u32) -> TaskCpu {
+        let mut task_dirs = vec![task_dir(pgid)];
+        task_dirs.extend(group_members(pgid).into_iter().filter(|&p| p != pgid).map(task_dir));
+        TaskCpu { task_dirs }
+    }
+
+    /// Nanoseconds on the CPU of all the threads of its processes, or None if they are all gone.
     pub(crate) fn cpu_ns(&self) -> Option<u64> {
         let mut total = 0u64;
-        for entry in std::fs::read_dir(&self.task_dir).ok()?.flatten() {
-            let text = std::fs::read_to_string(entry.path().join("schedstat")).unwrap_or_default();
-            total += text.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        let mut seen = false;
+        for dir in &self.task_dirs {
+            let Ok(tasks) = std::fs::read_dir(dir) else { continue };
+            seen = true;
+            for entry in tasks.flatten() {
+                let text = std::fs::read_to_string(entry.path().join("schedstat")).unwrap_or_default();
+                total += text.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            }
         }
-        Some(total)
+        seen.then_some(total)
     }
+}
+
+fn task_dir(pid: u32) -> PathBuf {
+    PathBuf::from(format!("/proc/{pid}/task"))
+}
+
+/// The pids whose process group is `pgid` (field 5 of `/proc/PID/stat`, after the command name
+/// in parentheses, which may itself hold spaces and parentheses).
+pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let rest = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
+            rest.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+        })
+        .collect()
 }
 
 /// Whether a CPU window that opened at `t0` may close at `now`. Readers sample at the window's
@@ -43,8 +81,13 @@ pub(crate) struct TaskCpuSource {
 }
 
 impl TaskCpuSource {
+    #[cfg(test)]
     pub(crate) fn new(pid: u32, window: std::time::Duration) -> TaskCpuSource {
-        TaskCpuSource { cpu: TaskCpu::new(pid), window, window_start: None, last_pct: None }
+        TaskCpuSource::of(TaskCpu::new(pid), window)
+    }
+
+    pub(crate) fn of(cpu: TaskCpu, window: std::time::Duration) -> TaskCpuSource {
+        TaskCpuSource { cpu, window, window_start: None, last_pct: None }
     }
 }
 
@@ -54,7 +97,10 @@ impl super::TelemetrySource for TaskCpuSource {
     }
 
     fn describe(&self) -> String {
-        format!("server CPU from {}/*/schedstat ({} ms windows)", self.cpu.task_dir.display(), self.window.as_millis())
+        let dirs = &self.cpu.task_dirs;
+        let more =
+            if dirs.len() > 1 { format!(" and {} more of its process group", dirs.len() - 1) } else { String::new() };
+        format!("server CPU from {}/*/schedstat{more} ({} ms windows)", dirs[0].display(), self.window.as_millis())
     }
 
     fn read(&mut self) -> Result<super::Reading, super::TelemetryError> {
@@ -104,14 +150,28 @@ impl ForeignLoad {
         })
     }
 
-    /// (% of one core used by others, % used by the server) from `self` to `later`.
-    pub(crate) fn since(&self, later: &ForeignLoad) -> (f64, f64) {
+    /// The CPU used from `self` to `later`, each % of one core.
+    pub(crate) fn since(&self, later: &ForeignLoad) -> CpuShares {
         let wall = later.mono_ns.saturating_sub(self.mono_ns).max(1) as f64;
         let host = later.host_ns.saturating_sub(self.host_ns) as f64;
         let server = later.server_ns.saturating_sub(self.server_ns) as f64;
         let me = later.self_ns.saturating_sub(self.self_ns) as f64;
-        (100.0 * (host - server - me).max(0.0) / wall, 100.0 * server / wall)
+        CpuShares {
+            foreign_pct: 100.0 * (host - server - me).max(0.0) / wall,
+            server_pct: 100.0 * server / wall,
+            abprof_pct: 100.0 * me / wall,
+        }
     }
+}
+
+/// Who used the host's CPU over one request, each % of one core.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct CpuShares {
+    /// Everything but the server and abprof.
+    pub(crate) foreign_pct: f64,
+    pub(crate) server_pct: f64,
+    /// abprof's own threads (schedstat counts ns, so its sampler's cost is seen in full).
+    pub(crate) abprof_pct: f64,
 }
 
 #[cfg(test)]
@@ -131,6 +191,31 @@ mod tests {
         std::hint::black_box(x);
         assert!(t.read().unwrap().cpu_pct.unwrap() > 50.0);
         assert!(TaskCpu::new(u32::MAX).cpu_ns().is_none());
+    }
+
+    /// A child in the group (as llama-server under a wrapper script that does not exec) is
+    /// counted with the group; a process outside it is not.
+    #[test]
+    fn a_group_counts_the_children_its_leader_started() {
+        use std::os::unix::process::CommandExt;
+        let mut leader = std::process::Command::new("sh")
+            .args(["-c", "sh -c 'while :; do :; done' & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = leader.id();
+        let t0 = std::time::Instant::now();
+        while group_members(pgid).len() < 2 && t0.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let (group, alone) = (TaskCpu::group(pgid), TaskCpu::new(pgid));
+        let (g0, a0) = (group.cpu_ns().unwrap(), alone.cpu_ns().unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let (g, a) = (group.cpu_ns().unwrap() - g0, alone.cpu_ns().unwrap() - a0);
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pgid as i32), nix::sys::signal::Signal::SIGKILL);
+        let _ = leader.wait();
+        assert!(g > 20_000_000, "the busy child's CPU is the group's: {g} ns in 200 ms");
+        assert!(a < 10_000_000, "the waiting leader alone is idle: {a} ns");
     }
 
     /// A read a little early still closes the window: holding the last value would make the idle

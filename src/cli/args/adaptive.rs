@@ -27,6 +27,6 @@ pub(crate) struct AdaptiveArgs {
 pub(crate) struct MaxSamplesArg {
     /// Stop adding interleaved blocks at N samples per variant (ab with --until-ci: default 20;
     /// bisect, for a step still undecided: default 3× --samples).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_SAMPLES))]
     pub(crate) max_samples: Option<u32>,
 }

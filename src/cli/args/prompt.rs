@@ -1,5 +1,4 @@
 //! `--prompt FILE` / `--prompt-tokens N`: which prompt a request sends.
-use clap::builder::RangedU64ValueParser;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -16,7 +15,7 @@ pub(crate) struct PromptArgs {
     pub(crate) prompt_tokens: Option<u64>,
 }
 
-/// A prompt has at least one token.
-pub(crate) fn prompt_tokens() -> RangedU64ValueParser<u64> {
-    clap::value_parser!(u64).range(1..)
+/// A prompt has at least one token, and at most [`crate::bounds::MAX_TOKENS`].
+pub(crate) fn prompt_tokens() -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+    crate::bounds::u64_flag(1, crate::bounds::MAX_TOKENS as u64)
 }

@@ -15,13 +15,13 @@ pub(crate) struct LaunchArgs {
     pub(crate) server_args: String,
     /// Seconds to wait for each server's /health before giving up.
     #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_health_timeout(),
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) health_timeout: u64,
     /// Seconds without a byte from the server before a streamed request is given up as stalled
     /// (the response headers included, so a long prefill on a slow host may need more); for
     /// `pi`, seconds without a byte of Pi's output.
     #[arg(long, value_name = "SECS", default_value_t = crate::study::file::default_stall_timeout(),
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) stall_timeout: u64,
 }
 

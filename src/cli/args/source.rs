@@ -17,7 +17,7 @@ pub(crate) struct SourceArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// Parallel build jobs (default: the number of CPUs).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(1, 4096))]
     pub(crate) jobs: Option<u32>,
     /// CMake configure arguments after `--`, e.g. -DGGML_HIP=ON (Ninja and Release unless given).
     #[arg(last = true, value_name = "CMAKE_ARGS")]

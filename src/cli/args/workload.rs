@@ -7,13 +7,13 @@ use clap::Args;
 #[derive(Args, Debug, Clone)]
 pub(crate) struct WorkloadArgs {
     /// Output tokens per request.
-    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: Option<u32>,
     /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
-    /// Cold samples per variant.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
+    /// Cold samples per variant (1 to 10000, docs/methodology.md §20).
+    #[arg(long, default_value_t = 3, value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_SAMPLES))]
     pub(crate) samples: u32,
     /// Send llama-server's ignore_eos so every request decodes exactly N tokens.
     #[arg(long)]

@@ -14,4 +14,6 @@ pub(crate) enum StudyFileError {
     Contradiction(String),
     #[error("hook {0:?} cannot be split like a shell would (unbalanced quotes?) or is empty")]
     BadHook(String),
+    #[error("study file: {0}")]
+    OutOfBounds(String),
 }

@@ -419,6 +419,39 @@ impl StudyFile {
         Ok(())
     }
 
+    /// The flags' bounds (docs/methodology.md §20), for the values a study file gives.
+    fn check_bounds(&self) -> Result<(), String> {
+        use crate::bounds::*;
+        let timeout = |v: u64, what: &str| within(v, 0, MAX_TIMEOUT_S, what).map(drop);
+        within(self.samples, 1, MAX_SAMPLES, "samples")?;
+        if let Some(m) = self.max_samples {
+            within(m, 1, MAX_SAMPLES, "max_samples")?;
+        }
+        within(self.tokens, 0, MAX_TOKENS, "tokens")?;
+        if let Some(p) = self.prompt_tokens {
+            within(p, 1, MAX_TOKENS as u64, "prompt_tokens")?;
+        }
+        within(self.telemetry_hz, 1, MAX_TELEMETRY_HZ, "telemetry_hz")?;
+        timeout(self.health_timeout_s, "health_timeout_s")?;
+        timeout(self.stall_timeout_s, "stall_timeout_s")?;
+        timeout(self.stop_timeout_s, "stop_timeout_s")?;
+        timeout(self.isolation.timeout_s, "isolation.timeout_s")?;
+        within(self.idle.consecutive, 0, MAX_IDLE_SAMPLES, "idle.consecutive")?;
+        within(self.idle.interval_ms, 0, MAX_INTERVAL_MS, "idle.interval_ms")?;
+        timeout(self.idle.timeout_s, "idle.timeout_s")?;
+        if let Some(pi) = &self.pi {
+            timeout(pi.timeout_s, "pi.timeout_s")?;
+            timeout(pi.code_timeout_s, "pi.code_timeout_s")?;
+            within(pi.max_tokens, 0, MAX_TOKENS, "pi.max_tokens")?;
+            within(pi.context_window, 0, MAX_TOKENS, "pi.context_window")?;
+        }
+        if let Some(t) = &self.trace {
+            timeout(t.finalize_timeout_s, "trace.finalize_timeout_s")?;
+            within(t.traced, 0, MAX_SAMPLES, "trace.traced")?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn check(&self) -> Result<(), StudyFileError> {
         if self.variants.is_empty() {
             return Err(StudyFileError::Missing("at least one variant"));
@@ -447,6 +480,7 @@ impl StudyFile {
         if self.telemetry_hz == 0 {
             return Err(StudyFileError::Missing("telemetry_hz >= 1"));
         }
+        self.check_bounds().map_err(StudyFileError::OutOfBounds)?;
         if let Some(w) = self.workload.filter(|w| w.tokens() != self.tokens) {
             return Err(StudyFileError::Contradiction(format!(
                 "workload {w:?} means {} output tokens, but tokens = {}: drop one of them",
@@ -537,6 +571,11 @@ power_max_w = 15.0
         let base = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nprompt_tokens=50\n";
         let zero_hz: StudyFile = toml::from_str(&format!("{base}telemetry_hz=0")).unwrap();
         assert!(matches!(zero_hz.check(), Err(StudyFileError::Missing("telemetry_hz >= 1"))));
+        let huge: StudyFile = toml::from_str(&base.replace("samples=1", "samples=4294967295")).unwrap();
+        let e = huge.check().unwrap_err().to_string();
+        assert!(e.contains("samples = 4294967295 is above 10000"), "{e}");
+        let slow: StudyFile = toml::from_str(&format!("{base}health_timeout_s=99999999999")).unwrap();
+        assert!(slow.check().unwrap_err().to_string().contains("health_timeout_s"));
         let both: StudyFile = toml::from_str(&format!("{base}workload='screening'")).unwrap();
         assert!(both.check().unwrap_err().to_string().contains("128 output tokens, but tokens = 8"));
     }
