@@ -76,12 +76,7 @@ impl Outputs {
             Some(bin) => Command::new(bin),
             None => Command::cargo_bin("abprof").unwrap(),
         };
-        let out = cmd
-            .current_dir(self.work.path())
-            .env("TZ", "UTC")
-            .args(args)
-            .output()
-            .unwrap();
+        let out = cmd.current_dir(self.work.path()).env("TZ", "UTC").args(args).output().unwrap();
         assert!(out.status.success(), "abprof {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8(out.stdout).unwrap();
         self.got.push((name.into(), normalize(&text, self.work.path())));
