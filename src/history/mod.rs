@@ -12,8 +12,8 @@ mod schema;
 mod write;
 
 pub(crate) use import::{import_folder, records_in, Imported};
-pub(crate) use query::{list, Filters, HistoryList};
-pub(crate) use record::{RecordedStudy, StudyRecord};
+pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
+pub(crate) use record::{RecordedStudy, StudyKind, StudyRecord};
 pub(crate) use regressions::{regressions, Move, Regressions, SeriesFloor};
 
 use rusqlite::Connection;

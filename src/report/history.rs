@@ -1,7 +1,7 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
 use super::{metric_digits, num, signed_pct, Render, Table};
-use crate::history::{HistoryList, Imported, Move, RecordedStudy, Regressions, SeriesFloor};
+use crate::history::{HistoryList, HistoryRow, Imported, Move, RecordedStudy, Regressions, SeriesFloor};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
@@ -85,7 +85,7 @@ impl Render for HistoryList {
 
     /// One row per recorded variant.
     fn table(&self) -> Table {
-        let mut t = Table::new(&[
+        let mut t = Table::named(&[
             "study",
             "started_at",
             "kind",
@@ -111,33 +111,32 @@ impl Render for HistoryList {
         ]);
         for r in &self.rows {
             let d = r.verdict(DECODE);
-            t.push(vec![
-                json!(r.study),
-                json!(r.started_at),
-                json!(r.kind),
-                json!(r.aa),
-                json!(r.folder),
-                json!(r.label),
-                json!(r.binary_sha256),
-                json!(r.commit),
-                json!(r.kv),
-                json!(r.model_name()),
-                json!(r.model_sha256),
-                json!(r.prompt_tokens),
-                json!(r.output_tokens),
-                json!(r.host),
-                json!(r.accepted),
-                json!(r.planned),
-                json!(d.and_then(|d| d.median)),
-                json!(d.and_then(|d| d.change_pct)),
-                json!(d.and_then(|d| d.ci_lo_pct)),
-                json!(d.and_then(|d| d.ci_hi_pct)),
-                json!(d.and_then(|d| d.verdict.clone())),
-                json!(r.outcome),
-            ]);
+            t.push_row(&ListedVariant {
+                row: r,
+                model: r.model_name(),
+                decode_tps_median: d.and_then(|d| d.median),
+                change_pct: d.and_then(|d| d.change_pct),
+                ci_lo_pct: d.and_then(|d| d.ci_lo_pct),
+                ci_hi_pct: d.and_then(|d| d.ci_hi_pct),
+                verdict: d.and_then(|d| d.verdict.as_deref()),
+            });
         }
         t
     }
+}
+
+/// A row of the listing's table: the recorded variant's own fields, then its model's name and
+/// its decode verdict.
+#[derive(Serialize)]
+struct ListedVariant<'a> {
+    #[serde(flatten)]
+    row: &'a HistoryRow,
+    model: Option<String>,
+    decode_tps_median: Option<f64>,
+    change_pct: Option<f64>,
+    ci_lo_pct: Option<f64>,
+    ci_hi_pct: Option<f64>,
+    verdict: Option<&'a str>,
 }
 
 /// "beyond the A/A floor ±1.20%", "within the A/A floor ±1.20%", or why it cannot be said.
@@ -213,7 +212,7 @@ impl Render for Regressions {
 
     /// One row per move, then one per pair not compared (its reason in `note`).
     fn table(&self) -> Table {
-        let mut t = Table::new(&[
+        let mut t = Table::named(&[
             "series",
             "label",
             "metric",
@@ -331,19 +330,31 @@ impl Render for ImportReport {
     }
 
     fn table(&self) -> Table {
-        let mut t = Table::new(&["folder", "study", "kind", "new", "samples", "write_ms"]);
+        let mut t = Table::named(&["folder", "study", "kind", "new", "samples", "write_ms"]);
         for folder in &self.folders {
             for s in &folder.studies {
-                t.push(vec![
-                    json!(folder.folder),
-                    json!(s.id),
-                    json!(s.kind),
-                    json!(s.new),
-                    json!(s.samples),
-                    json!(s.write_ms),
-                ]);
+                let row = ImportedRow {
+                    folder: &folder.folder,
+                    study: s.id,
+                    kind: s.kind,
+                    new: s.new,
+                    samples: s.samples,
+                    write_ms: s.write_ms,
+                };
+                t.push_row(&row);
             }
         }
         t
     }
+}
+
+/// A row of the import's table: the folder, then what was recorded of it.
+#[derive(Serialize)]
+struct ImportedRow<'a> {
+    folder: &'a std::path::Path,
+    study: i64,
+    kind: crate::history::StudyKind,
+    new: bool,
+    samples: usize,
+    write_ms: f64,
 }

@@ -17,10 +17,10 @@ pub(crate) mod timeline;
 pub(crate) mod timing_block;
 pub(crate) mod trace;
 
-mod table;
+pub(crate) mod table;
 
 use serde::Serialize;
-pub(crate) use table::{markdown_table, md_cell, Table};
+pub(crate) use table::{md_cell, Table};
 
 /// How a result is printed (`--format`): the whole document as text or JSON, or its table as
 /// JSON Lines, CSV or Markdown.

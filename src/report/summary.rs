@@ -2,12 +2,66 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::roofline::{bandwidth_line, byte_lines, grouped};
+use super::table::{Column, Text};
 use super::{metric_digits, num, Render, Table};
-use crate::summary::stats::CiMethod;
+use crate::summary::stats::{ChangeCi, CiMethod};
 use crate::summary::traces::TraceComparison;
 use crate::summary::{Metric, Summary};
-use serde_json::json;
+use serde::Serialize;
 use std::fmt::Write;
+
+/// One metric of one variant: the verdict table's row, built once per summary ([`verdict_lines`])
+/// and shown by every format (the text, the `--format` table, the report's page and Markdown).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct VerdictLine<'a> {
+    pub(crate) metric: Metric,
+    pub(crate) variant: &'a str,
+    pub(crate) accepted: usize,
+    pub(crate) planned: usize,
+    /// Every accepted sample's value, at the metric's decimals.
+    pub(crate) runs: String,
+    pub(crate) mean: Option<f64>,
+    pub(crate) median: Option<f64>,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) ci_lo_pct: Option<f64>,
+    pub(crate) ci_hi_pct: Option<f64>,
+    pub(crate) verdict: &'static str,
+    pub(crate) measures: Option<&'a str>,
+    pub(crate) p_value: Option<f64>,
+    pub(crate) ci_method: Option<CiMethod>,
+    #[serde(skip)]
+    pub(crate) ci: Option<ChangeCi>,
+}
+
+/// The verdict table's rows: every metric × variant that has the metric, metrics in
+/// [`Metric::ALL`]'s order.
+pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
+    let mut lines = Vec::new();
+    for m in Metric::ALL {
+        for v in &s.variants {
+            let Some(ms) = v.metric(m) else { continue };
+            let d = metric_digits(m);
+            lines.push(VerdictLine {
+                metric: m,
+                variant: &v.label,
+                accepted: v.accepted,
+                planned: v.planned,
+                runs: ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" "),
+                mean: ms.mean,
+                median: ms.median,
+                change_pct: ms.change_pct,
+                ci_lo_pct: ms.ci.map(|c| c.lo_pct),
+                ci_hi_pct: ms.ci.map(|c| c.hi_pct),
+                verdict: ms.verdict.map_or("baseline", |v| v.word()),
+                measures: ms.measures.as_deref(),
+                p_value: ms.ci.and_then(|c| c.p_value),
+                ci_method: ms.ci.map(|c| c.method),
+                ci: ms.ci,
+            });
+        }
+    }
+    lines
+}
 
 impl Render for Summary {
     fn text(&self) -> String {
@@ -16,7 +70,7 @@ impl Render for Summary {
 
     /// One row per metric and variant: the verdict table.
     fn table(&self) -> Table {
-        let mut t = Table::new(&[
+        let mut t = Table::named(&[
             "metric",
             "variant",
             "accepted",
@@ -32,28 +86,8 @@ impl Render for Summary {
             "p_value",
             "ci_method",
         ]);
-        for m in Metric::ALL {
-            for v in &self.variants {
-                let Some(ms) = v.metric(m) else { continue };
-                let d = metric_digits(m);
-                let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
-                t.push(vec![
-                    json!(m),
-                    json!(v.label),
-                    json!(v.accepted),
-                    json!(v.planned),
-                    json!(runs),
-                    json!(ms.mean),
-                    json!(ms.median),
-                    json!(ms.change_pct),
-                    json!(ms.ci.map(|c| c.lo_pct)),
-                    json!(ms.ci.map(|c| c.hi_pct)),
-                    json!(ms.verdict.map_or("baseline", |v| v.word())),
-                    json!(ms.measures),
-                    json!(ms.ci.and_then(|c| c.p_value)),
-                    json!(ms.ci.map(|c| c.method)),
-                ]);
-            }
+        for line in verdict_lines(self) {
+            t.push_row(&line);
         }
         t
     }
@@ -81,6 +115,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
     );
     let _ = writeln!(o, "run order: {}", if order.is_empty() { "—".into() } else { order.join(" ") });
     let w = s.variants.iter().map(|v| v.label.len()).max().unwrap_or(7).max(7);
+    let lines = verdict_lines(s);
     for m in Metric::ALL {
         let caveat = s.variants.first().and_then(|v| v.metric(m)).and_then(|x| x.measures.as_deref());
         match caveat {
@@ -92,31 +127,28 @@ pub(crate) fn render_text(s: &Summary) -> String {
             }
         }
         let runs_w = s.variants.iter().map(|v| v.metric(m).map_or(0, |x| x.runs.len())).max().unwrap_or(3).max(3) * 9;
-        let _ = writeln!(
-            o,
-            "  {:w$}  {:runs_w$}  {:>9}  {:>9}  {:>8}  {:>19}  verdict",
-            "variant",
-            "runs",
-            "mean",
-            "median",
-            format!("vs {base}"),
-            "95% CI"
-        );
-        for v in &s.variants {
-            let Some(ms) = v.metric(m) else { continue };
-            let d = metric_digits(m);
-            let runs = ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ");
-            let change = super::signed_pct(ms.change_pct);
-            let ci = super::ci_pct(ms.ci);
-            let verdict = ms.verdict.map_or("baseline", |v| v.word());
-            let _ = writeln!(
-                o,
-                "  {:w$}  {runs:runs_w$}  {:>9}  {:>9}  {change:>8}  {ci:>19}  {verdict}",
-                v.label,
-                num(ms.mean, d),
-                num(ms.median, d)
-            );
+        let mut t = Table::new(vec![
+            Column::text("variant").width(w),
+            Column::text("runs").width(runs_w),
+            Column::number("mean").width(9),
+            Column::number("median").width(9),
+            Column::number(&format!("vs {base}")).width(8),
+            Column::number("95% CI").width(19),
+            Column::verdict("verdict"),
+        ]);
+        let d = metric_digits(m);
+        for l in lines.iter().filter(|l| l.metric == m) {
+            t.push_text(vec![
+                l.variant.into(),
+                l.runs.clone(),
+                num(l.mean, d),
+                num(l.median, d),
+                super::signed_pct(l.change_pct),
+                super::ci_pct(l.ci),
+                l.verdict.into(),
+            ]);
         }
+        o.push_str(&t.render(&Text::of(&t, "  ", false)));
     }
     let paired: Vec<String> = s
         .variants

@@ -117,7 +117,7 @@ impl Render for SweepSummary {
             "verdict",
             "family",
         ]);
-        let mut t = Table::new(&columns);
+        let mut t = Table::named(&columns);
         for mt in &self.tables {
             let family = format!("holm over {} comparisons, alpha {}", mt.family.comparisons, mt.family.alpha);
             for r in &mt.rows {

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use super::table::{Column, Table, Text};
 use super::Render;
 use crate::summary::traces::{CategoryDelta, TraceComparison};
 use crate::trace::attribute::{Attribution, CategoryLine};
@@ -71,35 +72,18 @@ fn plural(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
-/// Left-aligns the columns in `left` and right-aligns the rest.
+/// Left-aligns the columns in `left` and right-aligns the rest (numbers).
 fn table_aligned(header: &[String], rows: &[Vec<String>], left: &[usize]) -> String {
-    let cols = header.len();
-    let mut width = vec![0usize; cols];
-    for r in std::iter::once(header).chain(rows.iter().map(|r| r.as_slice())) {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
+    let columns = header
+        .iter()
+        .enumerate()
+        .map(|(i, h)| if left.contains(&i) { Column::text(h) } else { Column::number(h) })
+        .collect();
+    let mut t = Table::new(columns);
+    for r in rows {
+        t.push_text(r.clone());
     }
-    let mut out = String::new();
-    for r in std::iter::once(header).chain(rows.iter().map(|r| r.as_slice())) {
-        let mut line = String::new();
-        for (i, c) in r.iter().enumerate() {
-            let pad = width[i] - c.chars().count();
-            if i > 0 {
-                line.push_str("  ");
-            }
-            if left.contains(&i) {
-                line.push_str(c);
-                line.push_str(&" ".repeat(pad));
-            } else {
-                line.push_str(&" ".repeat(pad));
-                line.push_str(c);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
+    t.render(&Text::of(&t, "", true))
 }
 
 fn pct(x: f64) -> String {

@@ -1,6 +1,6 @@
 //! HTML text: escaping and the report's tables as `<table>`.
-use crate::report::study::tables::PageTable;
-use std::fmt::Write;
+use crate::report::table::{Kind, Markup, Table};
+use serde_json::Value;
 
 /// Text made safe for an element's content or a quoted attribute.
 pub(crate) fn esc(s: &str) -> String {
@@ -18,6 +18,9 @@ pub(crate) fn esc(s: &str) -> String {
     o
 }
 
+/// An HTML `<table>` in a scrolling box: numbers right-aligned, verdict words coloured.
+pub(crate) struct Html;
+
 fn verdict_class(word: &str) -> &'static str {
     match word {
         "faster" => "faster",
@@ -27,29 +30,39 @@ fn verdict_class(word: &str) -> &'static str {
     }
 }
 
-pub(crate) fn table(t: &PageTable) -> String {
-    let mut o = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
-    for (i, h) in t.head.iter().enumerate() {
-        let class = if t.numeric.contains(&i) { " class=\"num\"" } else { "" };
-        let _ = write!(o, "<th{class}>{}</th>", esc(h));
+impl Markup for Html {
+    fn table_header(&self, t: &Table) -> String {
+        let mut o = String::from("<div class=\"scroll\"><table>\n<thead><tr>");
+        for c in &t.columns {
+            let class = if c.kind == Kind::Number { " class=\"num\"" } else { "" };
+            o.push_str(&format!("<th{class}>{}</th>", esc(&c.header)));
+        }
+        o.push_str("</tr></thead>\n<tbody>\n");
+        o
     }
-    o.push_str("</tr></thead>\n<tbody>\n");
-    for r in &t.rows {
-        o.push_str("<tr>");
-        for (i, cell) in r.iter().enumerate() {
-            let class = if t.verdict == Some(i) {
-                format!(" class=\"verdict {}\"", verdict_class(cell))
-            } else if t.numeric.contains(&i) {
-                " class=\"num\"".into()
-            } else {
-                String::new()
+
+    fn table_row(&self, t: &Table, row: &[Value]) -> String {
+        let mut o = String::from("<tr>");
+        for (c, cell) in t.columns.iter().zip(t.shown(row)) {
+            let class = match c.kind {
+                Kind::Verdict => format!(" class=\"verdict {}\"", verdict_class(&cell)),
+                Kind::Number => " class=\"num\"".into(),
+                Kind::Text => String::new(),
             };
-            let _ = write!(o, "<td{class}>{}</td>", esc(cell).replace('\n', "<br>"));
+            o.push_str(&format!("<td{class}>{}</td>", esc(&cell).replace('\n', "<br>")));
         }
         o.push_str("</tr>\n");
+        o
     }
-    o.push_str("</tbody></table></div>\n");
-    o
+
+    fn table_end(&self, _t: &Table) -> String {
+        "</tbody></table></div>\n".into()
+    }
+}
+
+/// A report table as `<table>`.
+pub(crate) fn table(t: &Table) -> String {
+    t.render(&Html)
 }
 
 #[cfg(test)]
@@ -59,12 +72,9 @@ mod tests {
     #[test]
     fn text_cannot_become_markup() {
         assert_eq!(esc("<script>a&'b\"</script>"), "&lt;script&gt;a&amp;&#39;b&quot;&lt;/script&gt;");
-        let t = PageTable {
-            head: vec!["k".into(), "verdict".into()],
-            rows: vec![vec!["flash_attn<64>".into(), "slower".into()]],
-            numeric: vec![],
-            verdict: Some(1),
-        };
+        let mut t =
+            Table::new(vec![crate::report::table::Column::text("k"), crate::report::table::Column::verdict("verdict")]);
+        t.push_text(vec!["flash_attn<64>".into(), "slower".into()]);
         let html = table(&t);
         assert!(html.contains("<td>flash_attn&lt;64&gt;</td>"), "{html}");
         assert!(html.contains("<td class=\"verdict slower\">slower</td>"), "{html}");

@@ -8,7 +8,8 @@ use super::chart::{
 };
 use super::markup::{esc, table};
 use super::{close, figure, note, open};
-use crate::report::study::tables::PageTable;
+use crate::report::study::tables::{page_table, page_table_with_verdict};
+use crate::report::Table;
 use crate::report::{ci_pct, metric_digits, num, p_value, signed_pct, NONE};
 use crate::summary::stats::Verdict;
 use crate::summary::sweep::{MetricTable, SweepSummary};
@@ -124,52 +125,42 @@ fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>
 }
 
 /// One metric's rows as the page shows them.
-fn metric_table(s: &SweepSummary, t: &MetricTable) -> PageTable {
-    let head =
-        ["point", "variant", "samples", "median", &format!("vs {}", s.variants[0]), "95% CI", "p Holm", "verdict"]
-            .map(String::from)
-            .to_vec();
+fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
+    let change = format!("vs {}", s.variants[0]);
+    let head = ["point", "variant", "samples", "median", &change, "95% CI", "p Holm", "verdict"];
     let d = metric_digits(t.metric);
-    let rows = t
-        .rows
-        .iter()
-        .map(|r| {
-            vec![
-                r.point.clone(),
-                r.variant.clone(),
-                format!("{}/{}", r.accepted, r.planned),
-                num(r.median, d),
-                signed_pct(r.change_pct),
-                ci_pct(r.ci),
-                p_value(r.p_holm),
-                r.verdict.map_or("baseline", |v| v.word()).to_string(),
-            ]
-        })
-        .collect();
-    PageTable { head, rows, numeric: vec![2, 3, 4, 6], verdict: Some(7) }
+    let mut table = page_table_with_verdict(&head, &[2, 3, 4, 6], 7);
+    for r in &t.rows {
+        table.push_text(vec![
+            r.point.clone(),
+            r.variant.clone(),
+            format!("{}/{}", r.accepted, r.planned),
+            num(r.median, d),
+            signed_pct(r.change_pct),
+            ci_pct(r.ci),
+            p_value(r.p_holm),
+            r.verdict.map_or("baseline", |v| v.word()).to_string(),
+        ]);
+    }
+    table
 }
 
-fn points_table(s: &SweepSummary) -> PageTable {
-    let head = ["point", "folder", "state", "prompt tokens", "output tokens", "rejected", "not taken", "adaptive"]
-        .map(String::from)
-        .to_vec();
-    let rows = s
-        .points
-        .iter()
-        .map(|p| {
-            vec![
-                p.name.clone(),
-                p.dir.clone(),
-                format!("{:?}", p.state).to_lowercase(),
-                p.expected_prompt_tokens.map_or(NONE.into(), |n| n.to_string()),
-                p.tokens.map_or(NONE.into(), |n| n.to_string()),
-                p.rejected.to_string(),
-                p.missing.to_string(),
-                p.adaptive.as_ref().map_or(NONE.into(), |a| a.line()),
-            ]
-        })
-        .collect();
-    PageTable { head, rows, numeric: vec![3, 4, 5, 6], verdict: None }
+fn points_table(s: &SweepSummary) -> Table {
+    let head = ["point", "folder", "state", "prompt tokens", "output tokens", "rejected", "not taken", "adaptive"];
+    let mut table = page_table(&head, &[3, 4, 5, 6]);
+    for p in &s.points {
+        table.push_text(vec![
+            p.name.clone(),
+            p.dir.clone(),
+            format!("{:?}", p.state).to_lowercase(),
+            p.expected_prompt_tokens.map_or(NONE.into(), |n| n.to_string()),
+            p.tokens.map_or(NONE.into(), |n| n.to_string()),
+            p.rejected.to_string(),
+            p.missing.to_string(),
+            p.adaptive.as_ref().map_or(NONE.into(), |a| a.line()),
+        ]);
+    }
+    table
 }
 
 /// The whole page of a sweep.

@@ -1,16 +1,17 @@
 //! The study report as GitHub-flavoured Markdown: the page's tables, ready to paste into a pull
 //! request.
-use super::tables::{self, PageTable};
+use super::tables;
 use super::StudyTitle;
+use crate::report::Table;
 use crate::summary::traces::TraceComparison;
 use crate::summary::view::StudyView;
 use std::fmt::Write;
 
-pub(crate) fn table(t: &PageTable) -> String {
-    crate::report::markdown_table(&t.head, &t.rows, &t.numeric)
+pub(crate) fn table(t: &Table) -> String {
+    t.markdown()
 }
 
-fn section(o: &mut String, title: &str, t: &PageTable) {
+fn section(o: &mut String, title: &str, t: &Table) {
     let _ = writeln!(o, "\n### {title}\n");
     o.push_str(&table(t));
 }
@@ -72,12 +73,8 @@ mod tests {
 
     #[test]
     fn cells_cannot_break_the_table() {
-        let t = PageTable {
-            head: vec!["a".into(), "b".into()],
-            rows: vec![vec!["x|y".into(), "1\n2".into()]],
-            numeric: vec![1],
-            verdict: None,
-        };
+        let mut t = tables::page_table(&["a", "b"], &[1]);
+        t.push_text(vec!["x|y".into(), "1\n2".into()]);
         assert_eq!(table(&t), "| a | b |\n|---|---:|\n| x\\|y | 1<br>2 |\n");
     }
 }

@@ -1,5 +1,6 @@
 //! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
 //! the Markdown file, so the two never disagree.
+use crate::report::table::{Column, Kind, Table};
 use crate::report::{ci_pct, metric_digits, num, signed_pct, NONE};
 use crate::summary::pi::PiReport;
 use crate::summary::traces::CategoryDelta;
@@ -7,56 +8,44 @@ use crate::summary::view::StudyView;
 use crate::summary::{Metric, Summary};
 use crate::trace::compare::Comparison;
 
-/// A table of the study report: display text cells, drawn on the page and in the Markdown file
-/// (a result's typed table for `--format` is [`crate::report::Table`]).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct PageTable {
-    pub(crate) head: Vec<String>,
-    pub(crate) rows: Vec<Vec<String>>,
-    /// Columns of numbers (right-aligned).
-    pub(crate) numeric: Vec<usize>,
-    /// The column holding a verdict word, coloured on the page.
-    pub(crate) verdict: Option<usize>,
+/// A table of the study report, drawn on the page and in the Markdown file: display text cells
+/// under the columns `head`, those in `numeric` right-aligned.
+pub(crate) fn page_table(head: &[&str], numeric: &[usize]) -> Table {
+    Table::new(
+        head.iter()
+            .enumerate()
+            .map(|(i, h)| if numeric.contains(&i) { Column::number(h) } else { Column::text(h) })
+            .collect(),
+    )
 }
 
-impl PageTable {
-    fn new(head: &[&str], numeric: &[usize]) -> PageTable {
-        PageTable {
-            head: head.iter().map(|h| h.to_string()).collect(),
-            rows: Vec::new(),
-            numeric: numeric.to_vec(),
-            verdict: None,
-        }
-    }
-
-    fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
+/// [`page_table`] with a column of verdict words (coloured on the page).
+pub(crate) fn page_table_with_verdict(head: &[&str], numeric: &[usize], verdict: usize) -> Table {
+    let mut t = page_table(head, numeric);
+    t.columns[verdict].kind = Kind::Verdict;
+    t
 }
 
 /// The metrics the report draws and tabulates (strict streamed TPS stays in `summarize`).
 pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
 
 /// Every metric × variant: its runs, median, change vs the baseline with the 95% CI, verdict.
-pub(crate) fn verdicts(s: &Summary) -> PageTable {
+pub(crate) fn verdicts(s: &Summary) -> Table {
     let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
     let change = format!("vs {base}");
-    let mut t = PageTable::new(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5]);
-    t.verdict = Some(6);
-    for m in REPORT_METRICS {
-        for v in &s.variants {
-            let Some(ms) = v.metric(m) else { continue };
-            let d = metric_digits(m);
-            t.row(vec![
-                m.title().into(),
-                v.label.clone(),
-                ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" "),
-                num(ms.median, d),
-                signed_pct(ms.change_pct),
-                ci_pct(ms.ci),
-                ms.verdict.map_or("baseline", |v| v.word()).into(),
-            ]);
-        }
+    let mut t =
+        page_table_with_verdict(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5], 6);
+    for l in crate::report::summary::verdict_lines(s).iter().filter(|l| REPORT_METRICS.contains(&l.metric)) {
+        let d = metric_digits(l.metric);
+        t.push_text(vec![
+            l.metric.title().into(),
+            l.variant.into(),
+            l.runs.clone(),
+            num(l.median, d),
+            signed_pct(l.change_pct),
+            ci_pct(l.ci),
+            l.verdict.into(),
+        ]);
     }
     t
 }
@@ -70,8 +59,8 @@ fn counts(v: &[u64]) -> String {
 }
 
 /// Per variant: accepted samples, ms/token, draft acceptance, token counts, idle gate, caveats.
-pub(crate) fn per_variant(s: &Summary) -> PageTable {
-    let mut t = PageTable::new(
+pub(crate) fn per_variant(s: &Summary) -> Table {
+    let mut t = page_table(
         &[
             "variant",
             "accepted",
@@ -86,7 +75,7 @@ pub(crate) fn per_variant(s: &Summary) -> PageTable {
         &[2, 3, 4, 7],
     );
     for v in &s.variants {
-        t.row(vec![
+        t.push_text(vec![
             v.label.clone(),
             format!("{}/{}", v.accepted, v.planned),
             num(v.ms_per_token, 3),
@@ -102,8 +91,8 @@ pub(crate) fn per_variant(s: &Summary) -> PageTable {
 }
 
 /// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
-pub(crate) fn phases(s: &Summary) -> Option<PageTable> {
-    let mut t = PageTable::new(
+pub(crate) fn phases(s: &Summary) -> Option<Table> {
+    let mut t = page_table(
         &[
             "variant",
             "phase",
@@ -124,7 +113,7 @@ pub(crate) fn phases(s: &Summary) -> Option<PageTable> {
                 (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
                 _ => NONE.into(),
             };
-            t.row(vec![
+            t.push_text(vec![
                 v.label.clone(),
                 name.into(),
                 num(p.mean_power_w, 1),
@@ -141,19 +130,25 @@ pub(crate) fn phases(s: &Summary) -> Option<PageTable> {
 }
 
 /// Rejected samples, one row per broken rule.
-pub(crate) fn rejected(s: &Summary) -> PageTable {
-    let mut t = PageTable::new(&["#", "variant", "folder", "rule", "reason"], &[0]);
+pub(crate) fn rejected(s: &Summary) -> Table {
+    let mut t = page_table(&["#", "variant", "folder", "rule", "reason"], &[0]);
     for r in &s.rejected {
         for x in &r.reasons {
-            t.row(vec![(r.index + 1).to_string(), r.label.clone(), r.dir.clone(), x.rule.clone(), x.reason.clone()]);
+            t.push_text(vec![
+                (r.index + 1).to_string(),
+                r.label.clone(),
+                r.dir.clone(),
+                x.rule.clone(),
+                x.reason.clone(),
+            ]);
         }
     }
     t
 }
 
 /// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.
-pub(crate) fn trace_columns(c: &Comparison) -> PageTable {
-    let mut t = PageTable::new(
+pub(crate) fn trace_columns(c: &Comparison) -> Table {
+    let mut t = page_table(
         &[
             "variant",
             "measured ms/token",
@@ -166,7 +161,7 @@ pub(crate) fn trace_columns(c: &Comparison) -> PageTable {
         &[1, 3, 4, 5],
     );
     for v in &c.variants {
-        t.row(vec![
+        t.push_text(vec![
             v.label.clone(),
             format!("{:.3}", v.measured_ms_per_token),
             v.measured_from.clone(),
@@ -186,20 +181,21 @@ fn labels(c: &Comparison) -> Vec<String> {
 /// ms/token per kernel category and variant, with each candidate's change and share of the change.
 /// Each category's ms/token per variant and its change, with the change's 95% interval and verdict
 /// where the study traced more than one sample a variant (docs/methodology.md §10.1).
-pub(crate) fn categories(c: &Comparison, deltas: &[CategoryDelta]) -> PageTable {
+pub(crate) fn categories(c: &Comparison, deltas: &[CategoryDelta]) -> Table {
     let labels = labels(c);
     let mut head = vec!["category".to_string()];
     head.extend(labels.iter().map(|l| format!("{l} ms/token")));
     head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
     head.extend(labels.iter().skip(1).map(|l| format!("share of Δ {l}")));
-    let numeric = (1..head.len()).collect();
-    let mut t = PageTable { head, rows: Vec::new(), numeric, verdict: None };
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let numeric: Vec<usize> = (1..head.len()).collect();
+    let mut t = page_table(&head, &numeric);
     let mut push = |name: String, ms: Vec<String>, delta: Vec<String>, share: Vec<String>| {
         let mut row = vec![name];
         row.extend(ms);
         row.extend(delta);
         row.extend(share);
-        t.rows.push(row);
+        t.push_text(row);
     };
     for r in &c.categories {
         push(
@@ -229,30 +225,31 @@ fn delta_cell(delta: f64, deltas: &[CategoryDelta], category: &str, variant: usi
 }
 
 /// The kernels whose ms/token moved most.
-pub(crate) fn moved_kernels(c: &Comparison) -> PageTable {
+pub(crate) fn moved_kernels(c: &Comparison) -> Table {
     let labels = labels(c);
     let mut head = vec!["kernel".to_string(), "category".to_string()];
     head.extend(labels.iter().map(|l| format!("{l} ms/token")));
     head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
-    let numeric = (2..head.len()).collect();
-    let mut t = PageTable { head, rows: Vec::new(), numeric, verdict: None };
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let numeric: Vec<usize> = (2..head.len()).collect();
+    let mut t = page_table(&head, &numeric);
     for k in &c.moved_kernels {
         let mut row = vec![k.kernel.clone(), k.category.clone()];
         row.extend(k.ms_per_token.iter().map(|x| format!("{x:.4}")));
         row.extend(k.delta.iter().skip(1).map(|x| format!("{x:+.4}")));
-        t.rows.push(row);
+        t.push_text(row);
     }
     t
 }
 
 /// The exactness gate's result, one row per side.
-pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> PageTable {
-    let mut t = PageTable::new(
+pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> Table {
+    let mut t = page_table(
         &["side", "variant", "binary sha256", "prompt tokens", "generated", "finish", "verdict", "gate"],
         &[3, 4],
     );
     for (side, r) in [("baseline", &x.baseline), ("candidate", &x.candidate)] {
-        t.row(vec![
+        t.push_text(vec![
             side.into(),
             r.label.clone(),
             r.binary_sha256.as_deref().map_or(NONE.into(), short_sha),
@@ -267,8 +264,8 @@ pub(crate) fn exactness(x: &crate::exactness::ExactnessReport) -> PageTable {
 }
 
 /// The Pi study's medians over valid samples.
-pub(crate) fn pi_variants(p: &PiReport) -> PageTable {
-    let mut t = PageTable::new(
+pub(crate) fn pi_variants(p: &PiReport) -> Table {
+    let mut t = page_table(
         &[
             "variant",
             "valid",
@@ -283,7 +280,7 @@ pub(crate) fn pi_variants(p: &PiReport) -> PageTable {
         &[2, 3, 4, 5, 6, 7],
     );
     for v in &p.variants {
-        t.row(vec![
+        t.push_text(vec![
             v.label.clone(),
             format!("{}/{}", v.valid, v.samples),
             num(v.median_pi_wall_ms, 0),
@@ -299,10 +296,10 @@ pub(crate) fn pi_variants(p: &PiReport) -> PageTable {
 }
 
 /// Every Pi sample with its checks.
-pub(crate) fn pi_samples(p: &PiReport) -> PageTable {
-    let mut t = PageTable::new(&["#", "variant", "Pi wall ms", "exit", "valid", "failures"], &[0, 2]);
+pub(crate) fn pi_samples(p: &PiReport) -> Table {
+    let mut t = page_table(&["#", "variant", "Pi wall ms", "exit", "valid", "failures"], &[0, 2]);
     for s in &p.samples {
-        t.row(vec![
+        t.push_text(vec![
             (s.index + 1).to_string(),
             s.label.clone(),
             format!("{:.0}", s.run.pi_wall_ms),
@@ -319,26 +316,29 @@ pub(crate) fn short_sha(s: &str) -> String {
 }
 
 /// Where the study ran.
-pub(crate) fn host(v: &StudyView) -> PageTable {
-    let mut t = PageTable::new(&["fact", "value"], &[]);
+pub(crate) fn host(v: &StudyView) -> Table {
+    let mut t = page_table(&["fact", "value"], &[]);
     let s = &v.summary;
-    t.row(vec!["study folder".into(), s.root.clone()]);
+    t.push_text(vec!["study folder".into(), s.root.clone()]);
     if let Some(h) = &v.host {
-        t.row(vec!["host".into(), h.hostname.clone()]);
-        t.row(vec!["kernel".into(), h.kernel.clone()]);
-        t.row(vec!["CPU".into(), format!("{} ({} cores)", h.cpu, h.cores)]);
-        t.row(vec!["memory".into(), h.memory_kib.map_or(NONE.into(), |k| format!("{:.1} GiB", k as f64 / 1048576.0))]);
-        t.row(vec!["abprof".into(), h.abprof.clone()]);
-        t.row(vec!["started".into(), h.started_at.clone()]);
+        t.push_text(vec!["host".into(), h.hostname.clone()]);
+        t.push_text(vec!["kernel".into(), h.kernel.clone()]);
+        t.push_text(vec!["CPU".into(), format!("{} ({} cores)", h.cpu, h.cores)]);
+        t.push_text(vec![
+            "memory".into(),
+            h.memory_kib.map_or(NONE.into(), |k| format!("{:.1} GiB", k as f64 / 1048576.0)),
+        ]);
+        t.push_text(vec!["abprof".into(), h.abprof.clone()]);
+        t.push_text(vec!["started".into(), h.started_at.clone()]);
     } else {
-        t.row(vec!["host".into(), "host.json absent".into()]);
+        t.push_text(vec!["host".into(), "host.json absent".into()]);
     }
-    t.row(vec!["telemetry".into(), s.telemetry.clone().unwrap_or_else(|| NONE.into())]);
-    t.row(vec!["isolation".into(), isolation_status(s.isolation_restored).into()]);
+    t.push_text(vec!["telemetry".into(), s.telemetry.clone().unwrap_or_else(|| NONE.into())]);
+    t.push_text(vec!["isolation".into(), isolation_status(s.isolation_restored).into()]);
     let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
-    t.row(vec!["run order".into(), if order.is_empty() { NONE.into() } else { order.join(" ") }]);
+    t.push_text(vec!["run order".into(), if order.is_empty() { NONE.into() } else { order.join(" ") }]);
     if let (Some(med), Some(max)) = (s.dead_time_ms_median, s.dead_time_ms_max) {
-        t.row(vec!["driver dead time per sample".into(), format!("median {med:.1} ms, max {max:.1} ms")]);
+        t.push_text(vec!["driver dead time per sample".into(), format!("median {med:.1} ms, max {max:.1} ms")]);
     }
     t
 }
@@ -352,10 +352,10 @@ pub(crate) fn isolation_status(restored: Option<bool>) -> &'static str {
 }
 
 /// Each variant's exact binary and model, by sha256, and what `--version` printed.
-pub(crate) fn binaries(v: &StudyView) -> PageTable {
-    let mut t = PageTable::new(&["variant", "binary", "sha256", "version", "model", "model sha256"], &[]);
+pub(crate) fn binaries(v: &StudyView) -> Table {
+    let mut t = page_table(&["variant", "binary", "sha256", "version", "model", "model sha256"], &[]);
     for f in &v.variants {
-        t.row(vec![
+        t.push_text(vec![
             f.label.clone(),
             f.binary.real_path.display().to_string(),
             f.binary.sha256.clone(),
@@ -368,10 +368,10 @@ pub(crate) fn binaries(v: &StudyView) -> PageTable {
 }
 
 /// How each variant's server was launched.
-pub(crate) fn launch(v: &StudyView) -> PageTable {
-    let mut t = PageTable::new(&["variant", "spec", "server argv", "env", "expect="], &[]);
+pub(crate) fn launch(v: &StudyView) -> Table {
+    let mut t = page_table(&["variant", "spec", "server argv", "env", "expect="], &[]);
     for f in &v.variants {
-        t.row(vec![
+        t.push_text(vec![
             f.label.clone(),
             f.spec.clone(),
             shlex::try_join(f.server_args.iter().map(String::as_str)).unwrap_or_else(|_| f.server_args.join(" ")),
@@ -387,11 +387,11 @@ pub(crate) fn launch(v: &StudyView) -> PageTable {
 }
 
 /// Every isolation hook that ran.
-pub(crate) fn hooks(v: &StudyView) -> Option<PageTable> {
+pub(crate) fn hooks(v: &StudyView) -> Option<Table> {
     let iso = v.isolation.as_ref()?;
-    let mut t = PageTable::new(&["phase", "argv", "status", "ms", "output"], &[3]);
+    let mut t = page_table(&["phase", "argv", "status", "ms", "output"], &[3]);
     for r in &iso.runs {
-        t.row(vec![
+        t.push_text(vec![
             r.phase.clone(),
             shlex::try_join(r.argv.iter().map(String::as_str)).unwrap_or_else(|_| r.argv.join(" ")),
             r.status.clone(),
@@ -412,18 +412,22 @@ mod tests {
         let v = StudyView::load(&dir).unwrap();
         let t = verdicts(&v.summary);
         assert_eq!(t.rows.len(), 6, "3 metrics × 2 variants");
-        assert!(t.rows.iter().all(|r| r.len() == t.head.len()));
+        assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
         assert_eq!(t.rows[0][6], "baseline");
-        assert!(["faster", "slower", "no clear difference"].contains(&t.rows[1][6].as_str()), "{:?}", t.rows[1]);
+        assert!(
+            ["faster", "slower", "no clear difference"].contains(&t.rows[1][6].as_str().unwrap()),
+            "{:?}",
+            t.rows[1]
+        );
         assert_eq!(per_variant(&v.summary).rows[0][1], "2/2");
         let p = phases(&v.summary).unwrap();
         assert_eq!(p.rows.len(), 4, "prefill and decode of two variants");
         assert_eq!(p.rows[0][2], NONE, "no power on a GPU-less host");
         assert!(rejected(&v.summary).rows.is_empty());
         let b = binaries(&v);
-        assert_eq!(b.rows[0][2].len(), 64);
-        assert!(b.rows[0][3].contains("0c1e57098"));
-        assert!(launch(&v).rows[0][2].contains("--cache-type-k f16"));
+        assert_eq!(b.rows[0][2].as_str().unwrap().len(), 64);
+        assert!(b.rows[0][3].as_str().unwrap().contains("0c1e57098"));
+        assert!(launch(&v).rows[0][2].as_str().unwrap().contains("--cache-type-k f16"));
         assert!(hooks(&v).is_none(), "the study declared no hooks");
         assert_eq!(host(&v).rows[1][1], "vm");
     }
