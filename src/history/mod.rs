@@ -13,7 +13,7 @@ mod write;
 
 pub(crate) use import::{import_folder, records_in, Imported};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
-pub(crate) use record::{RecordedStudy, StudyKind, StudyRecord};
+pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord};
 pub(crate) use regressions::{regressions, Move, Regressions, SeriesFloor};
 
 use rusqlite::Connection;

@@ -353,7 +353,7 @@ impl Render for ImportReport {
 struct ImportedRow<'a> {
     folder: &'a std::path::Path,
     study: i64,
-    kind: crate::history::StudyKind,
+    kind: crate::history::RecordKind,
     new: bool,
     samples: usize,
     write_ms: f64,
