@@ -10,6 +10,8 @@ pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
+#[cfg(test)]
+pub(crate) mod simulate;
 pub(crate) mod stats;
 pub(crate) mod sweep;
 mod t_test;
