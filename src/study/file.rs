@@ -170,6 +170,13 @@ pub struct StudyFile {
     /// …or each variant has this many samples (default [`DEFAULT_MAX_SAMPLES`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_samples: Option<u32>,
+    /// Sequential verdicts (`--until-decided`, docs/methodology.md §17): add blocks until every
+    /// candidate's decode interval excludes 0 or lies inside ± `mei_pct`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_decided: bool,
+    /// The minimum effect of interest, %: an interval inside ± it is the verdict "same" (§8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mei_pct: Option<f64>,
     /// Variant specs; the first is the baseline.
     pub variants: Vec<String>,
     /// A calibrated prompt file…
@@ -325,14 +332,28 @@ impl StudyFile {
         self.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)
     }
 
+    /// A study that adds blocks by a rule: `until_ci_pct` or `until_decided`.
+    pub(crate) fn is_adaptive(&self) -> bool {
+        self.until_ci_pct.is_some() || self.until_decided
+    }
+
     fn check_adaptive(&self) -> Result<(), StudyFileError> {
-        let Some(pct) = self.until_ci_pct else {
-            return match self.max_samples {
-                Some(_) => Err(StudyFileError::Contradiction(
-                    "max_samples bounds an adaptive study: give until_ci_pct too, or drop max_samples".into(),
-                )),
-                None => Ok(()),
-            };
+        if let Some(m) = self.mei_pct {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(StudyFileError::Missing("mei_pct > 0 (the minimum effect of interest, in %)"));
+            }
+        }
+        let pct = match (self.until_ci_pct, self.until_decided) {
+            (Some(p), _) => p,
+            (None, true) => 1.0,
+            (None, false) => {
+                return match self.max_samples {
+                    Some(_) => Err(StudyFileError::Contradiction(
+                        "max_samples bounds an adaptive study: give until_ci_pct too (or until_decided), or drop max_samples".into(),
+                    )),
+                    None => Ok(()),
+                }
+            }
         };
         if !(pct.is_finite() && pct > 0.0) {
             return Err(StudyFileError::Missing("until_ci_pct > 0 (the half width, in %, of the interval wanted)"));
