@@ -351,7 +351,7 @@ mod tests {
                 let mid = (good + bad) / 2;
                 let is_bad = mid >= first_bad;
                 let effect = if is_bad { 0.94 } else { 1.0 };
-                let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule, |c| {
+                let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule, false, |c| {
                     call(&reading(Some(*c), 0), t) != Call::Undecided
                 });
                 probes += 1;
