@@ -46,6 +46,8 @@ fn main() {
         pi: None,
         trace: None,
         until_ci_pct: None,
+        until_decided: false,
+        mei_pct: None,
         max_samples: None,
         sweep: None,
     };

@@ -55,6 +55,17 @@ pub(crate) fn threshold_pct(reference_change: f64, given: Option<f64>) -> f64 {
     }
 }
 
+/// Whether the reference step (bad against good) is clear enough to bisect: with no threshold
+/// given, its interval excludes 0 (the threshold is then half its change, midway between good
+/// and bad); with one given, its interval lies wholly beyond that threshold.
+pub(crate) fn reference_clear(r: &Reading, given: Option<f64>) -> bool {
+    match (r.reference_change(), given) {
+        (Some(_), None) => true,
+        (Some(c), Some(_)) => call(r, threshold_pct(c, given)) == Call::Bad,
+        (None, _) => false,
+    }
+}
+
 /// Good, bad or undecided for `r` against the signed `threshold`.
 pub(crate) fn call(r: &Reading, threshold: f64) -> Call {
     let Some(ci) = r.ci else { return Call::Undecided };
@@ -114,5 +125,10 @@ mod tests {
         assert_eq!(reading(Some((-34.0, -26.0))).reference_change(), Some(-30.0));
         assert_eq!(reading(Some((-4.0, 2.0))).reference_change(), None);
         assert_eq!(reading(None).reference_change(), None);
+        // No threshold given: a reference that excludes 0 is clear, its threshold half-way.
+        assert!(reference_clear(&reading(Some((-9.0, -1.0))), None));
+        assert!(!reference_clear(&reading(Some((-9.0, -1.0))), Some(5.0)));
+        assert!(reference_clear(&reading(Some((-9.0, -6.0))), Some(5.0)));
+        assert!(!reference_clear(&reading(Some((-4.0, 2.0))), None));
     }
 }

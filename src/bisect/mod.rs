@@ -28,7 +28,7 @@ use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
-use judge::{call, threshold_pct, Call, Reading};
+use judge::{call, reference_clear, threshold_pct, Call, Reading};
 use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -169,6 +169,9 @@ fn measure(
     prompt: Option<&Path>,
     decided: impl Fn(&Reading) -> bool + Send + Sync + 'static,
 ) -> Result<Measured> {
+    // A step's own intervals are the plain ones of §8, not §17's repeated ones: a call is wrong
+    // only when the interval lies wholly on the far side of a threshold that sits half-way between
+    // good and bad, which simulated bisects make rare (docs/methodology.md §19).
     let mut file = StudyFile { variants: variants.to_vec(), ..plan.study.clone() };
     if let (None, Some(p)) = (&file.prompt, prompt) {
         file.prompt = Some(p.to_path_buf());
@@ -328,7 +331,7 @@ fn drive(
     };
     say(&format!("step 0: good against bad {}", short(&bad)));
     let given = plan.threshold_pct;
-    let clear = move |r: &Reading| r.reference_change().is_some_and(|c| call(r, threshold_pct(c, given)) == Call::Bad);
+    let clear = move |r: &Reading| reference_clear(r, given);
     let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, clear)?;
     step.study = Some("steps/00-bad".into());
     step.samples_per_variant = m.samples;

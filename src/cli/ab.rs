@@ -23,18 +23,19 @@ use std::path::{Path, PathBuf};
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
 #[command(mut_arg("metric", |a| a.requires("fail_on")), mut_arg("threshold", |a| a.requires("fail_on")))]
-#[command(mut_arg("max_samples", |a| a.requires("until_ci")))]
+#[command(group(clap::ArgGroup::new("adaptive_rule").args(["until_ci", "until_decided"]).multiple(true)))]
+#[command(mut_arg("max_samples", |a| a.requires("adaptive_rule")))]
 pub(crate) struct AbArgs {
     /// Evidence folder of a new study (must not exist, or be empty).
     #[arg(long, value_name = "DIR", required_unless_present = "resume")]
     pub(crate) root: Option<PathBuf>,
     /// Run the study defined in this TOML file (written into every evidence folder as study.toml).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
-    #[arg(conflicts_with_all = ["axes", "until_ci", "max_samples"])]
+    #[arg(conflicts_with_all = ["axes", "until_ci", "until_decided", "mei", "max_samples"])]
     pub(crate) study: Option<PathBuf>,
     /// Continue an interrupted study (or sweep) in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed", "axes", "until_ci", "max_samples"])]
+    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed", "axes", "until_ci", "until_decided", "mei", "max_samples"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -106,7 +107,10 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let file = StudyFile {
         sweep,
         until_ci_pct: a.adaptive.until_ci,
-        max_samples: a.adaptive.until_ci.map(|_| a.adaptive.limit.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
+        max_samples: (a.adaptive.until_ci.is_some() || a.adaptive.until_decided)
+            .then(|| a.adaptive.limit.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
+        until_decided: a.adaptive.until_decided,
+        mei_pct: a.adaptive.mei,
         variants,
         ..chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens)
     };

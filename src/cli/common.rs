@@ -84,6 +84,8 @@ pub(crate) fn study_file(
         trace: None,
         until_ci_pct: None,
         max_samples: None,
+        until_decided: false,
+        mei_pct: None,
         sweep: None,
     }
 }

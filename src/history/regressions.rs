@@ -290,6 +290,7 @@ mod tests {
                 method: Default::default(),
                 pairs: None,
                 p_value: None,
+                per_look_alpha: None,
             }),
             verdict: None,
         }];

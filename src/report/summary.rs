@@ -98,9 +98,15 @@ pub(crate) fn render_text(s: &Summary) -> String {
     let base = &s.variants[0].label;
     let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
     let samples = match &s.adaptive {
-        Some(a) => format!(
+        Some(a) if a.until_ci_pct > 0.0 => format!(
             "{} samples per variant, then blocks until decode CI ±{}% (at most {})",
             s.samples_per_variant, a.until_ci_pct, a.max_samples
+        ),
+        Some(a) => format!(
+            "{} samples per variant, then blocks until decided{} (at most {})",
+            s.samples_per_variant,
+            a.mei_pct.map_or(String::new(), |m| format!(" or the same within ±{m}%")),
+            a.max_samples
         ),
         None => format!("{} samples per variant", s.samples_per_variant),
     };

@@ -326,7 +326,8 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
     let with_ci = !deltas.is_empty();
     if with_ci {
         s.push_str(
-            "(medians over traced samples; 95% interval of each delta by the smoothed bootstrap across them, \
+            "(medians over traced samples; 95% interval of each delta by the smoothed bootstrap across them; \
+             a verdict needs 3 traced samples a side and a Holm-adjusted p below 5% across the categories, \
              docs/methodology.md §10.1)\n",
         );
     }
@@ -394,6 +395,19 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
     s.push_str(
         "(unattributed = launch gaps and host work; the scaled categories above already include it in proportion)\n",
     );
+    if with_ci {
+        for (i, v) in c.variants.iter().enumerate().skip(1) {
+            let kept = crate::summary::traces::survivors(deltas, i);
+            let _ = writeln!(
+                s,
+                "{}: {} of {} categories changed after Holm across them{}",
+                v.label,
+                kept.len(),
+                deltas.len(),
+                if kept.is_empty() { String::new() } else { format!(": {}", kept.join(", ")) }
+            );
+        }
+    }
 
     if !c.moved_kernels.is_empty() {
         s.push_str("\ntop moved kernels (matched across variants by function name)\n");
@@ -502,8 +516,10 @@ mod tests {
             category: "flash attention".into(),
             ci: vec![None, Some(ci)],
             verdict: vec![None, Some(Verdict::Slower)],
+            p_holm: vec![None, Some(0.001)],
         }];
         let text = comparison_text(&comparison(3), &deltas);
+        assert!(text.contains("1 of 1 categories changed after Holm across them: flash attention"), "{text}");
         let row = text.lines().find(|l| l.starts_with("flash attention")).unwrap();
         assert!(row.contains("[+1.500, +1.600]") && row.ends_with("slower"), "{row}");
         assert!(text.contains("95% CI") && text.contains("3 traced samples (medians)"), "{text}");

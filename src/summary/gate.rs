@@ -1,6 +1,9 @@
-//! The CI gate (docs/methodology.md §8): a study fails a build only when a candidate's confidence
-//! interval lies wholly beyond the threshold in the failing direction, so noise (an interval
-//! that reaches the threshold or zero) never fails it.
+//! The CI gate (docs/methodology.md §8): a study fails a build only when a candidate is decided
+//! worse — its interval excludes 0 on the failing side — and the interval's estimate lies beyond
+//! the threshold. Noise (an interval that reaches 0) never fails it; a real regression past the
+//! threshold fails once the interval is decided, which a sequential study (`--until-decided`,
+//! §17) reaches within a few blocks. Simulated in `simulate.rs`.
+use super::stats::ChangeCi;
 use super::{Metric, Summary};
 
 /// What fails the gate.
@@ -50,7 +53,7 @@ pub(crate) struct GateFailure {
 impl GateFailure {
     pub(crate) fn line(&self, gate: &Gate) -> String {
         format!(
-            "{} {} {:+.2}% [{:+.2}%, {:+.2}%] is beyond the {}% threshold ({})",
+            "{} {} {:+.2}% [{:+.2}%, {:+.2}%] is decided and beyond the {}% threshold ({})",
             self.label,
             self.metric,
             self.change_pct,
@@ -78,41 +81,44 @@ impl Gate {
             .collect()
     }
 
-    /// Every non-baseline variant whose interval of the gate's metric lies wholly beyond the
-    /// threshold in a failing direction.
+    /// Every non-baseline variant the gate fails: see [`fails`].
     pub(crate) fn failures(&self, s: &Summary) -> Vec<GateFailure> {
         let m = self.metric.metric();
-        let t = self.threshold_pct.abs();
         s.variants
             .iter()
             .skip(1)
             .filter_map(|v| {
                 let x = v.metric(m)?;
                 let ci = x.ci.as_ref()?;
-                let (lo, hi) = (ci.lo_pct, ci.hi_pct);
-                let up = lo > t;
-                let down = hi < -t;
-                // "Worse" is down for a rate, up for a latency.
-                let worse = if m.higher_is_better() { down } else { up };
-                let fails = match self.fail_on {
-                    FailOn::Slower => worse,
-                    FailOn::Changed => up || down,
-                };
-                fails.then(|| GateFailure {
+                self.fails(ci, m.higher_is_better()).then(|| GateFailure {
                     label: v.label.clone(),
                     metric: m.title(),
                     change_pct: x.change_pct.unwrap_or(f64::NAN),
-                    ci: [lo, hi],
+                    ci: [ci.lo_pct, ci.hi_pct],
                 })
             })
             .collect()
+    }
+
+    /// Whether an interval fails the gate: it excludes 0 on a failing side and its estimate (the
+    /// centre, on the log scale) lies beyond the threshold on that side.
+    pub(crate) fn fails(&self, ci: &ChangeCi, higher_is_better: bool) -> bool {
+        let t = self.threshold_pct.abs();
+        let centre = ci.center_pct();
+        let up = ci.lo_pct > 0.0 && centre > t;
+        let down = ci.hi_pct < 0.0 && centre < -t;
+        // "Worse" is down for a rate, up for a latency.
+        let worse = if higher_is_better { down } else { up };
+        match self.fail_on {
+            FailOn::Slower => worse,
+            FailOn::Changed => up || down,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::stats::ChangeCi;
     use crate::summary::{MetricSummary, VariantSummary};
 
     fn variant(label: &str, metric: Metric, ci: Option<(f64, f64)>) -> VariantSummary {
@@ -125,6 +131,7 @@ mod tests {
             method: Default::default(),
             pairs: None,
             p_value: None,
+            per_look_alpha: None,
         });
         let m = MetricSummary {
             metric,
@@ -166,7 +173,7 @@ mod tests {
     }
 
     #[test]
-    fn only_an_interval_wholly_beyond_the_threshold_fails() {
+    fn only_a_decided_change_beyond_the_threshold_fails() {
         let d = Metric::ServerDecodeTps;
         let slower = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
         let vs = || {
@@ -175,14 +182,16 @@ mod tests {
                 variant("regressed", d, Some((-40.0, -26.0))),
                 variant("noise", d, Some((-6.0, 3.0))),
                 variant("small", d, Some((-4.9, -1.0))),
+                // Decided slower, its estimate (−6.3%) past the threshold, the interval reaching it.
+                variant("past", d, Some((-9.0, -3.5))),
                 variant("faster", d, Some((10.0, 20.0))),
             ]
         };
-        assert_eq!(labels(slower, vs()), ["regressed"]);
+        assert_eq!(labels(slower, vs()), ["regressed", "past"]);
         let changed = Gate { fail_on: FailOn::Changed, ..slower };
-        assert_eq!(labels(changed, vs()), ["regressed", "faster"]);
+        assert_eq!(labels(changed, vs()), ["regressed", "past", "faster"]);
         let any = Gate { threshold_pct: 0.0, ..slower };
-        assert_eq!(labels(any, vs()), ["regressed", "small"]);
+        assert_eq!(labels(any, vs()), ["regressed", "small", "past"]);
         // TTFT: worse is up.
         let t = Metric::TtftMs;
         let ttft = Gate { fail_on: FailOn::Slower, metric: GateMetric::Ttft, threshold_pct: 0.0 };

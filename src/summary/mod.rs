@@ -10,6 +10,9 @@ pub(crate) mod gate;
 pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
+pub(crate) mod sequential;
+#[cfg(test)]
+pub(crate) mod simulate;
 pub(crate) mod stats;
 pub(crate) mod sweep;
 mod t_test;
@@ -22,7 +25,7 @@ use crate::study::isolation::IsolationRecord;
 use fingerprint::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
-use stats::{change_ci, mean, median, pct_change, ChangeCi, Measured, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use stats::{change_ci, mean, median, pct_change, ChangeCi, Measured, Verdict};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
@@ -312,6 +315,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     };
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
+    let per_look_alpha = adaptive::per_look_alpha(file);
     let mut variants = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
@@ -324,8 +328,8 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             } else {
                 let base = values(0, m);
                 let change = median(&base).zip(median(&runs)).map(|(b, c)| pct_change(b, c));
-                let ci = change_ci(&measured(0, m), &measured(vi, m), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
-                (change, ci, Some(Verdict::from_ci(ci.as_ref(), m.higher_is_better())))
+                let ci = change_ci(&measured(0, m), &measured(vi, m), 0.95, per_look_alpha);
+                (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.mei_pct)))
             };
             metrics.push(MetricSummary {
                 metric: m,

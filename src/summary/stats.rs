@@ -1,21 +1,16 @@
-//! The statistics of a comparison: medians, and a bootstrap confidence interval of the change of
-//! a candidate against the baseline with a verdict word (docs/methodology.md §8).
+//! The statistics of a comparison: medians, and the confidence interval of the change of a
+//! candidate against the baseline with its p-value and verdict word (docs/methodology.md §8).
 //!
-//! Studies take 3 cold samples a side by default. A plain (percentile) bootstrap of a median from 3
-//! values can only ever return one of those 3 values, so its interval is [min/max, max/min] and it
-//! calls a difference whenever the two sides do not overlap — which happens 1 time in 10 between
-//! two identical variants. abprof therefore resamples with Gaussian-kernel smoothing (bandwidth
-//! sd·(3/n)^¼, Hall, DiCiccio & Romano 1989): magnitudes count, not only order. It works on log
-//! values, because the quantity is a ratio: a resampled median can never go negative and a halving
-//! and a doubling are equally far from "no change".
+//! One model gives the interval, the p-value and the verdict: Student's t on log values (the
+//! quantity is a ratio, so a halving and a doubling lie equally far from "no change"). Samples are
+//! taken in interleaved blocks (docs/methodology.md §5); once 3 blocks hold both variants the
+//! interval is the paired t-interval of the within-block log ratios, so a drift of the host that
+//! both samples of a block share cancels; otherwise Welch's t-interval of the two sides' mean
+//! logs. Below 3 values a side there is no interval and no verdict. `src/summary/simulate.rs`
+//! checks coverage, A/A false verdicts and width on steady, drifting and disturbed hosts.
 //!
-//! Samples are taken in interleaved blocks (docs/methodology.md §5). With at least
-//! [`MIN_PAIRED_BLOCKS`] blocks that hold both variants, the interval is that of the median
-//! within-block ratio, so a drift of the host that both sides of a block share cancels. Below
-//! that, the two sides are resampled independently: with 2 to 5 pairs the paired median has too
-//! few degrees of freedom (its simulated A/A false-verdict rate is 7–11%), while the independent
-//! resampling counts a drift as noise and only widens. Both regimes are simulated below, on steady
-//! and drifting hosts.
+//! The smoothed bootstrap of the median ratio (Hall, DiCiccio & Romano 1989) remains for the
+//! results history's moves and the kernel categories' deltas, whose values carry no blocks.
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -23,8 +18,6 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) const DEFAULT_RESAMPLES: usize = 10_000;
 pub(crate) const DEFAULT_SEED: u64 = 42;
-/// Blocks holding both variants from which the interval is that of the within-block ratios.
-pub(crate) const MIN_PAIRED_BLOCKS: usize = 6;
 
 pub(crate) use crate::stats::{mean, median, stdev};
 
@@ -70,8 +63,15 @@ pub(crate) enum CiMethod {
     /// [`MIN_PAIRED_BLOCKS`] blocks hold both variants; every summary of an earlier release).
     #[default]
     Independent,
-    /// The interval of the median within-block ratio, over the blocks that hold both variants.
+    /// The interval of the median within-block ratio, over the blocks that hold both variants
+    /// (summaries before the t model).
     PairedBlocks,
+    /// Student's t-interval of the mean within-block log ratio, over the blocks that hold both
+    /// variants (at least [`MIN_VALUES`] of them).
+    PairedT,
+    /// Welch's t-interval of the difference of the two sides' mean log values (fewer than
+    /// [`MIN_VALUES`] blocks hold both variants).
+    WelchT,
 }
 
 /// A confidence interval of the median % change, candidate vs baseline.
@@ -93,9 +93,26 @@ pub(crate) struct ChangeCi {
     /// not the resampling's own tail share).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) p_value: Option<f64>,
+    /// A sequential study's interval (docs/methodology.md §17): each look's interval is taken at
+    /// this smaller two-sided level, so that all looks up to the study's cap hold the true change
+    /// together with `confidence`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) per_look_alpha: Option<f64>,
 }
 
 impl ChangeCi {
+    /// The interval's centre on the log scale, in %: the model's estimate of the change.
+    pub(crate) fn center_pct(&self) -> f64 {
+        let ln = |pct: f64| (1.0 + pct / 100.0).ln();
+        100.0 * (((ln(self.lo_pct) + ln(self.hi_pct)) / 2.0).exp() - 1.0)
+    }
+
+    /// The interval lies inside ± `margin_pct`: the change is smaller than the margin (an
+    /// equivalence verdict, docs/methodology.md §8).
+    pub(crate) fn within(&self, margin_pct: f64) -> bool {
+        self.lo_pct > -margin_pct && self.hi_pct < margin_pct
+    }
+
     pub(crate) fn contains_zero(&self) -> bool {
         self.lo_pct <= 0.0 && self.hi_pct >= 0.0
     }
@@ -106,29 +123,13 @@ impl ChangeCi {
     }
 }
 
-/// How far an interval reaches from its centre, as a multiple of the resampling's reach.
-#[derive(Clone, Copy)]
-struct Reach {
-    center: f64,
-    scale: f64,
-}
-
-/// The interval from resampled log changes, its reach scaled (see [`paired_change_ci`]); `p` is
-/// the t-test's (see [`ChangeCi::p_value`]).
-fn interval(
-    mut logs: Vec<f64>,
-    confidence: f64,
-    seed: u64,
-    reach: Option<Reach>,
-    pairs: Option<usize>,
-    p: f64,
-) -> ChangeCi {
+/// The interval from resampled log changes; `p` is the t-test's (see [`ChangeCi::p_value`]).
+fn interval(mut logs: Vec<f64>, confidence: f64, seed: u64, p: f64) -> ChangeCi {
     logs.sort_by(|a, b| a.total_cmp(b));
     let r = logs.len();
     let tail = (1.0 - confidence) / 2.0;
     let at = |q: f64| {
         let x = logs[((r as f64 - 1.0) * q).round() as usize];
-        let x = reach.map_or(x, |k| k.center + k.scale * (x - k.center));
         100.0 * (x.exp() - 1.0)
     };
     ChangeCi {
@@ -137,9 +138,10 @@ fn interval(
         confidence,
         resamples: r,
         seed,
-        method: if pairs.is_some() { CiMethod::PairedBlocks } else { CiMethod::Independent },
-        pairs,
+        method: CiMethod::Independent,
+        pairs: None,
         p_value: Some(p),
+        per_look_alpha: None,
     }
 }
 
@@ -164,7 +166,7 @@ pub(crate) fn bootstrap_change_ci(
         (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());
     let logs = smoothed_resamples(&[&base, &cand], resamples, seed, |m| m[1] - m[0]);
     let p = super::t_test::welch_p(&base, &cand);
-    Some(interval(logs, confidence, seed, None, None, p))
+    Some(interval(logs, confidence, seed, p))
 }
 
 /// `stat(resampled medians)` for each of `resamples` smoothed resamples of every side, drawn side
@@ -200,47 +202,54 @@ fn smoothed_bootstrap(
     (at(tail), at(1.0 - tail))
 }
 
-/// The `confidence` interval of the median within-block ratio `cand/base` by the smoothed
-/// bootstrap of the blocks' log ratios; needs at least 2 blocks. The resampling knows the ratios'
-/// spread only as estimated from n − 1 degrees of freedom, so its reach from the median ratio is
-/// scaled by t(n−1)/z at the same confidence: without that, an adaptive study that stops when the
-/// spread happens to look small gives 5–6% A/A false verdicts (simulated; with it 3–4%).
-fn paired_change_ci(log_ratios: &[f64], resamples: usize, seed: u64, confidence: f64) -> ChangeCi {
-    let logs = smoothed_resamples(&[log_ratios], resamples, seed, |m| m[0]);
-    let n = log_ratios.len() as f64;
-    let alpha = 1.0 - confidence;
-    let reach = Reach {
-        center: median(log_ratios).expect("at least 2 ratios"),
-        scale: super::t_test::two_sided_quantile(alpha, n - 1.0) / super::t_test::two_sided_quantile(alpha, 1e6),
-    };
-    let p = super::t_test::one_sample_p(log_ratios);
-    interval(logs, confidence, seed, Some(reach), Some(log_ratios.len()), p)
-}
+/// Fewest usable values a side (and blocks holding both, for the paired interval) that get an
+/// interval and a verdict: below 3, a t-interval's spread rests on one degree of freedom a side
+/// and simulated A/A studies give 8–13% false verdicts (docs/methodology.md §8).
+pub(crate) const MIN_VALUES: usize = 3;
 
-/// The interval of a candidate's change against the baseline (docs/methodology.md §8): paired
-/// within blocks once [`MIN_PAIRED_BLOCKS`] blocks hold a usable value of both, else each side
-/// on its own.
+/// The interval of a candidate's change against the baseline (docs/methodology.md §8), one model
+/// for interval, p-value and verdict: Student's t on log values. Paired once [`MIN_VALUES`]
+/// blocks hold a usable value of both (the t-interval of the mean within-block log ratio, a drift
+/// both samples of a block share cancels), else Welch's t-interval of the two sides' mean logs.
+/// `confidence` is the interval's level; `per_look_alpha`, when given, the smaller two-sided level
+/// each look of a sequential study takes (see [`super::sequential`]). None below [`MIN_VALUES`]
+/// usable values a side: too few samples.
 pub(crate) fn change_ci(
     base: &[Measured],
     cand: &[Measured],
-    resamples: usize,
-    seed: u64,
     confidence: f64,
+    per_look_alpha: Option<f64>,
 ) -> Option<ChangeCi> {
-    let values = |xs: &[Measured]| xs.iter().map(|m| m.value).collect::<Vec<f64>>();
-    let (b, c) = (values(base), values(cand));
-    if !usable(&b) || !usable(&c) || resamples == 0 {
+    let usable = |xs: &[Measured]| xs.iter().filter(|m| m.value.is_finite() && m.value > 0.0).count() >= MIN_VALUES;
+    if !usable(base) || !usable(cand) {
         return None;
     }
+    let ok = |m: &&Measured| m.value.is_finite() && m.value > 0.0;
+    let logs = |xs: &[Measured]| xs.iter().filter(ok).map(|m| m.value.ln()).collect::<Vec<f64>>();
     let log_ratios: Vec<f64> = base
         .iter()
-        .filter_map(|x| cand.iter().find(|y| y.block == x.block).map(|y| (y.value / x.value).ln()))
+        .filter(ok)
+        .filter_map(|x| cand.iter().filter(ok).find(|y| y.block == x.block).map(|y| (y.value / x.value).ln()))
         .collect();
-    if log_ratios.len() >= MIN_PAIRED_BLOCKS {
-        Some(paired_change_ci(&log_ratios, resamples, seed, confidence))
+    let alpha = per_look_alpha.unwrap_or(1.0 - confidence);
+    let (method, pairs, t) = if log_ratios.len() >= MIN_VALUES {
+        (CiMethod::PairedT, Some(log_ratios.len()), super::t_test::one_sample(&log_ratios))
     } else {
-        bootstrap_change_ci(&b, &c, resamples, seed, confidence)
-    }
+        (CiMethod::WelchT, None, super::t_test::welch(&logs(base), &logs(cand)))
+    };
+    let reach = t.se * super::t_test::two_sided_quantile(alpha, t.df);
+    let pct = |x: f64| 100.0 * (x.exp() - 1.0);
+    Some(ChangeCi {
+        lo_pct: pct(t.mean - reach),
+        hi_pct: pct(t.mean + reach),
+        confidence,
+        resamples: 0,
+        seed: 0,
+        method,
+        pairs,
+        p_value: Some(t.p()),
+        per_look_alpha,
+    })
 }
 
 /// Holm's step-down adjustment: the k-th smallest of m p-values is multiplied by m − k + 1, and
@@ -297,8 +306,8 @@ pub(crate) struct Scaled<'a> {
 /// The `confidence` interval of `median(cand.shares)·median(cand.scale) −
 /// median(base.shares)·median(base.scale)` by the same smoothed bootstrap as
 /// [`bootstrap_change_ci`], on the values themselves (a share may be 0: a kernel category one
-/// variant never runs), both the shares' and the scales' spread resampled. Needs at least 2
-/// shares and 1 scale a side, all finite.
+/// variant never runs), both the shares' and the scales' spread resampled. Needs at least
+/// [`MIN_VALUES`] shares and 1 scale a side, all finite.
 pub(crate) fn bootstrap_scaled_delta_ci(
     base: Scaled<'_>,
     cand: Scaled<'_>,
@@ -307,8 +316,8 @@ pub(crate) fn bootstrap_scaled_delta_ci(
     confidence: f64,
 ) -> Option<DeltaCi> {
     let sides = [base.shares, base.scale, cand.shares, cand.scale];
-    if base.shares.len() < 2
-        || cand.shares.len() < 2
+    if base.shares.len() < MIN_VALUES
+        || cand.shares.len() < MIN_VALUES
         || base.scale.is_empty()
         || cand.scale.is_empty()
         || resamples == 0
@@ -320,6 +329,17 @@ pub(crate) fn bootstrap_scaled_delta_ci(
     Some(DeltaCi { lo, hi, confidence, resamples, seed })
 }
 
+/// The two-sided p-value of "no change" of a scaled difference: Welch's t on each traced
+/// sample's share times its side's median scale (in the values' own unit: a share may be 0). It is
+/// what the categories of one comparison are Holm-adjusted by (docs/methodology.md §10.1).
+pub(crate) fn scaled_delta_p(base: Scaled<'_>, cand: Scaled<'_>) -> Option<f64> {
+    let scaled = |s: Scaled<'_>| -> Option<Vec<f64>> {
+        let k = median(s.scale)?;
+        (s.shares.len() >= MIN_VALUES).then(|| s.shares.iter().map(|x| x * k).collect())
+    };
+    Some(super::t_test::welch_p(&scaled(base)?, &scaled(cand)?))
+}
+
 /// The verdict word beside a median change.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -327,8 +347,11 @@ pub(crate) enum Verdict {
     Faster,
     Slower,
     NoClearDifference,
-    /// Fewer than 2 accepted samples on a side.
+    /// Fewer than [`MIN_VALUES`] accepted samples on a side.
     TooFewSamples,
+    /// The interval lies inside the study's minimum effect of interest (`--mei`): the same within
+    /// ± that margin (docs/methodology.md §8).
+    Same,
 }
 
 impl Verdict {
@@ -338,6 +361,7 @@ impl Verdict {
             Verdict::Slower => "slower",
             Verdict::NoClearDifference => "no clear difference",
             Verdict::TooFewSamples => "too few samples",
+            Verdict::Same => "same within the margin",
         }
     }
 
@@ -347,6 +371,15 @@ impl Verdict {
             None => Verdict::TooFewSamples,
             Some(c) if c.contains_zero() => Verdict::NoClearDifference,
             Some(c) => Verdict::direction(c, higher_is_better),
+        }
+    }
+
+    /// [`Verdict::from_ci`], with the equivalence verdict where `margin_pct` is given and the
+    /// interval lies inside ± it.
+    pub(crate) fn with_margin(ci: Option<&ChangeCi>, higher_is_better: bool, margin_pct: Option<f64>) -> Verdict {
+        match (ci, margin_pct) {
+            (Some(c), Some(m)) if c.within(m) => Verdict::Same,
+            _ => Verdict::from_ci(ci, higher_is_better),
         }
     }
 
@@ -502,24 +535,58 @@ mod tests {
     }
 
     #[test]
-    fn six_blocks_holding_both_variants_pair_them() {
+    fn three_blocks_holding_both_variants_pair_them() {
         let at = |values: &[f64]| -> Vec<Measured> {
             values.iter().enumerate().map(|(block, &value)| Measured { block, value }).collect()
         };
         let base = at(&[100.0, 104.0, 98.0, 101.0, 103.0, 99.0]);
         let cand = at(&[110.0, 114.5, 107.0, 111.5, 113.0, 109.5]);
-        let ci = change_ci(&base, &cand, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
-        assert_eq!((ci.method, ci.pairs), (CiMethod::PairedBlocks, Some(6)));
+        let ci = change_ci(&base, &cand, 0.95, None).unwrap();
+        assert_eq!((ci.method, ci.pairs), (CiMethod::PairedT, Some(6)));
         assert!(ci.lo_pct > 9.0 && ci.hi_pct < 11.0, "the within-block ratios are all 9.8–10.3%: {ci:?}");
         assert!(ci.p_value.unwrap() < 0.001);
-        // One block short: each side on its own, the block-to-block spread counted as noise.
-        let five = change_ci(&base[..5], &cand[..5], DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
-        assert_eq!((five.method, five.pairs), (CiMethod::Independent, None));
-        assert!(five.half_width_pct() > ci.half_width_pct());
+        assert!((ci.center_pct() - 10.0).abs() < 0.2, "the mean within-block ratio: {ci:?}");
+        // Three blocks still pair (the t distribution knows their 2 degrees of freedom).
+        let three = change_ci(&base[..3], &cand[..3], 0.95, None).unwrap();
+        assert_eq!((three.method, three.pairs), (CiMethod::PairedT, Some(3)));
+        assert!(three.half_width_pct() > ci.half_width_pct());
+        // Two values a side: too few samples, no interval and no verdict.
+        assert_eq!(change_ci(&base[..2], &cand[..2], 0.95, None), None);
+        assert_eq!(Verdict::from_ci(None, true), Verdict::TooFewSamples);
+        // Blocks that do not pair (each variant's values in other blocks): Welch's t on the logs,
+        // the block-to-block spread counted as noise.
+        let apart: Vec<Measured> = cand.iter().map(|m| Measured { block: m.block + 10, ..*m }).collect();
+        let welch = change_ci(&base, &apart, 0.95, None).unwrap();
+        assert_eq!((welch.method, welch.pairs), (CiMethod::WelchT, None));
+        assert!(welch.half_width_pct() > ci.half_width_pct());
         // A block missing on one side (a rejected sample) pairs nothing from it.
-        let gap = change_ci(&base, &cand[1..], DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
-        assert_eq!(gap.method, CiMethod::Independent);
-        assert_eq!(ci, change_ci(&base, &cand, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap(), "seeded");
+        let gap = change_ci(&base, &cand[1..], 0.95, None).unwrap();
+        assert_eq!(gap.pairs, Some(5));
+        // The p-value and the interval are one model: p < 5% exactly when the interval excludes 0.
+        for c in [ci, three, welch, gap] {
+            assert_eq!(c.p_value.unwrap() < 0.05, !c.contains_zero(), "{c:?}");
+        }
+        // A sequential study's smaller per-look level widens the interval.
+        assert!(change_ci(&base, &cand, 0.95, Some(0.01)).unwrap().half_width_pct() > ci.half_width_pct());
+        // The equivalence verdict.
+        let same = ChangeCi { lo_pct: -1.5, hi_pct: 1.8, ..ci };
+        assert_eq!(Verdict::with_margin(Some(&same), true, Some(2.0)), Verdict::Same);
+        assert_eq!(Verdict::with_margin(Some(&same), true, Some(1.6)), Verdict::NoClearDifference);
+        assert_eq!(Verdict::with_margin(Some(&same), true, None), Verdict::NoClearDifference);
+        assert_eq!(Verdict::with_margin(Some(&ci), true, Some(20.0)), Verdict::Same);
+        assert_eq!(Verdict::with_margin(Some(&ci), true, Some(2.0)), Verdict::Faster);
+    }
+
+    /// A summary written before the t model still reads, with its method.
+    #[test]
+    fn an_old_interval_still_reads() {
+        let old = r#"{"lo_pct":-1.0,"hi_pct":2.0,"confidence":0.95,"resamples":10000,"seed":42,"method":"paired-blocks","pairs":6}"#;
+        let ci: ChangeCi = serde_json::from_str(old).unwrap();
+        assert_eq!((ci.method, ci.pairs, ci.per_look_alpha), (CiMethod::PairedBlocks, Some(6), None));
+        let older: ChangeCi =
+            serde_json::from_str(r#"{"lo_pct":-1.0,"hi_pct":2.0,"confidence":0.95,"resamples":10000,"seed":42}"#)
+                .unwrap();
+        assert_eq!(older.method, CiMethod::Independent);
     }
 
     /// The A/A false verdict of issue 14 (CPU test bed, demo settings, blocks A B | B A | A B):
@@ -532,7 +599,7 @@ mod tests {
             values.iter().enumerate().map(|(block, &value)| Measured { block, value }).collect()
         };
         let (base, again) = (at(&[268.9, 278.5, 274.4]), at(&[288.8, 292.6, 295.2]));
-        let ci = change_ci(&base, &again, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
+        let ci = change_ci(&base, &again, 0.95, None).unwrap();
         assert!(ci.lo_pct > 2.0, "{ci:?}");
         let ratios: Vec<f64> = base.iter().zip(&again).map(|(a, b)| pct_change(a.value, b.value)).collect();
         assert!(ratios.iter().all(|r| (5.0..8.0).contains(r)), "{ratios:?}");
@@ -545,23 +612,25 @@ mod tests {
     fn drifting_hosts_keep_false_verdicts_rare_and_find_a_real_effect() {
         use sim::{study, Drift};
         let mut rng = ChaCha8Rng::seed_from_u64(14);
-        let trials = 300;
+        // 10,000 studies a cell: the t model's A/A rate is 5% by construction on a host whose drift
+        // both samples of a block share, and 10,000 estimate it within about ±0.45%.
+        let trials = 10_000;
         for blocks in [3, 8] {
             for drift in [Drift::Linear(0.02), Drift::RandomWalk(0.03), Drift::RandomWalk(0.10)] {
                 let (mut false_verdicts, mut found) = (0, 0);
-                for t in 0..trials {
+                for _ in 0..trials {
                     let aa = study(&mut rng, 0.05, drift, blocks, &[1.0]);
-                    if !change_ci(&aa[0], &aa[1], 1000, t, 0.95).unwrap().contains_zero() {
+                    if !change_ci(&aa[0], &aa[1], 0.95, None).unwrap().contains_zero() {
                         false_verdicts += 1;
                     }
                     let ab = study(&mut rng, 0.05, drift, blocks, &[1.3]);
-                    if change_ci(&ab[0], &ab[1], 1000, t, 0.95).unwrap().lo_pct > 0.0 {
+                    if change_ci(&ab[0], &ab[1], 0.95, None).unwrap().lo_pct > 0.0 {
                         found += 1;
                     }
                 }
                 let (fp, power) = (false_verdicts as f64 / trials as f64, found as f64 / trials as f64);
                 eprintln!("{blocks} blocks, {drift:?}: A/A false verdicts {fp:.3}, +30% found {power:.3}");
-                assert!(fp <= 0.05, "{blocks} blocks, {drift:?}: A/A false verdicts {fp}");
+                assert!(fp <= 0.06, "{blocks} blocks, {drift:?}: A/A false verdicts {fp}");
                 // A drift of 10% a block swamps 3 samples a side (counted as noise, it widens the
                 // interval); paired blocks remove it.
                 let want = if blocks == 3 && matches!(drift, Drift::RandomWalk(sd) if sd > 0.05) { 0.6 } else { 0.95 };
@@ -588,6 +657,7 @@ mod tests {
             method: CiMethod::Independent,
             pairs: None,
             p_value: Some(p),
+            per_look_alpha: None,
         };
         assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.04), 0.05, true), Verdict::Faster);
         assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.06), 0.05, true), Verdict::NoClearDifference);
@@ -600,9 +670,10 @@ mod tests {
     #[test]
     fn holm_keeps_the_familywise_false_verdict_rate_at_5_percent() {
         let mut rng = ChaCha8Rng::seed_from_u64(1979);
-        let (trials, points) = (300, 3);
+        // 2,000 families: Holm keeps the rate at most 5%, and 2,000 estimate it within about ±1%.
+        let (trials, points) = (2000, 3);
         let (mut any_raw, mut any_holm, mut found) = (0, 0, 0);
-        for t in 0..trials {
+        for _ in 0..trials {
             for effect in [1.0, 1.3] {
                 let mut p = Vec::new();
                 for point in 0..points {
@@ -612,7 +683,7 @@ mod tests {
                     let blocks = if effect == 1.0 { 3 } else { 5 };
                     let s = sim::study(&mut rng, 0.05, sim::Drift::Steady, blocks, &[ratio, 1.0]);
                     for cand in &s[1..] {
-                        p.push(change_ci(&s[0], cand, 1000, t * 7 + point as u64, 0.95).unwrap());
+                        p.push(change_ci(&s[0], cand, 0.95, None).unwrap());
                     }
                 }
                 let adj = holm(&p.iter().map(|c| c.p_value.unwrap()).collect::<Vec<_>>());
@@ -634,7 +705,7 @@ mod tests {
             rate(found)
         );
         assert!(rate(any_raw) > 0.10, "unadjusted familywise rate {}", rate(any_raw));
-        assert!(rate(any_holm) <= 0.05, "Holm familywise rate {}", rate(any_holm));
+        assert!(rate(any_holm) <= 0.06, "Holm familywise rate {}", rate(any_holm));
         assert!(rate(found) >= 0.9, "+30% at one point found in {}", rate(found));
     }
 }

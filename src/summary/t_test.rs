@@ -96,6 +96,27 @@ pub(crate) fn two_sided_p(t: f64, df: f64) -> f64 {
 /// The t with P(|T| ≥ t) = `alpha` for `df` degrees of freedom (bisection; `df` 1e6 gives the
 /// normal's).
 pub(crate) fn two_sided_quantile(alpha: f64, df: f64) -> f64 {
+    // Paired intervals take whole degrees of freedom at a few levels: computed once each (a
+    // simulation asks for the same quantile hundreds of thousands of times).
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static MEMO: OnceLock<Mutex<HashMap<(u64, u64), f64>>> = OnceLock::new();
+    let whole = df.fract() == 0.0 && df <= 1000.0;
+    let key = (alpha.to_bits(), df.to_bits());
+    let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
+    if whole {
+        if let Some(q) = memo.lock().expect("memo").get(&key) {
+            return *q;
+        }
+    }
+    let q = quantile_by_bisection(alpha, df);
+    if whole {
+        memo.lock().expect("memo").insert(key, q);
+    }
+    q
+}
+
+fn quantile_by_bisection(alpha: f64, df: f64) -> f64 {
     let (mut lo, mut hi) = (0.0, 1e3);
     for _ in 0..100 {
         let mid = (lo + hi) / 2.0;
@@ -114,6 +135,44 @@ fn mean_var(xs: &[f64]) -> (f64, f64) {
     (m, xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0))
 }
 
+/// A t statistic's parts: the estimate, its standard error and degrees of freedom.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TStat {
+    pub(crate) mean: f64,
+    pub(crate) se: f64,
+    pub(crate) df: f64,
+}
+
+impl TStat {
+    /// The two-sided p-value of "mean 0".
+    pub(crate) fn p(&self) -> f64 {
+        if self.se == 0.0 {
+            return if self.mean == 0.0 { 1.0 } else { 0.0 };
+        }
+        two_sided_p(self.mean / self.se, self.df)
+    }
+}
+
+/// The one-sample t statistic of `d`'s mean; at least 2 values.
+pub(crate) fn one_sample(d: &[f64]) -> TStat {
+    let (m, v) = mean_var(d);
+    TStat { mean: m, se: (v / d.len() as f64).sqrt(), df: d.len() as f64 - 1.0 }
+}
+
+/// Welch's t statistic of `mean(b) − mean(a)` (unequal variances, Welch–Satterthwaite degrees
+/// of freedom); at least 2 values a side.
+pub(crate) fn welch(a: &[f64], b: &[f64]) -> TStat {
+    let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
+    let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se2 = sa + sb;
+    let df = if se2 == 0.0 {
+        (a.len() + b.len()) as f64 - 2.0
+    } else {
+        se2 * se2 / (sa * sa / (a.len() as f64 - 1.0) + sb * sb / (b.len() as f64 - 1.0))
+    };
+    TStat { mean: mb - ma, se: se2.sqrt(), df }
+}
+
 /// Welch's two-sided test of equal means (unequal variances); at least 2 values a side.
 pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
@@ -126,6 +185,7 @@ pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     two_sided_p((mb - ma) / se2.sqrt(), df)
 }
 
+#[cfg(test)]
 /// The two-sided one-sample test of mean 0; at least 2 values.
 pub(crate) fn one_sample_p(d: &[f64]) -> f64 {
     let (m, v) = mean_var(d);

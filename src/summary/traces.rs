@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::stats::{bootstrap_scaled_delta_ci, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED};
+use super::stats::{
+    bootstrap_scaled_delta_ci, holm, scaled_delta_p, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED,
+};
 use super::VariantSummary;
 use crate::study::evidence::Evidence;
 use crate::study::file::{StudyFile, StudyKind};
@@ -50,8 +52,26 @@ pub(crate) struct CategoryDelta {
     pub(crate) category: String,
     /// Per variant; `None` for the baseline and where a side has fewer than 2 traced samples.
     pub(crate) ci: Vec<Option<DeltaCi>>,
-    /// Per variant; `None` for the baseline. "slower": the category costs more ms/token.
+    /// Per variant; `None` for the baseline. "slower": the category costs more ms/token, its
+    /// Holm-adjusted p-value below 5% across the comparison's categories and its interval
+    /// excluding 0.
     pub(crate) verdict: Vec<Option<Verdict>>,
+    /// Per variant: the Holm-adjusted p-value across the comparison's categories; `None` for the
+    /// baseline and where a side has fewer than 3 traced samples (absent before the adjustment).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) p_holm: Vec<Option<f64>>,
+}
+
+/// The family-wise level of a comparison's category verdicts (Holm across its categories).
+pub(crate) const CATEGORY_ALPHA: f64 = 0.05;
+
+/// The categories whose verdict for variant `i` survived the adjustment (a difference).
+pub(crate) fn survivors(deltas: &[CategoryDelta], i: usize) -> Vec<&str> {
+    deltas
+        .iter()
+        .filter(|d| matches!(d.verdict.get(i).copied().flatten(), Some(Verdict::Faster | Verdict::Slower)))
+        .map(|d| d.category.as_str())
+        .collect()
 }
 
 /// Every category's interval, or none when no variant has more than one traced sample (then
@@ -66,23 +86,58 @@ pub(crate) fn category_deltas(c: &Comparison) -> Vec<CategoryDelta> {
         .iter()
         .map(|v| if v.measured_samples.is_empty() { vec![v.measured_ms_per_token] } else { v.measured_samples.clone() })
         .collect();
-    c.categories
+    let rows: Vec<(&str, Vec<Scaled<'_>>)> = c
+        .categories
         .iter()
         .map(|row| {
-            let side =
-                |i: usize| Scaled { shares: row.shares.get(i).map_or(&[][..], |s| s.as_slice()), scale: &scales[i] };
-            let ci: Vec<Option<DeltaCi>> = (0..c.variants.len())
+            let sides = (0..c.variants.len())
+                .map(|i| Scaled { shares: row.shares.get(i).map_or(&[][..], |s| s.as_slice()), scale: &scales[i] })
+                .collect();
+            (row.category.as_str(), sides)
+        })
+        .collect();
+    judge_categories(&rows, DEFAULT_RESAMPLES)
+}
+
+/// Each category's interval, p-value and verdict: `rows` are the categories, each with one side
+/// per variant (the baseline first).
+pub(crate) fn judge_categories(rows: &[(&str, Vec<Scaled<'_>>)], resamples: usize) -> Vec<CategoryDelta> {
+    let variants = rows.first().map_or(0, |r| r.1.len());
+    let mut deltas: Vec<CategoryDelta> = rows
+        .iter()
+        .map(|(category, sides)| {
+            let ci: Vec<Option<DeltaCi>> = (0..variants)
                 .map(|i| {
                     (i > 0)
-                        .then(|| bootstrap_scaled_delta_ci(side(0), side(i), DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95))
+                        .then(|| bootstrap_scaled_delta_ci(sides[0], sides[i], resamples, DEFAULT_SEED, 0.95))
                         .flatten()
                 })
                 .collect();
-            let verdict =
-                ci.iter().enumerate().map(|(i, c)| (i > 0).then(|| DeltaCi::verdict_for_cost(c.as_ref()))).collect();
-            CategoryDelta { category: row.category.clone(), ci, verdict }
+            let p_holm = (0..variants).map(|i| (i > 0).then(|| scaled_delta_p(sides[0], sides[i])).flatten()).collect();
+            CategoryDelta { category: category.to_string(), ci, verdict: Vec::new(), p_holm }
         })
-        .collect()
+        .collect();
+    // Holm across the categories of each candidate: some category of 8 would otherwise be called
+    // changed in many A/A comparisons (docs/methodology.md §10.1).
+    for i in 1..variants {
+        let tested: Vec<usize> = (0..deltas.len()).filter(|&k| deltas[k].p_holm[i].is_some()).collect();
+        let adjusted = holm(&tested.iter().map(|&k| deltas[k].p_holm[i].unwrap_or(1.0)).collect::<Vec<_>>());
+        for (&k, a) in tested.iter().zip(adjusted) {
+            deltas[k].p_holm[i] = Some(a);
+        }
+    }
+    for d in &mut deltas {
+        d.verdict = (0..variants)
+            .map(|i| {
+                (i > 0).then(|| match (DeltaCi::verdict_for_cost(d.ci[i].as_ref()), d.p_holm[i]) {
+                    (Verdict::TooFewSamples, _) => Verdict::TooFewSamples,
+                    (v, Some(p)) if p < CATEGORY_ALPHA => v,
+                    _ => Verdict::NoClearDifference,
+                })
+            })
+            .collect();
+    }
+    deltas
 }
 
 /// A comparison with its intervals, as every command that compares traces prints it.

@@ -17,6 +17,15 @@ pub(crate) struct AdaptiveArgs {
     /// significance, decides).
     #[arg(long, value_name = "PCT", value_parser = positive_pct)]
     pub(crate) until_ci: Option<f64>,
+    /// Add interleaved blocks after --samples until every candidate's decode interval excludes 0
+    /// (a verdict) or lies inside ±--mei (the same): intervals valid however early the study stops
+    /// (docs/methodology.md §17).
+    #[arg(long)]
+    pub(crate) until_decided: bool,
+    /// The minimum effect of interest, %: an interval inside ±PCT is the verdict "same within the
+    /// margin", and with --until-decided the study stops there.
+    #[arg(long, value_name = "PCT", value_parser = positive_pct)]
+    pub(crate) mei: Option<f64>,
     #[command(flatten)]
     pub(crate) limit: MaxSamplesArg,
 }

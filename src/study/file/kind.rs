@@ -58,10 +58,13 @@ pub(crate) enum KindSection<'a> {
 }
 
 /// An A/B study's adaptive sample count: add interleaved blocks until every candidate's decode
-/// interval is narrower than ± `until_ci_pct`, or each variant has `max_samples`
+/// interval is narrower than ± `until_ci_pct` (`--until-ci`), or decided (`--until-decided`: it
+/// excludes 0 or lies inside ± `mei_pct`), or each variant has `max_samples`
 /// (docs/methodology.md §17).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct AdaptiveRule {
-    pub(crate) until_ci_pct: f64,
+    pub(crate) until_ci_pct: Option<f64>,
+    pub(crate) until_decided: bool,
+    pub(crate) mei_pct: Option<f64>,
     pub(crate) max_samples: u32,
 }

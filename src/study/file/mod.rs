@@ -189,6 +189,13 @@ pub struct StudyFile {
     /// …or each variant has this many samples (default [`DEFAULT_MAX_SAMPLES`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_samples: Option<u32>,
+    /// Sequential verdicts (`--until-decided`, docs/methodology.md §17): add blocks until every
+    /// candidate's decode interval excludes 0 or lies inside ± `mei_pct`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub until_decided: bool,
+    /// The minimum effect of interest, %: an interval inside ± it is the verdict "same" (§8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mei_pct: Option<f64>,
     /// Variant specs; the first is the baseline.
     pub variants: Vec<String>,
     /// A calibrated prompt file…
@@ -296,9 +303,12 @@ impl StudyFile {
         match (self.kind, &self.pi, &self.trace) {
             (StudyKind::Pi, Some(pi), _) => KindSection::Pi(pi),
             (StudyKind::Trace, _, Some(t)) => KindSection::Trace(t),
-            (StudyKind::Ab, _, _) => KindSection::Ab(
-                self.until_ci_pct.map(|until_ci_pct| AdaptiveRule { until_ci_pct, max_samples: self.max_samples() }),
-            ),
+            (StudyKind::Ab, _, _) => KindSection::Ab(self.is_adaptive().then(|| AdaptiveRule {
+                until_ci_pct: self.until_ci_pct,
+                until_decided: self.until_decided,
+                mei_pct: self.mei_pct,
+                max_samples: self.max_samples(),
+            })),
             (kind, _, _) => panic!("a {kind:?} study file without its section passed check()"),
         }
     }
@@ -389,14 +399,28 @@ impl StudyFile {
         self.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)
     }
 
+    /// A study that adds blocks by a rule: `until_ci_pct` or `until_decided`.
+    pub(crate) fn is_adaptive(&self) -> bool {
+        self.until_ci_pct.is_some() || self.until_decided
+    }
+
     fn check_adaptive(&self) -> Result<(), StudyFileError> {
-        let Some(pct) = self.until_ci_pct else {
-            return match self.max_samples {
-                Some(_) => Err(StudyFileError::Contradiction(
-                    "max_samples bounds an adaptive study: give until_ci_pct too, or drop max_samples".into(),
-                )),
-                None => Ok(()),
-            };
+        if let Some(m) = self.mei_pct {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(StudyFileError::Missing("mei_pct > 0 (the minimum effect of interest, in %)"));
+            }
+        }
+        let pct = match (self.until_ci_pct, self.until_decided) {
+            (Some(p), _) => p,
+            (None, true) => 1.0,
+            (None, false) => {
+                return match self.max_samples {
+                    Some(_) => Err(StudyFileError::Contradiction(
+                        "max_samples bounds an adaptive study: give until_ci_pct too (or until_decided), or drop max_samples".into(),
+                    )),
+                    None => Ok(()),
+                }
+            }
         };
         if !(pct.is_finite() && pct > 0.0) {
             return Err(StudyFileError::Missing("until_ci_pct > 0 (the half width, in %, of the interval wanted)"));
@@ -560,7 +584,7 @@ power_max_w = 15.0
             StudyFile::parse(&format!("{base}samples=2\nuntil_ci_pct=1.5\n").replace("samples=1\n", "")).unwrap();
         adaptive.check().unwrap();
         let KindSection::Ab(Some(rule)) = adaptive.kind_section() else { panic!("an adaptive A/B study") };
-        assert_eq!((rule.until_ci_pct, rule.max_samples), (1.5, DEFAULT_MAX_SAMPLES));
+        assert_eq!((rule.until_ci_pct, rule.max_samples), (Some(1.5), DEFAULT_MAX_SAMPLES));
     }
 
     #[test]

@@ -1,0 +1,420 @@
+//! Simulated studies judged by the production functions (docs/methodology.md §8): the real
+//! interleaved order of `schedule.rs`, per-sample noise, steady and drifting hosts (the drift moves
+//! between the two samples of a block, since they run minutes apart), slow outlier samples, and
+//! rejected samples that leave the sides unbalanced. Each simulation test asserts the bounds the
+//! method promises, seeded, so a change that breaks one fails the suite.
+use super::stats::Measured;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::StandardNormal;
+
+/// How the host's speed moves from one sample slot to the next, on the log scale.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Drift {
+    Steady,
+    /// This fraction faster (or slower: the sign is drawn per study) per sample slot.
+    Linear(f64),
+    /// A random walk with this standard deviation per sample slot.
+    RandomWalk(f64),
+}
+
+/// The simulated host.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Host {
+    /// Per-sample noise (sd of the log value, ≈ the CV).
+    pub(crate) noise: f64,
+    pub(crate) drift: Drift,
+    /// Chance that a sample is an outlier: disturbed, 15–30% slow.
+    pub(crate) outliers: f64,
+    /// Reject one sample of the study at random (unbalanced sides).
+    pub(crate) reject_one: bool,
+}
+
+impl Host {
+    pub(crate) const fn iid(noise: f64) -> Host {
+        Host { noise, drift: Drift::Steady, outliers: 0.0, reject_one: false }
+    }
+}
+
+/// The hosts every bound is checked on: i.i.d. at 1% and 3% noise, linear and random-walk drift,
+/// one outlier in 10, one rejected sample.
+pub(crate) const HOSTS: [Host; 6] = [
+    Host::iid(0.01),
+    Host::iid(0.03),
+    Host { drift: Drift::Linear(0.005), ..Host::iid(0.02) },
+    Host { drift: Drift::RandomWalk(0.01), ..Host::iid(0.02) },
+    Host { outliers: 0.1, ..Host::iid(0.02) },
+    Host { reject_one: true, ..Host::iid(0.02) },
+];
+
+/// A study of `blocks` blocks of a baseline and one candidate `effect` times as fast, in the order
+/// `schedule::interleaved` plans (A B | B A | …): the baseline's and the candidate's accepted values.
+pub(crate) fn study(rng: &mut ChaCha8Rng, host: &Host, blocks: usize, effect: f64) -> [Vec<Measured>; 2] {
+    let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+    let mut level = 0.0;
+    let mut sides: [Vec<Measured>; 2] = [Vec::new(), Vec::new()];
+    for slot in crate::schedule::interleaved(2, blocks, None) {
+        level += match host.drift {
+            Drift::Steady => 0.0,
+            Drift::Linear(step) => sign * step,
+            Drift::RandomWalk(sd) => sd * rng.sample::<f64, _>(StandardNormal),
+        };
+        let z: f64 = rng.sample(StandardNormal);
+        let mut log = level + host.noise * z;
+        if host.outliers > 0.0 && rng.random_bool(host.outliers) {
+            log += (1.0 - rng.random_range(0.15..0.30f64)).ln();
+        }
+        let ratio = if slot.variant == 1 { effect } else { 1.0 };
+        sides[slot.variant].push(Measured { block: slot.repeat, value: 100.0 * ratio * log.exp() });
+    }
+    if host.reject_one {
+        let side = usize::from(rng.random_bool(0.5));
+        let at = rng.random_range(0..sides[side].len());
+        sides[side].remove(at);
+    }
+    sides
+}
+
+/// A seeded generator per cell, so cells do not share draws.
+pub(crate) fn rng(cell: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(0xab_0f ^ cell.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// The paired t-interval of the blocks' log ratios, in %: the reference the interval's width is
+/// measured against (the textbook interval, computed here on its own, not the production code).
+pub(crate) fn paired_t_reference(base: &[Measured], cand: &[Measured], confidence: f64) -> Option<(f64, f64)> {
+    let d: Vec<f64> = base
+        .iter()
+        .filter_map(|x| cand.iter().find(|y| y.block == x.block).map(|y| (y.value / x.value).ln()))
+        .collect();
+    if d.len() < 2 {
+        return None;
+    }
+    let n = d.len() as f64;
+    let m = d.iter().sum::<f64>() / n;
+    let s = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let h = super::t_test::two_sided_quantile(1.0 - confidence, n - 1.0) * s / n.sqrt();
+    Some((100.0 * ((m - h).exp() - 1.0), 100.0 * ((m + h).exp() - 1.0)))
+}
+
+/// Figures of one cell of fixed-size studies.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Cell {
+    pub(crate) studies: usize,
+    /// Intervals that excluded 0 (a verdict).
+    pub(crate) verdicts: usize,
+    /// Intervals that held the true change.
+    pub(crate) covered: usize,
+    /// Studies with no interval (too few samples).
+    pub(crate) none: usize,
+    /// Mean of half-width ÷ the paired t reference's, where both exist.
+    pub(crate) width_ratio: f64,
+}
+
+impl Cell {
+    pub(crate) fn rate(&self, k: usize) -> f64 {
+        k as f64 / self.studies as f64
+    }
+}
+
+/// `studies` studies of one cell, each judged by `ci` (the production interval).
+pub(crate) fn cell(
+    seed: u64,
+    host: &Host,
+    blocks: usize,
+    effect: f64,
+    studies: usize,
+    ci: impl Fn(&[Measured], &[Measured], u64) -> Option<super::stats::ChangeCi>,
+) -> Cell {
+    let mut rng = rng(seed);
+    let truth = 100.0 * (effect - 1.0);
+    let (mut c, mut ratios, mut widths) = (Cell { studies, ..Cell::default() }, 0.0, 0usize);
+    for t in 0..studies {
+        let [base, cand] = study(&mut rng, host, blocks, effect);
+        let Some(ci) = ci(&base, &cand, t as u64) else {
+            c.none += 1;
+            continue;
+        };
+        c.verdicts += usize::from(!ci.contains_zero());
+        c.covered += usize::from(ci.lo_pct <= truth && truth <= ci.hi_pct);
+        if let Some((lo, hi)) = paired_t_reference(&base, &cand, ci.confidence) {
+            ratios += ci.half_width_pct() / ((hi - lo) / 2.0);
+            widths += 1;
+        }
+    }
+    c.width_ratio = if widths > 0 { ratios / widths as f64 } else { f64::NAN };
+    c
+}
+
+/// The first `n` blocks of a study.
+pub(crate) fn first_blocks(side: &[Measured], n: usize) -> Vec<Measured> {
+    side.iter().filter(|m| m.block < n).copied().collect()
+}
+
+/// One sequential study of at most `rule.max_samples` blocks, looking after `first` blocks and
+/// every block after: the interval it stops with, the blocks it took, and whether it stopped
+/// decided. `repeated`: the repeated confidence intervals of an adaptive study (§17), else the
+/// plain ones a bisect step reads. `stop` may end it earlier (the bisect's own question).
+pub(crate) fn sequential_study(
+    rng: &mut ChaCha8Rng,
+    host: &Host,
+    effect: f64,
+    first: usize,
+    rule: crate::study::file::AdaptiveRule,
+    repeated: bool,
+    stop: impl Fn(&super::stats::ChangeCi) -> bool,
+) -> (Option<super::stats::ChangeCi>, usize) {
+    use super::adaptive::{judge, CandidatePrecision};
+    let max = rule.max_samples as usize;
+    let alpha = repeated.then(|| super::sequential::per_look_alpha(first, max, 0.05));
+    let [base, cand] = study(rng, host, max, effect);
+    let mut n = first;
+    loop {
+        let ci = super::stats::change_ci(&first_blocks(&base, n), &first_blocks(&cand, n), 0.95, alpha);
+        let judged = judge(rule, n, vec![CandidatePrecision::of("b", ci.as_ref(), rule.mei_pct)]);
+        if judged.stopped.is_some() || ci.as_ref().is_some_and(&stop) {
+            return (ci, n);
+        }
+        n += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::file::AdaptiveRule;
+    use crate::summary::stats::{change_ci, Verdict, DEFAULT_SEED};
+
+    /// The figures of the interval before the t model (issue 20): printed, not asserted.
+    #[test]
+    #[ignore = "a measurement of the smoothed bootstrap, slow at the test profile's opt-level"]
+    fn measure_the_bootstrap() {
+        for host in &HOSTS {
+            for blocks in [2, 3, 4, 5, 6, 8, 10, 20] {
+                let c = cell(blocks as u64, host, blocks, 1.0, 2000, |b, c, t| {
+                    let (b, c): (Vec<f64>, Vec<f64>) =
+                        (b.iter().map(|m| m.value).collect(), c.iter().map(|m| m.value).collect());
+                    crate::summary::stats::bootstrap_change_ci(&b, &c, 2000, DEFAULT_SEED ^ t, 0.95)
+                });
+                eprintln!("{host:?} n={blocks}: A/A verdicts {:.4}, none {}", c.rate(c.verdicts), c.none);
+            }
+        }
+    }
+
+    /// The summary's interval (docs/methodology.md §8) at every n from 3 to 20 on every host:
+    /// A/A false verdicts 3–6%, coverage of a real −3% 93–97% (at least 93% with outliers, where
+    /// the t-interval is conservative), half-width within 1.1× the paired t-interval's from 6
+    /// blocks; at 2 blocks (or 2 values a side) no verdict at all.
+    #[test]
+    fn the_t_model_keeps_its_promises_at_every_n() {
+        for (h, host) in HOSTS.iter().enumerate() {
+            for blocks in [2usize, 3, 4, 5, 6, 8, 10, 20] {
+                let seed = (h * 100 + blocks) as u64;
+                // 10,000 studies a cell: a rate of 5% is then known within ±0.45% (2 sd).
+                let aa = cell(seed, host, blocks, 1.0, 10_000, |b, c, _| change_ci(b, c, 0.95, None));
+                let ab = cell(seed + 50, host, blocks, 0.97, 10_000, |b, c, _| change_ci(b, c, 0.95, None));
+                eprintln!(
+                    "{host:?} n={blocks}: A/A verdicts {:.4}, coverage(-3%) {:.4}, width/paired-t {:.3}, none {}",
+                    aa.rate(aa.verdicts),
+                    ab.rate(ab.covered) / (1.0 - ab.rate(ab.none)).max(1e-9),
+                    aa.width_ratio,
+                    aa.none
+                );
+                let too_few = blocks < 3 || (blocks == 3 && host.reject_one);
+                if too_few {
+                    assert_eq!(aa.none, aa.studies, "{host:?} n={blocks}: an interval from 2 values a side");
+                    continue;
+                }
+                assert_eq!(aa.none, 0, "{host:?} n={blocks}");
+                let (fp, cov) = (aa.rate(aa.verdicts), ab.rate(ab.covered));
+                let outliers = host.outliers > 0.0;
+                assert!(fp <= 0.06 && (outliers || fp >= 0.03), "{host:?} n={blocks}: A/A false verdicts {fp}");
+                assert!(cov >= 0.93 && (outliers || cov <= 0.97), "{host:?} n={blocks}: coverage {cov}");
+                if blocks >= 6 {
+                    assert!(aa.width_ratio <= 1.1, "{host:?} n={blocks}: {} × the paired t", aa.width_ratio);
+                }
+            }
+        }
+    }
+
+    /// The sequential rule (docs/methodology.md §17) on simulated studies: `--until-decided
+    /// --mei 2` and `--until-ci 4`, 3 blocks first, at most 20 (12): every interval it stops with
+    /// holds the true change in at least 93% of studies, early stops included; A/A studies give a
+    /// false verdict in at most 6% (5% on precision); a clear change (−15% at 1% noise) stops by 3
+    /// blocks on average.
+    #[test]
+    fn sequential_intervals_cover_wherever_the_study_stops() {
+        let decided = AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 20 };
+        let precise = AdaptiveRule { until_ci_pct: Some(4.0), until_decided: false, mei_pct: None, max_samples: 12 };
+        for (r, rule) in [decided, precise].into_iter().enumerate() {
+            for (h, host) in [HOSTS[1], HOSTS[3], HOSTS[4]].iter().enumerate() {
+                for (e, effect) in [1.0, 0.97, 1.1].into_iter().enumerate() {
+                    let mut rng = rng((r * 100 + h * 10 + e) as u64 + 7000);
+                    let (mut covered, mut verdicts, mut early, mut early_covered, mut blocks) = (0, 0, 0, 0, 0);
+                    let trials = 5000;
+                    for _ in 0..trials {
+                        let (ci, n) = sequential_study(&mut rng, host, effect, 3, rule, true, |_| false);
+                        let ci = ci.expect("3 blocks give an interval");
+                        let truth = 100.0 * (effect - 1.0);
+                        let hit = ci.lo_pct <= truth && truth <= ci.hi_pct;
+                        covered += usize::from(hit);
+                        verdicts += usize::from(!ci.contains_zero());
+                        if n <= 5 {
+                            early += 1;
+                            early_covered += usize::from(hit);
+                        }
+                        blocks += n;
+                    }
+                    let rate = |k: usize| k as f64 / trials as f64;
+                    eprintln!(
+                        "{rule:?} {host:?} effect {effect}: coverage {:.4} (stops by 5 blocks: {early}, covered {:.4}), verdicts {:.4}, mean blocks {:.2}",
+                        rate(covered),
+                        early_covered as f64 / early.max(1) as f64,
+                        rate(verdicts),
+                        blocks as f64 / trials as f64
+                    );
+                    assert!(rate(covered) >= 0.93, "{rule:?} {host:?} effect {effect}: coverage {}", rate(covered));
+                    // Stopping on a decision spends the whole 5% at some look (a known rate of 5%,
+                    // estimated within ±0.6%); stopping on precision spends less.
+                    let bound = if rule.until_decided { 0.06 } else { 0.05 };
+                    if effect == 1.0 {
+                        assert!(rate(verdicts) <= bound, "{rule:?} {host:?}: A/A false verdicts {}", rate(verdicts));
+                    }
+                }
+            }
+            let mut rng = rng(7999 + r as u64);
+            let clear: usize = (0..2000)
+                .map(|_| sequential_study(&mut rng, &Host::iid(0.01), 0.85, 3, decided, true, |_| false).1)
+                .sum();
+            eprintln!("−15% at 1% noise: mean blocks {:.2}", clear as f64 / 2000.0);
+            assert!(clear as f64 / 2000.0 <= 3.5, "a clear change took {} blocks on average", clear as f64 / 2000.0);
+        }
+    }
+
+    /// The gate (docs/methodology.md §8) at 3% noise, `--fail-on slower --threshold 5
+    /// --until-decided --mei 5 --max-samples 10`: an A/A study fails it in under 1%, a true −10%
+    /// in at least 90%.
+    #[test]
+    fn the_gate_fails_real_regressions_and_never_noise() {
+        use crate::summary::gate::{FailOn, Gate, GateMetric};
+        let gate = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
+        let rule = AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct: Some(5.0), max_samples: 10 };
+        // −6% and −3% are printed for the record (BENCHMARKS.md), not bounded.
+        for (effect, lo, hi) in [(1.0, 0.0, 0.0099), (0.90, 0.90, 1.0), (0.94, 0.0, 1.0), (0.97, 0.0, 1.0)] {
+            let mut rng = rng((effect * 1000.0) as u64 + 9000);
+            let (trials, mut fails, mut blocks) = (2000, 0, 0);
+            for _ in 0..trials {
+                let (ci, n) = sequential_study(&mut rng, &Host::iid(0.03), effect, 3, rule, true, |_| false);
+                fails += usize::from(ci.is_some_and(|c| gate.fails(&c, true)));
+                blocks += n;
+            }
+            let rate = fails as f64 / trials as f64;
+            eprintln!("gate, effect {effect}: fails {rate:.4}, mean blocks {:.2}", blocks as f64 / trials as f64);
+            assert!((lo..=hi).contains(&rate), "effect {effect}: the gate failed {rate}");
+        }
+    }
+
+    /// A bisect (docs/methodology.md §19) of a −6% step at 3% noise over 100 commits, each probe
+    /// a sequential study of at most `MAX` blocks decided by the production judge: it names the
+    /// right first bad commit at least 90% of the time, with at most 1% wrong calls per probe.
+    #[test]
+    fn a_bisect_of_a_6_percent_step_names_the_first_bad_commit() {
+        use crate::bisect::judge::{call, reference_clear, threshold_pct, Call, Reading};
+        use crate::summary::Metric;
+        const MAX: u32 = 20;
+        let reading = |ci: Option<crate::summary::stats::ChangeCi>, n: usize| Reading {
+            metric: Metric::ServerDecodeTps,
+            change_pct: ci.map(|c| c.center_pct()),
+            ci,
+            verdict: None,
+            accepted: [n, n],
+        };
+        let rule = AdaptiveRule { until_ci_pct: None, until_decided: false, mei_pct: None, max_samples: MAX };
+        let host = Host::iid(0.03);
+        let mut rng = rng(19);
+        let (trials, mut named, mut probes, mut wrong, mut samples, mut no_reference) = (2000, 0, 0, 0, 0, 0);
+        for _ in 0..trials {
+            let first_bad = rng.random_range(1..=100usize);
+            let (ci, n) = sequential_study(&mut rng, &host, 0.94, 3, rule, false, |c| {
+                reference_clear(&reading(Some(*c), 0), None)
+            });
+            samples += n;
+            let r = reading(ci, n);
+            if !reference_clear(&r, None) {
+                no_reference += 1;
+                continue;
+            }
+            let t = threshold_pct(r.reference_change().expect("clear"), None);
+            let (mut good, mut bad) = (0usize, 100usize);
+            let mut ok = true;
+            while bad - good > 1 {
+                let mid = (good + bad) / 2;
+                let is_bad = mid >= first_bad;
+                let effect = if is_bad { 0.94 } else { 1.0 };
+                let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule, false, |c| {
+                    call(&reading(Some(*c), 0), t) != Call::Undecided
+                });
+                probes += 1;
+                samples += n;
+                match call(&reading(ci, n), t) {
+                    Call::Bad => {
+                        wrong += usize::from(!is_bad);
+                        bad = mid;
+                    }
+                    Call::Good => {
+                        wrong += usize::from(is_bad);
+                        good = mid;
+                    }
+                    Call::Undecided => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            named += usize::from(ok && bad == first_bad);
+        }
+        let (named, wrong) = (named as f64 / trials as f64, wrong as f64 / probes as f64);
+        eprintln!(
+            "bisect, -6% at 3% noise, max {MAX}: first bad named {named:.4}, wrong calls per probe {wrong:.4}, reference unclear {no_reference}, mean samples per study {:.2}",
+            samples as f64 / (probes + trials) as f64
+        );
+        assert!(named >= 0.90, "first bad named in {named}");
+        assert!(wrong <= 0.01, "wrong calls per probe {wrong}");
+    }
+
+    /// Kernel categories (docs/methodology.md §10.1): 8 categories, 3 traced samples a side, A/A:
+    /// some category is called changed in at most 5% of comparisons after Holm (unadjusted
+    /// intervals do far more often); 2 traced samples a side give no category verdict.
+    #[test]
+    fn holm_across_categories_keeps_the_familywise_rate() {
+        use crate::summary::stats::Scaled;
+        use crate::summary::traces::judge_categories;
+        let mut rng = rng(1010);
+        let (trials, mut raw, mut adjusted) = (2000, 0, 0);
+        let draw = |rng: &mut ChaCha8Rng, share: f64, n: usize| -> Vec<f64> {
+            (0..n).map(|_| share * (1.0 + 0.05 * rng.sample::<f64, _>(StandardNormal))).collect()
+        };
+        let shares = [0.30, 0.20, 0.15, 0.10, 0.10, 0.08, 0.05, 0.02];
+        for _ in 0..trials {
+            let sides: Vec<[Vec<f64>; 2]> =
+                shares.iter().map(|&s| [draw(&mut rng, s, 3), draw(&mut rng, s, 3)]).collect();
+            let scale = [draw(&mut rng, 10.0, 3), draw(&mut rng, 10.0, 3)];
+            let rows: Vec<(&str, Vec<Scaled<'_>>)> = sides
+                .iter()
+                .map(|s| ("c", (0..2).map(|i| Scaled { shares: &s[i], scale: &scale[i] }).collect()))
+                .collect();
+            let deltas = judge_categories(&rows, 300);
+            raw += usize::from(deltas.iter().any(|d| d.ci[1].is_some_and(|c| !c.contains_zero())));
+            adjusted +=
+                usize::from(deltas.iter().any(|d| matches!(d.verdict[1], Some(Verdict::Faster | Verdict::Slower))));
+        }
+        let rate = |k: usize| k as f64 / trials as f64;
+        eprintln!("categories, A/A: some category changed, unadjusted {:.4}, Holm {:.4}", rate(raw), rate(adjusted));
+        assert!(rate(adjusted) <= 0.05, "Holm familywise rate {}", rate(adjusted));
+        assert!(rate(raw) > rate(adjusted));
+        let two = [vec![0.3, 0.31], vec![0.3, 0.29]];
+        let scale = [vec![10.0], vec![10.0]];
+        let rows = vec![("c", (0..2).map(|i| Scaled { shares: &two[i], scale: &scale[i] }).collect())];
+        assert_eq!(judge_categories(&rows, 300)[0].verdict[1], Some(Verdict::TooFewSamples));
+    }
+}
