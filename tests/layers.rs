@@ -478,19 +478,21 @@ fn the_files_inside_each_folder_import_no_cycle() {
             // The check sees the study driver's imports, so an empty ring list means something.
             assert!(g["drive"].contains_key("evidence") && g["drive"].contains_key("file"), "{:?}", g["drive"]);
         }
-        if let Some((_, known)) = FOLDERS_WITH_RINGS.iter().find(|(d, _)| *d == name) {
-            assert!(found.len() <= *known, "{name}: {} rings, more than the {known} known", found.len());
-            continue;
-        }
-        for c in found {
-            n += 1;
+        let mut rings = String::new();
+        for c in &found {
             let ring: Vec<&str> = c.iter().map(String::as_str).chain([c[0].as_str()]).collect();
-            msg += &format!("\n{name}: {}\n", ring.join(" → "));
+            rings += &format!("\n{name}: {}\n", ring.join(" → "));
             for w in ring.windows(2) {
-                msg += &show_edge(&g, w[0], w[1]);
-                msg += "\n";
+                rings += &show_edge(&g, w[0], w[1]);
+                rings += "\n";
             }
         }
+        if let Some((_, known)) = FOLDERS_WITH_RINGS.iter().find(|(d, _)| *d == name) {
+            assert!(found.len() <= *known, "{name}: {} rings, more than the {known} known:\n{rings}", found.len());
+            continue;
+        }
+        n += found.len();
+        msg += &rings;
     }
     assert!(n == 0, "{n} import cycle(s) between the files of a folder:\n{msg}");
 }

@@ -66,6 +66,17 @@ pub(crate) fn reference_clear(r: &Reading, given: Option<f64>) -> bool {
     }
 }
 
+/// Whether the reference step may stop taking samples: clear, and with no threshold given, its
+/// interval's half-width within a quarter of its change. A reference that stopped the moment it
+/// excluded 0 would overstate the change (it stops when the noise happens to enlarge it), and
+/// the threshold, half of it, would sit too close to the bad side; the bad probes would then be
+/// called wrongly at the cap (docs/methodology.md §19; simulated in bisect/simulate.rs).
+pub(crate) fn reference_settled(r: &Reading, given: Option<f64>) -> bool {
+    let precise =
+        given.is_some() || r.ci.zip(r.reference_change()).is_some_and(|(ci, c)| ci.half_width_pct() <= c.abs() / 4.0);
+    reference_clear(r, given) && precise
+}
+
 /// Good, bad or undecided for `r` against the signed `threshold`.
 pub(crate) fn call(r: &Reading, threshold: f64) -> Call {
     let Some(ci) = r.ci else { return Call::Undecided };
@@ -78,6 +89,28 @@ pub(crate) fn call(r: &Reading, threshold: f64) -> Call {
         Call::Good
     } else {
         Call::Undecided
+    }
+}
+
+/// The call of a step that reached the sample cap undecided (docs/methodology.md §19): the side
+/// of the threshold its interval's centre lies on. The threshold sits midway between good and
+/// bad, so at the cap the centre is several standard errors from it and the call is rarely
+/// wrong (simulated: `a_bisect_of_a_6_percent_step_names_the_first_bad_commit`), while stopping
+/// there would end nearly every bisect of a small step on a noisy host. Without an interval
+/// there is nothing to call.
+pub(crate) fn call_at_cap(r: &Reading, threshold: f64) -> Call {
+    match (call(r, threshold), r.ci) {
+        (Call::Undecided, Some(ci)) => {
+            let c = ci.center_pct();
+            if !c.is_finite() {
+                Call::Undecided
+            } else if (threshold < 0.0 && c < threshold) || (threshold >= 0.0 && c > threshold) {
+                Call::Bad
+            } else {
+                Call::Good
+            }
+        }
+        (c, _) => c,
     }
 }
 
@@ -118,6 +151,18 @@ mod tests {
         assert_eq!(call(&reading(Some((-2.0, 4.0))), t), Call::Good);
         assert_eq!(call(&reading(Some((5.0, 20.0))), t), Call::Undecided);
         assert_eq!(threshold_pct(-40.0, Some(10.0)), -10.0);
+    }
+
+    #[test]
+    fn at_the_cap_the_centre_of_the_interval_calls_the_step() {
+        let t = threshold_pct(-6.0, None);
+        assert_eq!(call_at_cap(&reading(Some((-4.5, -1.0))), t), Call::Good);
+        assert_eq!(call_at_cap(&reading(Some((-5.5, -1.0))), t), Call::Bad);
+        assert_eq!(call_at_cap(&reading(Some((-9.0, -6.0))), t), Call::Bad);
+        assert_eq!(call_at_cap(&reading(None), t), Call::Undecided);
+        let t = threshold_pct(8.0, None);
+        assert_eq!(call_at_cap(&reading(Some((3.0, 6.0))), t), Call::Bad);
+        assert_eq!(call_at_cap(&reading(Some((1.0, 6.0))), t), Call::Good);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 mod git;
 pub(crate) mod judge;
 pub(crate) mod record;
+mod simulate;
 pub(crate) mod stop;
 
 pub(crate) use stop::Stop;
@@ -28,7 +29,7 @@ use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
-use judge::{call, reference_clear, threshold_pct, Call, Reading};
+use judge::{call, call_at_cap, reference_clear, reference_settled, threshold_pct, Call, Reading};
 use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -332,7 +333,8 @@ fn drive(
     say(&format!("step 0: good against bad {}", short(&bad)));
     let given = plan.threshold_pct;
     let clear = move |r: &Reading| reference_clear(r, given);
-    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, clear)?;
+    let settled = move |r: &Reading| reference_settled(r, given);
+    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, settled)?;
     step.study = Some("steps/00-bad".into());
     step.samples_per_variant = m.samples;
     step.reading = Some(m.reading);
@@ -407,9 +409,21 @@ fn drive(
             b.log.steps.push(step);
             return Ok(BisectOutcome::Interrupted { signal });
         }
-        let c = call(&m.reading, t);
+        // Undecided at the cap, a probe is called by its interval's centre (§19, judge::call_at_cap).
+        let at_cap = m.samples >= plan.max_samples;
+        let c = if at_cap { call_at_cap(&m.reading, t) } else { call(&m.reading, t) };
         step.call = StepCall::from_call(c);
-        say(&format!("step {index}: {} vs good: {} → {}", short(&sha), reading_line(&m.reading), step.call.word()));
+        let how = if at_cap && call(&m.reading, t) == Call::Undecided {
+            " (at the sample cap, by the interval's centre)"
+        } else {
+            ""
+        };
+        say(&format!(
+            "step {index}: {} vs good: {} → {}{how}",
+            short(&sha),
+            reading_line(&m.reading),
+            step.call.word()
+        ));
         b.log.steps.push(step);
         b.save()?;
         pos = match c {

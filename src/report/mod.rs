@@ -17,8 +17,10 @@ pub(crate) mod timeline;
 pub(crate) mod timing_block;
 pub(crate) mod trace;
 
+pub(crate) mod number;
 pub(crate) mod table;
 
+pub(crate) use number::{ci_pct, num, p_value, signed_pct, NONE};
 use serde::Serialize;
 pub(crate) use table::{md_cell, Table};
 
@@ -54,33 +56,6 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
         Format::Jsonl => value.table().jsonl(),
         Format::Csv => value.table().csv(),
         Format::Md => value.table().markdown(),
-    }
-}
-
-/// What a missing or non-finite number prints as.
-pub(crate) const NONE: &str = "—";
-
-/// A number to `digits` decimals, or [`NONE`].
-pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
-}
-
-/// A signed % change to two decimals (`+3.94%`), or [`NONE`].
-pub(crate) fn signed_pct(v: Option<f64>) -> String {
-    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))
-}
-
-/// A change's confidence interval as `[-18.65%, +20.55%]`, or [`NONE`].
-pub(crate) fn ci_pct(ci: Option<crate::summary::stats::ChangeCi>) -> String {
-    ci.map_or_else(|| NONE.into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct))
-}
-
-/// A p-value to four decimals (`<0.0001` below that), or [`NONE`].
-pub(crate) fn p_value(p: Option<f64>) -> String {
-    match p {
-        Some(x) if x < 0.0001 => "<0.0001".into(),
-        Some(x) => format!("{x:.4}"),
-        None => NONE.into(),
     }
 }
 

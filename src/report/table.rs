@@ -31,7 +31,7 @@ pub(crate) struct Column {
     pub(crate) fit: bool,
 }
 
-use super::NONE;
+use super::number::NONE;
 
 impl Column {
     fn new(header: &str, kind: Kind) -> Column {

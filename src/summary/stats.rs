@@ -631,9 +631,18 @@ mod tests {
                 let (fp, power) = (false_verdicts as f64 / trials as f64, found as f64 / trials as f64);
                 eprintln!("{blocks} blocks, {drift:?}: A/A false verdicts {fp:.3}, +30% found {power:.3}");
                 assert!(fp <= 0.06, "{blocks} blocks, {drift:?}: A/A false verdicts {fp}");
-                // A drift of 10% a block swamps 3 samples a side (counted as noise, it widens the
-                // interval); paired blocks remove it.
-                let want = if blocks == 3 && matches!(drift, Drift::RandomWalk(sd) if sd > 0.05) { 0.6 } else { 0.95 };
+                // At 3 blocks the paired t-interval has 2 degrees of freedom (t = 4.30): at this
+                // host's 5% noise a +30% change is found in about 87% of studies. Welch's interval
+                // of the two sides (df ≈ 4) finds it in 96%, but counts the drift as noise and so
+                // misses its level on drifting hosts (A/A 2.3%, simulate.rs), and the bootstrap
+                // before it gave 8–12% false verdicts at 2–5 pairs: the exact interval's cost in
+                // power at 3 blocks is taken on purpose, and --until-decided adds the block that
+                // decides (docs/methodology.md §8). A drift of 10% a block swamps 3 blocks more.
+                let want = match (blocks, drift) {
+                    (3, Drift::RandomWalk(sd)) if sd > 0.05 => 0.6,
+                    (3, _) => 0.85,
+                    _ => 0.95,
+                };
                 assert!(power >= want, "{blocks} blocks, {drift:?}: +30% found in {power}");
             }
         }
