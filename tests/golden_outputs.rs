@@ -17,7 +17,13 @@ fn golden(name: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)).unwrap()
 }
 
+/// `got` is the golden file `name`; with `ABPROF_GOLDEN=write` (as tests/golden.rs) it becomes it,
+/// for a change of output made on purpose, whose diff is then reviewed.
 fn same(got: &[u8], name: &str) {
+    if std::env::var("ABPROF_GOLDEN").as_deref() == Ok("write") {
+        std::fs::write(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name), got).unwrap();
+        return;
+    }
     let want = golden(name);
     assert!(
         got == want.as_slice(),

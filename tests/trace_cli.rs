@@ -364,28 +364,33 @@ fn compare_traces_of_a_study_folder_equals_the_variant_form() {
     assert!(String::from_utf8(text).unwrap().contains("flash attention"));
 }
 
-/// A study whose trace folders hold two traced samples each (`abprof trace --traced 2`): the
-/// second is a copy of the first here, so each category's interval is the spread of the
-/// untraced samples the shares are scaled by, and a verdict goes beside it.
+/// A study whose trace folders hold three traced samples each (`abprof trace --traced 3`, the
+/// fewest a category verdict takes, docs/methodology.md §10.1): the second and third are copies
+/// of the first here, so each category's interval is the spread of the untraced samples the
+/// shares are scaled by, and a verdict goes beside it.
 #[test]
 fn compare_traces_of_a_study_with_several_traced_samples_shows_intervals() {
     let study = study_with_traces(&[("f16", "rocpd-kv-f16"), ("q8", "rocpd-kv-q8_0")]);
     let root = study.path();
     for label in ["f16", "q8"] {
         let folder = root.join("traces").join(label);
-        std::fs::copy(folder.join("trace.db"), folder.join("trace-2.db")).unwrap();
         let mut m: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("trace.json")).unwrap()).unwrap();
-        let mut second = serde_json::json!({"trace_file": "trace-2.db", "traced_ms_per_token": 1.6});
-        second["decode_window"] = m["decode_window"].clone();
-        second["prefill_window"] = m["prefill_window"].clone();
-        m["more_traces"] = serde_json::json!([second]);
+        let mut more = Vec::new();
+        for (i, ms) in [(2, 1.6), (3, 1.7)] {
+            std::fs::copy(folder.join("trace.db"), folder.join(format!("trace-{i}.db"))).unwrap();
+            let mut next = serde_json::json!({"trace_file": format!("trace-{i}.db"), "traced_ms_per_token": ms});
+            next["decode_window"] = m["decode_window"].clone();
+            next["prefill_window"] = m["prefill_window"].clone();
+            more.push(next);
+        }
+        m["more_traces"] = Value::Array(more);
         m["traced_ms_per_token"] = 1.5.into();
         std::fs::write(folder.join("trace.json"), serde_json::to_string(&m).unwrap()).unwrap();
     }
     let got = json(&["compare-traces", "--study", root.to_str().unwrap(), "--json"]);
     assert_eq!(got["status"], "compared");
-    assert_eq!(got["variants"][0]["traced_samples"], 2);
-    assert_eq!(got["variants"][1]["traced_decode_ms_per_token"], 1.55);
+    assert_eq!(got["variants"][0]["traced_samples"], 3);
+    assert_eq!(got["variants"][1]["traced_decode_ms_per_token"], 1.6);
     let deltas = got["category_deltas"].as_array().unwrap();
     assert_eq!(deltas.len(), got["categories"].as_array().unwrap().len());
     for (d, row) in deltas.iter().zip(got["categories"].as_array().unwrap()) {
@@ -398,7 +403,7 @@ fn compare_traces_of_a_study_with_several_traced_samples_shows_intervals() {
         abprof(&["compare-traces", "--study", root.to_str().unwrap()]).success().get_output().stdout.clone(),
     )
     .unwrap();
-    assert!(text.contains("95% CI") && text.contains("2 traced samples (medians)"), "{text}");
+    assert!(text.contains("95% CI") && text.contains("3 traced samples (medians)"), "{text}");
     assert!(text.contains("tracer overhead"), "{text}");
 }
 

@@ -412,7 +412,7 @@ impl Verdict {
 /// the Holm adjustment and the adaptive rule.
 #[cfg(test)]
 pub(crate) mod sim {
-    use super::Measured;
+    use crate::summary::stats::Measured;
     use rand::Rng;
     use rand_chacha::ChaCha8Rng;
     use rand_distr::StandardNormal;
