@@ -285,7 +285,9 @@ fn bad_specs_give_one_clear_line_each() {
 fn pure_decode_labels_what_prefill_and_ttft_measure() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
-    let mut args = ab_args(&d.path().join("pd"), 16, 1, &[variant("base", "-t 2")]);
+    // 2 samples a side: one sample rejected by chance (a 16-token request is short beside the
+    // host's CPU accounting ticks) still leaves one to label.
+    let mut args = ab_args(&d.path().join("pd"), 16, 2, &[variant("base", "-t 2")]);
     args.extend(["--aa".into(), "--pure-decode".into()]);
     let s = summary(&abprof().args(&args).output().unwrap());
     assert_eq!(s["pure_decode"], true);
@@ -331,8 +333,23 @@ fn fail_on_slower_exits_3_on_a_real_prefill_slowdown() {
     let prompt = args.iter().position(|a| a == "--prompt").unwrap();
     args.splice(prompt..prompt + 2, ["--prompt-tokens".to_string(), "300".to_string()]);
     args.extend(
-        ["--fail-on", "slower", "--metric", "prefill", "--threshold", "10", "--foreign-cpu-max", "1000"]
-            .map(String::from),
+        // The sequential rule (docs/methodology.md §17): a 3-block paired interval has 2 degrees
+        // of freedom, so one sample slowed by the loaded box can keep it from deciding; the gate
+        // then takes blocks until it does, as a CI job would.
+        [
+            "--fail-on",
+            "slower",
+            "--metric",
+            "prefill",
+            "--threshold",
+            "10",
+            "--foreign-cpu-max",
+            "1000",
+            "--until-decided",
+            "--max-samples",
+            "8",
+        ]
+        .map(String::from),
     );
     let out = abprof().args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

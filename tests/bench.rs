@@ -129,7 +129,7 @@ fn calibration_refuses_a_prompt_the_context_cannot_hold_before_tokenizing() {
         .arg(&testbed().server)
         .arg("--model")
         .arg(&testbed().target)
-        .args(["--server-args", COMMON, "--prompt-tokens", "10000000", "--out"])
+        .args(["--server-args", COMMON, "--prompt-tokens", "100000", "--out"])
         .arg(dir.path().join("p.txt"))
         .output()
         .unwrap();

@@ -161,7 +161,8 @@ pub(crate) fn render_text(s: &Summary) -> String {
         .iter()
         .filter_map(|v| {
             let c = v.metric(Metric::ServerDecodeTps)?.ci?;
-            (c.method == CiMethod::PairedBlocks).then(|| format!("{} ({} blocks)", v.label, c.pairs.unwrap_or(0)))
+            matches!(c.method, CiMethod::PairedBlocks | CiMethod::PairedT)
+                .then(|| format!("{} ({} blocks)", v.label, c.pairs.unwrap_or(0)))
         })
         .collect();
     if !paired.is_empty() {
