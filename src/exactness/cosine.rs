@@ -58,7 +58,9 @@ fn cosine_parts(x: &[f64], y: &[f64]) -> (f64, f64, f64) {
 
 fn cosine_of(dot: f64, nx: f64, ny: f64) -> f64 {
     match (nx > 0.0, ny > 0.0) {
-        (true, true) => (dot / (nx.sqrt() * ny.sqrt())).clamp(-1.0, 1.0),
+        // One square root of the product: for identical vectors (dot = nx = ny) IEEE's
+        // sqrt(x·x) = x makes the similarity exactly 1, where sqrt(x)·sqrt(x) can miss it by an ulp.
+        (true, true) => (dot / (nx * ny).sqrt()).clamp(-1.0, 1.0),
         // Both all-zero (every reported token certain) is the same distribution.
         (false, false) => 1.0,
         _ => 0.0,
@@ -102,6 +104,13 @@ pub(crate) fn summarize<'a>(pairs: impl Iterator<Item = (&'a [Alternative], &'a 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn identical_vectors_are_exactly_similar() {
+        for x in [0.1, 1.0 / 3.0, 2.0_f64.sqrt(), 12345.678_9, 7.0e-5] {
+            assert_eq!(cosine_of(x, x, x), 1.0, "{x}");
+        }
+    }
 
     fn alts(v: &[(u32, f64)]) -> Vec<Alternative> {
         v.iter().map(|&(id, logprob)| Alternative { id, text: format!("t{id}"), logprob }).collect()
