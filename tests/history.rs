@@ -179,7 +179,9 @@ fn import_loads_an_old_evidence_folder_and_a_no_history_study_once() {
     assert_eq!(rows[0]["model_sha256"], "354ad91e4da3180a8a44fdf22d1665ce45bbef7d62c418b13e5558e959779ec9");
     assert_eq!((rows[1]["label"].as_str(), rows[1]["accepted"].as_u64()), (Some("q8_0"), Some(2)));
     let decode = rows[1]["verdicts"].as_array().unwrap().iter().find(|v| v["metric"] == "server-decode-tps").unwrap();
-    assert!(decode["median"].as_f64().unwrap() > 0.0 && decode["ci_lo_pct"].is_f64(), "{decode}");
+    // 2 samples a side: a median, no interval (docs/methodology.md §8).
+    assert!(decode["median"].as_f64().unwrap() > 0.0 && decode["ci_lo_pct"].is_null(), "{decode}");
+    assert_eq!(decode["verdict"], "too few samples", "{decode}");
     // Not an evidence folder: one line naming the fix; nothing is imported.
     let out = abprof().args(["history", "import"]).arg(d.path()).arg("--history").arg(&db).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

@@ -323,7 +323,8 @@ fn a_hook_that_cannot_be_split_is_one_clear_line() {
         .arg(root.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    // Bad input of the study: exit 2, as every study-file error (the fault matrix's rule).
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     let errors: Vec<String> = String::from_utf8_lossy(&out.stderr).lines().map(String::from).collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("cannot be split"), "{}", errors[0]);

@@ -65,7 +65,12 @@ pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, Hist
         return Err(HistoryError::Newer { version, latest: LATEST });
     }
     for (i, step) in MIGRATIONS.iter().enumerate().take(target as usize).skip(version as usize) {
-        let tx = conn.transaction()?;
+        // Immediate: the write lock first, then the version read again, so two processes that
+        // open a new database at once run each step once (the second finds it done).
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if pragma_i64(&tx, "user_version")? > i as i64 {
+            continue;
+        }
         tx.execute_batch(step)?;
         tx.pragma_update(None, "application_id", APPLICATION_ID)?;
         tx.pragma_update(None, "user_version", i as u32 + 1)?;
