@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn identical_vectors_are_exactly_similar() {
-        for x in [0.1, 1.0 / 3.0, 2.0_f64.sqrt(), 12345.678_9, 7.0e-5] {
+        for x in [0.1, 1.0 / 3.0, 2.0_f64.sqrt(), 12_345.678_9, 7.0e-5] {
             assert_eq!(cosine_of(x, x, x), 1.0, "{x}");
         }
     }
