@@ -29,6 +29,7 @@ pub(crate) mod schedule;
 pub(crate) mod schema;
 pub mod server;
 pub mod stats;
+pub(crate) mod stop_signal;
 pub mod study;
 pub(crate) mod summary;
 pub mod telemetry;

@@ -207,9 +207,9 @@ const FLOORS: &[&[&str]] = &[
     &["study"],
     &["measure"],
     &["roofline"],
-    &["trace", "telemetry", "server", "artifact", "model"],
+    &["trace", "telemetry", "server", "artifact"],
     &["client", "child", "atomic_file", "cache_dir"],
-    &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds"],
+    &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal"],
 ];
 
 fn floor_of(module: &str) -> Option<usize> {
@@ -560,4 +560,19 @@ fn no_evidence_file_name_is_spelled_outside_study() {
         "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
         bad.join("\n")
     );
+}
+
+/// One stop-signal listener (issue 19): every command that must outlive SIGINT, SIGTERM and
+/// SIGHUP installs `src/stop_signal.rs`'s, so none of them forgets one or treats one differently.
+#[test]
+fn one_module_listens_for_stop_signals() {
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| rel(f) != "src/stop_signal.rs")
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("SignalKind::"))
+        .map(|f| format!("  {}", rel(f)))
+        .collect();
+    assert!(bad.is_empty(), "stop signals are heard by src/stop_signal.rs alone; use StopSignal:\n{}", bad.join("\n"));
 }

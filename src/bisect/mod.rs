@@ -15,13 +15,11 @@ mod git;
 pub(crate) mod judge;
 pub(crate) mod record;
 mod simulate;
-pub(crate) mod stop;
-
-pub(crate) use stop::Stop;
 
 use crate::artifact::ccache::CcacheCounters;
 use crate::artifact::git::{is_ancestor, resolve_commit, subject};
 use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
+use crate::stop_signal::StopSignal;
 use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
 use crate::study::{run_ab, AnotherBlock, Outcome};
@@ -102,7 +100,7 @@ enum Built {
 }
 
 /// The artifact of `commit`, from an earlier run or built now with ccache's counters around it.
-fn build(plan: &BisectPlan, patch: Option<&Path>, commit: &str, stop: &Stop) -> Result<Built> {
+fn build(plan: &BisectPlan, patch: Option<&Path>, commit: &str, stop: &StopSignal) -> Result<Built> {
     let spec = BuildSpec {
         repo: plan.repo.clone(),
         commit: commit.into(),
@@ -236,7 +234,7 @@ impl Bisect<'_> {
 }
 
 /// Runs the bisect of `plan` (checked by [`check`], which gave `good` and `bad`).
-pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &Stop) -> Result<BisectLog> {
+pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &StopSignal) -> Result<BisectLog> {
     let root = &plan.root;
     std::fs::create_dir_all(root.join("steps")).with_context(|| format!("creating {}", root.display()))?;
     let patch = match &plan.patch {
@@ -283,7 +281,7 @@ pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &Stop) -> Resu
     b.finish(outcome)
 }
 
-fn interrupted(stop: &Stop) -> Option<BisectOutcome> {
+fn interrupted(stop: &StopSignal) -> Option<BisectOutcome> {
     stop.signal().map(|signal| BisectOutcome::Interrupted { signal })
 }
 
@@ -292,7 +290,7 @@ fn drive(
     tree: &BisectWorktree,
     first: Position,
     patch: Option<&Path>,
-    stop: &Stop,
+    stop: &StopSignal,
 ) -> Result<BisectOutcome> {
     let plan = b.plan;
     let (good, bad) = (b.log.good.clone(), b.log.bad.clone());

@@ -1,7 +1,7 @@
 //! `abprof bench`: one cold, honestly measured sample.
 use super::args::{HistoryArgs, OutputArgs, PromptArgs, ServerArgs};
-use super::common::{block_on_until_signal, check_model, default_evidence, port_or_free, read_prompt, runtime};
-use crate::client::{calibrate, ChatRequest};
+use super::common::{block_on_until_signal, check_model, default_evidence, port_or_free, runtime};
+use crate::client::ChatRequest;
 use crate::measure::{run_sample, ChatLoad, NoObserver, SampleFiles, SampleSpec};
 use crate::report::emit;
 use crate::report::sample::SampleWithEvidence;
@@ -10,7 +10,6 @@ use crate::summary::bench::{judge_bench, BenchFacts, BENCH_FACTS_FILE};
 use anyhow::{bail, Result};
 use clap::Args;
 use std::path::PathBuf;
-use std::time::Duration;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("prompt", |a| a.required(true)))]
@@ -52,8 +51,8 @@ fn bench_facts(a: &BenchArgs, common: &[String], expected: Option<u64>) -> Resul
 pub(crate) fn run(a: BenchArgs) -> Result<i32> {
     check_model(&a.server.model)?;
     let prompt_file = a.prompt.prompt.as_deref().expect("clap requires --prompt");
-    let prompt = read_prompt(prompt_file)?;
-    let expected = a.prompt.prompt_tokens.or_else(|| calibrate::recorded_prompt_tokens(prompt_file));
+    let read = crate::measure::calibrate::read_prompt_file(prompt_file)?;
+    let (prompt, expected) = (read.text, a.prompt.prompt_tokens.or(read.tokens));
     if expected.is_none() {
         eprintln!(
             "abprof: warning: {} has no calibration record and no --prompt-tokens was given: the prompt length is unchecked",
@@ -67,23 +66,18 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
     let evidence = a.evidence.clone().unwrap_or_else(|| default_evidence("bench"));
     let mut request = ChatRequest::benchmark(&prompt, a.tokens);
     request.ignore_eos = a.ignore_eos.then_some(true);
-    let spec = SampleSpec {
-        launch: LaunchSpec {
-            program: a.server.binary(),
-            args,
-            env: vec![],
-            host: "127.0.0.1".into(),
-            port: port_or_free(a.server.port)?,
-            log_file: evidence.join("server.log"),
-            console_file: evidence.join("server.console.log"),
-            signal_descendant: None,
-        },
-        expected_prompt_tokens: expected,
-        health_timeout: a.server.launch.health_timeout(),
-        stop_timeout: Duration::from_secs(60),
-        kill_on_stop_timeout: true,
-        expect: None,
+    let launch = LaunchSpec {
+        program: a.server.binary(),
+        args,
+        env: vec![],
+        host: "127.0.0.1".into(),
+        port: port_or_free(a.server.port)?,
+        log_file: evidence.join("server.log"),
+        console_file: evidence.join("server.console.log"),
+        signal_descendant: None,
     };
+    let spec =
+        SampleSpec { expected_prompt_tokens: expected, ..SampleSpec::new(launch, a.server.launch.health_timeout()) };
     let files = SampleFiles::new(&evidence);
     let mut load = ChatLoad::new(request, false, a.server.launch.stall_timeout());
     let sample =

@@ -7,8 +7,9 @@ use super::common::announce;
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::bisect::record::BisectOutcome;
-use crate::bisect::{check, run as run_bisect, BisectPlan, Stop};
+use crate::bisect::{check, run as run_bisect, BisectPlan};
 use crate::report::emit;
+use crate::stop_signal::StopSignal;
 use crate::study::check_study;
 use crate::study::file::StudyFile;
 use crate::variant::template_fields;
@@ -125,7 +126,7 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
         }
     }
     let (good, bad) = check(&plan)?;
-    let stop = Stop::listen()?;
+    let stop = StopSignal::listen_alone()?;
     let log = run_bisect(&plan, &good, &bad, &stop)?;
     emit(&log, a.output.format());
     // The A/B that convicts the commit, as the page people look at (docs/methodology.md §19).

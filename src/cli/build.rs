@@ -27,7 +27,7 @@ pub(crate) struct BuildArgs {
 pub(crate) fn run(a: BuildArgs) -> Result<i32> {
     // A build is a child like the server: a signal stops its process group (cmake, ninja, every
     // compiler) and removes its worktree, as it does inside a bisect.
-    let stop = crate::bisect::stop::Stop::listen()?;
+    let stop = crate::stop_signal::StopSignal::listen_alone()?;
     let s = &a.source;
     let spec = BuildSpec {
         repo: s.repo.clone(),

@@ -20,16 +20,6 @@ pub(crate) fn check_model(model: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn read_prompt(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| {
-        format!(
-            "cannot read prompt file {}: make one with `abprof calibrate ... --out {}`",
-            path.display(),
-            path.display()
-        )
-    })
-}
-
 pub(crate) fn port_or_free(port: Option<u16>) -> Result<u16> {
     match port {
         Some(p) => Ok(p),
@@ -97,27 +87,15 @@ pub(crate) fn study_file(
 pub(crate) struct Interrupted(pub(crate) i32);
 
 /// Runs a one-server command's async work (bench, calibrate, exactness) until it finishes, or
-/// until SIGINT, SIGTERM or SIGHUP arrives: then the work is dropped at its current await (a
-/// health wait, a streamed request) and the result is [`Interrupted`]. The study loop has its own
-/// listener, since it must also run restore hooks.
+/// until a stop signal arrives: then the work is dropped at its current await and the result is
+/// [`Interrupted`].
 pub(crate) fn block_on_until_signal<T>(
     rt: &tokio::runtime::Runtime,
     work: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
-    use tokio::signal::unix::{signal, SignalKind};
-    rt.block_on(async {
-        // Installed before the work is first polled, so no server starts unwatched.
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut term = signal(SignalKind::terminate())?;
-        let mut hup = signal(SignalKind::hangup())?;
-        let n = tokio::select! {
-            r = work => return r,
-            _ = int.recv() => 2,
-            _ = term.recv() => 15,
-            _ = hup.recv() => 1,
-        };
-        Err(Interrupted(n).into())
-    })
+    // Installed before the work is first polled, so no server starts unwatched.
+    let stop = crate::stop_signal::StopSignal::listen(rt)?;
+    rt.block_on(stop.or_stop(work)).map_err(Interrupted)?
 }
 
 /// After a study's own output: the report's paths, in text only (a `--json` document stays one

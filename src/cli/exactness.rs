@@ -1,9 +1,8 @@
 //! `abprof exactness`: is the candidate computing the same thing as the baseline?
 use super::args::{HistoryArgs, LaunchArgs, OutputArgs, PromptArgs};
-use super::common::{block_on_until_signal, check_model, default_evidence, read_prompt, runtime};
-use crate::client::calibrate::{self, DEFAULT_SOURCE};
+use super::common::{block_on_until_signal, check_model, default_evidence, runtime};
 use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate, VariantClass};
-use crate::measure::calibrate::calibrate_on_fresh_server;
+use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
 use crate::report::emit;
 use crate::report::exactness::SavedExactness;
 use crate::server::{free_port, LaunchSpec};
@@ -103,33 +102,28 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         });
     }
     let rt = runtime();
-    let (prompt, prompt_file, expected) = match &a.prompt.prompt {
-        Some(p) => (read_prompt(p)?, Some(p.clone()), calibrate::recorded_prompt_tokens(p)),
+    let calibrated = crate::study::evidence::exactness_prompt_in(&root);
+    let source = match &a.prompt.prompt {
+        Some(p) => PromptSource::File(p),
         None => {
-            let prompt_tokens = a.prompt.prompt_tokens.expect("clap gives --prompt-tokens a default");
-            let file = crate::study::evidence::exactness_prompt_in(&root);
-            let mut cal_launch = sides[0].launch.clone();
-            cal_launch.log_file = root.join("exactness").join("calibration.server.log");
-            cal_launch.console_file = root.join("exactness").join("calibration.console.log");
-            let cal = block_on_until_signal(&rt, async {
-                calibrate_on_fresh_server(
-                    &cal_launch,
-                    a.launch.health_timeout(),
-                    a.launch.stall_timeout(),
-                    DEFAULT_SOURCE,
-                    prompt_tokens,
-                )
-                .await
-                .with_context(|| format!("calibrating a {prompt_tokens}-token prompt on {}", sides[0].label))
-            })?;
-            calibrate::save(&cal, &file).with_context(|| format!("cannot write {}", file.display()))?;
-            (cal.text.clone(), Some(file), Some(cal.prompt_tokens))
+            let mut launch = sides[0].launch.clone();
+            launch.log_file = root.join("exactness").join("calibration.server.log");
+            launch.console_file = root.join("exactness").join("calibration.console.log");
+            PromptSource::Calibrate {
+                tokens: a.prompt.prompt_tokens.expect("clap gives --prompt-tokens a default"),
+                launch,
+                health_timeout: a.launch.health_timeout(),
+                stall: a.launch.stall_timeout(),
+            }
         }
     };
+    let prompt_file = Some(a.prompt.prompt.clone().unwrap_or_else(|| calibrated.clone()));
+    let who = sides[0].label.clone();
+    let prompt = block_on_until_signal(&rt, prompt_or_calibrate(source, &calibrated, &who))?;
     let plan = ExactnessPlan {
-        prompt,
+        prompt: prompt.text,
         prompt_file,
-        expected_prompt_tokens: expected,
+        expected_prompt_tokens: prompt.tokens,
         max_tokens: a.tokens,
         ignore_eos: a.ignore_eos,
         health_timeout: a.launch.health_timeout(),

@@ -70,12 +70,9 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Exactnes
 async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured, ExactnessError> {
     let dir = plan.side_dir(&side.label);
     let spec = SampleSpec {
-        launch: side.launch.clone(),
         expected_prompt_tokens: plan.expected_prompt_tokens,
-        health_timeout: plan.health_timeout,
-        stop_timeout: Duration::from_secs(60),
-        kill_on_stop_timeout: true,
         expect: side.expect.clone(),
+        ..SampleSpec::new(side.launch.clone(), plan.health_timeout)
     };
     let mut tap = ChatLoad::new(plan.request(), false, plan.stall_timeout);
     let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap, &mut NoObserver)

@@ -21,4 +21,4 @@ pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};
 pub(crate) use record::ExpectOutcome;
 pub(crate) use record::StreamMetrics;
 pub(crate) use record::{BinaryChange, FileStamp, PiRun, Sample, SampleExtra, ServerTiming};
-pub(crate) use run::{run_sample, save_record, SampleError, SampleSpec};
+pub(crate) use run::{run_sample, save_record, SampleError, SampleSpec, DEFAULT_STOP_TIMEOUT_S};

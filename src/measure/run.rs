@@ -31,6 +31,24 @@ pub(crate) struct SampleSpec {
     pub(crate) expect: Option<regex::Regex>,
 }
 
+/// Seconds a server may take to exit after its one SIGTERM before its group is killed.
+pub(crate) const DEFAULT_STOP_TIMEOUT_S: u64 = 60;
+
+impl SampleSpec {
+    /// One sample's server with the defaults every caller shares: no prompt length to check, the
+    /// default stop timeout with a kill after it, no `expect=`.
+    pub(crate) fn new(launch: LaunchSpec, health_timeout: Duration) -> SampleSpec {
+        SampleSpec {
+            launch,
+            expected_prompt_tokens: None,
+            health_timeout,
+            stop_timeout: Duration::from_secs(DEFAULT_STOP_TIMEOUT_S),
+            kill_on_stop_timeout: true,
+            expect: None,
+        }
+    }
+}
+
 #[derive(Debug, Error)]
 pub(crate) enum SampleError {
     /// The server could not be started or never became healthy: nothing was measured.

@@ -3,13 +3,13 @@
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::Evidence;
 use super::file::StudyFile;
-use crate::client::calibrate::{save as save_prompt, sidecar_path, DEFAULT_SOURCE};
+use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
-use crate::measure::calibrate::calibrate_on_fresh_server;
+use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
 use crate::measure::ChatLoad;
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::time::Duration;
 
 /// Whether a study needs another interleaved block, judged from its evidence after its planned
@@ -34,31 +34,33 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
         let text = std::fs::read_to_string(&dst)?;
         return Ok((text, ev.expected_prompt_tokens(file)));
     }
+    let base = &ctx.variants[0];
+    let source = match (&file.prompt, file.prompt_tokens) {
+        (Some(src), _) => PromptSource::File(src),
+        (None, Some(tokens)) => PromptSource::Calibrate {
+            tokens,
+            launch: LaunchSpec::for_variant(
+                base,
+                &file.model,
+                ctx.common_args,
+                ctx.port.ensure_free()?,
+                &ev.path("calibration"),
+            ),
+            health_timeout: Duration::from_secs(file.health_timeout_s),
+            stall: Duration::from_secs(file.stall_timeout_s),
+        },
+        (None, None) => unreachable!("StudyFile::check: a chat study has a prompt or prompt_tokens"),
+    };
+    let prompt = prompt_or_calibrate(source, &dst, &format!("the baseline {}", base.label)).await?;
     if let Some(src) = &file.prompt {
-        let text = std::fs::read_to_string(src)
-            .with_context(|| format!("cannot read prompt file {}: make one with `abprof calibrate`", src.display()))?;
         // The calibration record first, so a resume never reads a prompt without its count.
         if sidecar_path(src).is_file() {
             std::fs::copy(sidecar_path(src), sidecar_path(&dst))?;
         }
-        crate::atomic_file::write_atomic(&dst, text.as_bytes())?;
-        return Ok((text, ev.expected_prompt_tokens(file)));
+        crate::atomic_file::write_atomic(&dst, prompt.text.as_bytes())?;
+        return Ok((prompt.text, ev.expected_prompt_tokens(file)));
     }
-    let n = file.prompt_tokens.expect("checked: prompt or prompt_tokens");
-    let base = &ctx.variants[0];
-    let port = ctx.port.ensure_free()?;
-    let launch = LaunchSpec::for_variant(base, &file.model, ctx.common_args, port, &ev.path("calibration"));
-    let cal = calibrate_on_fresh_server(
-        &launch,
-        Duration::from_secs(file.health_timeout_s),
-        Duration::from_secs(file.stall_timeout_s),
-        DEFAULT_SOURCE,
-        n,
-    )
-    .await
-    .with_context(|| format!("calibrating a {n}-token prompt on the baseline {}", base.label))?;
-    save_prompt(&cal, &dst)?;
-    Ok((cal.text, Some(n)))
+    Ok((prompt.text, prompt.tokens))
 }
 
 impl ChatStudy {

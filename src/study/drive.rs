@@ -89,12 +89,10 @@ pub(crate) trait StudyConfig {
     fn spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
         let v = &ctx.variants[slot.variant];
         Ok(SampleSpec {
-            launch: ctx.launch(v, files),
             expected_prompt_tokens: self.expected_prompt_tokens(),
-            health_timeout: Duration::from_secs(ctx.file.health_timeout_s),
             stop_timeout: Duration::from_secs(ctx.file.stop_timeout_s),
-            kill_on_stop_timeout: true,
             expect: v.expect_regex(),
+            ..SampleSpec::new(ctx.launch(v, files), Duration::from_secs(ctx.file.health_timeout_s))
         })
     }
     fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<Self::Load>;
@@ -251,26 +249,10 @@ pub(crate) fn run_study<C: StudyConfig>(
     // restore ran, on every exit path a process survives.
     let run_file = std::sync::Mutex::new(RunFile::begin(&ev)?);
     let restore = hooks.restore_guard();
-    // The one signal listener: the number that interrupted the study (0: none), watched by the
-    // sample loop, and a flag for loads that block (a Pi process).
-    let (signal_tx, signal) = tokio::sync::watch::channel(0i32);
-    let cancel = Arc::new(AtomicBool::new(false));
-    {
-        let _guard = rt.enter();
-        let mut int = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-        // A dropped ssh session sends SIGHUP: its default action would kill abprof with no
-        // restore and leave the server running (docs/methodology.md §6), so it stops the study
-        // like SIGTERM.
-        let mut hup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-        let cancel = cancel.clone();
-        rt.spawn(async move {
-            let n = tokio::select! { _ = int.recv() => 2, _ = term.recv() => 15, _ = hup.recv() => 1 };
-            // The number first: whoever sees the flag finds which signal it was.
-            let _ = signal_tx.send(n);
-            cancel.store(true, Ordering::SeqCst);
-        });
-    }
+    // The one signal listener: the number that interrupted the study, watched by the sample
+    // loop, and a flag for loads that block (a Pi process).
+    let stop = crate::stop_signal::StopSignal::listen(&rt)?;
+    let (signal, cancel) = (stop.watch(), stop.flag());
     // The planned samples, then (adaptive studies) one more block at a time while the
     // configuration asks for it; the hooks, listener and restore guard span them all.
     let mut taken = 0;

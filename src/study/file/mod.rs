@@ -266,7 +266,7 @@ pub(crate) fn default_stall_timeout() -> u64 {
     crate::client::DEFAULT_STALL_TIMEOUT_S
 }
 pub(crate) fn default_stop_timeout() -> u64 {
-    60
+    crate::measure::DEFAULT_STOP_TIMEOUT_S
 }
 pub(crate) fn default_telemetry() -> String {
     "auto".into()
