@@ -18,6 +18,7 @@ pub mod client;
 pub mod clock;
 pub(crate) mod dylib;
 pub(crate) mod exactness;
+pub(crate) mod finish;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;
 pub(crate) mod history;

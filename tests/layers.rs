@@ -200,6 +200,7 @@ fn the_module_graph_has_no_cycle() {
 /// harness over the parsers (benches/fuzz.rs), an entry point like `cli`.
 const FLOORS: &[&[&str]] = &[
     &["cli", "fuzzing"],
+    &["finish"],
     &["report"],
     &["history", "bisect", "timeline"],
     &["summary"],

@@ -2,17 +2,11 @@
 use super::args::{
     AdaptiveArgs, HistoryArgs, JudgementArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
 };
-use super::common::{announce, chat_study_file};
+use super::common::chat_study_file;
 use super::conditions::RunConditions;
-use crate::report::emit;
-use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{summary_in, write_json, Evidence};
+use crate::finish::Finishing;
 use crate::study::file::{StudyFile, StudyFileError, StudyKind, DEFAULT_MAX_SAMPLES};
-use crate::study::{run_ab, run_sweep, Outcome};
-use crate::summary::adaptive::another_block;
 use crate::summary::gate::{FailOn, Gate};
-use crate::summary::judge;
-use crate::summary::sweep::summarize_sweep;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -137,142 +131,11 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         };
         (file, root, false)
     };
-    if file.sweep.is_some() {
-        if a.fail_on.is_some() {
-            bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
-        }
-        return run_swept(&a, &file, &root, resume);
-    }
-    let mut history = a.history.open()?;
-    let run = run_ab(&file, &root, resume, std::sync::Arc::new(another_block))?;
-    let judged = judge(&run.evidence)?;
-    let summary = &judged.summary;
-    run.evidence.write_summary(summary)?;
-    emit(summary, a.output.format());
-    if run.outcome == Outcome::Completed {
-        super::history::record(history.as_mut(), &root, a.output.format(), || {
-            Ok(crate::history::StudyRecord::of_study(&root, &judged))
-        });
-    }
-    // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
-    let report_failed = announce(&write_after_run(&run.evidence, summary), a.output.format());
-    if !run.restored {
-        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
+    if file.sweep.is_some() && a.fail_on.is_some() {
+        bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
     }
     let j = &a.judgement;
     let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: j.metric, threshold_pct: j.threshold.unwrap_or(0.0) });
-    let failures = gate.map(|g| (g, g.failures(summary), g.unjudged(summary)));
-    Ok(match run.outcome {
-        Outcome::Completed => {
-            let empty: Vec<&str> =
-                summary.variants.iter().filter(|v| v.accepted == 0).map(|v| v.label.as_str()).collect();
-            // A failed restore rejects every sample (isolation-restored): its line says it all.
-            if run.restored && !empty.is_empty() {
-                eprintln!(
-                    "abprof: error: variant {} has no accepted sample, so there is nothing to compare: see the rejections above",
-                    empty.join(", ")
-                );
-                if all_other_workload(summary) {
-                    eprintln!("abprof: every sample was rejected other-workload (other processes used the CPU during its request): rerun on a quiet host, or raise --foreign-cpu-max PCT (docs/methodology.md §7.7) if that load is part of the host you mean to measure");
-                }
-            }
-            match failures {
-                _ if !run.restored || !empty.is_empty() || report_failed => 1,
-                Some((g, f, _)) if !f.is_empty() => {
-                    for x in &f {
-                        eprintln!("abprof: gate failed: {}", x.line(&g));
-                    }
-                    3
-                }
-                Some((_, _, unjudged)) if !unjudged.is_empty() => {
-                    eprintln!(
-                        "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
-                        unjudged.join(", ")
-                    );
-                    1
-                }
-                _ => 0,
-            }
-        }
-        Outcome::Interrupted(sig) => {
-            eprintln!(
-                "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",
-                run.samples_taken,
-                root.display()
-            );
-            128 + sig
-        }
-    })
-}
-
-/// `abprof ab` of a sweep: every point's study in turn, each point's summary in its folder, and
-/// the sweep's summary (docs/methodology.md §16).
-/// Every rejected sample broke the other-workload rule (and there is at least one): the study
-/// measured a busy host, not the variants.
-fn all_other_workload(s: &crate::summary::Summary) -> bool {
-    !s.rejected.is_empty() && s.rejected.iter().all(|r| r.reasons.iter().any(|x| x.rule == "other-workload"))
-}
-
-fn run_swept(a: &AbArgs, file: &StudyFile, root: &Path, resume: bool) -> Result<i32> {
-    let mut history = a.history.open()?;
-    let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
-    let summary = summarize_sweep(&run.evidence)?;
-    let format = a.output.format();
-    let mut report_failed = false;
-    for (dir, j) in &summary.point_summaries {
-        write_json(&summary_in(dir), &j.summary)?;
-        // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
-        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
-        {
-            eprintln!("abprof: error: {}", super::one_line(&e));
-            report_failed = true;
-        }
-    }
-    run.evidence.write_summary(&summary)?;
-    emit(&summary, format);
-    if run.outcome == Outcome::Completed {
-        // Every point is a whole study: each lands in the history once the sweep is complete.
-        for (dir, j) in &summary.point_summaries {
-            super::history::record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
-        }
-    }
-    let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
-    report_failed |= announce(&page.map_err(anyhow::Error::from), format);
-    if !run.restored {
-        eprintln!("abprof: error: the restore/verify hooks of a sweep point failed, so the host may still be isolated: see isolation.json in {}/points/* and restore it by hand", root.display());
-    }
-    Ok(match run.outcome {
-        Outcome::Completed => {
-            let empty: Vec<String> = summary
-                .point_summaries
-                .iter()
-                .flat_map(|(dir, j)| {
-                    j.summary
-                        .variants
-                        .iter()
-                        .filter(|v| v.accepted == 0)
-                        .map(move |v| format!("{} at {}", v.label, dir.display()))
-                })
-                .collect();
-            if run.restored && !empty.is_empty() {
-                eprintln!(
-                    "abprof: error: {} has no accepted sample, so there is nothing to compare: see the rejections in that point's summary",
-                    empty.join(", ")
-                );
-            }
-            if !run.restored || !empty.is_empty() || report_failed {
-                1
-            } else {
-                0
-            }
-        }
-        Outcome::Interrupted(sig) => {
-            eprintln!(
-                "abprof: interrupted by signal {sig} after {} new samples; restore hooks ran; `abprof ab --resume {}` keeps the finished points and completes the sweep",
-                run.samples_taken,
-                root.display()
-            );
-            128 + sig
-        }
-    })
+    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate };
+    crate::finish::study(&file, &root, resume, how)
 }

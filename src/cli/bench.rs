@@ -92,7 +92,7 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
     for r in &bench.rejections {
         eprintln!("abprof: rejected ({}): {}", r.rule, r.reason);
     }
-    super::history::record(history.as_mut(), &evidence, a.output.format(), || {
+    crate::finish::record(history.as_mut(), &evidence, a.output.format(), || {
         Ok(crate::history::StudyRecord::of_bench(&evidence, &bench))
     });
     Ok(if bench.rejections.is_empty() { 0 } else { 3 })

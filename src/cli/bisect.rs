@@ -3,11 +3,11 @@ use super::ab::BadStudyFile;
 use super::args::{
     JudgementArgs, MaxSamplesArg, OutputArgs, PromptArgs, SourceArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
 };
-use super::common::announce;
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::bisect::record::BisectOutcome;
 use crate::bisect::{check, run as run_bisect, BisectPlan};
+use crate::finish::announce;
 use crate::report::emit;
 use crate::stop_signal::StopSignal;
 use crate::study::check_study;

@@ -98,27 +98,6 @@ pub(crate) fn block_on_until_signal<T>(
     rt.block_on(stop.or_stop(work)).map_err(Interrupted)?
 }
 
-/// After a study's own output: the report's paths, in text only (a `--json` document stays one
-/// document; its reader finds the page at DIR/report.html), or the one line saying why it could
-/// not be written. True when it could not.
-pub(crate) fn announce(
-    written: &anyhow::Result<crate::report::study::ReportFiles>,
-    format: crate::report::Format,
-) -> bool {
-    match written {
-        Ok(files) => {
-            if format == crate::report::Format::Text {
-                crate::report::emit(files, format);
-            }
-            false
-        }
-        Err(e) => {
-            eprintln!("abprof: error: {}", crate::cli::one_line(e));
-            true
-        }
-    }
-}
-
 /// The study file of a chat A/B (ab, bisect) from its flag groups; the variants are the caller's.
 pub(crate) fn chat_study_file(
     v: &super::args::VariantArgs,

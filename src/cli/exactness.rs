@@ -136,7 +136,7 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
     emit(&SavedExactness { report: &report, file: &file }, a.output.format());
     let facts = exactness_facts(&variants, a.model.as_deref(), &common)?;
     crate::study::evidence::write_json(&crate::study::evidence::exactness_facts_in(&root), &facts)?;
-    super::history::record(history.as_mut(), &root, a.output.format(), || {
+    crate::finish::record(history.as_mut(), &root, a.output.format(), || {
         Ok(crate::history::StudyRecord::of_exactness(&root, &report, Some(&facts)))
     });
     Ok(match report.gate {

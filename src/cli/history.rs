@@ -3,7 +3,7 @@
 use super::args::{HistoryDb, OutputArgs};
 use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, StudyRecord};
 use crate::report::emit;
-use crate::report::history::{ImportReport, RecordedIn};
+use crate::report::history::ImportReport;
 use crate::study::file::Workload;
 use anyhow::Result;
 use chrono::{DateTime, Local, NaiveDate, TimeZone};
@@ -153,29 +153,4 @@ fn import(a: ImportArgs) -> Result<i32> {
     }
     emit(&ImportReport { history: path, folders }, a.output.format());
     Ok(0)
-}
-
-/// Records a finished run in `history` (when one is open) and says where after the run's own
-/// result, in text only (like the report's path: stderr stays for errors, a JSON document stays
-/// one document). A record that cannot be built or written loses nothing measured and does not
-/// change the run's exit status.
-pub(crate) fn record(
-    history: Option<&mut History>,
-    root: &std::path::Path,
-    format: crate::report::Format,
-    make: impl FnOnce() -> Result<StudyRecord>,
-) {
-    let Some(h) = history else { return };
-    match make().and_then(|study| Ok(h.record(&study)?)) {
-        Ok(study) => {
-            if format == crate::report::Format::Text {
-                emit(&RecordedIn { history: &h.path, study: &study }, format);
-            }
-        }
-        Err(e) => eprintln!(
-            "abprof: warning: not recorded in the history: {}; the evidence is kept: `abprof history import {}` adds it later",
-            super::one_line(&e),
-            root.display()
-        ),
-    }
 }

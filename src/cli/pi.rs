@@ -2,12 +2,9 @@
 use super::args::{HistoryArgs, OutputArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
-use crate::pi::{pi_version, PiError, PiMode, PiStudy};
-use crate::report::emit;
-use crate::report::pi::{sample_line, PiOutcome};
-use crate::study::file::{KindSection, PiSection, StudyFile, StudyKind};
-use crate::study::Outcome;
-use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
+use crate::finish::Finishing;
+use crate::pi::{PiError, PiMode};
+use crate::study::file::{PiSection, StudyFile, StudyKind};
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -110,56 +107,6 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
             (study_from_flags(&a, pi_bin, python)?, root, false)
         }
     };
-    let KindSection::Pi(section) = file.kind_section() else {
-        unreachable!("a Pi study file, from its flags or resumed as one")
-    };
-    let section = section.clone();
-    let version = Some(pi_version(&section.pi_bin)?);
-    let mut history = a.history.open()?;
-    let quiet = a.output.format() != crate::report::Format::Text;
-    // pi.json is built once, at the end, from the evidence (which a resume reads the same way);
-    // each sample leaves its own view beside it.
-    let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
-        if let Some(view) = pi_sample(ctx.evidence, ctx.plan, slot, sample, None) {
-            if !quiet {
-                eprintln!("{}", sample_line(&view));
-            }
-            save_pi_sample(&view)?;
-        }
-        Ok(())
-    });
-    let stall = std::time::Duration::from_secs(file.stall_timeout_s);
-    let run = crate::study::run_study_with(&file, &root, resume, &mut PiStudy::new(&section, stall, on_sample))?;
-    let interrupted_by = match run.outcome {
-        Outcome::Completed => None,
-        Outcome::Interrupted(sig) => Some(sig),
-    };
-    let facts = PiRunFacts { pi_version: version.clone(), restored: Some(run.restored), interrupted_by };
-    let report = pi_report(&run.evidence, facts)?;
-    save_pi_report(&run.evidence, &report)?;
-    emit(&PiOutcome { report: &report, evidence: &root }, a.output.format());
-    if interrupted_by.is_none() {
-        super::history::record(history.as_mut(), &root, a.output.format(), || {
-            let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
-            Ok(crate::history::StudyRecord::of_pi(&root, &report, &facts))
-        });
-    }
-    if !run.restored {
-        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
-    }
-    if let Some(sig) = interrupted_by {
-        eprintln!(
-            "abprof: interrupted by signal {sig} after {} new samples; the sample in flight was discarded; restore hooks ran; `abprof pi --resume {}` completes the study",
-            run.samples_taken,
-            root.display()
-        );
-        return Ok(128 + sig);
-    }
-    Ok(if !run.restored {
-        1
-    } else if report.samples.len() == report.order.len() && report.samples.iter().all(|s| s.valid) {
-        0
-    } else {
-        3
-    })
+    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    crate::finish::study(&file, &root, resume, how)
 }

@@ -1,17 +1,11 @@
 //! `abprof trace`: kernel traces of variants, each paired with untraced samples of the same
 //! output length.
 use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
-use super::common::announce;
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::child::on_path;
-use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::finish::Finishing;
 use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
-use crate::study::trace_capture::TraceStudy;
-use crate::study::Outcome;
-use crate::summary::capture::scale_traces;
-use crate::summary::judge;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -127,30 +121,6 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Trace)?.file, dir.clone(), true),
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
-    let mut config = TraceStudy::new(&file)?;
-    let mut history = a.history.open()?;
-    let run = crate::study::run_study_with(&file, &root, resume, &mut config)?;
-    let judged = judge(&run.evidence)?;
-    let summary = &judged.summary;
-    run.evidence.write_summary(summary)?;
-    if let Outcome::Interrupted(sig) = run.outcome {
-        eprintln!(
-            "abprof: interrupted by signal {sig}; restore hooks ran; `abprof trace --resume {}` completes the capture",
-            root.display()
-        );
-        return Ok(128 + sig);
-    }
-    // Written first: when no untraced sample can scale a trace, the report shows the rejections.
-    let report = write_after_run(&run.evidence, summary);
-    // The untraced samples the rulebook accepted scale each trace.
-    emit(&scale_traces(&run.evidence, summary, file.tokens)?, a.output.format());
-    super::history::record(history.as_mut(), &root, a.output.format(), || {
-        Ok(crate::history::StudyRecord::of_study(&root, &judged))
-    });
-    // The report's paths come last, after everything else the command printed.
-    let report_failed = announce(&report, a.output.format());
-    if !run.restored {
-        eprintln!("abprof: error: the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", root.display());
-    }
-    Ok(if run.restored && !report_failed { 0 } else { 1 })
+    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    crate::finish::study(&file, &root, resume, how)
 }

@@ -3,6 +3,7 @@
 pub(crate) mod artifact;
 pub(crate) mod bisect;
 pub(crate) mod calibration;
+pub(crate) mod error_line;
 pub(crate) mod exactness;
 pub(crate) mod history;
 pub(crate) mod html;
@@ -20,6 +21,7 @@ pub(crate) mod trace;
 pub(crate) mod number;
 pub(crate) mod table;
 
+pub(crate) use error_line::one_line;
 pub(crate) use number::{ci_pct, num, p_value, signed_pct, NONE};
 use serde::Serialize;
 pub(crate) use table::{md_cell, Table};

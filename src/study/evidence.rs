@@ -182,6 +182,7 @@ const HOST_FILE: &str = "host.json";
 const VARIANTS_FILE: &str = "variants.json";
 const ROOFLINE_FILE: &str = "roofline.json";
 const SUMMARY_FILE: &str = "summary.json";
+const ISOLATION_FILE: &str = "isolation.json";
 const PI_REPORT_FILE: &str = "pi.json";
 /// A Pi sample's report view, beside its evidence.
 const PI_SAMPLE_FILE: &str = "pi-sample.json";
@@ -197,6 +198,11 @@ pub(crate) fn study_toml_in(root: &Path) -> PathBuf {
 /// `summary.json` of the study (or sweep) folder at `root`.
 pub(crate) fn summary_in(root: &Path) -> PathBuf {
     root.join(SUMMARY_FILE)
+}
+
+/// The isolation record of the study folder at `root` (every hook run, and what to restore).
+pub(crate) fn isolation_in(root: &Path) -> PathBuf {
+    root.join(ISOLATION_FILE)
 }
 
 /// The calibrated prompt of the study folder at `root` (its sidecar beside it).

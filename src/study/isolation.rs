@@ -42,18 +42,15 @@ impl IsolationRecord {
     }
 }
 
-/// Every hook run of the study folder at `root` (`isolation.json`).
-const ISOLATION_FILE: &str = "isolation.json";
-
 impl IsolationRecord {
     /// The record of the study folder at `root`.
     pub(crate) fn read(root: &Path) -> Result<IsolationRecord, super::evidence::EvidenceError> {
-        super::evidence::read_json(&root.join(ISOLATION_FILE))
+        super::evidence::read_json(&super::evidence::isolation_in(root))
     }
 
     /// Whether the study folder at `root` has a record (read or not).
     pub(crate) fn exists_in(root: &Path) -> bool {
-        root.join(ISOLATION_FILE).exists()
+        super::evidence::isolation_in(root).exists()
     }
 }
 
@@ -74,7 +71,7 @@ impl Hooks {
     fn save(&self) {
         let rec = self.record.lock().unwrap().clone();
         // Best effort: a hook record that cannot be written must not stop a restore.
-        let _ = write_json(&self.root.join(ISOLATION_FILE), &rec);
+        let _ = write_json(&super::evidence::isolation_in(&self.root), &rec);
     }
 
     /// Runs one hook to its end or its timeout. With `cancel`, a signal to abprof ends it early

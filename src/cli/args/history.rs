@@ -41,6 +41,14 @@ impl HistoryArgs {
         }
         Ok(Some(History::open(&self.db.path()?)?))
     }
+
+    /// Where this run records (`None` with --no-history), for a step below that opens it.
+    pub(crate) fn path(&self) -> Result<Option<PathBuf>> {
+        if self.no_history {
+            return Ok(None);
+        }
+        Ok(Some(self.db.path()?))
+    }
 }
 
 fn history_path(s: &str) -> Result<PathBuf, String> {

@@ -1,0 +1,102 @@
+//! The steps every kind of study ends with: the history record, the report's announcement, the
+//! closing lines and the exit status.
+use super::ending::Ending;
+use crate::history::{History, StudyRecord};
+use crate::report::{emit, Format};
+use crate::summary::gate::Gate;
+use anyhow::Result;
+use std::path::Path;
+
+/// How a study command ends, beside its study file: what the user asked of its output.
+pub(crate) struct Finishing {
+    pub(crate) format: Format,
+    /// The results history the finished study is recorded in (none: `--no-history`), opened
+    /// (created, migrated) before anything of the study is (docs/methodology.md §15).
+    pub(crate) history: Option<std::path::PathBuf>,
+    /// `--fail-on`: the CI gate over an A/B's verdicts.
+    pub(crate) gate: Option<Gate>,
+}
+
+impl Finishing {
+    pub(super) fn open_history(&self) -> Result<Option<History>> {
+        Ok(match &self.history {
+            Some(path) => Some(History::open(path)?),
+            None => None,
+        })
+    }
+}
+
+/// Records a finished run in `history` (when one is open) and says where after the run's own
+/// result, in text only (like the report's path: stderr stays for errors, a JSON document stays
+/// one document). A record that cannot be built or written loses nothing measured and does not
+/// change the run's exit status.
+pub(crate) fn record(
+    history: Option<&mut History>,
+    root: &Path,
+    format: Format,
+    make: impl FnOnce() -> Result<StudyRecord>,
+) {
+    let Some(h) = history else { return };
+    match make().and_then(|study| Ok(h.record(&study)?)) {
+        Ok(study) => {
+            if format == Format::Text {
+                emit(&crate::report::history::RecordedIn { history: &h.path, study: &study }, format);
+            }
+        }
+        Err(e) => eprintln!(
+            "abprof: warning: not recorded in the history: {}; the evidence is kept: `abprof history import {}` adds it later",
+            crate::report::one_line(&e),
+            root.display()
+        ),
+    }
+}
+
+/// After a study's own output: the report's paths, in text only (a `--json` document stays one
+/// document; its reader finds the page at DIR/report.html), or the one line saying why it could
+/// not be written. True when it could not.
+pub(crate) fn announce(written: &Result<crate::report::study::ReportFiles>, format: Format) -> bool {
+    match written {
+        Ok(files) => {
+            if format == Format::Text {
+                emit(files, format);
+            }
+            false
+        }
+        Err(e) => {
+            eprintln!("abprof: error: {}", crate::report::one_line(e));
+            true
+        }
+    }
+}
+
+/// The lines every study command ends with, after its own, and its exit status.
+pub(super) struct Closing<'a> {
+    /// Whose restore/verify hooks ran ("the restore/verify hooks", "… of a sweep point").
+    pub(super) hooks: &'a str,
+    /// Where the isolation record that says what to restore by hand is.
+    pub(super) isolation_record: String,
+    /// After "interrupted by signal N": what was kept and the command that finishes the study.
+    pub(super) after_signal: String,
+}
+
+pub(super) fn close(ending: &Ending, c: Closing<'_>) -> i32 {
+    if ending.host_unrestored {
+        eprintln!(
+            "abprof: error: {} failed, so the host may still be isolated: see {} and restore it by hand",
+            c.hooks, c.isolation_record
+        );
+    }
+    if let Some(sig) = ending.interrupted_by {
+        eprintln!("abprof: interrupted by signal {sig}{}", c.after_signal);
+    }
+    ending.status()
+}
+
+/// The closing of a study of one folder (not a sweep).
+pub(super) fn closing_of(root: &Path, after_signal: String) -> Closing<'static> {
+    Closing {
+        hooks: "the restore/verify hooks",
+        isolation_record: crate::study::evidence::isolation_in(root).display().to_string(),
+        after_signal,
+    }
+}

@@ -1,0 +1,70 @@
+//! The end of a sweep: every point's summary and page in its folder, the sweep's summary and
+//! page, each complete point in the history (docs/methodology.md §16).
+use super::ending::Ending;
+use super::epilogue::{announce, close, record, Closing, Finishing};
+use crate::report::emit;
+use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
+use crate::study::evidence::{summary_in, write_json, Evidence};
+use crate::study::file::StudyFile;
+use crate::study::run_sweep;
+use crate::summary::adaptive::another_block;
+use crate::summary::sweep::summarize_sweep;
+use anyhow::Result;
+use std::path::Path;
+
+pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
+    let mut history = how.open_history()?;
+    let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
+    let summary = summarize_sweep(&run.evidence)?;
+    let format = how.format;
+    let mut ending = Ending::of(&run.outcome, run.restored);
+    for (dir, j) in &summary.point_summaries {
+        write_json(&summary_in(dir), &j.summary)?;
+        // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
+        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
+        {
+            eprintln!("abprof: error: {}", crate::report::one_line(&e));
+            ending.report_failed = true;
+        }
+    }
+    run.evidence.write_summary(&summary)?;
+    emit(&summary, format);
+    if ending.completed() {
+        // Every point is a whole study: each lands in the history once the sweep is complete.
+        for (dir, j) in &summary.point_summaries {
+            record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
+        }
+    }
+    let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
+    ending.report_failed |= announce(&page.map_err(anyhow::Error::from), format);
+    if ending.completed() && !ending.host_unrestored {
+        let empty: Vec<String> = summary
+            .point_summaries
+            .iter()
+            .flat_map(|(dir, j)| {
+                j.summary
+                    .variants
+                    .iter()
+                    .filter(|v| v.accepted == 0)
+                    .map(move |v| format!("{} at {}", v.label, dir.display()))
+            })
+            .collect();
+        if !empty.is_empty() {
+            eprintln!(
+                "abprof: error: {} has no accepted sample, so there is nothing to compare: see the rejections in that point's summary",
+                empty.join(", ")
+            );
+            ending.nothing_to_compare = true;
+        }
+    }
+    let closing = Closing {
+        hooks: "the restore/verify hooks of a sweep point",
+        isolation_record: format!("isolation.json in {}/points/*", root.display()),
+        after_signal: format!(
+            " after {} new samples; restore hooks ran; `abprof ab --resume {}` keeps the finished points and completes the sweep",
+            run.samples_taken,
+            root.display()
+        ),
+    };
+    Ok(close(&ending, closing))
+}
