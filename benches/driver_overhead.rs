@@ -6,7 +6,7 @@
 #[path = "testbed.rs"]
 mod testbed;
 
-use abprof::study::evidence::OrderEntry;
+use abprof::study::evidence::{AttemptStatus, OrderEntry};
 use abprof::study::file::{IdleGate, Isolation, StudyFile};
 use abprof::study::run_study;
 
@@ -39,7 +39,7 @@ fn main() {
         health_timeout_s: 120,
         stall_timeout_s: 120,
         stop_timeout_s: 60,
-        telemetry: "none".into(),
+        telemetry: abprof::telemetry::SourceKind::None,
         telemetry_hz: 100,
         idle: IdleGate::default(),
         isolation: Isolation::default(),
@@ -54,7 +54,7 @@ fn main() {
     let root = dir.path().join("study");
     let run = run_study(&file, &root, false).expect("study");
     // Finished samples only, as the summary's dead_time_ms_median counts them.
-    let order: Vec<OrderEntry> = run.evidence.order().into_iter().filter(|o| o.status == "ok").collect();
+    let order: Vec<OrderEntry> = run.evidence.order().into_iter().filter(|o| o.status == AttemptStatus::Ok).collect();
     let col = |f: fn(&OrderEntry) -> f64| stats(order.iter().map(f).collect());
     let (dead, gate, stop) =
         (col(|o| o.timeline.dead_ms), col(|o| o.timeline.idle_gate_ms), col(|o| o.timeline.stop_ms));

@@ -66,7 +66,7 @@ pub(crate) fn study_file(
         health_timeout_s: v.launch.health_timeout,
         stall_timeout_s: v.launch.stall_timeout,
         stop_timeout_s: crate::study::file::default_stop_timeout(),
-        telemetry: c.telemetry().into(),
+        telemetry: c.telemetry(),
         telemetry_hz: c.telemetry_hz,
         idle: c.idle(),
         isolation: c.isolation(),

@@ -49,6 +49,15 @@ pub(crate) enum Gate {
 }
 
 impl Gate {
+    /// The name exactness.json gives it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Gate::Exact => "exact",
+            Gate::CosinePass => "cosine_pass",
+            Gate::Fail => "fail",
+        }
+    }
+
     pub(crate) fn of(c: &Comparison) -> Gate {
         match (&c.verdict, c.cosine.pass) {
             (Verdict::Exact, _) => Gate::Exact,

@@ -6,6 +6,7 @@ use crate::pi::{pi_version, PiStudy};
 use crate::report::emit;
 use crate::report::pi::{sample_line, PiOutcome};
 use crate::study::file::{PiSection, StudyFile};
+use crate::summary::fingerprint::StudyFacts;
 use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
 use anyhow::Result;
 use std::path::Path;
@@ -27,14 +28,13 @@ pub(super) fn finish(file: &StudyFile, section: &PiSection, root: &Path, resume:
     let run = crate::study::run_study_with(file, root, resume, &mut PiStudy::new(section, stall, on_sample))?;
     let mut ending = Ending::of_run(&run);
     let facts = PiRunFacts { pi_version: version, restored: Some(run.restored), interrupted_by: ending.interrupted_by };
-    let report = pi_report(&run.evidence, facts)?;
+    // What the study ran on, read once: for pi.json and for its history record.
+    let study = StudyFacts::load(&run.evidence)?;
+    let report = pi_report(&run.evidence, &study, facts)?;
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: root }, how.format);
     if ending.completed() {
-        record(history.as_mut(), root, how.format, || {
-            let facts = crate::summary::fingerprint::StudyFacts::load(&run.evidence)?;
-            Ok(crate::history::StudyRecord::of_pi(root, &report, &facts))
-        });
+        record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_pi(root, &report, &study)));
     }
     ending.samples_failed = report.samples.len() != report.order.len() || report.samples.iter().any(|s| !s.valid);
     let after_signal = format!(

@@ -125,53 +125,55 @@ fn from_json<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> 
 /// Every recorded variant, oldest study first.
 pub(crate) fn rows(conn: &Connection) -> Result<Vec<HistoryRow>, HistoryError> {
     let mut stmt = conn.prepare(
-        "SELECT s.id, s.kind, s.started_at, s.started_unix, s.folder, s.name, s.aa, s.host, s.host_facts, s.gpu,
-                s.workload, s.output_tokens, s.prompt_tokens, s.server_args, s.pure_decode, s.ignore_eos, s.outcome,
-                v.id, v.position, v.label, v.spec, v.binary_path, v.binary_sha256, v.version, v.commit_sha,
-                v.model_path, v.model_sha256, v.kv, v.own_args, v.env, v.expect, v.planned, v.accepted
+        "SELECT s.id AS study, s.kind, s.started_at, s.started_unix, s.folder, s.name, s.aa, s.host, s.host_facts,
+                s.gpu, s.workload, s.output_tokens, s.prompt_tokens, s.server_args, s.pure_decode, s.ignore_eos,
+                s.outcome, v.id AS variant_id, v.position, v.label, v.spec, v.binary_path, v.binary_sha256,
+                v.version, v.commit_sha, v.model_path, v.model_sha256, v.kv, v.own_args, v.env, v.expect,
+                v.planned, v.accepted
          FROM variants v JOIN studies s ON s.id = v.study_id
          ORDER BY coalesce(s.started_unix, 0), s.id, v.position",
     )?;
+    // Read by column name: a column added to the query cannot shift the others.
     let mut out = stmt
         .query_map([], |r| {
-            let kind: String = r.get(1)?;
-            let host_facts: Option<String> = r.get(8)?;
+            let kind: String = r.get("kind")?;
+            let host_facts: Option<String> = r.get("host_facts")?;
             Ok(HistoryRow {
-                study: r.get(0)?,
+                study: r.get("study")?,
                 kind: RecordKind::from_name(&kind).unwrap_or(RecordKind::Ab),
-                started_at: r.get(2)?,
-                started_unix: r.get(3)?,
-                folder: r.get(4)?,
-                name: r.get(5)?,
-                aa: r.get(6)?,
-                host: r.get(7)?,
+                started_at: r.get("started_at")?,
+                started_unix: r.get("started_unix")?,
+                folder: r.get("folder")?,
+                name: r.get("name")?,
+                aa: r.get("aa")?,
+                host: r.get("host")?,
                 cpu: host_facts
                     .and_then(|h| serde_json::from_str::<serde_json::Value>(&h).ok())
                     .and_then(|h| h["cpu"].as_str().map(String::from)),
-                gpu: r.get(9)?,
-                workload: r.get(10)?,
-                output_tokens: r.get(11)?,
-                prompt_tokens: r.get::<_, Option<i64>>(12)?.map(|n| n as u64),
-                server_args: from_json(r.get(13)?),
-                pure_decode: r.get(14)?,
-                ignore_eos: r.get(15)?,
-                outcome: r.get(16)?,
-                variant_id: r.get(17)?,
-                position: r.get::<_, i64>(18)? as usize,
-                label: r.get(19)?,
-                spec: r.get(20)?,
-                binary_path: r.get(21)?,
-                binary_sha256: r.get(22)?,
-                version: r.get(23)?,
-                commit: r.get(24)?,
-                model_path: r.get(25)?,
-                model_sha256: r.get(26)?,
-                kv: r.get(27)?,
-                own_args: from_json(r.get(28)?),
-                env: from_json(r.get(29)?),
-                expect: r.get(30)?,
-                planned: r.get::<_, i64>(31)? as usize,
-                accepted: r.get::<_, i64>(32)? as usize,
+                gpu: r.get("gpu")?,
+                workload: r.get("workload")?,
+                output_tokens: r.get("output_tokens")?,
+                prompt_tokens: r.get::<_, Option<i64>>("prompt_tokens")?.map(|n| n as u64),
+                server_args: from_json(r.get("server_args")?),
+                pure_decode: r.get("pure_decode")?,
+                ignore_eos: r.get("ignore_eos")?,
+                outcome: r.get("outcome")?,
+                variant_id: r.get("variant_id")?,
+                position: r.get::<_, i64>("position")? as usize,
+                label: r.get("label")?,
+                spec: r.get("spec")?,
+                binary_path: r.get("binary_path")?,
+                binary_sha256: r.get("binary_sha256")?,
+                version: r.get("version")?,
+                commit: r.get("commit_sha")?,
+                model_path: r.get("model_path")?,
+                model_sha256: r.get("model_sha256")?,
+                kv: r.get("kv")?,
+                own_args: from_json(r.get("own_args")?),
+                env: from_json(r.get("env")?),
+                expect: r.get("expect")?,
+                planned: r.get::<_, i64>("planned")? as usize,
+                accepted: r.get::<_, i64>("accepted")? as usize,
                 verdicts: Vec::new(),
             })
         })?
@@ -182,14 +184,14 @@ pub(crate) fn rows(conn: &Connection) -> Result<Vec<HistoryRow>, HistoryError> {
     let mut verdicts: std::collections::HashMap<i64, Vec<StoredVerdict>> = Default::default();
     for v in stmt.query_map([], |r| {
         Ok((
-            r.get::<_, i64>(0)?,
+            r.get::<_, i64>("variant_id")?,
             StoredVerdict {
-                metric: r.get(1)?,
-                median: r.get(2)?,
-                change_pct: r.get(3)?,
-                ci_lo_pct: r.get(4)?,
-                ci_hi_pct: r.get(5)?,
-                verdict: r.get(6)?,
+                metric: r.get("metric")?,
+                median: r.get("median")?,
+                change_pct: r.get("change_pct")?,
+                ci_lo_pct: r.get("ci_lo_pct")?,
+                ci_hi_pct: r.get("ci_hi_pct")?,
+                verdict: r.get("verdict")?,
             },
         ))
     })? {

@@ -96,7 +96,12 @@ impl Render for Summary {
 pub(crate) fn render_text(s: &Summary) -> String {
     let mut o = String::new();
     let base = &s.variants[0].label;
-    let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
+    let order: Vec<&str> = s
+        .order
+        .iter()
+        .filter(|e| e.status != crate::study::evidence::AttemptStatus::Interrupted)
+        .map(|e| e.label.as_str())
+        .collect();
     let samples = match &s.adaptive {
         Some(a) if a.until_ci_pct > 0.0 => format!(
             "{} samples per variant, then blocks until decode CI ±{}% (at most {})",
@@ -271,19 +276,19 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
     }
     if let Some(x) = &s.exactness {
-        let headline = x.get("headline").and_then(|v| v.as_str()).unwrap_or("(no headline)");
-        let gate = x.get("gate").and_then(|v| v.as_str()).unwrap_or("?");
-        let _ = writeln!(o, "exactness (exactness.json): {headline} — gate {gate}");
-        if let Some(y) = x.get("yardstick") {
-            let num = |k: &str| y.get(k).and_then(|v| v.as_f64());
-            if let (Some(top1), Some(kl)) = (num("same_top1_pct"), num("kl_mean")) {
-                let pass = match y.get("pass").and_then(|v| v.as_bool()) {
+        let _ = writeln!(o, "exactness (exactness.json): {} — gate {}", x.headline, x.gate.name());
+        if let Some(y) = &x.comparison.yardstick {
+            if let (Some(top1), Some(kl)) = (y.same_top1_pct, y.kl_mean) {
+                let pass = match y.pass {
                     Some(true) => "pass",
                     Some(false) => "FAIL",
                     None => "not judged",
                 };
-                let class = y.get("class").and_then(|v| v.as_str()).unwrap_or("?");
-                let _ = writeln!(o, "  same top-1 {top1:.1}%, top-k KL mean {kl:.3e} — {pass} for class {class}");
+                let _ = writeln!(
+                    o,
+                    "  same top-1 {top1:.1}%, top-k KL mean {kl:.3e} — {pass} for class {}",
+                    y.class.name()
+                );
             }
         }
     }

@@ -4,7 +4,7 @@
 //! a stop of the sample in flight, a restore, and a resumable study. `ab`, `pi` and `trace` are
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
 use super::binary_watch::{VariantFiles, WatchedBinary};
-use super::evidence::{Evidence, OrderEntry, Plan, SampleLayout, Timeline};
+use super::evidence::{AttemptStatus, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
@@ -222,7 +222,7 @@ pub(crate) fn run_study<C: StudyConfig>(
     config: &mut C,
 ) -> Result<StudyRun> {
     let (variants, common) = check_study(file)?;
-    let (gpu, telemetry_desc) = open_gpu_source(&file.telemetry)
+    let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
     check_rate(file, gpu.as_deref())?;
     let port = StudyPort::new(file.port)?;
@@ -446,7 +446,7 @@ async fn drive<C: StudyConfig>(
             dir: relative(ev, &dir),
             started_at,
             ended_at: String::new(),
-            status: "ok".into(),
+            status: AttemptStatus::Ok,
             timeline: Timeline { hooks_ms, idle_gate_ms: observer.gate_ms, ..Timeline::default() },
         };
         drop(observer);
@@ -454,13 +454,13 @@ async fn drive<C: StudyConfig>(
         run_file.lock().unwrap().set_server(None);
         match outcome {
             None | Some(Err(SampleError::Interrupted)) => {
-                entry.status = "interrupted".into();
+                entry.status = AttemptStatus::Interrupted;
                 entry.ended_at = now();
                 ev.append_order(&entry)?;
                 break;
             }
             Some(Err(e)) => {
-                entry.status = "error".into();
+                entry.status = AttemptStatus::Error;
                 entry.ended_at = now();
                 // The sample's own error is the cause to report, even when its order line cannot
                 // be written either (a full disk fails both).
@@ -482,7 +482,8 @@ async fn drive<C: StudyConfig>(
                 t.stop_ms = sample.stop.as_ref().map_or(0.0, |s| s.stop_ms);
                 t.total_ms = t0.elapsed().as_secs_f64() * 1e3;
                 t.dead_ms = t.total_ms - t.startup_ms - t.request_ms;
-                entry.status = if sample.error.is_some() || changed.is_some() { "error".into() } else { "ok".into() };
+                entry.status =
+                    if sample.error.is_some() || changed.is_some() { AttemptStatus::Error } else { AttemptStatus::Ok };
                 entry.ended_at = now();
                 ev.append_order(&entry)?;
                 if let Some(c) = changed {

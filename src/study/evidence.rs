@@ -60,9 +60,20 @@ pub struct OrderEntry {
     pub(crate) dir: String,
     pub(crate) started_at: String,
     pub(crate) ended_at: String,
-    /// `ok`, `error`, `interrupted`.
-    pub status: String,
+    pub status: AttemptStatus,
     pub timeline: Timeline,
+}
+
+/// How a sample attempt ended, as `order.jsonl` spells it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AttemptStatus {
+    /// A sample was recorded (the rules may still reject it).
+    Ok,
+    /// The attempt failed (its server, its load, a changed binary or model): retried on resume.
+    Error,
+    /// A stop signal ended it; nothing was recorded.
+    Interrupted,
 }
 
 /// Where one sample's wall time went, in ms. `dead_ms` is the driver's own share: everything but
@@ -583,7 +594,7 @@ mod tests {
             dir: "samples/001-A".into(),
             started_at: "t0".into(),
             ended_at: "t1".into(),
-            status: "ok".into(),
+            status: AttemptStatus::Ok,
             timeline: Timeline::default(),
         };
         ev.append_order(&e).unwrap();

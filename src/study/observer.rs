@@ -286,8 +286,7 @@ impl Drop for StudyObserver<'_> {
 }
 
 /// Opens the study's telemetry source: a GPU backend, or none (GPU-less host, or `none`).
-pub(crate) fn open_gpu_source(kind: &str) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
-    let kind: SourceKind = kind.parse().map_err(|e| format!("telemetry {kind:?}: {e}"))?;
+pub(crate) fn open_gpu_source(kind: SourceKind) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
     if matches!(kind, SourceKind::None | SourceKind::Cpu) {
         return Ok((None, "server CPU only (telemetry none/cpu)".into()));
     }

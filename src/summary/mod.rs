@@ -162,7 +162,7 @@ pub(crate) struct Summary {
     /// (`abprof trace --root DIR/traces`): the comparison, or why not.
     pub(crate) traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
-    pub(crate) exactness: Option<serde_json::Value>,
+    pub(crate) exactness: Option<crate::exactness::ExactnessReport>,
     /// An adaptive study (`until_ci_pct`): its samples per variant and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) adaptive: Option<adaptive::Adaptive>,
@@ -388,7 +388,11 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     }
 
     let order = ev.order();
-    let (dead_med, dead_max) = ms(order.iter().filter(|o| o.status == "ok").map(|o| o.timeline.dead_ms).collect());
+    let (dead_med, dead_max) = ms(order
+        .iter()
+        .filter(|o| o.status == crate::study::evidence::AttemptStatus::Ok)
+        .map(|o| o.timeline.dead_ms)
+        .collect());
     let traces = match traces {
         TraceReading::Builtin => traces::compare_study_traces(
             ev,

@@ -1,10 +1,11 @@
 //! The Pi study's report (`pi.json`): every sample with its verdict from the one rulebook, and
 //! per-variant medians over the valid ones (a failed sample's speed proves nothing).
+use super::fingerprint::StudyFacts;
 use super::rules::{sample_rejections, Expectations};
 use crate::measure::{PiRun, Sample, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{Evidence, Plan};
-use crate::study::file::{KindSection, StudyFile};
+use crate::study::file::KindSection;
 use crate::study::isolation::IsolationRecord;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
@@ -176,8 +177,8 @@ pub(crate) struct PiRunFacts {
 
 /// Builds the report of the Pi study in `ev` from its evidence alone (so a resumed study reports
 /// every sample it ever finished).
-pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiReport> {
-    let file = StudyFile::load(&ev.study_toml())?;
+pub(crate) fn pi_report(ev: &Evidence, study: &StudyFacts, facts: PiRunFacts) -> anyhow::Result<PiReport> {
+    let (file, plan) = (&study.file, &study.plan);
     let KindSection::Pi(pi) = file.kind_section() else {
         anyhow::bail!(
             "{} is {}, not a Pi study: `abprof {} --resume` continues it",
@@ -186,11 +187,10 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
             file.kind.command()
         )
     };
-    let plan: Plan = ev.read_plan()?;
     let restored = facts.restored.or_else(|| IsolationRecord::read(&ev.root).ok()?.restored);
     let mut samples = Vec::new();
-    for f in ev.samples(&plan) {
-        if let Some(p) = f.sample.as_ref().and_then(|s| pi_sample(ev, &plan, &f.slot, s, restored)) {
+    for f in ev.samples(plan) {
+        if let Some(p) = f.sample.as_ref().and_then(|s| pi_sample(ev, plan, &f.slot, s, restored)) {
             samples.push(p);
         }
     }
@@ -213,7 +213,7 @@ pub(crate) fn pi_report(ev: &Evidence, facts: PiRunFacts) -> anyhow::Result<PiRe
         warnings: warnings(&variants),
         samples,
         variants,
-        telemetry: ev.read_host().ok().and_then(|h| h.telemetry).unwrap_or_default(),
+        telemetry: study.host.as_ref().and_then(|h| h.telemetry.clone()).unwrap_or_default(),
         restored: facts.restored,
         interrupted_by: facts.interrupted_by,
     })

@@ -75,6 +75,20 @@ impl SourceKind {
     }
 }
 
+/// A study file spells a source by its flag name.
+impl serde::Serialize for SourceKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SourceKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 impl clap::ValueEnum for SourceKind {
     fn value_variants<'a>() -> &'a [Self] {
         &SourceKind::ALL

@@ -335,7 +335,12 @@ pub(crate) fn host(v: &StudyView) -> Table {
     }
     t.push_text(vec!["telemetry".into(), s.telemetry.clone().unwrap_or_else(|| NONE.into())]);
     t.push_text(vec!["isolation".into(), isolation_status(s.isolation_restored).into()]);
-    let order: Vec<&str> = s.order.iter().filter(|e| e.status != "interrupted").map(|e| e.label.as_str()).collect();
+    let order: Vec<&str> = s
+        .order
+        .iter()
+        .filter(|e| e.status != crate::study::evidence::AttemptStatus::Interrupted)
+        .map(|e| e.label.as_str())
+        .collect();
     t.push_text(vec!["run order".into(), if order.is_empty() { NONE.into() } else { order.join(" ") }]);
     if let (Some(med), Some(max)) = (s.dead_time_ms_median, s.dead_time_ms_max) {
         t.push_text(vec!["driver dead time per sample".into(), format!("median {med:.1} ms, max {max:.1} ms")]);

@@ -228,7 +228,7 @@ pub struct StudyFile {
     pub stop_timeout_s: u64,
     /// `auto`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
     #[serde(default = "default_telemetry")]
-    pub telemetry: String,
+    pub telemetry: crate::telemetry::SourceKind,
     /// Telemetry sampling rate during each request.
     #[serde(default = "default_hz")]
     pub telemetry_hz: u32,
@@ -268,8 +268,8 @@ pub(crate) fn default_stall_timeout() -> u64 {
 pub(crate) fn default_stop_timeout() -> u64 {
     crate::measure::DEFAULT_STOP_TIMEOUT_S
 }
-pub(crate) fn default_telemetry() -> String {
-    "auto".into()
+pub(crate) fn default_telemetry() -> crate::telemetry::SourceKind {
+    crate::telemetry::SourceKind::Auto
 }
 pub(crate) fn default_hz() -> u32 {
     100
@@ -542,7 +542,7 @@ power_max_w = 15.0
         f.check().unwrap();
         assert_eq!(f.isolation.before[1].argv().unwrap(), vec!["powerprofilesctl", "set", "performance"]);
         assert_eq!(f.idle.power_max_w, Some(15.0));
-        assert_eq!(f.telemetry, "auto");
+        assert_eq!(f.telemetry, crate::telemetry::SourceKind::Auto);
         let again: StudyFile = toml::from_str(&f.to_toml()).unwrap();
         assert_eq!(again, f);
     }
