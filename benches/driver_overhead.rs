@@ -8,7 +8,7 @@ mod testbed;
 
 use abprof::study::evidence::{AttemptStatus, OrderEntry};
 use abprof::study::file::{IdleGate, Isolation, StudyFile};
-use abprof::study::run_study;
+use abprof::study::run_ab;
 
 /// Median (the summary's, so both report one figure), p90 and max.
 fn stats(mut v: Vec<f64>) -> (f64, f64, f64) {
@@ -52,7 +52,7 @@ fn main() {
         sweep: None,
     };
     let root = dir.path().join("study");
-    let run = run_study(&file, &root, false).expect("study");
+    let run = run_ab(&file, &root, false, None).expect("study");
     // Finished samples only, as the summary's dead_time_ms_median counts them.
     let order: Vec<OrderEntry> = run.evidence.order().into_iter().filter(|o| o.status == AttemptStatus::Ok).collect();
     let col = |f: fn(&OrderEntry) -> f64| stats(order.iter().map(f).collect());

@@ -185,7 +185,7 @@ fn measure(
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
         Ok(true)
     });
-    let run = run_ab(&file, dir, false, rule)?;
+    let run = run_ab(&file, dir, false, Some(rule))?;
     let summary = summarize(&run.evidence)?;
     run.evidence.write_summary(&summary)?;
     if !run.restored {

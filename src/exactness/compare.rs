@@ -41,7 +41,7 @@ pub(crate) struct Divergence {
 /// The three outcomes of docs/methodology.md §12.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum Verdict {
+pub(crate) enum ExactnessVerdict {
     /// Every token and every top-k logprob identical.
     Exact,
     /// The same tokens, but some logprob differs.
@@ -50,14 +50,14 @@ pub(crate) enum Verdict {
     Diverged(Divergence),
 }
 
-impl Verdict {
+impl ExactnessVerdict {
     pub(crate) fn headline(&self) -> String {
         match self {
-            Verdict::Exact => "exact".into(),
-            Verdict::EqualTokens { max_abs_delta, at } => {
+            ExactnessVerdict::Exact => "exact".into(),
+            ExactnessVerdict::EqualTokens { max_abs_delta, at } => {
                 format!("equal tokens (logprobs differ: max |Δ| {max_abs_delta:.3e} at token {at})")
             }
-            Verdict::Diverged(d) => format!("diverged at token {}", d.at),
+            ExactnessVerdict::Diverged(d) => format!("diverged at token {}", d.at),
         }
     }
 }
@@ -65,7 +65,7 @@ impl Verdict {
 /// Everything the comparison found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Comparison {
-    pub(crate) verdict: Verdict,
+    pub(crate) verdict: ExactnessVerdict,
     /// Positions whose distributions are comparable: all of them when the tokens agree, else
     /// those up to and including the divergence (after it the contexts differ).
     pub(crate) compared_positions: usize,
@@ -148,14 +148,14 @@ pub(crate) fn compare(
     let cosine = summarize(pairs().map(|(a, b)| (a.top.as_slice(), b.top.as_slice())));
     let yardstick = yardstick::measure(pairs().map(|(a, b)| (a.top.as_slice(), b.top.as_slice())), class);
     let verdict = match diverged_at {
-        Some(at) => Verdict::Diverged(Divergence {
+        Some(at) => ExactnessVerdict::Diverged(Divergence {
             at,
             shared_before: shown(baseline, at.saturating_sub(CONTEXT_TOKENS), at),
             baseline: continuation(baseline, at, baseline_finish),
             candidate: continuation(candidate, at, candidate_finish),
         }),
-        None if pairs().all(|(a, b)| identical(a, b)) => Verdict::Exact,
-        None => Verdict::EqualTokens { max_abs_delta: max_delta.unwrap_or(0.0), at: max_at.unwrap_or(0) },
+        None if pairs().all(|(a, b)| identical(a, b)) => ExactnessVerdict::Exact,
+        None => ExactnessVerdict::EqualTokens { max_abs_delta: max_delta.unwrap_or(0.0), at: max_at.unwrap_or(0) },
     };
     Comparison {
         verdict,
@@ -190,7 +190,7 @@ mod tests {
     fn the_same_sequence_is_exact() {
         let a = seq(&[1, 2, 3], 0.0);
         let c = compare(&a, &a.clone(), Some("length"), Some("length"), VariantClass::SameWeights);
-        assert_eq!(c.verdict, Verdict::Exact);
+        assert_eq!(c.verdict, ExactnessVerdict::Exact);
         assert_eq!(c.compared_positions, 3);
         assert_eq!(c.max_abs_logprob_delta, Some(0.0));
         assert!(c.cosine.pass);
@@ -203,7 +203,7 @@ mod tests {
         b[2] = tok(3, &[(3, -0.35), (1003, -2.0), (2003, -3.0)]);
         let c = compare(&a, &b, None, None, VariantClass::SameWeights);
         match c.verdict {
-            Verdict::EqualTokens { max_abs_delta, at } => {
+            ExactnessVerdict::EqualTokens { max_abs_delta, at } => {
                 assert!((max_abs_delta - 0.25).abs() < 1e-12);
                 assert_eq!(at, 2);
             }
@@ -217,7 +217,7 @@ mod tests {
         let a = seq(&[1, 2, 3, 4, 5], 0.0);
         let b = seq(&[1, 2, 9, 9, 9], 0.0);
         let c = compare(&a, &b, Some("length"), Some("length"), VariantClass::SameWeights);
-        let Verdict::Diverged(d) = &c.verdict else { panic!("{:?}", c.verdict) };
+        let ExactnessVerdict::Diverged(d) = &c.verdict else { panic!("{:?}", c.verdict) };
         assert_eq!(d.at, 2);
         assert_eq!(d.shared_before.iter().map(|t| t.id).collect::<Vec<_>>(), vec![1, 2]);
         assert_eq!(d.baseline.tokens.iter().map(|t| t.id).collect::<Vec<_>>(), vec![3, 4, 5]);
@@ -233,7 +233,7 @@ mod tests {
         let a = seq(&[1, 2, 3], 0.0);
         let b = seq(&[1, 2], 0.0);
         let c = compare(&a, &b, Some("length"), Some("stop"), VariantClass::SameWeights);
-        let Verdict::Diverged(d) = &c.verdict else { panic!() };
+        let ExactnessVerdict::Diverged(d) = &c.verdict else { panic!() };
         assert_eq!(d.at, 2);
         assert_eq!(d.candidate.ended.as_deref(), Some("stop"));
         assert!(d.candidate.tokens.is_empty() && d.baseline.ended.is_none());

@@ -18,7 +18,7 @@ mod run;
 mod tokens;
 mod yardstick;
 
-pub(crate) use compare::{ShownToken, Verdict};
+pub(crate) use compare::{ExactnessVerdict, ShownToken};
 pub(crate) use error::ExactnessError;
 pub(crate) use report::{ExactnessReport, Gate, SideReport};
 pub(crate) use run::{run_exactness, ExactnessPlan, ExactnessSide};

@@ -1,6 +1,6 @@
 //! `exactness.json`: the verdict as stored in a study's evidence folder, for `abprof summarize`
 //! and for people.
-use super::compare::{Comparison, Verdict};
+use super::compare::{Comparison, ExactnessVerdict};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -60,7 +60,7 @@ impl Gate {
 
     pub(crate) fn of(c: &Comparison) -> Gate {
         match (&c.verdict, c.cosine.pass) {
-            (Verdict::Exact, _) => Gate::Exact,
+            (ExactnessVerdict::Exact, _) => Gate::Exact,
             (_, true) => Gate::CosinePass,
             _ => Gate::Fail,
         }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
-    let run = run_ab(file, root, resume, std::sync::Arc::new(another_block))?;
+    let run = run_ab(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
     run.evidence.write_summary(summary)?;

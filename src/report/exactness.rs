@@ -1,6 +1,6 @@
 //! An exactness report as a person reads it in a terminal.
 use super::Render;
-use crate::exactness::{ExactnessReport, Gate, ShownToken, SideReport, Verdict};
+use crate::exactness::{ExactnessReport, ExactnessVerdict, Gate, ShownToken, SideReport};
 use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
@@ -27,7 +27,7 @@ pub(crate) fn render_text(r: &ExactnessReport) -> String {
     let _ = writeln!(o, "baseline           {}", side(&r.baseline));
     let _ = writeln!(o, "candidate          {}", side(&r.candidate));
     let _ = writeln!(o, "verdict            {}", r.headline);
-    if let Verdict::Diverged(d) = &r.comparison.verdict {
+    if let ExactnessVerdict::Diverged(d) = &r.comparison.verdict {
         let _ = writeln!(o, "  shared before    {}", tokens(&d.shared_before));
         for (label, c) in [(&r.baseline.label, &d.baseline), (&r.candidate.label, &d.candidate)] {
             let ended = c.ended.as_ref().map(|f| format!(" [ended: {f}]")).unwrap_or_default();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::Render;
 use crate::telemetry::monitor::{LiveView, MonitorRun};
-use crate::telemetry::sampler::Sample;
+use crate::telemetry::sampler::TelemetrySample;
 use crate::telemetry::Field;
 
 /// A value with its unit, compactly.
@@ -43,7 +43,7 @@ fn label(field: Field) -> Option<&'static str> {
     })
 }
 
-fn live_line(s: &Sample) -> String {
+fn live_line(s: &TelemetrySample) -> String {
     let parts: Vec<String> =
         s.reading.present().filter_map(|(f, v)| label(f).map(|l| format!("{l} {}", show(f, v)))).collect();
     if parts.is_empty() {
@@ -88,7 +88,7 @@ impl LiveView for LiveLine {
         eprintln!("  {describe}");
     }
 
-    fn show(&mut self, elapsed: Duration, newest: Option<&Sample>) -> io::Result<()> {
+    fn show(&mut self, elapsed: Duration, newest: Option<&TelemetrySample>) -> io::Result<()> {
         let line = newest.map(live_line).unwrap_or_else(|| "(waiting for the first sample)".into());
         if self.tty {
             // Longer than the terminal, the line would wrap and \r could no longer redraw it.

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// Whether a study needs another interleaved block, judged from its evidence after its planned
 /// samples: the `until_ci_pct` rule of the summary floor (docs/methodology.md §17), or a bisect
 /// step's "not decided yet" (§19), handed down so this floor imports nothing above it.
-pub(crate) type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<bool> + Send + Sync>;
+pub type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<bool> + Send + Sync>;
 
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]

@@ -215,7 +215,7 @@ fn record_facts(
 }
 
 /// Runs (or resumes) the study in `root` under `config`.
-pub(crate) fn run_study<C: StudyConfig>(
+pub(crate) fn run_study_with<C: StudyConfig>(
     file: &StudyFile,
     root: &Path,
     resume: bool,

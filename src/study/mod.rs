@@ -16,23 +16,19 @@ mod run_record;
 pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 
-pub(crate) use chat::{AnotherBlock, ChatStudy};
-pub(crate) use drive::{check_study, run_study as run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub use chat::AnotherBlock;
+pub(crate) use chat::ChatStudy;
+pub(crate) use drive::{check_study, run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
 pub(crate) use open::{open, run_by, OpenError, Shape, WrongKind};
 pub(crate) use sweep::run_sweep;
 
-/// Runs (or resumes) an A/B study: every sample one streamed chat request.
-pub fn run_study(file: &file::StudyFile, root: &std::path::Path, resume: bool) -> anyhow::Result<StudyRun> {
-    run_study_with(file, root, resume, &mut ChatStudy::default())
-}
-
-/// Runs (or resumes) an A/B study that asks `rule` for more blocks once its planned samples are
-/// taken (`until_ci_pct`).
-pub(crate) fn run_ab(
+/// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks
+/// `rule` for more blocks once its planned samples are taken (`until_ci_pct`, `until_decided`).
+pub fn run_ab(
     file: &file::StudyFile,
     root: &std::path::Path,
     resume: bool,
-    rule: AnotherBlock,
+    rule: Option<AnotherBlock>,
 ) -> anyhow::Result<StudyRun> {
-    run_study_with(file, root, resume, &mut ChatStudy::with_another_block(Some(rule)))
+    run_study_with(file, root, resume, &mut ChatStudy::with_another_block(rule))
 }

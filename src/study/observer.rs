@@ -145,7 +145,11 @@ impl<'a> StudyObserver<'a> {
                 let waited = loop {
                     self.cancelled()?;
                     let reading = source.read().map_err(|e| GateError::Failed(e.to_string()))?;
-                    let s = crate::telemetry::sampler::Sample { at: crate::clock::Stamp::now(), late_ns: 0, reading };
+                    let s = crate::telemetry::sampler::TelemetrySample {
+                        at: crate::clock::Stamp::now(),
+                        late_ns: 0,
+                        reading,
+                    };
                     if let Some(done) = self.judge(&mut gate, &s, false)? {
                         break done;
                     }
@@ -178,7 +182,7 @@ impl<'a> StudyObserver<'a> {
     fn judge(
         &self,
         gate: &mut Gate,
-        s: &crate::telemetry::sampler::Sample,
+        s: &crate::telemetry::sampler::TelemetrySample,
         gpu: bool,
     ) -> Result<Option<Duration>, GateError> {
         match gate.observe(s) {

@@ -1,7 +1,7 @@
 //! A telemetry series as CSV: one row per sample, one column per `Field`, empty where absent.
 use std::io::{self, Write};
 
-use super::sampler::Sample;
+use super::sampler::TelemetrySample;
 use super::{DriverPowerSample, Field};
 
 pub(crate) fn write_header(w: &mut impl Write) -> io::Result<()> {
@@ -12,7 +12,7 @@ pub(crate) fn write_header(w: &mut impl Write) -> io::Result<()> {
     writeln!(w)
 }
 
-pub(crate) fn write_row(w: &mut impl Write, s: &Sample) -> io::Result<()> {
+pub(crate) fn write_row(w: &mut impl Write, s: &TelemetrySample) -> io::Result<()> {
     write!(w, "{},{},{:.1}", s.at.mono_ns, s.at.boot_ns, s.late_ns as f64 / 1e3)?;
     for &f in Field::ALL {
         match s.reading.get(f) {
@@ -45,7 +45,7 @@ pub(crate) enum SeriesReadError {
 /// of a release with fewer or more fields still reads (unknown columns are skipped, missing ones
 /// stay `None`). A row whose clock does not parse is skipped; a value that does not parse is
 /// `None`, never zero.
-pub(crate) fn read_series(path: &std::path::Path) -> Result<Vec<Sample>, SeriesReadError> {
+pub(crate) fn read_series(path: &std::path::Path) -> Result<Vec<TelemetrySample>, SeriesReadError> {
     let err = |e: &dyn std::fmt::Display| SeriesReadError::Read { path: path.into(), detail: e.to_string() };
     let mut r = ::csv::ReaderBuilder::new().flexible(true).from_path(path).map_err(|e| err(&e))?;
     let header: Vec<String> = r.headers().map_err(|e| err(&e))?.iter().map(String::from).collect();
@@ -63,7 +63,7 @@ pub(crate) fn read_series(path: &std::path::Path) -> Result<Vec<Sample>, SeriesR
         for &(i, f) in &fields {
             reading.set(f, num(i));
         }
-        out.push(Sample {
+        out.push(TelemetrySample {
             at: crate::clock::Stamp { mono_ns, boot_ns },
             late_ns: late.and_then(num).map_or(0, |us| (us * 1e3) as u64),
             reading,
@@ -79,12 +79,12 @@ mod tests {
     #[test]
     fn a_written_series_reads_back_by_column_name() {
         let samples = vec![
-            Sample {
+            TelemetrySample {
                 at: crate::clock::Stamp { mono_ns: 10, boot_ns: 12 },
                 late_ns: 1500,
                 reading: super::super::Reading { power_w: Some(80.5), cpu_pct: Some(190.0), ..Default::default() },
             },
-            Sample {
+            TelemetrySample {
                 at: crate::clock::Stamp { mono_ns: 20, boot_ns: 22 },
                 late_ns: 0,
                 reading: super::super::Reading { gfx_clock_mhz: Some(1800.0), ..Default::default() },

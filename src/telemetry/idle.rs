@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::sampler::Sample;
+use super::sampler::TelemetrySample;
 use super::Reading;
 
 /// Upper bounds for "idle"; `None` = not checked.
@@ -19,7 +19,7 @@ pub(crate) struct IdleThresholds {
 
 /// What one reading says about idleness.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Verdict {
+pub(crate) enum IdleVerdict {
     Idle,
     /// A checked value is over its bound: field name, value, bound.
     Busy {
@@ -32,7 +32,7 @@ pub(crate) enum Verdict {
 }
 
 impl IdleThresholds {
-    pub(crate) fn classify(&self, r: &Reading) -> Verdict {
+    pub(crate) fn classify(&self, r: &Reading) -> IdleVerdict {
         let checks = [
             ("busy_pct", self.max_busy_pct, r.busy_pct),
             ("power_w", self.max_power_w, r.best_power_w()),
@@ -43,14 +43,14 @@ impl IdleThresholds {
             if let (Some(max), Some(value)) = (max, value) {
                 checked += 1;
                 if value > max {
-                    return Verdict::Busy { field, value, max };
+                    return IdleVerdict::Busy { field, value, max };
                 }
             }
         }
         if checked == 0 {
-            Verdict::NoData
+            IdleVerdict::NoData
         } else {
-            Verdict::Idle
+            IdleVerdict::Idle
         }
     }
 }
@@ -65,7 +65,7 @@ pub(crate) enum GateState {
     /// The timeout passed first; `last` says what the latest sample showed.
     TimedOut {
         waited: Duration,
-        last: Verdict,
+        last: IdleVerdict,
     },
 }
 
@@ -75,7 +75,7 @@ pub(crate) struct IdleGate {
     timeout: Duration,
     start_mono_ns: u64,
     run: usize,
-    last: Verdict,
+    last: IdleVerdict,
 }
 
 impl IdleGate {
@@ -86,17 +86,24 @@ impl IdleGate {
         timeout: Duration,
         start_mono_ns: u64,
     ) -> IdleGate {
-        IdleGate { thresholds, consecutive: consecutive.max(1), timeout, start_mono_ns, run: 0, last: Verdict::NoData }
+        IdleGate {
+            thresholds,
+            consecutive: consecutive.max(1),
+            timeout,
+            start_mono_ns,
+            run: 0,
+            last: IdleVerdict::NoData,
+        }
     }
 
     /// Feeds one sample (in time order). Samples from before the start are ignored.
-    pub(crate) fn observe(&mut self, s: &Sample) -> GateState {
+    pub(crate) fn observe(&mut self, s: &TelemetrySample) -> GateState {
         if s.at.mono_ns < self.start_mono_ns {
             return GateState::Waiting;
         }
         let waited = Duration::from_nanos(s.at.mono_ns - self.start_mono_ns);
         self.last = self.thresholds.classify(&s.reading);
-        self.run = if self.last == Verdict::Idle { self.run + 1 } else { 0 };
+        self.run = if self.last == IdleVerdict::Idle { self.run + 1 } else { 0 };
         if self.run >= self.consecutive {
             GateState::Idle { waited }
         } else if waited >= self.timeout {
@@ -112,9 +119,9 @@ mod tests {
     use super::*;
     use crate::clock::Stamp;
 
-    fn sample(ms: u64, busy: f64, power: Option<f64>) -> Sample {
+    fn sample(ms: u64, busy: f64, power: Option<f64>) -> TelemetrySample {
         let ns = ms * 1_000_000;
-        Sample {
+        TelemetrySample {
             at: Stamp { mono_ns: ns, boot_ns: ns },
             late_ns: 0,
             reading: Reading { busy_pct: Some(busy), power_w: power, ..Default::default() },
@@ -145,7 +152,7 @@ mod tests {
             state,
             GateState::TimedOut {
                 waited: Duration::from_millis(300),
-                last: Verdict::Busy { field: "power_w", value: 420.0, max: 150.0 }
+                last: IdleVerdict::Busy { field: "power_w", value: 420.0, max: 150.0 }
             }
         );
     }
@@ -153,7 +160,7 @@ mod tests {
     #[test]
     fn a_reading_without_checked_values_proves_nothing() {
         let t = IdleThresholds { max_cpu_pct: Some(10.0), ..Default::default() };
-        assert_eq!(t.classify(&Reading { busy_pct: Some(0.0), ..Default::default() }), Verdict::NoData);
-        assert_eq!(t.classify(&Reading { cpu_pct: Some(3.0), ..Default::default() }), Verdict::Idle);
+        assert_eq!(t.classify(&Reading { busy_pct: Some(0.0), ..Default::default() }), IdleVerdict::NoData);
+        assert_eq!(t.classify(&Reading { cpu_pct: Some(3.0), ..Default::default() }), IdleVerdict::Idle);
     }
 }

@@ -14,7 +14,7 @@ use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use serde::Serialize;
 
-use super::sampler::{Sample, Sampler, SamplerConfig, SamplerStats};
+use super::sampler::{Sampler, SamplerConfig, SamplerStats, TelemetrySample};
 use super::{csv, open, OpenOptions, TelemetryError};
 
 /// What to read, how fast, for how long, and where to record it.
@@ -40,7 +40,7 @@ pub(crate) trait LiveView {
     /// The source that opened, and why `auto` chose it.
     fn opened(&mut self, why: &str, describe: &str);
     /// The newest sample so far (none before the first read lands).
-    fn show(&mut self, elapsed: Duration, newest: Option<&Sample>) -> io::Result<()>;
+    fn show(&mut self, elapsed: Duration, newest: Option<&TelemetrySample>) -> io::Result<()>;
     /// The run ended.
     fn finish(&mut self) -> io::Result<()>;
 }
@@ -54,7 +54,7 @@ pub(crate) struct MonitorRun {
     pub(crate) wall_s: f64,
     /// The last sample read, for the final value of each field.
     #[serde(skip)]
-    pub(crate) last: Option<Sample>,
+    pub(crate) last: Option<TelemetrySample>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +126,11 @@ impl Recorder {
 }
 
 /// Writes pending samples to the CSV and keeps the newest.
-fn drain(rx: &Receiver<Sample>, csv_out: &mut Option<Recorder>, last: &mut Option<Sample>) -> Result<(), MonitorError> {
+fn drain(
+    rx: &Receiver<TelemetrySample>,
+    csv_out: &mut Option<Recorder>,
+    last: &mut Option<TelemetrySample>,
+) -> Result<(), MonitorError> {
     for s in rx.try_iter() {
         if let Some(r) = csv_out.as_mut() {
             r.write(|w| csv::write_row(w, &s))?;
@@ -159,7 +163,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
     let sampler = Sampler::start(opened.source, config).map_err(MonitorError::Sampler)?;
 
     let refresh = view.refresh();
-    let mut last: Option<Sample> = None;
+    let mut last: Option<TelemetrySample> = None;
     let mut next_show = started + refresh;
     loop {
         let remaining = plan.duration.map(|d| d.saturating_sub(started.elapsed()));

@@ -10,7 +10,7 @@
 use crate::stats::{mean, median};
 use serde::{Deserialize, Serialize};
 
-use super::sampler::{Sample, Series};
+use super::sampler::{Series, TelemetrySample};
 use super::DriverPowerSample;
 use crate::clock::Stamp;
 
@@ -78,7 +78,11 @@ pub(crate) struct PhaseStats {
 }
 
 /// Prefill and decode statistics of one request.
-pub(crate) fn split(samples: &[Sample], driver_power: &[DriverPowerSample], marks: &RequestMarks) -> [PhaseStats; 2] {
+pub(crate) fn split(
+    samples: &[TelemetrySample],
+    driver_power: &[DriverPowerSample],
+    marks: &RequestMarks,
+) -> [PhaseStats; 2] {
     [
         phase_stats(
             Phase::Prefill,
@@ -134,7 +138,7 @@ const COUNTER_MIN_SPAN: f64 = 0.8;
 /// phase. Timing the updates, not the readings, keeps a slow counter's staleness out; `None`
 /// where the updates span less than [`COUNTER_MIN_SPAN`] of the phase or the counter falls (a
 /// wrap or a reset).
-fn counter_energy_j(samples: &[Sample], t0: u64, t1: u64) -> Option<f64> {
+fn counter_energy_j(samples: &[TelemetrySample], t0: u64, t1: u64) -> Option<f64> {
     let with_energy: Vec<(u64, f64)> =
         samples.iter().filter_map(|s| s.reading.energy_j.map(|e| (s.at.mono_ns, e))).collect();
     if with_energy.windows(2).any(|w| w[1].1 < w[0].1) {
@@ -151,7 +155,7 @@ fn counter_energy_j(samples: &[Sample], t0: u64, t1: u64) -> Option<f64> {
 
 fn phase_stats(
     phase: Phase,
-    samples: &[Sample],
+    samples: &[TelemetrySample],
     driver: &[DriverPowerSample],
     t0: u64,
     t1: u64,
@@ -159,13 +163,13 @@ fn phase_stats(
 ) -> PhaseStats {
     let t1 = t1.max(t0);
     let duration_s = (t1 - t0) as f64 / 1e9;
-    let inside: Vec<&Sample> = samples.iter().filter(|s| s.at.mono_ns >= t0 && s.at.mono_ns <= t1).collect();
-    let collect = |f: fn(&Sample) -> Option<f64>| -> Vec<f64> { inside.iter().filter_map(|s| f(s)).collect() };
+    let inside: Vec<&TelemetrySample> = samples.iter().filter(|s| s.at.mono_ns >= t0 && s.at.mono_ns <= t1).collect();
+    let collect = |f: fn(&TelemetrySample) -> Option<f64>| -> Vec<f64> { inside.iter().filter_map(|s| f(s)).collect() };
 
     let mut driver_points: Vec<(u64, f64)> = driver.iter().map(|d| (d.mono_ns, d.power_w)).collect();
     driver_points.sort_by_key(|p| p.0);
     let driver_inside = driver_points.iter().filter(|p| p.0 >= t0 && p.0 <= t1).count();
-    let series_points = |f: fn(&Sample) -> Option<f64>| -> Vec<(u64, f64)> {
+    let series_points = |f: fn(&TelemetrySample) -> Option<f64>| -> Vec<(u64, f64)> {
         samples.iter().filter_map(|s| f(s).map(|v| (s.at.mono_ns, v))).collect()
     };
     let instant = series_points(|s| s.reading.power_w);
@@ -221,8 +225,8 @@ mod tests {
         Stamp { mono_ns: ms * MS, boot_ns: ms * MS }
     }
 
-    fn sample(ms: u64, r: Reading) -> Sample {
-        Sample { at: at(ms), late_ns: 0, reading: r }
+    fn sample(ms: u64, r: Reading) -> TelemetrySample {
+        TelemetrySample { at: at(ms), late_ns: 0, reading: r }
     }
 
     fn marks() -> RequestMarks {
@@ -236,7 +240,7 @@ mod tests {
     }
 
     /// 100 W before the first token, 300 W after, read every 100 ms from t = 0 to 5 s.
-    fn square_wave(energy: bool) -> Vec<Sample> {
+    fn square_wave(energy: bool) -> Vec<TelemetrySample> {
         let mut joules = 0.0;
         (0..=50)
             .map(|i| {
@@ -318,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_series_without_power_says_so() {
-        let series: Vec<Sample> =
+        let series: Vec<TelemetrySample> =
             (0..50).map(|i| sample(i * 100, Reading { cpu_pct: Some(3.0), ..Default::default() })).collect();
         let [prefill, _] = split(&series, &[], &marks());
         assert_eq!((prefill.energy_j, prefill.energy_from), (None, EnergyFrom::Unavailable));

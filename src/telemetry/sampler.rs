@@ -31,7 +31,7 @@ const STOP_CHECK: u64 = 50_000_000;
 
 /// One reading with its time.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
+pub struct TelemetrySample {
     /// When the read started (both clocks).
     #[serde(flatten)]
     pub(crate) at: Stamp,
@@ -48,7 +48,7 @@ pub struct SamplerConfig {
     /// dropped. 0 keeps none (a live view that only uses `tap`).
     pub(crate) keep: usize,
     /// Every sample is also offered here without blocking; a full channel drops it (counted).
-    pub(crate) tap: Option<SyncSender<Sample>>,
+    pub(crate) tap: Option<SyncSender<TelemetrySample>>,
     /// How often the driver's own power buffer is collected (NVML holds ~2.4 s).
     pub(crate) driver_drain_every: Duration,
     /// Most driver power samples kept.
@@ -128,7 +128,7 @@ pub struct SamplerStats {
 /// What a run produced.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Series {
-    pub samples: Vec<Sample>,
+    pub samples: Vec<TelemetrySample>,
     pub(crate) driver_power: Vec<DriverPowerSample>,
     pub stats: SamplerStats,
 }
@@ -301,7 +301,7 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
         reads += 1;
         match result {
             Ok(reading) => {
-                let sample = Sample { at, late_ns: late, reading };
+                let sample = TelemetrySample { at, late_ns: late, reading };
                 changes.observe(at.mono_ns, &reading);
                 if samples.len() < cfg.keep {
                     samples.push(sample);
@@ -445,13 +445,13 @@ mod tests {
 
     #[test]
     fn samples_serialise_flat() {
-        let s = Sample {
+        let s = TelemetrySample {
             at: Stamp { mono_ns: 1, boot_ns: 2 },
             late_ns: 3,
             reading: Reading { power_w: Some(4.5), ..Default::default() },
         };
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(json, r#"{"mono_ns":1,"boot_ns":2,"late_ns":3,"power_w":4.5}"#);
-        assert_eq!(serde_json::from_str::<Sample>(&json).unwrap(), s);
+        assert_eq!(serde_json::from_str::<TelemetrySample>(&json).unwrap(), s);
     }
 }

@@ -17,6 +17,7 @@ pub(crate) mod categories;
 pub(crate) mod compare;
 pub(crate) mod detect;
 mod error;
+pub(crate) mod exclusive_sweep;
 pub(crate) mod kernels;
 pub(crate) mod manifest;
 pub mod names;
@@ -28,7 +29,6 @@ mod rocprof_csv;
 pub(crate) mod source;
 mod sqlite_raw;
 mod sqlite_scan;
-pub(crate) mod sweep;
 pub(crate) mod window;
 
 use std::path::{Path, PathBuf};

@@ -16,10 +16,10 @@
 //! union of their intervals), and a kernel that runs alone keeps its full duration.
 use std::collections::HashMap;
 
+use super::exclusive_sweep::ExclusiveSweep;
 use super::kernels::Aggregate;
 use super::phase::PhaseWindows;
 use super::source::{Dispatch, KernelKey, KernelSource};
-use super::sweep::ExclusiveSweep;
 use super::TraceError;
 
 /// Busy time and the exclusive time of each kernel, by full kernel name.

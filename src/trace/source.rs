@@ -15,7 +15,7 @@ pub(crate) struct KernelKey {
     pub(crate) id: i64,
 }
 
-impl super::sweep::SweepKey for KernelKey {
+impl super::exclusive_sweep::SweepKey for KernelKey {
     #[inline]
     fn small(&self) -> Option<usize> {
         if self.set == 0 {
@@ -71,5 +71,5 @@ pub(crate) trait KernelSource: Send + Sync {
     }
 }
 
-/// Busy ns and exclusive ns by key, as [`super::sweep::ExclusiveSweep::finish`] gives them.
+/// Busy ns and exclusive ns by key, as [`super::exclusive_sweep::ExclusiveSweep::finish`] gives them.
 pub(crate) type Swept = (u64, HashMap<KernelKey, f64>);

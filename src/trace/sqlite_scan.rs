@@ -10,11 +10,11 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::exclusive_sweep::{Stretch, HEAD_ROWS};
 use super::kernels::{accumulate, Totals};
 use super::phase::{Phase, PhaseWindows, BURST_GAP_NS, PHASES};
 use super::source::{Dispatch, KernelKey};
 use super::sqlite_raw::RawStatement;
-use super::sweep::{Stretch, HEAD_ROWS};
 use super::TraceError;
 
 pub(crate) fn open_read_only(path: &Path) -> Result<Connection, TraceError> {
@@ -97,7 +97,7 @@ impl Lane {
 
 pub(crate) type ByKey = HashMap<i64, [Totals; PHASES]>;
 
-/// Busy ns and exclusive ns by key id, as [`super::sweep::merge`] gives them.
+/// Busy ns and exclusive ns by key id, as [`super::exclusive_sweep::merge`] gives them.
 pub(crate) type SweptById = (u64, HashMap<i64, f64>);
 
 fn worker_count() -> i64 {
@@ -221,7 +221,7 @@ fn scan_table(
         return Ok((merged, None));
     }
     let _ = t.sorted.set(in_order);
-    Ok((merged, if in_order { super::sweep::merge(stretches) } else { None }))
+    Ok((merged, if in_order { super::exclusive_sweep::merge(stretches) } else { None }))
 }
 
 /// Per-key totals of one scan: small non-negative keys (rocpd kernel ids, nsys string ids are

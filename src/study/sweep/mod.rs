@@ -2,7 +2,7 @@
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
 use super::chat::{AnotherBlock, ChatStudy};
-use super::drive::{check_study, run_study as run_one, Outcome};
+use super::drive::{check_study, run_study_with, Outcome};
 use super::evidence::{read_json, write_json, Evidence};
 use super::file::{AxisName, AxisValue, Point, StudyFile, SweepSection};
 use anyhow::{Context, Result};
@@ -134,7 +134,7 @@ pub(crate) fn run_sweep(
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
         let mut config = ChatStudy::with_another_block(another_block.clone());
-        let run = run_one(&point_file, &dir, started, &mut config)
+        let run = run_study_with(&point_file, &dir, started, &mut config)
             .with_context(|| format!("sweep point {}", point.name()))?;
         restored &= run.restored;
         taken += run.samples_taken;
