@@ -185,7 +185,7 @@ mod tests {
     use crate::study::file::AdaptiveRule;
     use crate::summary::stats::{change_ci, Verdict, DEFAULT_SEED};
 
-    /// The figures of the interval before the t model (issue 20): printed, not asserted.
+    /// The figures of the interval before the t model (docs/methodology.md §8): printed, not asserted.
     #[test]
     #[ignore = "a measurement of the smoothed bootstrap, slow at the test profile's opt-level"]
     fn measure_the_bootstrap() {

@@ -25,6 +25,15 @@ const SAMPLE_CAPACITY: usize = 256;
 /// Default interval between energy-counter reads (each costs ~4 ms on an H200).
 pub(crate) const DEFAULT_ENERGY_EVERY: Duration = Duration::from_secs(1);
 
+/// The one status→error step of an NVML call on the open path: success, or the call named with
+/// its return code.
+fn nvml_try(call: &'static str, code: sys::nvmlReturn_t) -> Result<(), TelemetryError> {
+    if code == sys::nvmlReturn_enum_NVML_SUCCESS {
+        return Ok(());
+    }
+    Err(TelemetryError::Call { call, code, name: return_name(code).into() })
+}
+
 /// The short name of an NVML return code, from the constants bindgen generated.
 pub(crate) fn return_name(code: sys::nvmlReturn_t) -> &'static str {
     match code {
@@ -112,10 +121,7 @@ impl NvmlLibrary {
         };
         let mut count = 0u32;
         // SAFETY: count is a valid out-pointer.
-        let code = unsafe { nvml.lib.nvmlDeviceGetCount_v2(&mut count) };
-        if code != sys::nvmlReturn_enum_NVML_SUCCESS {
-            return Err(TelemetryError::Call { call: "nvmlDeviceGetCount_v2", code, name: return_name(code).into() });
-        }
+        nvml_try("nvmlDeviceGetCount_v2", unsafe { nvml.lib.nvmlDeviceGetCount_v2(&mut count) })?;
         if count == 0 {
             return Err(TelemetryError::NoNvidiaDevice { detail: "nvmlDeviceGetCount_v2 reports 0 devices".into() });
         }
@@ -124,14 +130,9 @@ impl NvmlLibrary {
         }
         let mut handle: sys::nvmlDevice_t = std::ptr::null_mut();
         // SAFETY: handle is a valid out-pointer.
-        let code = unsafe { nvml.lib.nvmlDeviceGetHandleByIndex_v2(index, &mut handle) };
-        if code != sys::nvmlReturn_enum_NVML_SUCCESS {
-            return Err(TelemetryError::Call {
-                call: "nvmlDeviceGetHandleByIndex_v2",
-                code,
-                name: return_name(code).into(),
-            });
-        }
+        nvml_try("nvmlDeviceGetHandleByIndex_v2", unsafe {
+            nvml.lib.nvmlDeviceGetHandleByIndex_v2(index, &mut handle)
+        })?;
         nvml.device = Device(handle);
         nvml.name = nvml.device_name().unwrap_or_else(|| "NVIDIA GPU".into());
         Ok(nvml)

@@ -27,6 +27,15 @@ pub struct RocmSmiLibrary {
     path: String,
 }
 
+/// The one status→error step of a ROCm SMI call on the open path: success, or the call named with
+/// its status.
+fn rsmi_try(call: &'static str, code: sys::rsmi_status_t) -> Result<(), TelemetryError> {
+    if code == sys::rsmi_status_t_RSMI_STATUS_SUCCESS {
+        return Ok(());
+    }
+    Err(TelemetryError::Call { call, code, name: status_name(code).into() })
+}
+
 /// The short name of a status code, from the constants bindgen generated out of the header.
 pub(crate) fn status_name(code: sys::rsmi_status_t) -> &'static str {
     match code {
@@ -113,14 +122,7 @@ impl RocmSmiLibrary {
         let mut smi = RocmSmi { lib: self.lib, path: self.path, device: index, name: String::new(), version, skip: 0 };
         let mut count = 0u32;
         // SAFETY: count is a valid out-pointer.
-        let code = unsafe { smi.lib.rsmi_num_monitor_devices(&mut count) };
-        if code != sys::rsmi_status_t_RSMI_STATUS_SUCCESS {
-            return Err(TelemetryError::Call {
-                call: "rsmi_num_monitor_devices",
-                code,
-                name: status_name(code).into(),
-            });
-        }
+        rsmi_try("rsmi_num_monitor_devices", unsafe { smi.lib.rsmi_num_monitor_devices(&mut count) })?;
         if count == 0 {
             return Err(TelemetryError::NoAmdDevice {
                 detail: "rsmi_init succeeded but rsmi_num_monitor_devices reports 0 devices".into(),

@@ -56,7 +56,7 @@ impl SourceKind {
 
     /// The fastest rate a study's sampler may read this source at (docs/methodology.md §9.2): a
     /// read faster than the source refreshes only repeats a value, and costs the host CPU the
-    /// server shares (issue #20 measured a 1 kHz CPU-only sampler slowing decode sixfold).
+    /// server shares (docs/methodology.md §7.15: a 1 kHz CPU-only sampler slowed decode sixfold).
     /// NVML: power refreshes every 100 ms; ten reads per refresh date each new value within
     /// 10 ms, the resolution of the phase split, and the driver's own 20 ms power samples are
     /// drained beside the reads. amdgpu sysfs and ROCm SMI: the SMU's gpu_metrics table
