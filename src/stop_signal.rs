@@ -84,6 +84,24 @@ impl StopSignal {
     }
 }
 
+/// Stopped by signal N before the command finished (exit 128+N). Whatever servers the command had
+/// started were dropped with its future, and a dropped `RunningServer` stops its own process group.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by signal {0}; the server abprof started was stopped, nothing is left running")]
+pub(crate) struct Interrupted(pub(crate) i32);
+
+/// Runs a one-server command's async work (bench, calibrate, exactness) until it finishes, or
+/// until a stop signal arrives: then the work is dropped at its current await and the result is
+/// [`Interrupted`].
+pub(crate) fn block_on_until_signal<T>(
+    rt: &tokio::runtime::Runtime,
+    work: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    // Installed before the work is first polled, so no server starts unwatched.
+    let stop = StopSignal::listen(rt)?;
+    rt.block_on(stop.or_stop(work)).map_err(Interrupted)?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,11 +33,7 @@ pub(crate) fn default_evidence(kind: &str) -> PathBuf {
     std::env::temp_dir().join(format!("abprof-{kind}-{ts}-{}", std::process::id()))
 }
 
-/// The async runtime every HTTP-speaking subcommand runs on. Multi-threaded so a blocking idle
-/// gate can run in place without stalling the stream reader.
-pub(crate) fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
-}
+pub(crate) use crate::client::runtime;
 
 /// The study-file fields every study-running command (ab, pi, trace) fills the same way from its
 /// shared flag groups; each command sets the rest (a trace or Pi study its kind and section).
@@ -80,23 +76,7 @@ pub(crate) fn study_file(
     }
 }
 
-/// Stopped by signal N before the command finished (exit 128+N). Whatever servers the command had
-/// started were dropped with its future, and a dropped `RunningServer` stops its own process group.
-#[derive(Debug, thiserror::Error)]
-#[error("interrupted by signal {0}; the server abprof started was stopped, nothing is left running")]
-pub(crate) struct Interrupted(pub(crate) i32);
-
-/// Runs a one-server command's async work (bench, calibrate, exactness) until it finishes, or
-/// until a stop signal arrives: then the work is dropped at its current await and the result is
-/// [`Interrupted`].
-pub(crate) fn block_on_until_signal<T>(
-    rt: &tokio::runtime::Runtime,
-    work: impl std::future::Future<Output = Result<T>>,
-) -> Result<T> {
-    // Installed before the work is first polled, so no server starts unwatched.
-    let stop = crate::stop_signal::StopSignal::listen(rt)?;
-    rt.block_on(stop.or_stop(work)).map_err(Interrupted)?
-}
+pub(crate) use crate::stop_signal::block_on_until_signal;
 
 /// The study file of a chat A/B (ab, bisect) from its flag groups; the variants are the caller's.
 pub(crate) fn chat_study_file(

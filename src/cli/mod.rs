@@ -88,8 +88,8 @@ pub fn main() -> i32 {
     };
     match run(cli) {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<common::Interrupted>().is_some() => {
-            let n = e.downcast_ref::<common::Interrupted>().map_or(0, |i| i.0);
+        Err(e) if e.downcast_ref::<crate::stop_signal::Interrupted>().is_some() => {
+            let n = e.downcast_ref::<crate::stop_signal::Interrupted>().map_or(0, |i| i.0);
             eprintln!("abprof: {}", crate::cli::one_line(&e));
             128 + n
         }

@@ -154,6 +154,12 @@ fn error_message(body: &str) -> String {
         .unwrap_or_else(|| body.chars().take(300).collect())
 }
 
+/// The async runtime every HTTP-speaking subcommand runs on. Multi-threaded so a blocking idle
+/// gate can run in place without stalling the stream reader.
+pub(crate) fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("tokio runtime")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

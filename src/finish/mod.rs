@@ -5,11 +5,13 @@
 mod ab;
 mod ending;
 mod epilogue;
+mod exactness;
 mod pi;
 mod sweep;
 mod trace;
 
 pub(crate) use epilogue::{announce, record, Finishing};
+pub(crate) use exactness::{exactness, ExactnessRequest};
 
 use crate::study::file::{KindSection, StudyFile};
 use anyhow::Result;
