@@ -31,7 +31,10 @@ pub(crate) fn run(a: ReportArgs) -> Result<i32> {
         write_sweep(&summarize_sweep(&folder.evidence)?, &html, &md)?
     } else {
         let ev = &folder.evidence;
-        write(&StudyView::of(ev, crate::summary::summarize(ev)?)?, &html, &md)?
+        {
+            let judged = crate::summary::judge(ev)?;
+            write(&StudyView::of(ev, judged.summary, &judged.facts)?, &html, &md)?
+        }
     };
     emit(&files, a.output.format());
     Ok(0)

@@ -23,7 +23,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
         record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
-    ending.report_failed = announce(&write_after_run(&run.evidence, summary), how.format);
+    ending.report_failed = announce(&write_after_run(&run.evidence, summary, &judged.facts), how.format);
     // A failed restore rejects every sample (isolation-restored): its line says it all.
     if ending.completed() && !ending.host_unrestored {
         ending.nothing_to_compare = says_nothing_to_compare(summary);

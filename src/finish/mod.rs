@@ -3,6 +3,7 @@
 //! exit status from one table (`Ending::status`). `cli/` builds the study file from its flags
 //! and calls [`study`]; each kind's steps are in its own file, the shared ones in `epilogue.rs`.
 mod ab;
+mod bench;
 mod ending;
 mod epilogue;
 mod exactness;
@@ -10,7 +11,8 @@ mod pi;
 mod sweep;
 mod trace;
 
-pub(crate) use epilogue::{announce, record, Finishing};
+pub(crate) use bench::{bench, BenchRequest};
+pub(crate) use epilogue::{announce, Finishing};
 pub(crate) use exactness::{exactness, ExactnessRequest};
 
 use crate::study::file::{KindSection, StudyFile};

@@ -21,7 +21,8 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     for (dir, j) in &summary.point_summaries {
         write_json(&summary_in(dir), &j.summary)?;
         // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
-        if let Err(e) = Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary))
+        if let Err(e) =
+            Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary, &j.facts))
         {
             eprintln!("abprof: error: {}", crate::report::one_line(&e));
             ending.report_failed = true;

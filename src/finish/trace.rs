@@ -25,7 +25,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
         return Ok(close(&ending, closing_of(root, after_signal)));
     }
     // Written first: when no untraced sample can scale a trace, the report shows the rejections.
-    let report = write_after_run(&run.evidence, summary);
+    let report = write_after_run(&run.evidence, summary, &judged.facts);
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, how.format);
     record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
     // The report's paths come last, after everything else the command printed.

@@ -14,16 +14,21 @@ pub(crate) struct StudyFacts {
     pub(crate) host: Option<HostFacts>,
     /// `variants.json`, one per planned label; empty when it could not be read.
     pub(crate) variants: Vec<VariantFacts>,
+    /// Why `host.json` or `variants.json` is missing from the facts although the folder holds it.
+    pub(crate) unreadable: Vec<String>,
 }
 
 impl StudyFacts {
     pub(crate) fn load(ev: &Evidence) -> Result<StudyFacts> {
-        Ok(StudyFacts {
-            file: StudyFile::load(&ev.study_toml())?,
-            plan: ev.read_plan()?,
-            host: ev.read_host().ok(),
-            variants: ev.read_variants().unwrap_or_default(),
-        })
+        let mut unreadable = Vec::new();
+        let mut kept = |present: bool, e: crate::study::evidence::EvidenceError| {
+            if present {
+                unreadable.push(e.to_string());
+            }
+        };
+        let host = ev.read_host().map_err(|e| kept(ev.has_host(), e)).ok();
+        let variants = ev.read_variants().map_err(|e| kept(ev.has_variants(), e)).unwrap_or_default();
+        Ok(StudyFacts { file: StudyFile::load(&ev.study_toml())?, plan: ev.read_plan()?, host, variants, unreadable })
     }
 
     /// An A/A study (`abprof ab --aa`): one variant run against itself as `LABEL-again`.

@@ -2,6 +2,7 @@
 //! the study recorded (host, binaries, versions, argv, env, isolation hooks), every sample's metric
 //! values and telemetry timeline, and the exactness and Pi reports when the folder holds them.
 //! The renderers in `report/` read this and never the files.
+use super::fingerprint::StudyFacts;
 use super::pi::PiReport;
 use super::traces::TraceComparison;
 use super::{Metric, Summary};
@@ -137,13 +138,13 @@ fn optional<T>(exists: bool, read: Result<T, EvidenceError>, unreadable: &mut Ve
 }
 
 impl StudyView {
-    /// The view of the study in `ev`, around its already computed `summary`.
-    pub(crate) fn of(ev: &Evidence, summary: Summary) -> anyhow::Result<StudyView> {
-        let plan: Plan = ev.read_plan()?;
-        let mut unreadable = Vec::new();
+    /// The view of the study in `ev`, around its already computed `summary` and the facts it was
+    /// judged on (read once, by the summary floor).
+    pub(crate) fn of(ev: &Evidence, summary: Summary, facts: &StudyFacts) -> anyhow::Result<StudyView> {
+        let plan: &Plan = &facts.plan;
+        let mut unreadable = facts.unreadable.clone();
         let root = &ev.root;
-        let host = optional(ev.has_host(), ev.read_host(), &mut unreadable);
-        let variants = optional(ev.has_variants(), ev.read_variants(), &mut unreadable).unwrap_or_default();
+        let (host, variants) = (facts.host.clone(), facts.variants.clone());
         let isolation = optional(IsolationRecord::exists_in(root), IsolationRecord::read(root), &mut unreadable);
         let exactness = optional(ExactnessReport::path_in(root).exists(), ev.read_exactness(), &mut unreadable);
         let pi = optional(ev.pi_report_file().exists(), ev.read_pi_report(), &mut unreadable);
@@ -180,8 +181,8 @@ impl StudyView {
     #[cfg(test)]
     pub(crate) fn load(dir: &Path) -> anyhow::Result<StudyView> {
         let ev = crate::study::open(dir)?.evidence;
-        let summary = super::summarize(&ev)?;
-        StudyView::of(&ev, summary)
+        let judged = super::judge(&ev)?;
+        StudyView::of(&ev, judged.summary, &judged.facts)
     }
 }
 

@@ -1,6 +1,6 @@
 //! `--history DB` and `--no-history`: where a finished study is recorded (docs/methodology.md
 //! §15). The database is opened (created, migrated) before anything of the study is.
-use crate::history::{default_path, History};
+use crate::history::default_path;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
@@ -33,16 +33,8 @@ pub(crate) struct HistoryArgs {
 }
 
 impl HistoryArgs {
-    /// The history this run records into, opened now so a database that cannot be written is
-    /// refused before anything is measured; `None` with --no-history.
-    pub(crate) fn open(&self) -> Result<Option<History>> {
-        if self.no_history {
-            return Ok(None);
-        }
-        Ok(Some(History::open(&self.db.path()?)?))
-    }
-
-    /// Where this run records (`None` with --no-history), for a step below that opens it.
+    /// Where this run records (`None` with --no-history); `finish/` opens it (creates, migrates)
+    /// before anything of the run is.
     pub(crate) fn path(&self) -> Result<Option<PathBuf>> {
         if self.no_history {
             return Ok(None);

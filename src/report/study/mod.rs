@@ -5,6 +5,7 @@ pub(crate) mod tables;
 
 use super::Render;
 use crate::study::evidence::Evidence;
+use crate::summary::fingerprint::StudyFacts;
 use crate::summary::sweep::SweepSummary;
 use crate::summary::view::StudyView;
 use crate::summary::Summary;
@@ -88,7 +89,7 @@ pub(crate) fn write_sweep(
 
 /// The report of a study that just ran, in its default place in the study folder (`report.html`
 /// and `report.md`).
-pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary) -> anyhow::Result<ReportFiles> {
-    let view = StudyView::of(ev, summary.clone())?;
+pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary, facts: &StudyFacts) -> anyhow::Result<ReportFiles> {
+    let view = StudyView::of(ev, summary.clone(), facts)?;
     Ok(write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?)
 }
