@@ -150,7 +150,7 @@ impl StudyView {
         let pi = optional(ev.pi_report_file().exists(), ev.read_pi_report(), &mut unreadable);
         let rel = |p: &Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
         let samples = ev
-            .samples(&plan)
+            .samples(plan)
             .into_iter()
             .map(|f| {
                 let dir = rel(&f.dir);
