@@ -20,7 +20,7 @@ pub(crate) mod trace;
 pub(crate) mod number;
 pub(crate) mod table;
 
-pub(crate) use number::{ci_pct, num, p_value, signed_pct, NONE};
+pub(crate) use number::{ci_pct, cv_pct, num, p_value, signed_pct, NONE};
 use serde::Serialize;
 pub(crate) use table::{md_cell, Table};
 
