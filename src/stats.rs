@@ -30,6 +30,13 @@ pub(crate) fn stdev(xs: &[f64]) -> Option<f64> {
     (v.len() > 1).then(|| (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt())
 }
 
+/// The coefficient of variation of `xs`, in %: the sample standard deviation over the mean (at
+/// least 2 values, a positive mean). The per-sample noise every summary prints beside a median.
+pub(crate) fn cv_pct(xs: &[f64]) -> Option<f64> {
+    let m = mean(xs).filter(|m| *m > 0.0)?;
+    Some(100.0 * stdev(xs)? / m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,5 +56,15 @@ mod tests {
         assert_eq!(mean(&[]), None);
         assert_eq!(stdev(&[2.0, 4.0]), Some(2f64.sqrt()));
         assert_eq!(stdev(&[2.0]), None);
+    }
+
+    #[test]
+    fn cv_is_stdev_over_mean_in_percent() {
+        // mean 100, sample stdev 10: 10%.
+        let cv = cv_pct(&[90.0, 100.0, 110.0]).unwrap();
+        assert!((cv - 10.0).abs() < 1e-12, "{cv}");
+        assert_eq!(cv_pct(&[5.0, 5.0, f64::NAN]), Some(0.0), "non-finite values are ignored");
+        assert_eq!(cv_pct(&[100.0]), None, "one value has no spread");
+        assert_eq!(cv_pct(&[-1.0, 1.0]), None, "no CV without a positive mean");
     }
 }

@@ -27,3 +27,8 @@ pub(crate) fn p_value(p: Option<f64>) -> String {
         None => NONE.into(),
     }
 }
+
+/// A per-sample coefficient of variation to two decimals (`1.23%`), or [`NONE`].
+pub(crate) fn cv_pct(v: Option<f64>) -> String {
+    v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.2}%"))
+}

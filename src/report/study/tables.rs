@@ -33,8 +33,11 @@ pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric:
 pub(crate) fn verdicts(s: &Summary) -> Table {
     let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
     let change = format!("vs {base}");
-    let mut t =
-        page_table_with_verdict(&["metric", "variant", "runs", "median", &change, "95% CI", "verdict"], &[3, 4, 5], 6);
+    let mut t = page_table_with_verdict(
+        &["metric", "variant", "runs", "median", "CV", &change, "95% CI", "verdict"],
+        &[3, 4, 5, 6],
+        7,
+    );
     for l in crate::report::summary::verdict_lines(s).iter().filter(|l| REPORT_METRICS.contains(&l.metric)) {
         let d = metric_digits(l.metric);
         t.push_text(vec![
@@ -42,6 +45,7 @@ pub(crate) fn verdicts(s: &Summary) -> Table {
             l.variant.into(),
             l.runs.clone(),
             num(l.median, d),
+            crate::report::cv_pct(l.cv_pct),
             signed_pct(l.change_pct),
             ci_pct(l.ci),
             l.verdict.into(),
@@ -418,9 +422,10 @@ mod tests {
         let t = verdicts(&v.summary);
         assert_eq!(t.rows.len(), 6, "3 metrics × 2 variants");
         assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
-        assert_eq!(t.rows[0][6], "baseline");
+        assert_eq!(t.rows[0][7], "baseline");
         // 2 samples a side: no interval and no verdict (docs/methodology.md §8).
-        assert_eq!(t.rows[1][6].as_str().unwrap(), "too few samples", "{:?}", t.rows[1]);
+        assert_eq!(t.rows[1][7].as_str().unwrap(), "too few samples", "{:?}", t.rows[1]);
+        assert_eq!(t.rows[0][4].as_str().unwrap(), "4.42%", "the baseline's per-sample CV: {:?}", t.rows[0]);
         assert_eq!(per_variant(&v.summary).rows[0][1], "2/2");
         let p = phases(&v.summary).unwrap();
         assert_eq!(p.rows.len(), 4, "prefill and decode of two variants");
