@@ -1,7 +1,11 @@
 //! Every table abprof prints, byte for byte: `summarize`, `report`, `history` (on folders imported
 //! from the committed fixtures), `compare-traces` and `attribute` on the committed traces, in every
 //! `--format`, against the files under tests/fixtures/golden/ (written by the release before the
-//! one table model). No llama-server: the fast tier.
+//! one table model, ed245ea, then rewritten once for the per-variant CV column). The folders read
+//! are the pre-engine folder (`study`) and one that release wrote itself (`today`: its study file
+//! has no `kind`), so a change to the evidence readers must not change a byte either; `today`'s
+//! outputs are those ed245ea recorded for it, with the folder's name. No llama-server: the fast
+//! tier.
 //!
 //! A changed byte is a broken renderer, not a stale file. The files are written again only on
 //! purpose, by `ABPROF_GOLDEN=write cargo test --test golden`, and the diff is reviewed.
@@ -36,6 +40,8 @@ fn copy_tree(from: &Path, to: &Path) {
 fn set_up(work: &Path) {
     let study = root().join("tests/fixtures/evidence-pre-engine/study");
     copy_tree(&study, &work.join("study"));
+    // A folder an older release wrote itself (its study file has no `kind`).
+    copy_tree(&root().join("tests/fixtures/evidence-today-ab/study"), &work.join("today"));
     copy_tree(&study, &work.join("again"));
     copy_tree(&study, &work.join("traced"));
     copy_tree(&root().join("traces/rocpd-kv-f16"), &work.join("traced/traces/f16"));
@@ -101,8 +107,11 @@ fn outputs() -> Vec<(String, String)> {
     set_up(work.path());
     let mut o = Outputs { work, got: Vec::new() };
     o.every_format("summarize-study", &["summarize", "study"]);
+    // summarize writes the summary it prints into the folder.
+    o.file("summarize-study.summary.json", "study/summary.json");
     o.every_format("summarize-traced", &["summarize", "traced"]);
-    for dir in ["study", "traced"] {
+    o.every_format("summarize-today", &["summarize", "today"]);
+    for dir in ["study", "traced", "today"] {
         let (html, md) = (format!("{dir}.html"), format!("{dir}.md"));
         o.every_format(&format!("report-{dir}"), &["report", dir, "--html", &html, "--md", &md]);
         o.file(&format!("report-{dir}.html"), &html);
