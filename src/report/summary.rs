@@ -2,7 +2,7 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::roofline::{bandwidth_line, byte_lines, grouped};
-use super::table::{Column, Text};
+use super::table::{Column, Markup, Text};
 use super::{metric_digits, num, Render, Table};
 use crate::summary::stats::{ChangeCi, CiMethod};
 use crate::summary::traces::TraceComparison;
@@ -184,27 +184,33 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
     }
     let _ = writeln!(o, "\nper variant");
-    let _ = writeln!(
-        o,
-        "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  accepted",
-        "variant", "ms/token", "(N−1) TPS", "accept", "output tokens", "prompt tok", "idle gate"
-    );
+    let mut t = Table::new(vec![
+        Column::text("variant").width(w),
+        Column::number("ms/token").width(9),
+        Column::number("(N−1) TPS").width(10),
+        Column::number("accept").width(8),
+        Column::number("output tokens").width(13),
+        Column::number("prompt tok").width(12),
+        Column::number("idle gate").width(10),
+        Column::text("accepted"),
+    ]);
     for v in &s.variants {
-        let outs = summarize_counts(&v.output_tokens);
-        let prompts = summarize_counts(&v.prompt_tokens);
-        let _ = writeln!(
-            o,
-            "  {:w$}  {:>9}  {:>10}  {:>8}  {:>13}  {:>12}  {:>10}  {}/{}",
-            v.label,
+        t.push_text(vec![
+            v.label.clone(),
             num(v.ms_per_token, 3),
             num(v.decode_tps_n_minus_1_median, 2),
             v.acceptance_median.map_or("—".into(), |a| format!("{:.2}%", a * 100.0)),
-            outs,
-            prompts,
+            summarize_counts(&v.output_tokens),
+            summarize_counts(&v.prompt_tokens),
             v.idle_gate_ms_median.map_or("—".into(), |g| format!("{g:.0} ms")),
-            v.accepted,
-            v.planned
-        );
+            format!("{}/{}", v.accepted, v.planned),
+        ]);
+    }
+    // Each variant's caveats under its own row.
+    let text = Text::of(&t, "  ", false);
+    o.push_str(&text.table_header(&t));
+    for (v, row) in s.variants.iter().zip(&t.rows) {
+        o.push_str(&text.table_row(&t, row));
         for c in &v.caveats {
             let _ = writeln!(o, "  ! {}: {c}", v.label);
         }
@@ -215,29 +221,46 @@ pub(crate) fn render_text(s: &Summary) -> String {
             "\nper phase (medians over accepted samples; telemetry: {})",
             s.telemetry.as_deref().unwrap_or("—")
         );
-        let _ = writeln!(
-            o,
-            "  {:w$}  {:7}  {:>8}  {:>7}  {:>10}  {:>7}  {:>17}  {:>10}  energy from",
-            "variant", "phase", "power W", "busy %", "server CPU%", "peak °C", "gfx MHz min/med/max", "J/token"
-        );
+        let mut t = Table::new(vec![
+            Column::text("variant").width(w),
+            Column::text("phase").width(7),
+            Column::number("power W").width(8),
+            Column::number("busy %").width(7),
+            Column::number("server CPU%").width(10),
+            Column::number("peak °C").width(7),
+            Column::number("gfx MHz min/med/max").width(17),
+            Column::number("J/token").width(10),
+            Column::text("energy from"),
+        ]);
+        // Rows per variant, so its throttled samples can follow them.
+        let mut rows_of = Vec::new();
         for v in &s.variants {
+            let first = t.rows.len();
             for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
                 let Some(p) = p else { continue };
                 let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
                     (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
                     _ => "—".into(),
                 };
-                let _ = writeln!(
-                    o,
-                    "  {:w$}  {name:7}  {:>8}  {:>7}  {:>10}  {:>7}  {clocks:>17}  {:>10}  {}",
-                    v.label,
+                t.push_text(vec![
+                    v.label.clone(),
+                    name.into(),
                     num(p.mean_power_w, 1),
                     num(p.mean_busy_pct, 1),
                     num(p.mean_cpu_pct, 1),
                     num(p.peak_temp_c, 1),
+                    clocks,
                     num(p.j_per_token, 4),
-                    p.energy_from.as_deref().unwrap_or("—")
-                );
+                    p.energy_from.clone().unwrap_or_else(|| "—".into()),
+                ]);
+            }
+            rows_of.push(first..t.rows.len());
+        }
+        let text = Text::of(&t, "  ", false);
+        o.push_str(&text.table_header(&t));
+        for (v, rows) in s.variants.iter().zip(rows_of) {
+            for row in &t.rows[rows] {
+                o.push_str(&text.table_row(&t, row));
             }
             if !v.throttled.is_empty() {
                 let list = v.throttled.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(" ");
@@ -320,26 +343,30 @@ pub(crate) fn render_text(s: &Summary) -> String {
 /// reader can redo the division (docs/methodology.md §18).
 fn floor_section(o: &mut String, s: &Summary, w: usize) {
     let _ = writeln!(o, "\ndecode floor: bytes one decode step reads ÷ memory bandwidth (docs/methodology.md §18)");
-    let _ = writeln!(
-        o,
-        "  {:w$}  {:>9}  {:>9}  {:>10}  {:>13}  {:>15}  {:>8}  KV",
-        "variant", "ms/step", "floor ms", "% of floor", "achieved GB/s", "bytes/step", "context"
-    );
+    let mut t = Table::new(vec![
+        Column::text("variant").width(w),
+        Column::number("ms/step").width(9),
+        Column::number("floor ms").width(9),
+        Column::number("% of floor").width(10),
+        Column::number("achieved GB/s").width(13),
+        Column::number("bytes/step").width(15),
+        Column::number("context").width(8),
+        Column::text("KV"),
+    ]);
     for v in &s.variants {
         let Some(fl) = &v.floor else { continue };
-        let _ = writeln!(
-            o,
-            "  {:w$}  {:>9}  {:>9}  {:>10}  {:>13}  {:>15}  {:>8}  {}",
-            v.label,
+        t.push_text(vec![
+            v.label.clone(),
             num(fl.ms_per_step, 3),
             num(fl.floor_ms, 3),
             fl.pct_of_floor.map_or("—".into(), |p| format!("{p:.1}%")),
             num(fl.achieved_gb_per_s, 2),
             fl.bytes.as_ref().map_or("—".into(), |b| grouped(b.total.round() as u64)),
             num(fl.context_tokens, 1),
-            fl.kv.as_ref().map_or("—".into(), |k| k.types())
-        );
+            fl.kv.as_ref().map_or("—".into(), |k| k.types()),
+        ]);
     }
+    o.push_str(&t.render(&Text::of(&t, "  ", false)));
     // Below 100% the step read its bytes faster than memory streams them (docs/methodology.md §18).
     if s.variants.iter().any(|v| v.floor.as_ref().and_then(|f| f.pct_of_floor).is_some_and(|p| p < 100.0)) {
         let _ = writeln!(
