@@ -1,5 +1,6 @@
 //! A Pi study as a person reads it.
-use super::{num, Render};
+use super::table::{Column, Text};
+use super::{num, Render, Table};
 use crate::summary::pi::{PiReport, PiSample};
 use serde::Serialize;
 use std::fmt::Write;
@@ -42,16 +43,20 @@ pub(crate) fn render_text(r: &PiReport) -> String {
         let _ = writeln!(o, "{}", sample_line(s));
     }
     let _ = writeln!(o, "medians over valid samples:");
-    let _ = writeln!(
-        o,
-        "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}",
-        "variant", "valid", "pi wall ms", "prefill ms", "prefill t/s", "decode ms", "decode t/s", "out", "accept"
-    );
+    let mut t = Table::new(vec![
+        Column::text("variant").width(12),
+        Column::number("valid").width(7),
+        Column::number("pi wall ms").width(12),
+        Column::number("prefill ms").width(12),
+        Column::number("prefill t/s").width(12),
+        Column::number("decode ms").width(12),
+        Column::number("decode t/s").width(10),
+        Column::number("out").width(8),
+        Column::number("accept").width(8),
+    ]);
     for v in &r.variants {
-        let _ = writeln!(
-            o,
-            "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}",
-            v.label,
+        t.push_text(vec![
+            v.label.clone(),
             format!("{}/{}", v.valid, v.samples),
             num(v.median_pi_wall_ms, 1),
             num(v.median_prefill_ms, 1),
@@ -59,9 +64,10 @@ pub(crate) fn render_text(r: &PiReport) -> String {
             num(v.median_decode_ms, 1),
             num(v.median_decode_tps, 2),
             num(v.median_output_tokens, 0),
-            num(v.median_acceptance, 4)
-        );
+            num(v.median_acceptance, 4),
+        ]);
     }
+    o.push_str(&t.render(&Text::of(&t, "", false).gap(" ")));
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w}");
     }
@@ -87,5 +93,66 @@ pub(crate) struct PiOutcome<'a> {
 impl Render for PiOutcome<'_> {
     fn text(&self) -> String {
         format!("{}evidence: {}\n", render_text(self.report), self.evidence.display())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::summary::pi::PiVariantSummary;
+
+    /// The medians table keeps the layout it had as hand-set `format!` widths, byte for byte: a
+    /// long label overflows its column, an unmeasured median is a dash.
+    #[test]
+    fn the_medians_table_keeps_its_widths() {
+        let v = |label: &str, tps: Option<f64>| PiVariantSummary {
+            label: label.into(),
+            samples: 3,
+            valid: 2,
+            median_pi_wall_ms: Some(12345.6),
+            median_prefill_ms: Some(80.25),
+            median_prefill_tps: Some(812.5),
+            median_decode_ms: Some(4000.0),
+            median_decode_tps: tps,
+            median_output_tokens: Some(512.0),
+            median_acceptance: None,
+            ..PiVariantSummary::default()
+        };
+        let r = PiReport {
+            created: String::new(),
+            mode: "decode".into(),
+            prompt: String::new(),
+            pi_bin: "pi".into(),
+            pi_version: None,
+            max_tokens: 512,
+            context_window: 4096,
+            order: vec![],
+            samples: vec![],
+            variants: vec![v("base", Some(127.75)), v("a-long-candidate-label", None)],
+            warnings: vec![],
+            telemetry: String::new(),
+            restored: Some(true),
+            interrupted_by: None,
+        };
+        let text = render_text(&r);
+        let mut want = format!(
+            "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}\n",
+            "variant", "valid", "pi wall ms", "prefill ms", "prefill t/s", "decode ms", "decode t/s", "out", "accept"
+        );
+        for x in &r.variants {
+            want += &format!(
+                "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}\n",
+                x.label,
+                format!("{}/{}", x.valid, x.samples),
+                num(x.median_pi_wall_ms, 1),
+                num(x.median_prefill_ms, 1),
+                num(x.median_prefill_tps, 1),
+                num(x.median_decode_ms, 1),
+                num(x.median_decode_tps, 2),
+                num(x.median_output_tokens, 0),
+                num(x.median_acceptance, 4)
+            );
+        }
+        assert!(text.contains(&want), "{text}\nwant:\n{want}");
     }
 }

@@ -1,5 +1,6 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
+use super::table::{Column, Text};
 use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table};
 use crate::study::file::AxisValue;
 use crate::summary::sweep::SweepSummary;
@@ -34,35 +35,35 @@ impl Render for SweepSummary {
                 t.family.comparisons,
                 if t.family.comparisons == 1 { "" } else { "s" }
             );
-            let _ = writeln!(
-                o,
-                "  {:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {:>19}  {:>8}  {:>8}  verdict",
-                "point",
-                "variant",
-                "samples",
-                "median",
-                format!("vs {base}"),
-                "95% CI",
-                "p",
-                "p Holm"
-            );
+            let mut table = Table::new(vec![
+                Column::text("point").width(pw),
+                Column::text("variant").width(vw),
+                Column::number("samples").width(7),
+                Column::number("median").width(9),
+                Column::number(&format!("vs {base}")).width(9),
+                Column::number("95% CI").width(19),
+                Column::number("p").width(8),
+                Column::number("p Holm").width(8),
+                Column::verdict("verdict"),
+            ]);
             let mut last = "";
             for r in &t.rows {
+                // A point's name once, on its first row.
                 let point = if r.point == last { "" } else { r.point.as_str() };
                 last = &r.point;
-                let ci = ci_pct(r.ci);
-                let _ = writeln!(
-                    o,
-                    "  {point:pw$}  {:vw$}  {:>7}  {:>9}  {:>9}  {ci:>19}  {:>8}  {:>8}  {}",
-                    r.variant,
+                table.push_text(vec![
+                    point.into(),
+                    r.variant.clone(),
                     format!("{}/{}", r.accepted, r.planned),
                     num(r.median, metric_digits(t.metric)),
                     signed_pct(r.change_pct),
+                    ci_pct(r.ci),
                     p_value(r.ci.and_then(|c| c.p_value)),
                     p_value(r.p_holm),
-                    r.verdict.map_or("baseline", |v| v.word()),
-                );
+                    r.verdict.map_or("baseline", |v| v.word()).into(),
+                ]);
             }
+            o.push_str(&table.render(&Text::of(&table, "  ", false)));
         }
         let _ = writeln!(o, "\npoints (each a study folder: abprof summarize {}/DIR)", self.root);
         for pt in &self.points {

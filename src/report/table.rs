@@ -207,6 +207,12 @@ impl Text {
         Text { widths: t.columns.iter().enumerate().map(|(i, c)| width(i, c)).collect(), indent, gap: "  ", trim }
     }
 
+    /// The same, with `gap` between columns instead of two spaces.
+    pub(crate) fn gap(mut self, gap: &'static str) -> Text {
+        self.gap = gap;
+        self
+    }
+
     fn line(&self, t: &Table, cells: &[String]) -> String {
         let mut line = String::from(self.indent);
         for (i, (c, cell)) in t.columns.iter().zip(cells).enumerate() {
