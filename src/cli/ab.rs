@@ -56,8 +56,9 @@ pub(crate) struct AbArgs {
     pub(crate) output: OutputArgs,
     #[command(flatten)]
     pub(crate) history: HistoryArgs,
-    /// CI gate: exit 3 when a candidate is slower (or, with `changed`, different) beyond
-    /// --threshold, its whole confidence interval past it; noise never fails it.
+    /// CI gate: exit 3 when a candidate is decided slower (or, with `changed`, different) — its
+    /// interval excludes 0 — and its estimate lies beyond --threshold; exit 1 when a candidate
+    /// has no interval (fewer than 3 accepted samples a side).
     #[arg(long, value_enum, value_name = "WHEN", conflicts_with = "axes")]
     pub(crate) fail_on: Option<FailOn>,
     #[command(flatten)]
@@ -184,11 +185,8 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
                     }
                     3
                 }
-                Some((_, _, unjudged)) if !unjudged.is_empty() => {
-                    eprintln!(
-                        "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
-                        unjudged.join(", ")
-                    );
+                Some((g, _, unjudged)) if !unjudged.is_empty() => {
+                    eprintln!("abprof: error: {}", g.unjudged_line(summary, &unjudged));
                     1
                 }
                 _ => 0,
