@@ -128,14 +128,22 @@ fn aa_finds_no_clear_difference() {
 }
 
 /// Two values a side are too few for an interval (docs/methodology.md §8): the study ends with
-/// "too few samples", not a verdict.
+/// "too few samples", not a verdict, and a gate on it does not pass silently: it exits 1 with one
+/// line saying it cannot judge the candidate, how many values each side has, and the fix.
 #[test]
 fn two_samples_a_side_end_with_too_few_samples() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let mut args = ab_args(&d.path().join("two"), 16, 2, &[variant("base", "-t 2")]);
-    args.extend(["--aa".into(), "--foreign-cpu-max".into(), "1000".into()]);
-    let s = summary(&abprof().args(args).output().unwrap());
+    args.extend(["--aa", "--foreign-cpu-max", "1000", "--fail-on", "slower"].map(String::from));
+    let out = abprof().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line: Vec<&str> = stderr.lines().filter(|l| l.contains("the gate cannot judge base-again")).collect();
+    assert_eq!(line.len(), 1, "{stderr}");
+    assert!(line[0].contains("base 2, base-again 2") && line[0].contains("more --samples"), "{}", line[0]);
+    // Exit 1 is the gate's answer, not a lost study: the summary was printed first.
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let m = metric(&s, 1, "server-decode-tps");
     assert_eq!(m["verdict"], "too-few-samples", "{m:#}");
     assert!(m["ci"].is_null(), "{m:#}");
@@ -302,8 +310,8 @@ fn pure_decode_labels_what_prefill_and_ttft_measure() {
 }
 
 /// The CI gate on the real test bed: an A/A study (the same binary twice) passes a
-/// `--fail-on changed` gate. The gate's judgement (exit 3 only when a whole interval lies past the
-/// threshold, in the failing direction) is unit-tested in `summary/gate.rs`.
+/// `--fail-on changed` gate. The gate's judgement (exit 3 only when an interval excludes 0 and its
+/// estimate lies past the threshold, in the failing direction) is unit-tested in `summary/gate.rs`.
 #[test]
 fn fail_on_changed_passes_an_a_a_study() {
     let _g = serial();

@@ -50,8 +50,9 @@ pub(crate) struct AbArgs {
     pub(crate) output: OutputArgs,
     #[command(flatten)]
     pub(crate) history: HistoryArgs,
-    /// CI gate: exit 3 when a candidate is slower (or, with `changed`, different) beyond
-    /// --threshold, its whole confidence interval past it; noise never fails it.
+    /// CI gate: exit 3 when a candidate is decided slower (or, with `changed`, different) — its
+    /// interval excludes 0 — and its estimate lies beyond --threshold; exit 1 when a candidate
+    /// has no interval (fewer than 3 accepted samples a side).
     #[arg(long, value_enum, value_name = "WHEN", conflicts_with = "axes")]
     pub(crate) fail_on: Option<FailOn>,
     #[command(flatten)]

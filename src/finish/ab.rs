@@ -72,10 +72,7 @@ fn judge_gate(g: &Gate, summary: &Summary) -> GateEnding {
     }
     let unjudged = g.unjudged(summary);
     if !unjudged.is_empty() {
-        eprintln!(
-            "abprof: error: the gate cannot judge {}: too few accepted samples for a confidence interval (see the rejected samples above)",
-            unjudged.join(", ")
-        );
+        eprintln!("abprof: error: {}", g.unjudged_line(summary, &unjudged));
         return GateEnding::Unjudged;
     }
     GateEnding::Passed

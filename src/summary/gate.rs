@@ -81,6 +81,29 @@ impl Gate {
             .collect()
     }
 
+    /// Why the gate cannot judge `unjudged` (from [`Gate::unjudged`]), in one line naming the
+    /// cause and the fix: an interval needs 3 accepted values a side (docs/methodology.md §8), and
+    /// this study has fewer, whether too few were planned or some were rejected.
+    pub(crate) fn unjudged_line(&self, s: &Summary, unjudged: &[String]) -> String {
+        let m = self.metric.metric();
+        let counts: Vec<String> = s
+            .variants
+            .iter()
+            .filter(|v| s.variants.first().is_some_and(|b| b.label == v.label) || unjudged.contains(&v.label))
+            .map(|v| format!("{} {}", v.label, v.metric(m).map_or(0, |x| x.runs.len())))
+            .collect();
+        let rejected = match s.rejected.len() {
+            0 => String::new(),
+            n => format!("; {n} sample(s) were rejected (see the rejected samples above)"),
+        };
+        format!(
+            "the gate cannot judge {}: an interval needs at least 3 accepted {} values a side (docs/methodology.md §8), and this study has {}{rejected}: run it with more --samples, or --until-decided",
+            unjudged.join(", "),
+            m.title(),
+            counts.join(", "),
+        )
+    }
+
     /// Every non-baseline variant the gate fails: see [`fails`].
     pub(crate) fn failures(&self, s: &Summary) -> Vec<GateFailure> {
         let m = self.metric.metric();
@@ -170,6 +193,28 @@ mod tests {
                 .expect("a real summary");
         s.variants = variants;
         gate.failures(&s).into_iter().map(|f| f.label).collect()
+    }
+
+    #[test]
+    fn a_candidate_without_an_interval_is_unjudged_and_the_line_says_why() {
+        let d = Metric::ServerDecodeTps;
+        let gate = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
+        let mut s: Summary =
+            serde_json::from_str(include_str!("../../tests/fixtures/evidence-pre-engine/study/summary.json"))
+                .expect("a real summary");
+        let two = |label: &str| {
+            let mut v = variant(label, d, None);
+            v.metrics[0].runs = vec![100.0, 101.0];
+            v
+        };
+        s.variants = vec![two("base"), two("cand"), variant("decided", d, Some((-2.0, 1.0)))];
+        s.rejected.clear();
+        let unjudged = gate.unjudged(&s);
+        assert_eq!(unjudged, ["cand"], "a candidate with an interval is judged");
+        assert!(gate.failures(&s).is_empty(), "no interval, no failure: the gate alone would pass it");
+        let line = gate.unjudged_line(&s, &unjudged);
+        assert!(line.contains("at least 3 accepted") && line.contains("base 2, cand 2"), "{line}");
+        assert!(line.contains("more --samples") && !line.contains("rejected"), "{line}");
     }
 
     #[test]
