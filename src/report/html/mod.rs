@@ -73,9 +73,9 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     open(o, "verdict", "Verdict");
     note(
         o,
-        "Median change of each candidate against the baseline with a 95% smoothed-bootstrap confidence interval \
-         (10,000 seeded resamples, docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole \
-         interval is on one side of 0.",
+        "Median change of each candidate against the baseline with a 95% confidence interval from Student's t on \
+         log values, paired within interleaved blocks once 3 blocks hold both sides, Welch's otherwise \
+         (docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole interval is on one side of 0.",
     );
     o.push_str(&table(&tables::verdicts(s)));
     if let Some(c) = s.variants.first().and_then(|b| b.metric(crate::summary::Metric::TtftMs)?.measures.clone()) {

@@ -22,7 +22,7 @@ pub(crate) fn document(v: &StudyView) -> String {
     let title = StudyTitle::of(s);
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
     if v.pi.is_none() {
-        section(&mut o, "Verdicts (95% bootstrap CI of the change in medians)", &tables::verdicts(s));
+        section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
         section(&mut o, "Per variant", &tables::per_variant(s));
         if let Some(t) = tables::phases(s) {
             let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
