@@ -122,6 +122,14 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             ),
         ));
     }
+    if s.error.is_none() {
+        if let Some(how) = speculation_requested(&s.server_argv).filter(|_| drafted(s) == 0) {
+            out.push(reject(
+                "no-drafts",
+                format!("the server was asked for speculative decoding ({how}) but drafted no token: speculation was off or never engaged, so this decode is not the speculative one"),
+            ));
+        }
+    }
     if let Some(c) = &s.extra.model_changed {
         out.push(reject(
             "model-changed",
@@ -133,6 +141,23 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         ));
     }
     out
+}
+
+/// The server's command line asks for speculative decoding: a draft model (`-md`, `--model-draft`,
+/// `--spec-draft-model`) or a `--spec-type` other than `none` (`draft-mtp`, the n-gram kinds).
+pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
+    argv.windows(2).find_map(|w| match w[0].as_str() {
+        "-md" | "--model-draft" | "--spec-draft-model" => Some(format!("{} {}", w[0], w[1])),
+        "--spec-type" if w[1] != "none" => Some(format!("--spec-type {}", w[1])),
+        _ => None,
+    })
+}
+
+/// Tokens the sample's drafts proposed: the log's acceptance line, else the response's
+/// `timings.draft_n`.
+fn drafted(s: &Sample) -> u64 {
+    let from_timings = || s.timings.as_ref()?.get("draft_n")?.as_u64();
+    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).unwrap_or(0)
 }
 
 /// A `sample.json` that exists but does not parse: listed, never taken for "not measured yet";
@@ -245,5 +270,43 @@ mod tests {
         assert_eq!(rules_of(&own(45.0), &exp), ["abprof-cpu"]);
         assert!(prompt_tokens_differ(Some(300), Some(300)).is_none());
         assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
+    }
+
+    /// `no-drafts` (docs/methodology.md §7.16): speculation asked for on the command line and no
+    /// token drafted, in the log or the response's timings.
+    #[test]
+    fn speculation_asked_for_and_nothing_drafted_is_rejected() {
+        let exp = Expectations {
+            prompt_tokens: None,
+            locked_length: false,
+            timing_blocks: 1,
+            foreign_cpu_max_pct: None,
+            isolation_restored: None,
+        };
+        let argv = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let with = |args: &[&str], draft: Option<(u64, u64)>, timings: Option<serde_json::Value>| {
+            let mut s = sample(SampleExtra::default());
+            s.server_argv = argv(args);
+            s.draft = draft.map(|(accepted, generated)| crate::server::log::DraftAcceptance {
+                rate: if generated == 0 { 0.0 } else { accepted as f64 / generated as f64 },
+                accepted,
+                generated,
+                mean_len: None,
+            });
+            s.timings = timings;
+            s
+        };
+        let mtp = ["llama-server", "-m", "m.gguf", "--spec-type", "draft-mtp", "--spec-draft-n-max", "3"];
+        assert_eq!(rules_of(&with(&mtp, None, None), &exp), ["no-drafts"], "no acceptance line at all");
+        assert_eq!(rules_of(&with(&mtp, Some((0, 0)), None), &exp), ["no-drafts"], "nothing drafted");
+        assert!(rules_of(&with(&mtp, Some((0, 87)), None), &exp).is_empty(), "drafted, none accepted: a regime");
+        let timed = Some(serde_json::json!({"draft_n": 24, "draft_n_accepted": 23}));
+        assert!(rules_of(&with(&mtp, None, timed), &exp).is_empty(), "the response's timings count too");
+        let md = ["llama-server", "-m", "t.gguf", "-md", "d.gguf"];
+        assert_eq!(rules_of(&with(&md, None, None), &exp), ["no-drafts"]);
+        let off = ["llama-server", "-m", "t.gguf", "--spec-type", "none"];
+        assert!(rules_of(&with(&off, None, None), &exp).is_empty(), "speculation off is not asked for");
+        assert!(rules_of(&with(&["llama-server", "-m", "t.gguf"], None, None), &exp).is_empty());
+        assert_eq!(speculation_requested(&argv(&mtp)).as_deref(), Some("--spec-type draft-mtp"));
     }
 }
