@@ -45,7 +45,7 @@ How MTP acceptance is made (qwen35moe)
 Why
   abprof A/B-benchmarks llama-server builds. It needs models that are small enough for a 2-core CPU
   (the defaults: a 2-core CPU decodes well over 50 tok/s after a 1,000-token prompt) or big enough to
-  load a GPU (--preset h200: qwen3moe ~15.5 GiB; qwen35moe Qwen3.5-35B-A3B's shapes, ~3 B active),
+  load a GPU (--preset h200: qwen3moe ~15.5 GiB; qwen35moe Qwen3.5-35B-A3B's shapes, 2.7 B active),
   that exercise a MoE architecture (qwen35moe: also hybrid attention and an MTP head), that can be
   rebuilt anywhere from package registries alone, and whose bytes never change: the same arguments give byte-identical
   files (checked with numpy 2.3.5 and 2.5.2, PyPI gguf 0.19.0 and the sdist's gguf-py, 1 to 16 threads).
@@ -108,10 +108,13 @@ PRESETS = {
         "cpu": dict(n_embd=256, n_layer=4, n_head=4, n_head_kv=2, head_dim=64, n_expert=8, n_expert_used=2,
                     n_ff_exp=256, embd_type="q8_0", n_ff_shexp=256, ssm_d_state=64, ssm_n_group=2, ssm_dt_rank=4,
                     ssm_d_conv=4, full_attn_interval=4, exp_type="f16"),
-        # One H200: Qwen3.5-35B-A3B's shapes (30 linear + 10 full-attention blocks, 256 experts of 512, 8
-        # used, a shared expert of 512, the MTP block), ~3 B parameters active per token; routed experts
-        # Q4_0 as the users' Q4 files, the rest F16.
-        "h200": dict(n_embd=2048, n_layer=40, n_head=16, n_head_kv=2, head_dim=256, n_expert=256, n_expert_used=8,
+        # One H200: Qwen3.5-35B-A3B's shapes (30 linear + 10 full-attention blocks, experts of 512 with 8
+        # used, a shared expert of 512, the MTP block), so ~2.7 B parameters active per token as there,
+        # but a quarter of its 256 experts: 10.3 B parameters, 8.2 GiB a file, so that the pair (random
+        # and predictable) fits the 64 GiB disk beside the qwen3moe h200 models and generates in one
+        # call (--n-expert 256: the full 35 B, 21.2 GiB a file). Routed experts Q4_0 as the users' Q4
+        # files, the rest F16.
+        "h200": dict(n_embd=2048, n_layer=40, n_head=16, n_head_kv=2, head_dim=256, n_expert=64, n_expert_used=8,
                      n_ff_exp=512, embd_type="f16", n_ff_shexp=512, ssm_d_state=128, ssm_n_group=16,
                      ssm_dt_rank=32, ssm_d_conv=4, full_attn_interval=4, exp_type="q4_0"),
     },
@@ -608,8 +611,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="size preset: cpu = small, a 2-core CPU decodes > 50 tok/s (token_embd/output Q8_0); "
                         "h200 = qwen3moe: n_embd 2048, 24 layers, 32/4 heads of 128, 64 experts (8 used) of 768, "
                         "all F16, ~15.5 GiB; qwen35moe: Qwen3.5-35B-A3B's shapes (n_embd 2048, 40 blocks, 16/2 "
-                        "heads of 256, 256 experts (8 used) of 512 + a shared one, linear attention 16/32 heads "
-                        "of 128) with Q4_0 experts, ~3 B active parameters. The size flags below override the "
+                        "heads of 256, experts of 512 (8 used) + a shared one, linear attention 16/32 heads "
+                        "of 128) with 64 of its 256 experts, Q4_0: 2.7 B active of 10.3 B parameters, 8.2 GiB. The size flags below override the "
                         "preset's values (default: %(default)s)")
     p.add_argument("--n-embd", type=int, help="embedding width (preset: cpu 256, h200 2048)")
     p.add_argument("--n-layer", type=int,
@@ -620,7 +623,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--head-dim", type=int,
                    help="size of one head, also the RoPE dimensions (qwen35moe: a quarter of it) "
                         "(preset: cpu 64, h200 128 / qwen35moe 256)")
-    p.add_argument("--n-expert", type=int, help="experts per layer (preset: cpu 8, h200 64 / qwen35moe 256)")
+    p.add_argument("--n-expert", type=int, help="experts per layer (preset: cpu 8, h200 64)")
     p.add_argument("--n-expert-used", type=int, help="experts routed per token (preset: cpu 2, h200 8)")
     p.add_argument("--n-ff-exp", type=int, help="FFN width of one expert (preset: cpu 256, h200 768 / qwen35moe 512)")
     p.add_argument("--embd-type", choices=sorted(QTYPE),
