@@ -36,6 +36,26 @@ fn same_seed_gives_byte_identical_models() {
 }
 
 #[test]
+fn the_mtp_pair_regenerates_byte_identical() {
+    let tb = testbed();
+    let var = |k: &str| tb.vars.get(k).cloned().or_else(|| std::env::var(k).ok()).unwrap_or_else(|| panic!("no {k}"));
+    let dir = tempfile::tempdir().unwrap();
+    let (random, predictable) = (dir.path().join("r.gguf"), dir.path().join("p.gguf"));
+    let st = Command::new(var("GGUF_PYTHON"))
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/make_model.py"))
+        .args(["--arch", "qwen35moe", "--vocab", &var("VOCAB_QWEN35"), "--out"])
+        .arg(&random)
+        .arg("--predictable-out")
+        .arg(&predictable)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(sha256(&random), sha256(std::path::Path::new(&var("MTP_MODEL"))));
+    assert_eq!(sha256(&predictable), sha256(std::path::Path::new(&var("MTP_PREDICTABLE_MODEL"))));
+    assert_ne!(sha256(&random), sha256(&predictable), "the twin must differ from the random model");
+}
+
+#[test]
 fn the_server_reports_the_pinned_commit() {
     let out = Command::new(&testbed().server).arg("--version").output().unwrap();
     let text = String::from_utf8_lossy(&out.stderr).to_string() + &String::from_utf8_lossy(&out.stdout);

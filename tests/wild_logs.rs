@@ -64,7 +64,8 @@ fn every_wild_log_parses_to_its_printed_numbers() {
             "mean-acceptance-length-2026-06.log",
             json!({"slot": 1, "task": 0, "prompt": [20, 300.11, 66.64], "eval": [256, 2296.72, 111.46],
                    "total_ms": 2596.83,
-                   "draft": {"rate": 0.64479, "accepted": 167, "generated": 259, "mean_len": 2.92}}),
+                   "draft": {"rate": 0.64479, "accepted": 167, "generated": 259, "mean_len": 2.92,
+                             "per_position": [0.805, 0.632, 0.483]}}),
         ),
         (
             "mean-len-2026.log",

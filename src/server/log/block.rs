@@ -12,6 +12,11 @@ pub(crate) struct DraftAcceptance {
     /// 1 + accepted / verification steps; printed by builds from 2026 on, as `mean len` and later
     /// as `mean acceptance length`.
     pub(crate) mean_len: Option<f64>,
+    /// Accepted tokens at draft position 1, 2, … per verification step: the 2026-06 wording's
+    /// `acceptance rate per position = (…)`, or the pinned build's `acc per pos = (…)` line (TRACE,
+    /// `-lv 4`) after the acceptance line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) per_position: Option<Vec<f64>>,
 }
 
 /// The per-implementation statistics line (`statistics draft-simple: #calls…`), printed at INFO
@@ -23,6 +28,12 @@ pub(crate) struct SpecStatistics {
     pub(crate) acc_drafts: u64,
     pub(crate) gen_tokens: u64,
     pub(crate) acc_tokens: u64,
+    /// `#mean acc len = …` (builds from 2026 on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mean_acc_len: Option<f64>,
+    /// `#acc rate/pos = (…)`: empty when no draft token was ever accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) acc_rate_per_pos: Option<Vec<f64>>,
 }
 
 /// One request's timing block.

@@ -7,12 +7,16 @@
 //! tests/fixtures/llama-server-wild/README.md): text logs with or without the `M.SS.mmm.uuu L`
 //! prefix, router mode's `[PORT] ` prefix, the 2024 `INFO [ print_timings]` text and
 //! `--log-format json` logs, `--log-jsonl`, the one-call block and `LOG_TEE` forms, and every
-//! draft-acceptance wording. llama-cli's own summaries are refused, never taken for a request.
+//! draft-acceptance wording with its mean length and per-position rates (the pinned build's
+//! draft-mtp lines: tests/fixtures/llama-server-mtp/README.md). llama-cli's own summaries are
+//! refused, never taken for a request.
 mod block;
 mod error;
 mod first_error;
 mod foreign;
 mod line;
+#[cfg(test)]
+mod mtp_tests;
 mod parse;
 mod patterns;
 mod read;

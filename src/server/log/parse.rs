@@ -3,7 +3,10 @@ use super::block::{DraftAcceptance, SpecStatistics, TimingBlock};
 use super::error::LogError;
 use super::foreign;
 use super::line::read_line;
-use super::patterns::{BARE_HEADER, DRAFT, EVAL, GRAPHS, PROMPT_EVAL, SLOT_TASK, STATS, TOTAL};
+use super::patterns::{
+    BARE_HEADER, DRAFT, DRAFT_PER_POS_INLINE, DRAFT_PER_POS_LINE, EVAL, GRAPHS, PROMPT_EVAL, SLOT_TASK, STATS,
+    STATS_MEAN, STATS_PER_POS, TOTAL,
+};
 
 type SlotTask = (Option<u32>, Option<i64>);
 
@@ -90,7 +93,14 @@ fn new_block(slot: Option<u32>, task: Option<i64>, c: &regex::Captures) -> Timin
     }
 }
 
-/// The lines after the eval line: total, graphs reused, draft acceptance, statistics.
+/// `0.805, 0.632, 0.483` (or nothing) as numbers.
+fn rates(c: Option<regex::Captures>) -> Option<Vec<f64>> {
+    let list = c?.get(1)?.as_str();
+    list.split(',').map(str::trim).filter(|r| !r.is_empty()).map(|r| r.parse().ok()).collect()
+}
+
+/// The lines after the eval line: total, graphs reused, draft acceptance (and its per-position
+/// line), statistics.
 fn read_trailer(block: &mut TimingBlock, msg: &str) {
     if let Some(c) = TOTAL.captures(msg) {
         block.total_ms = num(&c, 1);
@@ -103,7 +113,12 @@ fn read_trailer(block: &mut TimingBlock, msg: &str) {
             accepted: num(&c, 2).unwrap_or(0),
             generated: num(&c, 3).unwrap_or(0),
             mean_len: num(&c, 4),
+            per_position: rates(DRAFT_PER_POS_INLINE.captures(msg)),
         });
+    } else if let Some(per_pos) = rates(DRAFT_PER_POS_LINE.captures(msg)) {
+        if let Some(d) = block.draft.as_mut() {
+            d.per_position.get_or_insert(per_pos);
+        }
     } else if let Some(c) = STATS.captures(msg) {
         block.spec_statistics.push(SpecStatistics {
             implementation: c[1].to_string(),
@@ -111,6 +126,8 @@ fn read_trailer(block: &mut TimingBlock, msg: &str) {
             acc_drafts: num(&c, 3).unwrap_or(0),
             gen_tokens: num(&c, 4).unwrap_or(0),
             acc_tokens: num(&c, 5).unwrap_or(0),
+            mean_acc_len: STATS_MEAN.captures(msg).and_then(|m| num(&m, 1)),
+            acc_rate_per_pos: rates(STATS_PER_POS.captures(msg)),
         });
     }
 }

@@ -17,6 +17,16 @@ pub(super) static GRAPHS: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"graphs
 pub(super) static DRAFT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"draft acceptance(?: rate)? = ([0-9.]+) \(\s*(\d+) accepted /\s*(\d+) generated\)(?:, mean (?:len|acceptance length) =\s*([0-9.]+))?").unwrap()
 });
+// Per-position acceptance: inline in the 2026-06 acceptance line, alone on the next line (`acc per
+// pos`, the pinned 0c1e57098 at TRACE) and in the statistics line (`#acc rate/pos`, `()` when nothing
+// was accepted).
+pub(super) static DRAFT_PER_POS_INLINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"acceptance rate per position = \(([0-9., ]*)\)").unwrap());
+pub(super) static DRAFT_PER_POS_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?:^|\|)\s*acc per pos = \(([0-9., ]*)\)").unwrap());
+pub(super) static STATS_PER_POS: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"#acc rate/pos = \(([0-9., ]*)\)").unwrap());
+pub(super) static STATS_MEAN: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"#mean acc len =\s*([0-9.]+)").unwrap());
 pub(super) static STATS: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"statistics\s+(\S+?):.*#gen drafts =\s*(\d+), #acc drafts =\s*(\d+), #gen tokens =\s*(\d+), #acc tokens =\s*(\d+)").unwrap()
 });
