@@ -292,6 +292,7 @@ mod tests {
                 accepted,
                 generated,
                 mean_len: None,
+                per_position: None,
             });
             s.timings = timings;
             s
