@@ -220,8 +220,9 @@ fn the_markdown_tables_of_the_captured_evidence() {
     };
     // The verdicts: what that release's own summary.json computed, metric by metric.
     let verdicts = table_after("### Verdicts");
-    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "vs f16", "95% CI", "verdict"]);
-    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---"]);
+    // The per-sample CV column (docs/methodology.md §8) stands between the median and the change.
+    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "CV", "vs f16", "95% CI", "verdict"]);
+    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---:", "---"]);
     let old = read_json(&src.join("summary.json"));
     let mut rows = verdicts[2..].iter();
     for metric in ["server-decode-tps", "server-prefill-tps", "ttft-ms"] {
@@ -232,7 +233,11 @@ fn the_markdown_tables_of_the_captured_evidence() {
             let d = if metric == "server-prefill-tps" { 1 } else { 2 };
             assert_eq!(row[3], format!("{:.d$}", m["median"].as_f64().unwrap()), "{metric} {row:?}");
             let verdict = m["verdict"].as_str().map_or("baseline".to_string(), |v| v.replace('-', " "));
-            assert_eq!(row[6], verdict, "{metric} {row:?}");
+            let runs: Vec<f64> = m["runs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            let mean = runs.iter().sum::<f64>() / runs.len() as f64;
+            let sd = (runs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (runs.len() - 1) as f64).sqrt();
+            assert_eq!(row[4], format!("{:.2}%", 100.0 * sd / mean), "{metric} {row:?}: the sample CV");
+            assert_eq!(row[7], verdict, "{metric} {row:?}");
         }
     }
     assert!(rows.next().is_none());
