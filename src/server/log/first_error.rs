@@ -14,8 +14,29 @@ pub(crate) fn first_error_line(text: &str) -> Option<String> {
         })
     };
     pick(&|_, m| m.contains("GGML_ASSERT"))
-        .or_else(|| pick(&|raw, _| is_error_level(raw)))
+        .or_else(|| first_error_level(&lines))
         .or_else(|| pick(&|_, m| m.to_ascii_lowercase().contains("error")))
+}
+
+/// The first error-level line, after the warning-level line just before it when there is one: the
+/// server often warns of the cause and then errors on its consequence (`context type MTP
+/// requested but model doesn't contain MTP layers`, then `failed to create MTP context`).
+fn first_error_level(lines: &[&str]) -> Option<String> {
+    let at = lines.iter().position(|l| is_error_level(l) && message(l).is_some())?;
+    let error = message(lines[at])?.trim().to_string();
+    let warning = at.checked_sub(1).map(|i| lines[i]).filter(|l| is_warning_level(l)).and_then(message);
+    Some(match warning {
+        Some(w) => format!("{}: {error}", w.trim()),
+        None => error,
+    })
+}
+
+fn is_warning_level(raw: &str) -> bool {
+    if raw.starts_with('{') {
+        return raw.contains(r#""level":"warn"#);
+    }
+    static LEVEL_W: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?W ").unwrap());
+    LEVEL_W.is_match(raw)
 }
 
 fn is_error_level(raw: &str) -> bool {
