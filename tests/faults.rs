@@ -467,6 +467,21 @@ fn a_variant_without_an_accepted_sample_exits_1_after_the_summary() {
 
 // ---- The server's own faults ----
 
+/// `--spec-type draft-mtp` asked of a model without an MTP block (the test bed's qwen3moe): the
+/// server refuses the MTP context and exits while loading; the one line names the server's own
+/// cause, the warning before its error (#21).
+#[test]
+fn draft_mtp_on_a_model_without_an_mtp_block_ends_with_the_servers_own_cause() {
+    let f = Fault::new();
+    let vs = [variant("a", ""), variant("mtp", "--spec-type draft-mtp --spec-draft-n-max 3")];
+    let out = run(&Study::new(&f, 8, 1, &vs).args());
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("sample 2 (mtp)") && line.contains("while loading"), "{line}");
+    assert!(line.contains("doesn't contain MTP layers") && line.contains("failed to create MTP context"), "{line}");
+    assert_eq!(finished(&f.root()), 1, "the baseline's sample stays");
+}
+
 #[test]
 fn a_corrupt_model_ends_the_study_with_its_load_line_and_resume_says_it_again() {
     let f = Fault::new();
