@@ -168,6 +168,29 @@ fn a_large_effect_gets_the_right_verdict() {
     assert!(s["variants"][1]["acceptance_median"].as_f64().unwrap() > 0.0);
 }
 
+/// The users' stack on the test bed (#21): `draft-mtp` on the predictable qwen35moe twin is
+/// accepted almost always, on the random one almost never. Both drafted, so `no-drafts` (§7.16)
+/// keeps every sample, and the acceptance caveat (§7.11) says the random one's decode TPS is no
+/// proof of a kernel change.
+#[test]
+fn draft_mtp_acceptance_of_the_two_regimes() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let model = |k: &str| std::env::var(k).ok().or_else(|| testbed().vars.get(k).cloned()).expect(k);
+    let mtp = "-t 2 --spec-type draft-mtp --spec-draft-n-max 3";
+    let vs = [
+        format!("{}|model={}", variant("predictable", mtp), model("MTP_PREDICTABLE_MODEL")),
+        format!("{}|model={}", variant("random", mtp), model("MTP_MODEL")),
+    ];
+    let s = summary(&abprof().args(ab_args(&d.path().join("mtp"), 32, 3, &vs)).output().unwrap());
+    let acceptance = |i: usize| s["variants"][i]["acceptance_median"].as_f64().unwrap();
+    assert!(acceptance(0) > 0.9, "predictable: {}", s["variants"][0]);
+    assert!(acceptance(1) < 0.1, "random: {}", s["variants"][1]);
+    assert_eq!(s["rejected"], serde_json::json!([]), "every sample drafted: {}", s["rejected"]);
+    let caveats = s["variants"][1]["caveats"].to_string();
+    assert!(caveats.contains("acceptance differs materially"), "{caveats}");
+}
+
 /// Study with hooks that leave marker files, in a background process.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
     spawn_abprof(&small_study(root, markers, tokens, samples, vs))
