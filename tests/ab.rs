@@ -189,6 +189,16 @@ fn draft_mtp_acceptance_of_the_two_regimes() {
     assert_eq!(s["rejected"], serde_json::json!([]), "every sample drafted: {}", s["rejected"]);
     let caveats = s["variants"][1]["caveats"].to_string();
     assert!(caveats.contains("acceptance differs materially"), "{caveats}");
+    // More tokens per decode step where the drafts are accepted: the server's mean acceptance length.
+    let per_step = |i: usize| s["variants"][i]["mean_acceptance_length_median"].as_f64().unwrap();
+    assert!(per_step(0) > 2.0 && per_step(1) < 1.5, "{} vs {}", per_step(0), per_step(1));
+    let ci = |i: usize| {
+        s["variants"][i]["acceptance_ci"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect::<Vec<_>>()
+    };
+    assert!(ci(0)[0] > 0.8 && ci(0)[1] <= 1.0 && ci(1)[1] < 0.2, "{:?} {:?}", ci(0), ci(1));
+    let text = abprof().args(["summarize"]).arg(d.path().join("mtp")).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("accept 95% CI") && text.contains("tok/step"), "{text}");
 }
 
 /// Study with hooks that leave marker files, in a background process.

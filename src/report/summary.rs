@@ -194,8 +194,15 @@ pub(crate) fn render_text(s: &Summary) -> String {
         Column::number("idle gate").width(10),
         Column::text("accepted"),
     ]);
+    // A speculative study also shows each variant's acceptance interval and tokens per decode
+    // step (§7.11); a study without drafts keeps the table it always had.
+    let drafted = s.variants.iter().any(|v| !v.acceptance.is_empty());
+    if drafted {
+        t.columns.insert(4, Column::number("accept 95% CI").width(17));
+        t.columns.insert(5, Column::number("tok/step").width(8));
+    }
     for v in &s.variants {
-        t.push_text(vec![
+        let mut row = vec![
             v.label.clone(),
             num(v.ms_per_token, 3),
             num(v.decode_tps_n_minus_1_median, 2),
@@ -204,7 +211,14 @@ pub(crate) fn render_text(s: &Summary) -> String {
             summarize_counts(&v.prompt_tokens),
             v.idle_gate_ms_median.map_or("—".into(), |g| format!("{g:.0} ms")),
             format!("{}/{}", v.accepted, v.planned),
-        ]);
+        ];
+        if drafted {
+            let ci =
+                v.acceptance_ci.map_or("—".into(), |[lo, hi]| format!("[{:.1}%, {:.1}%]", lo * 100.0, hi * 100.0));
+            row.insert(4, ci);
+            row.insert(5, num(v.mean_acceptance_length_median, 2));
+        }
+        t.push_text(row);
     }
     // Each variant's caveats under its own row.
     let text = Text::of(&t, "  ", false);

@@ -176,6 +176,8 @@ mod tests {
             decode_tps_n_minus_1_median: None,
             acceptance: vec![],
             acceptance_median: None,
+            acceptance_ci: None,
+            mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],
             idle_gate_ms_median: None,

@@ -110,6 +110,14 @@ pub(crate) struct VariantSummary {
     pub(crate) decode_tps_n_minus_1_median: Option<f64>,
     pub(crate) acceptance: Vec<f64>,
     pub(crate) acceptance_median: Option<f64>,
+    /// The 95% t-interval of the mean acceptance rate over the accepted samples (3 or more that
+    /// drafted), clipped to [0, 1] (docs/methodology.md §7.11).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) acceptance_ci: Option<[f64; 2]>,
+    /// Median of the samples' mean acceptance length (1 + accepted per verification step), as the
+    /// server prints it: the tokens one decode step yields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mean_acceptance_length_median: Option<f64>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -194,6 +202,16 @@ pub(crate) struct Judged {
     pub(crate) summary: Summary,
     pub(crate) samples: Vec<JudgedSample>,
     pub(crate) facts: StudyFacts,
+}
+
+/// The 95% t-interval of the mean of `rates` (3 or more), clipped to [0, 1].
+fn acceptance_interval(rates: &[f64]) -> Option<[f64; 2]> {
+    if rates.len() < 3 {
+        return None;
+    }
+    let t = t_test::one_sample(rates);
+    let half = t_test::two_sided_quantile(0.05, t.df) * t.se;
+    Some([(t.mean - half).clamp(0.0, 1.0), (t.mean + half).clamp(0.0, 1.0)])
 }
 
 /// Builds the summary of the study in `ev`.
@@ -357,6 +375,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             ms_per_token: decode_med.map(|t| 1000.0 / t),
             decode_tps_n_minus_1_median: n_minus_1_med,
             acceptance_median: median(&acceptance),
+            acceptance_ci: acceptance_interval(&acceptance),
+            mean_acceptance_length_median: median(
+                &samples.iter().filter_map(|s| s.draft.as_ref().and_then(|d| d.mean_len)).collect::<Vec<_>>(),
+            ),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
@@ -463,4 +485,17 @@ fn judged_samples(
     }
     out.sort_by(|a, b| (a.index, &a.dir).cmp(&(b.index, &b.dir)));
     out
+}
+
+#[cfg(test)]
+mod acceptance_tests {
+    #[test]
+    fn the_acceptance_interval_is_a_t_interval_of_the_mean_clipped_to_0_1() {
+        assert_eq!(super::acceptance_interval(&[1.0, 1.0]), None, "below 3 samples no interval");
+        let [lo, hi] = super::acceptance_interval(&[0.5, 0.6, 0.7]).unwrap();
+        // mean 0.6, s 0.1, t(2 df, 97.5%) = 4.303
+        let half = 4.303 * 0.1 / 3f64.sqrt();
+        assert!((lo - (0.6 - half)).abs() < 1e-3 && (hi - (0.6 + half)).abs() < 1e-3, "{lo} {hi}");
+        assert_eq!(super::acceptance_interval(&[1.0, 1.0, 0.875]).unwrap()[1], 1.0, "clipped at 1");
+    }
 }
