@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 /// fields and text tail) rather than the message.
 pub(super) struct Line<'a> {
     pub(super) msg: Cow<'a, str>,
+    /// The log level the line carries (`E`, `W`, `I`, `D`, `T`), when it carries one.
+    pub(super) level: Option<char>,
     pub(super) slot: Option<u32>,
     pub(super) task: Option<i64>,
 }
@@ -14,7 +16,8 @@ pub(super) struct Line<'a> {
 // Router mode prints each child's lines behind `[PORT] ` (router-one-call-2026.log).
 static ROUTER: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\[\d+\] ").unwrap());
 // `M.SS.mmm.uuu L ` from --log-timestamps/--log-prefix (the defaults of --log-file).
-static PREFIX: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?(?:[IWEDT] )?").unwrap());
+static PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:\d+\.\d{2}\.\d{3}\.\d{3} )?(?:([IWEDT]) )?").unwrap());
 // The 2024 text log's `INFO [           print_timings] ` (server-text-2024-08.log).
 static FUNCTION_TAG: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(?:INFO|WARN|WARNING|ERR|ERROR|VERB|DEBUG)\s*\[\s*\w+\] ").unwrap());
@@ -35,7 +38,9 @@ pub(super) fn read_line(line: &str) -> Option<Line<'_>> {
     if s.starts_with('{') {
         return json_line(s);
     }
-    s = &s[PREFIX.find(s).map_or(0, |m| m.end())..];
+    let prefix = PREFIX.captures(s);
+    let level = prefix.as_ref().and_then(|c| c.get(1)).and_then(|m| m.as_str().chars().next());
+    s = &s[prefix.and_then(|c| c.get(0)).map_or(0, |m| m.end())..];
     if let Some(m) = FUNCTION_TAG.find(s) {
         s = &s[m.end()..];
     }
@@ -45,7 +50,7 @@ pub(super) fn read_line(line: &str) -> Option<Line<'_>> {
         task = tail_field(&s[i..], "id_task=");
         s = &s[..i];
     }
-    Some(Line { msg: Cow::Borrowed(s), slot, task })
+    Some(Line { msg: Cow::Borrowed(s), level, slot, task })
 }
 
 fn tail_field<T: std::str::FromStr>(tail: &str, key: &str) -> Option<T> {
@@ -64,8 +69,16 @@ fn json_line(s: &str) -> Option<Line<'static>> {
     }
     let msg = v.get("msg")?.as_str()?.trim_end_matches('\n').to_string();
     let int = |keys: [&str; 2]| keys.iter().find_map(|k| v.get(*k).and_then(|x| x.as_i64()));
+    let level = match v.get("level").and_then(|l| l.as_str()) {
+        Some("error") => Some('E'),
+        Some("warn" | "warning") => Some('W'),
+        Some("info") => Some('I'),
+        Some("debug") => Some('D'),
+        _ => None,
+    };
     Some(Line {
         msg: Cow::Owned(msg),
+        level,
         slot: int(["id_slot", "slot_id"]).and_then(|n| u32::try_from(n).ok()),
         task: int(["id_task", "task_id"]),
     })
