@@ -35,6 +35,7 @@ fn main() {
         ignore_eos: true,
         pure_decode: false,
         port: None,
+        server_cpus: None,
         order_seed: None,
         health_timeout_s: 120,
         stall_timeout_s: 120,

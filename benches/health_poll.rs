@@ -45,6 +45,7 @@ fn main() {
             log_file: dir.path().join(format!("s{i}.log")),
             console_file: dir.path().join(format!("s{i}.console")),
             signal_descendant: None,
+            cpus: None,
         };
         let truth = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));

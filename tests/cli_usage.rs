@@ -107,3 +107,16 @@ fn resume_refuses_flags_that_would_be_ignored() {
     let out = abprof(&["ab", "--resume", "/nonexistent/abprof-study", "--json"]);
     assert_eq!(out.status.code(), Some(1), "--json is not study-defining: the error is the missing folder");
 }
+
+#[test]
+fn server_cpus_must_name_online_cpus_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("study");
+    let root = root.to_str().unwrap();
+    let line = usage_error(&["ab", "--root", root, "--server-cpus", "0-x"], "--server-cpus");
+    assert!(line.contains("like 0-7,16, or node:N"), "{line}");
+    let line = usage_error(&["ab", "--root", root, "--server-cpus", "65000"], "--server-cpus");
+    assert!(line.contains("CPU 65000 is not online here"), "{line}");
+    usage_error(&["pi", "--variant", "a=b", "--server-cpus", "node:4096"], "--server-cpus");
+    assert!(!dir.path().join("study").exists());
+}

@@ -69,6 +69,7 @@ pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
                     log_file: dir.path().join("server.log"),
                     console_file: dir.path().join("console.log"),
                     signal_descendant: None,
+                    cpus: None,
                 };
                 calibrate_on_fresh_server(
                     &spec,

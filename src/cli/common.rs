@@ -58,6 +58,7 @@ pub(crate) fn study_file(
         ignore_eos: false,
         pure_decode: false,
         port: v.port,
+        server_cpus: v.server_cpus.clone(),
         order_seed: None,
         health_timeout_s: v.launch.health_timeout,
         stall_timeout_s: v.launch.stall_timeout,

@@ -46,6 +46,7 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
         log_file: evidence.join("server.log"),
         console_file: evidence.join("server.console.log"),
         signal_descendant: None,
+        cpus: None,
     };
     let spec =
         SampleSpec { expected_prompt_tokens: r.expected_prompt_tokens, ..SampleSpec::new(launch, r.health_timeout) };

@@ -65,7 +65,7 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
             launch.console_file = root.join("exactness").join("calibration.console.log");
             PromptSource::Calibrate {
                 tokens: r.prompt_tokens,
-                launch,
+                launch: Box::new(launch),
                 health_timeout: r.health_timeout,
                 stall: r.stall_timeout,
             }

@@ -25,7 +25,7 @@ pub(crate) enum PromptSource<'a> {
     /// A prompt file (from `abprof calibrate`), with the count its calibration recorded beside it.
     File(&'a std::path::Path),
     /// Calibrated once to `tokens` on a fresh server of `launch`, which is stopped again.
-    Calibrate { tokens: u64, launch: LaunchSpec, health_timeout: Duration, stall: Duration },
+    Calibrate { tokens: u64, launch: Box<LaunchSpec>, health_timeout: Duration, stall: Duration },
 }
 
 /// The text every sample of a run sends, and the prompt length each must report.

@@ -182,6 +182,9 @@ pub(crate) struct SampleExtra {
     /// "model-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_changed: Option<BinaryChange>,
+    /// Where the server's busiest threads ran when the request ended (docs/methodology.md §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) placement: Option<crate::server::placement::ServerPlacement>,
 }
 
 /// What identifies a file's bytes cheaply: a rebuild in place changes at least one of these.

@@ -207,6 +207,12 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         None
     };
     observer.request_finished();
+    // Before the stop, while the threads are there to read (§2.1): a few /proc files, after the
+    // timed request.
+    if run.is_some() {
+        let placement = crate::server::placement::ServerPlacement::read(server.pid(), launch.cpus.clone());
+        sample.extra.placement = (!placement.threads.is_empty()).then_some(placement);
+    }
     let interrupted = run.as_ref().is_some_and(|r| r.interrupted);
     let stream = run.as_ref().and_then(|r| r.stream.as_ref());
     if let Some(r) = stream {

@@ -151,6 +151,7 @@ fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, te
             log_file: PathBuf::new(),
             console_file: PathBuf::new(),
             signal_descendant: None,
+            cpus: None,
         },
         expected_prompt_tokens: Some(300),
         health_timeout: Duration::from_secs(1),

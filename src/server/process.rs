@@ -34,6 +34,10 @@ pub struct LaunchSpec {
     /// cleanly and the launcher finishes its own work before exiting.
     #[serde(default)]
     pub signal_descendant: Option<String>,
+    /// The CPUs the server is placed on (`--server-cpus`, docs/methodology.md §2.1); None: where
+    /// the kernel puts it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<super::placement::CpuList>,
 }
 
 impl LaunchSpec {
@@ -54,6 +58,7 @@ impl LaunchSpec {
             log_file: dir.join("server.log"),
             console_file: dir.join("server.console.log"),
             signal_descendant: None,
+            cpus: None,
         }
     }
 
@@ -209,9 +214,14 @@ impl RunningServer {
             .stderr(console2)
             .process_group(0);
         let abprof = std::process::id() as i32;
-        // SAFETY: between fork and exec only async-signal-safe calls: prctl and getppid.
+        let affinity = spec.cpus.as_ref().and_then(super::placement::ChildAffinity::of);
+        // SAFETY: between fork and exec only async-signal-safe calls: prctl, getppid and
+        // sched_setaffinity (its CPU set was built before the fork).
         unsafe {
             cmd.pre_exec(move || {
+                if let Some(a) = &affinity {
+                    a.apply()?;
+                }
                 if nix::libc::prctl(nix::libc::PR_SET_PDEATHSIG, on_abprof_death as nix::libc::c_ulong) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -379,6 +389,7 @@ mod tests {
             log_file: dir.join("server.log"),
             console_file: dir.join("console.log"),
             signal_descendant: None,
+            cpus: None,
         }
     }
 

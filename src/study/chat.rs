@@ -39,13 +39,13 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
         (Some(src), _) => PromptSource::File(src),
         (None, Some(tokens)) => PromptSource::Calibrate {
             tokens,
-            launch: LaunchSpec::for_variant(
+            launch: Box::new(LaunchSpec::for_variant(
                 base,
                 &file.model,
                 ctx.common_args,
                 ctx.port.ensure_free()?,
                 &ev.path("calibration"),
-            ),
+            )),
             health_timeout: Duration::from_secs(file.health_timeout_s),
             stall: Duration::from_secs(file.stall_timeout_s),
         },

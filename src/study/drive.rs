@@ -50,7 +50,10 @@ pub(crate) struct StudyContext<'a> {
 impl StudyContext<'_> {
     /// The variant's own server on the study's loopback port.
     pub(crate) fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
-        LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port.get(), &files.dir)
+        LaunchSpec {
+            cpus: self.file.server_cpus(),
+            ..LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port.get(), &files.dir)
+        }
     }
 
     /// Set once a signal arrived (the listener publishes its number first, then sets this).
@@ -253,6 +256,15 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     // loop, and a flag for loads that block (a Pi process).
     let stop = crate::stop_signal::StopSignal::listen(&rt)?;
     let (signal, cancel) = (stop.watch(), stop.flag());
+    // After the runtime and the listener exist, so their threads move too (§2.1).
+    if let Some(server) = file.server_cpus() {
+        match crate::server::placement::keep_abprof_off(&server) {
+            Some(own) => eprintln!("abprof: servers on CPUs {server}, abprof's own threads on CPUs {own}"),
+            None => {
+                eprintln!("abprof: servers on CPUs {server}, which are all of this host's: abprof's threads share them")
+            }
+        }
+    }
     // The planned samples, then (adaptive studies) one more block at a time while the
     // configuration asks for it; the hooks, listener and restore guard span them all.
     let mut taken = 0;

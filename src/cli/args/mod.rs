@@ -26,10 +26,11 @@ pub(crate) use workload::WorkloadArgs;
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.
-pub(crate) const STUDY_FLAGS: [&str; 13] = [
+pub(crate) const STUDY_FLAGS: [&str; 14] = [
     "variants",
     "model",
     "port",
+    "server_cpus",
     "server_args",
     "health_timeout",
     "stall_timeout",

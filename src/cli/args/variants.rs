@@ -16,6 +16,15 @@ pub(crate) struct VariantArgs {
     /// Fixed loopback port for every sample (default: one free port for the whole study).
     #[arg(long)]
     pub(crate) port: Option<u16>,
+    /// Place every server on these CPUs (e.g. 0-7,16, or node:N for a NUMA node's) and abprof's
+    /// own threads on the others (docs/methodology.md §2.1). Default: where the kernel puts them.
+    #[arg(long, value_name = "CPUS", value_parser = server_cpus)]
+    pub(crate) server_cpus: Option<String>,
     #[command(flatten)]
     pub(crate) launch: LaunchArgs,
+}
+
+/// Checked before anything starts; kept as typed (`node:0` stays `node:0` in study.toml).
+fn server_cpus(text: &str) -> Result<String, String> {
+    crate::server::placement::CpuList::parse(text).map(|_| text.to_string())
 }

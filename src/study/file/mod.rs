@@ -213,6 +213,10 @@ pub struct StudyFile {
     /// Fixed loopback port (default: a free one picked once for the whole study).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
+    /// The CPUs every server is placed on, as the user wrote them (`0-7,16`, `node:N`); abprof's
+    /// own threads then run on the others (docs/methodology.md §2.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpus: Option<String>,
     /// Shuffle within each balanced block with this seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order_seed: Option<u64>,
@@ -276,6 +280,11 @@ pub(crate) fn default_hz() -> u32 {
 }
 
 impl StudyFile {
+    /// The CPUs `server_cpus` names on this host (checked by [`StudyFile::check`]).
+    pub(crate) fn server_cpus(&self) -> Option<crate::server::placement::CpuList> {
+        self.server_cpus.as_deref().and_then(|c| crate::server::placement::CpuList::parse(c).ok())
+    }
+
     pub(crate) fn load(path: &Path) -> Result<StudyFile, StudyFileError> {
         let text = std::fs::read_to_string(path).map_err(|e| StudyFileError::Read { path: path.into(), source: e })?;
         let f = StudyFile::parse(&text).map_err(|message| StudyFileError::Parse { path: path.into(), message })?;
@@ -457,6 +466,9 @@ impl StudyFile {
         }
         within(self.telemetry_hz, 1, MAX_TELEMETRY_HZ, "telemetry_hz")?;
         timeout(self.health_timeout_s, "health_timeout_s")?;
+        if let Some(cpus) = &self.server_cpus {
+            crate::server::placement::CpuList::parse(cpus)?;
+        }
         timeout(self.stall_timeout_s, "stall_timeout_s")?;
         timeout(self.stop_timeout_s, "stop_timeout_s")?;
         timeout(self.isolation.timeout_s, "isolation.timeout_s")?;
