@@ -61,3 +61,49 @@ fn assert_holds(new: &serde_json::Value, old: &serde_json::Value, at: &str) {
         _ => assert_eq!(new, old, "{at} changed"),
     }
 }
+
+/// Unpacks one of the H200's real evidence tarballs (tests/fixtures/h200-evidence/README.md) and
+/// summarizes `study` from it.
+fn h200_summary(tarball: &str, study: &str) -> serde_json::Value {
+    let d = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-evidence").join(tarball);
+    let st = std::process::Command::new("tar").arg("-xJf").arg(&src).arg("-C").arg(d.path()).status().unwrap();
+    assert!(st.success());
+    let out = abprof().arg("summarize").arg(d.path().join(study)).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The users' stack on a real H200 (#21): draft-mtp on the predictable qwen35moe twin accepts every
+/// draft, almost 4 tokens a step, and decodes faster; on the random one it accepts none and is
+/// slower. MTP makes prefill slower in both (its extra pass per ubatch).
+#[test]
+fn the_h200_mtp_studies_summarize_to_their_regimes() {
+    for (study, faster) in [("h200-mtp-pred", true), ("h200-mtp-rand", false)] {
+        let s = h200_summary("mtp-off-on.tar.xz", study);
+        assert_eq!(s["rejected"], serde_json::json!([]), "{study}");
+        let on = &s["variants"][1];
+        assert_eq!(on["label"], "on");
+        let accepted = on["acceptance_median"].as_f64().unwrap();
+        assert!(if faster { accepted > 0.99 } else { accepted < 0.01 }, "{study}: {accepted}");
+        let decode = &on["metrics"][0];
+        assert_eq!(decode["metric"], "server-decode-tps");
+        assert_eq!(decode["verdict"], if faster { "faster" } else { "slower" }, "{study}: {decode}");
+        let prefill = on["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "server-prefill-tps").unwrap();
+        assert_eq!(prefill["verdict"], "slower", "{study}: {prefill}");
+    }
+}
+
+/// Real NVML readings (#22): every decode of KV f16 and q8_0 has its energy split and a J/token,
+/// and q8_0's slower decode costs more energy a token.
+#[test]
+fn the_h200_energy_study_splits_decode_energy_from_real_nvml_readings() {
+    let s = h200_summary("energy-f16-q8_0.tar.xz", "h200-energy");
+    let j = |i: usize| s["variants"][i]["decode"]["j_per_token"].as_f64().unwrap();
+    assert!(j(0) > 0.5 && j(0) < 3.0, "f16 {}", j(0));
+    assert!(j(1) > j(0) * 1.3, "q8_0 {} vs f16 {}", j(1), j(0));
+    for v in s["variants"].as_array().unwrap() {
+        assert_eq!(v["decode"]["samples"], 4, "{v}");
+        assert!(v["decode"]["energy_from"].is_string(), "{v}");
+    }
+}
