@@ -45,10 +45,7 @@ fn says_nothing_to_compare(summary: &Summary) -> bool {
     if empty.is_empty() {
         return false;
     }
-    eprintln!(
-        "abprof: error: variant {} has no accepted sample, so there is nothing to compare: see the rejections above",
-        empty.join(", ")
-    );
+    super::ending::say_nothing_to_compare(&format!("variant {}", empty.join(", ")), "above");
     if all_other_workload(summary) {
         eprintln!("abprof: every sample was rejected other-workload (other processes used the CPU during its request): rerun on a quiet host, or raise --foreign-cpu-max PCT (docs/methodology.md §7.7) if that load is part of the host you mean to measure");
     }

@@ -69,6 +69,14 @@ impl Ending {
     }
 }
 
+/// The one wording of "nothing to compare" (exit 1, §13): `who` lacks an accepted sample, and
+/// `where_` says where its rejections were printed.
+pub(crate) fn say_nothing_to_compare(who: &str, where_: &str) {
+    eprintln!(
+        "abprof: error: {who} has no accepted sample, so there is nothing to compare: see the rejections {where_}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

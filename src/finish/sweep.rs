@@ -51,10 +51,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
             })
             .collect();
         if !empty.is_empty() {
-            eprintln!(
-                "abprof: error: {} has no accepted sample, so there is nothing to compare: see the rejections in that point's summary",
-                empty.join(", ")
-            );
+            super::ending::say_nothing_to_compare(&empty.join(", "), "in that point's summary");
             ending.nothing_to_compare = true;
         }
     }
