@@ -201,6 +201,66 @@ fn draft_mtp_acceptance_of_the_two_regimes() {
     assert!(text.contains("accept 95% CI") && text.contains("tok/step"), "{text}");
 }
 
+/// MTP on against off (#21 must-show), one study per regime. The predictable twin: the MTP side's
+/// acceptance > 90% and more tokens per decode step than plain decoding's one. The random one:
+/// acceptance near 0. Each MTP side carries the acceptance caveat (§7.11: the baseline drafts
+/// nothing), so its decode TPS is never read as a kernel's.
+#[test]
+fn draft_mtp_on_against_off_of_the_two_regimes() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let model = |k: &str| std::env::var(k).ok().or_else(|| testbed().vars.get(k).cloned()).expect(k);
+    // `-lv 4` on the predictable pair: the pinned server then sizes its buffers and prints the
+    // per-position rates (tests/fixtures/llama-server-mtp/README.md).
+    let study = |name: &str, key: &str, samples: u32, args: &str| {
+        let m = model(key);
+        let vs = [
+            format!("{}|model={m}", variant("off", args)),
+            format!("{}|model={m}", variant("on", &format!("{args} --spec-type draft-mtp --spec-draft-n-max 3"))),
+        ];
+        // What is asserted is acceptance, memory and which figures exist, none of it a speed: a
+        // busy shared host must not reject the samples (§7.7).
+        let mut a = ab_args(&d.path().join(name), 24, samples, &vs);
+        a.extend(["--foreign-cpu-max".into(), "1000".into()]);
+        summary(&abprof().args(a).output().unwrap())
+    };
+    let s = study("pred", "MTP_PREDICTABLE_MODEL", 3, "-t 2 -lv 4");
+    let v = |s: &serde_json::Value, i: usize, k: &str| s["variants"][i][k].clone();
+    assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
+    assert!(v(&s, 0, "acceptance_median").is_null(), "MTP off drafts nothing: {}", s["variants"][0]);
+    assert!(v(&s, 1, "acceptance_median").as_f64().unwrap() > 0.9, "{}", s["variants"][1]);
+    let per_step = |s: &serde_json::Value, i: usize| v(s, i, "mean_acceptance_length_median").as_f64().unwrap();
+    assert_eq!(per_step(&s, 0), 1.0, "plain decoding: one token a step");
+    assert!(per_step(&s, 1) > 2.0, "{}", per_step(&s, 1));
+    assert!(v(&s, 1, "acceptance_ci")[0].as_f64().unwrap() > 0.8, "{}", v(&s, 1, "acceptance_ci"));
+    assert!(v(&s, 1, "acceptance_per_position_median")[0].as_f64().unwrap() > 0.9, "{}", s["variants"][1]);
+    let caveats = v(&s, 1, "caveats").to_string();
+    assert!(caveats.contains("the baseline drafts nothing"), "{caveats}");
+    // Prefill and decode both measured with an interval on the MTP side.
+    for m in ["server-decode-tps", "server-prefill-tps"] {
+        assert!(metric(&s, 1, m)["ci"]["lo_pct"].is_number(), "{m}: {:#}", metric(&s, 1, m));
+    }
+    // Memory: MTP on loads the MTP block and adds its context; off has none.
+    let mem = |i: usize, k: &str| v(&s, i, "memory")[k].as_f64().unwrap();
+    assert_eq!(mem(0, "speculative_context_mib"), 0.0, "{}", v(&s, 0, "memory"));
+    assert!(mem(1, "speculative_context_mib") > 0.0, "{}", v(&s, 1, "memory"));
+    assert!(mem(1, "model_mib") > mem(0, "model_mib"), "the MTP block's weights");
+    let root = d.path().join("pred");
+    let md = abprof().args(["summarize", "--format", "md"]).arg(&root).output().unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("acceptance_median") && md.contains("memory_speculative_context_mib"), "{md}");
+    let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
+    assert!(text.contains("draft acceptance (accepted samples") && text.contains("server memory"), "{text}");
+    let report = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(report.contains("### Draft acceptance") && report.contains("### Server memory"), "{report}");
+    let s = study("rand", "MTP_MODEL", 2, "-t 2");
+    assert_eq!(s["rejected"], serde_json::json!([]), "drafted, none accepted is kept: {}", s["rejected"]);
+    assert!(v(&s, 1, "acceptance_median").as_f64().unwrap() < 0.1, "{}", s["variants"][1]);
+    assert!(per_step(&s, 1) < 1.5, "{}", per_step(&s, 1));
+    let caveats = v(&s, 1, "caveats").to_string();
+    assert!(caveats.contains("acceptance differs materially"), "{caveats}");
+}
+
 /// Study with hooks that leave marker files, in a background process.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
     spawn_abprof(&small_study(root, markers, tokens, samples, vs))

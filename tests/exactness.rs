@@ -145,3 +145,41 @@ fn bad_inputs_give_one_clear_line() {
         .unwrap();
     one_error(no_model, "has no model: pass --model");
 }
+
+/// The users' stack (#21): exactness runs on the qwen35moe MTP model (plain decoding against
+/// itself is exact), and a `draft-mtp` side ends with one line naming what the pinned server does:
+/// its speculative steps stream no logprobs (only the tokens of a plain step carry them), so a
+/// logit comparison cannot be made, and abprof says so rather than comparing what is missing.
+#[test]
+fn exactness_on_the_mtp_model_and_what_draft_mtp_leaves_out() {
+    let tb = testbed();
+    let model = std::env::var("MTP_MODEL").ok().or_else(|| tb.vars.get("MTP_MODEL").cloned()).expect("MTP_MODEL");
+    let model = PathBuf::from(model);
+    let prompt = calibrated_prompt_for(&model, "mtp", 300);
+    let s = server();
+    let run = |a: &str, b: &str, root: &Path| {
+        abprof()
+            .arg("exactness")
+            .args(["--variant", a, "--variant", b, "--model"])
+            .arg(&model)
+            .args(["--server-args", COMMON, "--tokens", "16", "--ignore-eos", "--prompt"])
+            .arg(&prompt)
+            .arg("--root")
+            .arg(root)
+            .output()
+            .unwrap()
+    };
+    let root = tempfile::tempdir().unwrap();
+    let out = run(&format!("a={s}"), &format!("b={s}"), root.path());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(read_json(&root.path().join("exactness.json"))["verdict"]["kind"], "exact", "{text}");
+    let root = tempfile::tempdir().unwrap();
+    let mtp = format!("on={s}|extra=--spec-type draft-mtp --spec-draft-n-max 3");
+    let out = run(&format!("off={s}"), &mtp, root.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line: Vec<&str> = stderr.lines().filter(|l| l.contains("variant on: malformed or missing logprobs")).collect();
+    assert_eq!(line.len(), 1, "{stderr}");
+    assert!(line[0].contains("of its 16 generated tokens"), "{}", line[0]);
+}

@@ -97,6 +97,41 @@ fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
     assert_eq!(users_pi_dir(), before, "~/.pi was touched");
 }
 
+/// The users' stack (#21): the real Pi agent against the qwen35moe MTP twin, MTP off and on. Both
+/// runs end (Pi exits 0, one request each); the MTP side drafted and had its drafts accepted (the
+/// twin's head always agrees with its trunk). 16 tokens of ` the` are no merge sort: exit 3.
+#[test]
+fn pi_on_the_mtp_model_with_and_without_draft_mtp() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let model = std::env::var("MTP_PREDICTABLE_MODEL")
+        .ok()
+        .or_else(|| tb.vars.get("MTP_PREDICTABLE_MODEL").cloned())
+        .expect("MTP_PREDICTABLE_MODEL");
+    let s = tb.server.display();
+    let on = format!("on={s}|extra=--spec-type draft-mtp --spec-draft-n-max 3");
+    let out = abprof()
+        .args(["pi", "--variant", &format!("off={s}"), "--variant", &on, "--samples", "1", "--model", &model])
+        .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "16", "--timeout", "300", "--json", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let samples = r["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2, "{r:#}");
+    for smp in samples {
+        assert_eq!(smp["pi_exit"], serde_json::json!({"exited": 0}), "{smp}");
+        assert_eq!(smp["timing_blocks"], 1, "{smp}");
+        assert_eq!(smp["server"]["decode_tokens"], 16, "{smp}");
+    }
+    let of = |label: &str| samples.iter().find(|x| x["label"] == label).unwrap();
+    assert!(of("off")["draft"].is_null(), "{}", of("off"));
+    let d = &of("on")["draft"];
+    assert!(d["generated"].as_u64().unwrap() > 0 && d["rate"].as_f64().unwrap() > 0.9, "{d}");
+    assert_eq!(out.status.code(), Some(3), "no valid answer: {stderr}");
+}
+
 /// Isolation hooks that append a line to MARKERS/{before,after,verify}.
 fn hook_args(markers: &Path) -> Vec<String> {
     ["before", "after", "verify"]

@@ -2,7 +2,7 @@
 use super::pi::{CodeCheck, TimedExit};
 use crate::client::{StreamRecord, Usage};
 use crate::clock::{Span, Stamp};
-use crate::server::log::{DraftAcceptance, SpecStatistics, TimingBlock};
+use crate::server::log::{DraftAcceptance, ServerMemory, SpecStatistics, TimingBlock};
 use crate::server::StopReport;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use serde::{Deserialize, Serialize};
@@ -103,6 +103,10 @@ pub(crate) struct Sample {
     pub(crate) cache_prompt: bool,
     pub(crate) server: Option<ServerTiming>,
     pub(crate) draft: Option<DraftAcceptance>,
+    /// The buffers the server's log sized while loading (model, KV, recurrent, output, compute;
+    /// the MTP or draft context's apart), when it printed them (`-lv 4` on the pinned build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) memory: Option<ServerMemory>,
     pub(crate) stream: StreamMetrics,
     /// Request timing blocks found in the log (exactly one for a valid sample).
     pub(crate) timing_blocks: usize,

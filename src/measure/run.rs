@@ -94,6 +94,7 @@ fn empty_sample(spec: &SampleSpec, server: &impl ServerControl, healthy: Stamp) 
         cache_prompt: false,
         server: None,
         draft: None,
+        memory: None,
         stream: StreamMetrics::from_record(&StreamRecord::default()),
         timing_blocks: 0,
         request_start: None,
@@ -130,6 +131,7 @@ fn fill_from_stream(sample: &mut Sample, r: &StreamRecord) {
 /// The server log's verdict: its timing block(s) into the record, and an error when their
 /// count is not what the load leaves.
 fn read_log(sample: &mut Sample, log: &str, expected_blocks: usize) {
+    sample.memory = crate::server::log::server_memory(log);
     match timing_blocks(log) {
         Ok(blocks) => {
             sample.timing_blocks = blocks.len();

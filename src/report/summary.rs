@@ -33,6 +33,16 @@ pub(crate) struct VerdictLine<'a> {
     pub(crate) ci_method: Option<CiMethod>,
     #[serde(skip)]
     pub(crate) ci: Option<ChangeCi>,
+    /// The variant's median draft acceptance and its 95% interval, and the tokens one decode
+    /// step yields: columns of the table only when some variant of the study drafted.
+    pub(crate) acceptance_median: Option<f64>,
+    pub(crate) acceptance_ci_lo: Option<f64>,
+    pub(crate) acceptance_ci_hi: Option<f64>,
+    pub(crate) tokens_per_step: Option<f64>,
+    /// The variant's server memory (total and its MTP or draft context's, MiB): columns only when
+    /// some variant's log sized its buffers.
+    pub(crate) memory_total_mib: Option<f64>,
+    pub(crate) memory_speculative_context_mib: Option<f64>,
 }
 
 /// The verdict table's rows: every metric × variant that has the metric, metrics in
@@ -60,6 +70,12 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 p_value: ms.ci.and_then(|c| c.p_value),
                 ci_method: ms.ci.map(|c| c.method),
                 ci: ms.ci,
+                acceptance_median: v.acceptance_median,
+                acceptance_ci_lo: v.acceptance_ci.map(|c| c[0]),
+                acceptance_ci_hi: v.acceptance_ci.map(|c| c[1]),
+                tokens_per_step: v.mean_acceptance_length_median,
+                memory_total_mib: v.memory.as_ref().map(|m| m.total_mib),
+                memory_speculative_context_mib: v.memory.as_ref().map(|m| m.speculative_context_mib),
             });
         }
     }
@@ -90,6 +106,18 @@ impl Render for Summary {
             "p_value",
             "ci_method",
         ]);
+        // A speculative study's rows carry each variant's acceptance beside its figures, and a
+        // study whose logs sized the server's buffers its memory (§7.11); others keep their columns.
+        if self.variants.iter().any(|v| !v.acceptance.is_empty()) {
+            for k in ["acceptance_median", "acceptance_ci_lo", "acceptance_ci_hi", "tokens_per_step"] {
+                t.columns.push(Column::text(k));
+            }
+        }
+        if self.variants.iter().any(|v| v.memory.is_some()) {
+            for k in ["memory_total_mib", "memory_speculative_context_mib"] {
+                t.columns.push(Column::text(k));
+            }
+        }
         for line in verdict_lines(self) {
             t.push_row(&line);
         }
@@ -228,6 +256,14 @@ pub(crate) fn render_text(s: &Summary) -> String {
         for c in &v.caveats {
             let _ = writeln!(o, "  ! {}: {c}", v.label);
         }
+    }
+    if let Some(t) = super::study::tables::acceptance(s) {
+        let _ = writeln!(o, "\ndraft acceptance (accepted samples; §7.11)");
+        o.push_str(&t.render(&Text::of(&t, "  ", true)));
+    }
+    if let Some(t) = super::study::tables::memory(s) {
+        let _ = writeln!(o, "\nserver memory (MiB, the log's buffers, medians)");
+        o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
     if s.variants.iter().any(|v| v.decode.is_some()) {
         let _ = writeln!(

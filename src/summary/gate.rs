@@ -177,6 +177,8 @@ mod tests {
             acceptance: vec![],
             acceptance_median: None,
             acceptance_ci: None,
+            acceptance_per_position_median: None,
+            memory: None,
             mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],

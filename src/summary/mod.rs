@@ -7,6 +7,7 @@ pub(crate) mod capture;
 pub(crate) mod fingerprint;
 pub(crate) mod floor;
 pub(crate) mod gate;
+pub(crate) mod memory;
 pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
@@ -98,7 +99,7 @@ pub(crate) struct MetricSummary {
     pub(crate) measures: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct VariantSummary {
     pub(crate) label: String,
     pub(crate) spec: String,
@@ -118,6 +119,14 @@ pub(crate) struct VariantSummary {
     /// server prints it: the tokens one decode step yields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mean_acceptance_length_median: Option<f64>,
+    /// Per draft position, the median over the samples whose log printed per-position rates
+    /// (`acc per pos`, at `-lv 4` on the pinned build).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) acceptance_per_position_median: Option<Vec<f64>>,
+    /// The server's buffers (model, KV, recurrent, compute, the MTP or draft context), medians
+    /// over the samples whose log sized them (docs/methodology.md §7.11 "memory").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) memory: Option<memory::MemoryFigures>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -212,6 +221,14 @@ fn acceptance_interval(rates: &[f64]) -> Option<[f64; 2]> {
     let t = t_test::one_sample(rates);
     let half = t_test::two_sided_quantile(0.05, t.df) * t.se;
     Some([(t.mean - half).clamp(0.0, 1.0), (t.mean + half).clamp(0.0, 1.0)])
+}
+
+/// Each draft position's median rate over the samples that printed per-position rates.
+fn per_position_medians(samples: &[&Sample]) -> Option<Vec<f64>> {
+    let rows: Vec<&Vec<f64>> =
+        samples.iter().filter_map(|s| s.draft.as_ref().and_then(|d| d.per_position.as_ref())).collect();
+    let n = rows.iter().map(|r| r.len()).max().filter(|&n| n > 0)?;
+    Some((0..n).filter_map(|i| median(&rows.iter().filter_map(|r| r.get(i).copied()).collect::<Vec<_>>())).collect())
 }
 
 /// Builds the summary of the study in `ev`.
@@ -335,8 +352,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
     let per_look_alpha = adaptive::per_look_alpha(file);
     let mut variants = Vec::new();
+    let mut plain = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
+        plain.push(samples.iter().all(|s| rules::speculation_requested(&s.server_argv).is_none()));
         let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
         let mut metrics = Vec::new();
         for m in Metric::ALL {
@@ -379,6 +398,8 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             mean_acceptance_length_median: median(
                 &samples.iter().filter_map(|s| s.draft.as_ref().and_then(|d| d.mean_len)).collect::<Vec<_>>(),
             ),
+            acceptance_per_position_median: per_position_medians(&samples),
+            memory: memory::figures(&samples),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
@@ -397,17 +418,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         });
     }
-    if let Some(base_acc) = variants[0].acceptance_median {
-        for v in variants.iter_mut().skip(1) {
-            if let Some(acc) = v.acceptance_median {
-                if (acc - base_acc).abs() > ACCEPTANCE_MATERIAL {
-                    v.caveats.push(format!(
-                        "draft acceptance differs materially ({base_acc:.3} → {acc:.3}): its decode TPS is not proof of a kernel change"
-                    ));
-                }
-            }
-        }
-    }
+    acceptance_caveats(&mut variants, &plain);
 
     let order = ev.order();
     let (dead_med, dead_max) = ms(order
@@ -447,6 +458,37 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     };
     summary.adaptive = adaptive::of_summary(file, plan.blocks(), &summary);
     Ok(Judged { summary, samples: judged, facts })
+}
+
+/// The acceptance caveat (docs/methodology.md §7.11) on every variant whose acceptance differs
+/// materially from the baseline's: medians more than [`ACCEPTANCE_MATERIAL`] apart, or one side
+/// drafting and the other not (speculative against plain decoding, MTP on against off). A study
+/// where some variant drafted also gives each plain variant (`plain[i]`: no accepted sample asked
+/// for speculation) its one token per decode step, so "tok/step" compares the two sides.
+fn acceptance_caveats(variants: &mut [VariantSummary], plain: &[bool]) {
+    let drafts = |v: &VariantSummary| v.acceptance_median.filter(|_| v.accepted > 0);
+    let Some(base) = variants.first().map(|b| (drafts(b), b.accepted > 0)) else { return };
+    let any_drafted = variants.iter().any(|v| drafts(v).is_some());
+    for (v, &plain) in variants.iter_mut().zip(plain) {
+        if any_drafted && plain && v.accepted > 0 {
+            v.mean_acceptance_length_median = Some(1.0);
+        }
+    }
+    for v in variants.iter_mut().skip(1).filter(|v| v.accepted > 0) {
+        let why = match (base, drafts(v)) {
+            ((Some(b), _), Some(a)) if (a - b).abs() > ACCEPTANCE_MATERIAL => {
+                format!("draft acceptance differs materially ({b:.3} → {a:.3}): its decode TPS is not proof of a kernel change")
+            }
+            ((None, true), Some(a)) => format!(
+                "draft acceptance differs materially (the baseline drafts nothing → {a:.3}): speculative against plain decoding, so its decode TPS is not proof of a kernel change"
+            ),
+            ((Some(b), _), None) => format!(
+                "draft acceptance differs materially ({b:.3} → this variant drafts nothing): plain against speculative decoding, so its decode TPS is not proof of a kernel change"
+            ),
+            _ => continue,
+        };
+        v.caveats.push(why);
+    }
 }
 
 /// Every sample on disk with its verdict, in study order: the accepted ones of each variant and
@@ -497,5 +539,37 @@ mod acceptance_tests {
         let half = 4.303 * 0.1 / 3f64.sqrt();
         assert!((lo - (0.6 - half)).abs() < 1e-3 && (hi - (0.6 + half)).abs() < 1e-3, "{lo} {hi}");
         assert_eq!(super::acceptance_interval(&[1.0, 1.0, 0.875]).unwrap()[1], 1.0, "clipped at 1");
+    }
+
+    /// §7.11: medians more than 0.05 apart, or one side drafting and the other not, caveat the
+    /// variant; a plain variant beside a drafting one yields one token a step.
+    #[test]
+    fn acceptance_differing_or_drafting_on_one_side_only_is_caveated() {
+        let v = |label: &str, acc: Option<f64>| super::VariantSummary {
+            label: label.into(),
+            accepted: 3,
+            acceptance: acc.into_iter().collect(),
+            acceptance_median: acc,
+            ..Default::default()
+        };
+        let caveated = |vs: &[super::VariantSummary], plain: &[bool]| {
+            let mut vs = vs.to_vec();
+            super::acceptance_caveats(&mut vs, plain);
+            vs
+        };
+        let out = caveated(&[v("off", None), v("on", Some(0.98)), v("off2", None)], &[true, false, true]);
+        assert!(out[1].caveats[0].contains("the baseline drafts nothing → 0.980"), "{:?}", out[1].caveats);
+        assert!(out[2].caveats.is_empty(), "plain against plain");
+        assert_eq!(out[0].mean_acceptance_length_median, Some(1.0), "plain: one token a step");
+        assert_eq!(out[1].mean_acceptance_length_median, None, "the server's own figure, none here");
+        let out = caveated(
+            &[v("on", Some(0.98)), v("near", Some(0.95)), v("far", Some(0.02)), v("off", None)],
+            &[false, false, false, true],
+        );
+        assert!(out[1].caveats.is_empty(), "0.03 apart is within the threshold");
+        assert!(out[2].caveats[0].contains("(0.980 → 0.020)"), "{:?}", out[2].caveats);
+        assert!(out[3].caveats[0].contains("this variant drafts nothing"), "{:?}", out[3].caveats);
+        let out = caveated(&[v("a", None), v("b", None)], &[true, true]);
+        assert!(out.iter().all(|v| v.caveats.is_empty() && v.mean_acceptance_length_median.is_none()));
     }
 }

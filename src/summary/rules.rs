@@ -195,6 +195,7 @@ mod tests {
             cache_prompt: false,
             server: None,
             draft: None,
+            memory: None,
             stream: StreamMetrics::from_record(&Default::default()),
             timing_blocks: 1,
             request_start: None,

@@ -215,6 +215,71 @@ mod tests {
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 
+    /// Every `__global__` kernel the ops of the pinned tree's qwen35moe graph launch on CUDA (the
+    /// HIP build compiles the same sources, so ROCm names are the same, but for the vendor
+    /// libraries' own), MTP head included (ggml/src/ggml-cuda/*.cu of llama.cpp 0c1e57098): none
+    /// is left in "other".
+    #[test]
+    fn builtin_rules_cover_the_qwen35moe_and_mtp_path() {
+        let gdn = "gated delta net/SSM";
+        let cases = [
+            // linear attention: conv, the fused recurrent delta net, the chunked prefill's pieces
+            ("void ssm_conv_f32<true, 128ul, 4ul>(float const*)", gdn),
+            ("void ssm_conv_long_token_f32<true, 128ul, 4ul, 32l>(float const*)", gdn),
+            ("void gated_delta_net_cuda<128, false, false>(float const*, float const*)", gdn),
+            ("void solve_tri_f32_fast<0, 0>(float const*, float const*, float*)", gdn),
+            ("void get_batch_pointers(float const*, float*, float const**, float**)", gdn),
+            ("void trsm_right_kernel<float, 256, 32, true, false>(cublasTrsmParams<float>)", gdn),
+            ("rocblas_trsm_small_right_device", gdn),
+            ("void cumsum_kernel<float, 256>(float const*, float*)", gdn),
+            ("void cumsum_cub_kernel<float, 256>(float const*, float*)", gdn),
+            ("void cub::CUB_300200_SM_900::detail::scan::DeviceScanKernel<Policy, float*>(float*)", gdn),
+            ("void cub::CUB_300200_SM_900::detail::scan::DeviceScanInitKernel<ScanTileState>(int)", gdn),
+            ("void rocprim::detail::lookback_scan_kernel<false, config, float*>(float*)", gdn),
+            ("void tri_kernel<float>(float const*, float*)", gdn),
+            ("void diag_kernel<float>(float const*, float*)", gdn),
+            ("void l2_norm_f32<256>(float const*, float*)", "RMS norm"),
+            // the gates: sigmoid, softplus, exp, neg; the decay mask's fills, pads and repeats
+            ("void unary_op_kernel<&(op_sigmoid(float)), float>(float const*, float*, int)", "element-wise"),
+            ("void unary_op_kernel<&(op_softplus(float)), float>(float const*, float*, int)", "element-wise"),
+            ("void fill_kernel<float>(float*, long, float)", "element-wise"),
+            ("void pad_f32(float const*, float*)", "element-wise"),
+            ("void k_repeat<float>(float const*, float*)", "element-wise"),
+            ("void k_sum_rows_f32(float const*, float*)", "element-wise"),
+            ("void reduce_rows_f32<true>(float const*, float*, int)", "element-wise"),
+            ("void cub::CUB_300200_SM_900::DeviceReduceSingleTileKernel<Policy, float*>(float*)", "element-wise"),
+            ("void rocprim::detail::block_reduce_kernel<config, float*>(float*)", "element-wise"),
+            // experts and the router, the full-attention block, the MTP head's concat and projection
+            ("void topk_moe_cuda<8, true, false>(float const*, float*, int*)", "MoE routing/expert matmul"),
+            (
+                "void cub::CUB_300200_SM_900::detail::topk::DeviceTopKKernel<Policy, float*>(float*)",
+                "MoE routing/expert matmul",
+            ),
+            (
+                "void cub::CUB_300200_SM_900::DeviceSegmentedRadixSortKernel<Policy, false>(float*)",
+                "MoE routing/expert matmul",
+            ),
+            ("void rocprim::detail::segmented_sort_kernel<config, float*>(float*)", "MoE routing/expert matmul"),
+            ("void mul_mat_vec_q_moe<(ggml_type)12, 4, false>(void const*)", "MoE routing/expert matmul"),
+            ("void mul_mat_q<(ggml_type)12, 128, false>(char const*)", "quantized mat-mat"),
+            ("void mul_mat_vec_f<__half, float, 1, 256, false, false>(__half const*)", "float mat-vec/mat-mat"),
+            ("void flash_attn_ext_vec<256, 1, (ggml_type)1, (ggml_type)1, false>(char const*)", "flash attention"),
+            ("void rope_multi<true, false, float, float>(float const*)", "RoPE"),
+            (
+                "void concat_f32_dim0(float const*, float const*, float*, int, int, int)",
+                "copy/get_rows/set_rows/concat",
+            ),
+            ("void k_set_rows<float, long, __half>(float const*)", "copy/get_rows/set_rows/concat"),
+        ];
+        let wrong: Vec<String> = cases
+            .iter()
+            .filter(|(name, want)| cat(name) != *want)
+            .map(|(name, want)| format!("{name} -> {} (want {want})", cat(name)))
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert_eq!(cat("rocblas_sgemm_kernel"), "BLAS GEMM", "only trsm is taken from BLAS");
+    }
+
     /// ASCII mode decides as Unicode mode would on the builtin rules and every kernel name of the
     /// real H200 traces, and falls back to Unicode mode where a pattern needs it; a name outside
     /// ASCII is still categorized.

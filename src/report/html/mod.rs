@@ -83,6 +83,14 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     }
     let _ = writeln!(o, "<h3>Per variant</h3>");
     o.push_str(&table(&tables::per_variant(s)));
+    if let Some(t) = tables::acceptance(s) {
+        let _ = writeln!(o, "<h3>Draft acceptance</h3>");
+        o.push_str(&table(&t));
+    }
+    if let Some(t) = tables::memory(s) {
+        let _ = writeln!(o, "<h3>Server memory (MiB, the log's buffers)</h3>");
+        o.push_str(&table(&t));
+    }
     if s.missing > 0 {
         let _ = writeln!(
             o,

@@ -24,6 +24,12 @@ pub(crate) fn document(v: &StudyView) -> String {
     if v.pi.is_none() {
         section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
         section(&mut o, "Per variant", &tables::per_variant(s));
+        if let Some(t) = tables::acceptance(s) {
+            section(&mut o, "Draft acceptance (accepted samples)", &t);
+        }
+        if let Some(t) = tables::memory(s) {
+            section(&mut o, "Server memory (MiB, the log's buffers)", &t);
+        }
         if let Some(t) = tables::phases(s) {
             let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
             section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);

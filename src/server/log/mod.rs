@@ -15,6 +15,7 @@ mod error;
 mod first_error;
 mod foreign;
 mod line;
+mod memory;
 #[cfg(test)]
 mod mtp_tests;
 mod parse;
@@ -28,5 +29,6 @@ mod wild_tests;
 pub(crate) use block::{DraftAcceptance, SpecStatistics, TimingBlock};
 pub(crate) use error::LogError;
 pub(crate) use first_error::first_error_line;
+pub(crate) use memory::{server_memory, BufferKind, MemoryRole, ServerMemory};
 pub(crate) use parse::{single_timing_block, timing_blocks};
 pub(crate) use read::read_lossy;
