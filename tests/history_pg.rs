@@ -155,6 +155,14 @@ fn two_hosts_never_compare_and_sqlite_and_postgres_answer_alike() {
         let (lite, post) = (strip(json_of(sqlite, extra)), strip(json_of(&url, extra)));
         assert_eq!(lite, post, "{extra:?}");
     }
+    // Filtered by host or GPU: only that host's studies.
+    for (flag, value) in [("--host", "mi300x"), ("--gpu", "MI300X")] {
+        for h in [sqlite, url.as_str()] {
+            let rows = json_of(h, &[flag, value])["rows"].clone();
+            let studies: Vec<i64> = rows.as_array().unwrap().iter().map(|r| r["study"].as_i64().unwrap()).collect();
+            assert!(!studies.is_empty() && studies.iter().all(|s| *s == 3), "{flag} {value}: {studies:?}");
+        }
+    }
     let reg = json_of(&url, &["--regressions"]);
     assert!(!reg["series"].as_array().unwrap().is_empty(), "{reg:#}");
     let hosts: Vec<&str> =
@@ -235,4 +243,47 @@ fn a_study_killed_with_sigkill_leaves_no_row_in_postgres() {
     child.wait().unwrap();
     assert_eq!(pg.query("team", "SELECT count(*) FROM studies"), "0");
     assert_eq!(pg.query("team", "SELECT count(*) FROM samples"), "0");
+}
+
+/// Many writers on SQLite too: imports at the same moment all land, and one that finds the write
+/// lock held waits for it (the busy timeout) and succeeds.
+#[test]
+fn sqlite_writers_at_once_wait_briefly_and_all_succeed() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    let dirs: Vec<PathBuf> = (0..3).map(|i| study_copy(&d.path().join(format!("s{i}")), |_| {})).collect();
+    let bin = assert_cmd::cargo::cargo_bin("abprof");
+    let spawn = |dir: &Path| {
+        std::process::Command::new(&bin)
+            .args(["history", "import"])
+            .arg(dir)
+            .arg("--history")
+            .arg(&db)
+            .env("XDG_DATA_HOME", data_home())
+            .env_remove("ABPROF_HISTORY")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let t0 = Instant::now();
+    let children: Vec<_> = dirs.iter().map(|dir| spawn(dir)).collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM studies", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 3);
+    // Another writer holds the lock for 2 s: the import waits, then lands.
+    conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let extra = study_copy(&d.path().join("held"), |_| {});
+    let child = spawn(&extra);
+    std::thread::sleep(Duration::from_secs(2));
+    conn.execute_batch("COMMIT").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let n: i64 = conn.query_row("SELECT count(*) FROM studies", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 4);
 }

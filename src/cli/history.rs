@@ -75,6 +75,12 @@ pub(crate) struct FilterArgs {
     /// Studies run with this --workload.
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
+    /// Studies run on this host (its hostname).
+    #[arg(long, value_name = "HOSTNAME")]
+    pub(crate) host: Option<String>,
+    /// Studies whose GPU (the telemetry source abprof recorded) contains this, e.g. MI300X.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) gpu: Option<String>,
     /// Studies started on or after this date (YYYY-MM-DD, local time, or RFC 3339).
     #[arg(long, value_name = "DATE", value_parser = parse_date)]
     pub(crate) since: Option<DateArg>,
@@ -116,6 +122,8 @@ impl FilterArgs {
             commit: self.commit.clone(),
             model: self.model.clone(),
             workload: self.workload.and_then(|w| serde_json::to_value(w).ok()?.as_str().map(String::from)),
+            host: self.host.clone(),
+            gpu: self.gpu.clone(),
             since: self.since.map(|d| unix(d.start)),
             until: self.until.map(|d| unix(if d.whole_day { d.start + chrono::Days::new(1) } else { d.start })),
         }

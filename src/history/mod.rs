@@ -3,6 +3,8 @@
 //! transaction from the summary layer's typed result, and the queries over it: listings and
 //! regressions between comparable studies (docs/methodology.md §15).
 mod backend;
+#[cfg(test)]
+mod backend_bench;
 mod comparable;
 mod error;
 mod import;

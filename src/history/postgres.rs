@@ -215,8 +215,8 @@ pub(crate) mod pg_cluster;
 mod tests {
     use super::super::record::testing::{study, variant};
     use super::super::row::Store;
-    use crate::history::postgres::pg_cluster::{PgCluster, PG_PASSWORD};
     use super::*;
+    use crate::history::postgres::pg_cluster::{PgCluster, PG_PASSWORD};
     use std::str::FromStr;
 
     fn target(url: &str) -> PgTarget {

@@ -81,6 +81,12 @@ pub(crate) struct Filters {
     /// A model sha256 prefix, or part of its path.
     pub(crate) model: Option<String>,
     pub(crate) workload: Option<String>,
+    /// Studies run on this host (its name, exactly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) host: Option<String>,
+    /// Studies whose GPU (the telemetry source) contains this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gpu: Option<String>,
     /// Studies started at or after this time (seconds since the epoch)…
     pub(crate) since: Option<f64>,
     /// …and before this one.
@@ -112,6 +118,8 @@ impl Filters {
             })
             && self.model.as_ref().is_none_or(|m| hash_or_path(m, r.model_sha256.as_deref(), r.model_path.as_deref()))
             && self.workload.as_ref().is_none_or(|w| r.workload.as_deref() == Some(w.as_str()))
+            && self.host.as_ref().is_none_or(|h| r.host.as_deref() == Some(h.as_str()))
+            && self.gpu.as_ref().is_none_or(|g| r.gpu.as_deref().is_some_and(|have| have.contains(g.as_str())))
             && date_ok(self.since, true)
             && date_ok(self.until, false)
     }
