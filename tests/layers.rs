@@ -456,7 +456,6 @@ fn folder_graph(dir: &Path, children: &[String]) -> Graph {
 const FOLDERS_WITH_RINGS: &[(&str, usize)] = &[
     ("src/cli", 51),
     ("src/client", 1),
-    ("src/history", 7),
     ("src/measure", 2),
     ("src/report", 1),
     ("src/report/study", 1),

@@ -137,6 +137,6 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     }
     let j = &a.judgement;
     let gate = a.fail_on.map(|fail_on| Gate { fail_on, metric: j.metric, threshold_pct: j.threshold.unwrap_or(0.0) });
-    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate };
+    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate };
     crate::finish::study(&file, &root, resume, how)
 }

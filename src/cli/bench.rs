@@ -54,6 +54,6 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
         health_timeout: a.server.launch.health_timeout(),
         stall_timeout: a.server.launch.stall_timeout(),
     };
-    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
     crate::finish::bench(&request, how)
 }

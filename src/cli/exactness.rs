@@ -78,6 +78,6 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         health_timeout: a.launch.health_timeout(),
         stall_timeout: a.launch.stall_timeout(),
     };
-    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
     crate::finish::exactness(&request, how)
 }

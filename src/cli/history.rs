@@ -1,7 +1,7 @@
 //! `abprof history`: the results history — list and filter, `--regressions`, and `import DIR...`
 //! (docs/methodology.md §15).
 use super::args::{HistoryDb, OutputArgs};
-use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, StudyRecord};
+use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, HistoryLocation, StudyRecord};
 use crate::report::emit;
 use crate::report::history::ImportReport;
 use crate::study::file::Workload;
@@ -33,6 +33,17 @@ pub(crate) enum HistoryAction {
     /// Load existing evidence folders (ab, trace, pi, exactness, bench) into the history; a study
     /// already there is recognized and not added twice.
     Import(ImportArgs),
+    /// Send the studies kept while the PostgreSQL history could not be reached
+    /// ($XDG_DATA_HOME/abprof/pending.db) to it; a study it already holds is not added twice.
+    Push(PushArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct PushArgs {
+    #[command(flatten)]
+    pub(crate) db: HistoryDb,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 #[derive(Args, Debug)]
@@ -64,6 +75,12 @@ pub(crate) struct FilterArgs {
     /// Studies run with this --workload.
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
+    /// Studies run on this host (its hostname).
+    #[arg(long, value_name = "HOSTNAME")]
+    pub(crate) host: Option<String>,
+    /// Studies whose GPU (the telemetry source abprof recorded) contains this, e.g. MI300X.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) gpu: Option<String>,
     /// Studies started on or after this date (YYYY-MM-DD, local time, or RFC 3339).
     #[arg(long, value_name = "DATE", value_parser = parse_date)]
     pub(crate) since: Option<DateArg>,
@@ -105,6 +122,8 @@ impl FilterArgs {
             commit: self.commit.clone(),
             model: self.model.clone(),
             workload: self.workload.and_then(|w| serde_json::to_value(w).ok()?.as_str().map(String::from)),
+            host: self.host.clone(),
+            gpu: self.gpu.clone(),
             since: self.since.map(|d| unix(d.start)),
             until: self.until.map(|d| unix(if d.whole_day { d.start + chrono::Days::new(1) } else { d.start })),
         }
@@ -112,15 +131,17 @@ impl FilterArgs {
 }
 
 pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
-    if let Some(HistoryAction::Import(i)) = a.action {
-        return import(i);
+    match a.action {
+        Some(HistoryAction::Import(i)) => return import(i),
+        Some(HistoryAction::Push(p)) => return push(p),
+        None => {}
     }
-    let path = a.db.path()?;
+    let location = a.db.location()?;
+    let path = location.to_string();
     let filters = a.filters.filters();
-    let Some(history) = History::open_existing(&path)? else {
+    let Some(mut history) = History::open_existing(&location)? else {
         eprintln!(
-            "abprof: no history at {} yet: finished studies are recorded there (or `abprof history import DIR` loads earlier ones)",
-            path.display()
+            "abprof: no history at {path} yet: finished studies are recorded there (or `abprof history import DIR` loads earlier ones)"
         );
         if a.regressions {
             let empty = crate::history::Regressions { history: path, filters, series: vec![], not_compared: vec![] };
@@ -130,10 +151,11 @@ pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
         }
         return Ok(0);
     };
+    let studies = history.studies()?;
     if a.regressions {
-        emit(&regressions(history.conn(), path, filters)?, a.output.format());
+        emit(&regressions(&studies, path, filters), a.output.format());
     } else {
-        emit(&list(history.conn(), path, filters)?, a.output.format());
+        emit(&list(&studies, path, filters), a.output.format());
     }
     Ok(0)
 }
@@ -141,16 +163,30 @@ pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
 /// Every folder is read and judged before the first is written: a bad one stops the import with
 /// nothing added.
 fn import(a: ImportArgs) -> Result<i32> {
-    let path = a.db.path()?;
+    let location = a.db.location()?;
     let mut records: Vec<(PathBuf, Vec<StudyRecord>)> = Vec::new();
     for dir in &a.dirs {
         records.push((dir.clone(), crate::history::records_in(dir)?));
     }
-    let mut history = History::open(&path)?;
+    let mut history = History::open(&location)?;
     let mut folders = Vec::new();
     for (dir, rs) in records {
         folders.push(import_folder(&mut history, &dir, &rs)?);
     }
-    emit(&ImportReport { history: path, folders }, a.output.format());
+    emit(&ImportReport { history: location.to_string(), folders }, a.output.format());
+    Ok(0)
+}
+
+/// `abprof history push`: the outbox into the PostgreSQL history it waits for.
+fn push(a: PushArgs) -> Result<i32> {
+    let location = a.db.location()?;
+    if let HistoryLocation::Sqlite(path) = &location {
+        anyhow::bail!(
+            "--history {} is a SQLite file: only a PostgreSQL history keeps an outbox; pass --history postgres://USER@HOST:PORT/DB (or set ABPROF_HISTORY)",
+            path.display()
+        );
+    }
+    let mut history = History::open(&location)?;
+    emit(&crate::history::push(&mut history)?, a.output.format());
     Ok(0)
 }

@@ -98,6 +98,7 @@ pub fn main() -> i32 {
             if e.downcast_ref::<ab::BadStudyFile>().is_some()
                 || e.downcast_ref::<crate::study::WrongKind>().is_some()
                 || e.downcast_ref::<crate::study::file::StudyFileError>().is_some()
+                || e.downcast_ref::<crate::history::BadLocation>().is_some()
             {
                 2
             } else {

@@ -107,6 +107,6 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
             (study_from_flags(&a, pi_bin, python)?, root, false)
         }
     };
-    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
     crate::finish::study(&file, &root, resume, how)
 }

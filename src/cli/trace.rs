@@ -121,6 +121,6 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Trace)?.file, dir.clone(), true),
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
-    let how = Finishing { format: a.output.format(), history: a.history.path()?, gate: None };
+    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
     crate::finish::study(&file, &root, resume, how)
 }

@@ -1,7 +1,7 @@
 //! The steps every kind of study ends with: the history record, the report's announcement, the
 //! closing lines and the exit status.
 use super::ending::Ending;
-use crate::history::{History, StudyRecord};
+use crate::history::{History, HistoryLocation, Recording, StudyRecord};
 use crate::report::{emit, Format};
 use crate::summary::gate::Gate;
 use anyhow::Result;
@@ -12,7 +12,7 @@ pub(crate) struct Finishing {
     pub(crate) format: Format,
     /// The results history the finished study is recorded in (none: `--no-history`), opened
     /// (created, migrated) before anything of the study is (docs/methodology.md §15).
-    pub(crate) history: Option<std::path::PathBuf>,
+    pub(crate) history: Option<HistoryLocation>,
     /// `--fail-on`: the CI gate over an A/B's verdicts.
     pub(crate) gate: Option<Gate>,
 }
@@ -20,7 +20,7 @@ pub(crate) struct Finishing {
 impl Finishing {
     pub(super) fn open_history(&self) -> Result<Option<History>> {
         Ok(match &self.history {
-            Some(path) => Some(History::open(path)?),
+            Some(location) => Some(History::open_for_study(location)?),
             None => None,
         })
     }
@@ -29,7 +29,8 @@ impl Finishing {
 /// Records a finished run in `history` (when one is open) and says where after the run's own
 /// result, in text only (like the report's path: stderr stays for errors, a JSON document stays
 /// one document). A record that cannot be built or written loses nothing measured and does not
-/// change the run's exit status.
+/// change the run's exit status; one a PostgreSQL history cannot take now waits in the outbox,
+/// said in one line (docs/methodology.md §15 "outbox").
 pub(crate) fn record(
     history: Option<&mut History>,
     root: &Path,
@@ -37,12 +38,18 @@ pub(crate) fn record(
     make: impl FnOnce() -> Result<StudyRecord>,
 ) {
     let Some(h) = history else { return };
-    match make().and_then(|study| Ok(h.record(&study)?)) {
-        Ok(study) => {
+    match make().and_then(|study| Ok(h.record_study(&study)?)) {
+        Ok(Recording::Stored(study)) => {
             if format == Format::Text {
-                emit(&crate::report::history::RecordedIn { history: &h.path, study: &study }, format);
+                let history = h.location.to_string();
+                emit(&crate::report::history::RecordedIn { history: &history, study: &study }, format);
             }
         }
+        Ok(Recording::Pending { pending, cause, .. }) => eprintln!(
+            "abprof: warning: cannot reach the history {} ({cause}): the study is kept in {} until `abprof history push` sends it",
+            h.location,
+            pending.display()
+        ),
         Err(e) => eprintln!(
             "abprof: warning: not recorded in the history: {}; the evidence is kept: `abprof history import {}` adds it later",
             crate::report::one_line(&e),

@@ -1,7 +1,7 @@
 //! `abprof history import DIR...`: the records an evidence folder holds, built through the
 //! summary layer the way the command that measured them builds them at its end.
+use super::backend::History;
 use super::record::{RecordedStudy, StudyRecord};
-use super::History;
 use crate::exactness::ExactnessReport;
 use crate::study::evidence::{read_json, Evidence};
 use crate::study::file::StudyKind;

@@ -1,8 +1,8 @@
 //! Opening a history database: create it, recognize it as abprof's, and bring its schema up to
 //! [`LATEST`] one migration at a time, each in its own transaction (PRAGMA user_version counts
 //! the migrations applied).
+use super::error::HistoryError;
 use super::schema::{APPLICATION_ID, LATEST, MIGRATIONS};
-use super::HistoryError;
 use rusqlite::Connection;
 use std::path::Path;
 use std::time::Duration;
@@ -20,15 +20,9 @@ pub(crate) fn open(path: &Path) -> Result<Connection, HistoryError> {
         std::fs::create_dir_all(dir).map_err(|e| HistoryError::Open { path: path.into(), detail: e.to_string() })?;
     }
     let mut conn = connect(path)?;
-    migrate_to(&mut conn, LATEST).map_err(|e| e.at(path))?;
+    migrate_to(&mut conn, LATEST).map_err(|e| e.at(&path.display().to_string()))?;
     write_ahead(&conn, path)?;
     Ok(conn)
-}
-
-/// Opens an existing history (an earlier abprof's is migrated first) without creating one:
-/// `None` when there is no file yet.
-pub(crate) fn open_existing(path: &Path) -> Result<Option<Connection>, HistoryError> {
-    path.exists().then(|| open(path)).transpose()
 }
 
 fn connect(path: &Path) -> Result<Connection, HistoryError> {
@@ -113,42 +107,5 @@ mod tests {
         let text = d.path().join("notes.txt");
         std::fs::write(&text, "plain text, not SQLite, long enough to have a header page maybe").unwrap();
         assert!(open(&text).unwrap_err().to_string().contains("not an abprof history"));
-    }
-}
-
-/// A database made by the first released schema opens in this abprof with its rows intact.
-#[cfg(test)]
-mod v1_tests {
-    use super::*;
-
-    #[test]
-    fn a_version_1_database_opens_in_a_later_abprof() {
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("v1.db");
-        {
-            // What abprof with schema version 1 wrote: its migration, then a study in its tables.
-            let mut conn = Connection::open(&path).unwrap();
-            assert_eq!(migrate_to(&mut conn, 1).unwrap(), 1);
-            conn.execute_batch(
-                r#"INSERT INTO studies (id, identity, kind, folder, aa, started_at, started_unix, recorded_at, host,
-                       model_sha256, output_tokens, prompt_tokens, server_args, pure_decode, ignore_eos, missing)
-                   VALUES (1, 'x', 'ab', '/s', 0, '2026-11-30T10:00:00+00:00', 1796032800, 'now', 'vm', 'aa', 8, 300,
-                       '["-c","4096"]', 0, 1, 0);
-                   INSERT INTO variants (id, study_id, position, label, spec, binary_sha256, model_sha256, own_args,
-                       argv, env, planned, accepted)
-                   VALUES (1, 1, 0, 'f16', 'f16=/b', 'bb', 'aa', '[]', '[]', '[]', 2, 2);
-                   INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps) VALUES (1, 0, 's/1', 1, 10.5);
-                   INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps) VALUES (1, 1, 's/2', 1, 11.5);"#,
-            )
-            .unwrap();
-            assert_eq!(pragma_i64(&conn, "user_version").unwrap(), 1);
-        }
-        let conn = open(&path).unwrap();
-        assert_eq!(pragma_i64(&conn, "user_version").unwrap(), LATEST as i64);
-        let rows = super::super::query::rows(&conn).unwrap();
-        assert_eq!((rows.len(), rows[0].label.as_str(), rows[0].output_tokens), (1, "f16", Some(8)));
-        assert_eq!(super::super::query::accepted_values(&conn, 1, "decode_tps").unwrap(), [10.5, 11.5]);
-        // The later version's tables are there for the old rows.
-        conn.execute("INSERT INTO phases (variant_id, phase, samples) VALUES (1, 'decode', 2)", []).unwrap();
     }
 }

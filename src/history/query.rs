@@ -1,8 +1,7 @@
 //! Reading the history back: every recorded variant with its study's setup and its verdicts, and
 //! the filters `abprof history` takes.
 use super::record::RecordKind;
-use super::HistoryError;
-use rusqlite::{params, Connection};
+use super::row::{unix_seconds, StoredStudy};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -82,6 +81,12 @@ pub(crate) struct Filters {
     /// A model sha256 prefix, or part of its path.
     pub(crate) model: Option<String>,
     pub(crate) workload: Option<String>,
+    /// Studies run on this host (its name, exactly).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) host: Option<String>,
+    /// Studies whose GPU (the telemetry source) contains this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gpu: Option<String>,
     /// Studies started at or after this time (seconds since the epoch)…
     pub(crate) since: Option<f64>,
     /// …and before this one.
@@ -113,122 +118,85 @@ impl Filters {
             })
             && self.model.as_ref().is_none_or(|m| hash_or_path(m, r.model_sha256.as_deref(), r.model_path.as_deref()))
             && self.workload.as_ref().is_none_or(|w| r.workload.as_deref() == Some(w.as_str()))
+            && self.host.as_ref().is_none_or(|h| r.host.as_deref() == Some(h.as_str()))
+            && self.gpu.as_ref().is_none_or(|g| r.gpu.as_deref().is_some_and(|have| have.contains(g.as_str())))
             && date_ok(self.since, true)
             && date_ok(self.until, false)
     }
 }
 
-fn from_json<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
-    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+impl HistoryRow {
+    /// The listing's flat view of variant `position` of a stored study: derived here from the
+    /// one row model (src/history/row.rs), never read from the database on its own.
+    pub(crate) fn of(s: &StoredStudy, position: usize) -> HistoryRow {
+        let (r, v) = (&s.record, &s.record.variants[position]);
+        let host = r.host.as_ref();
+        HistoryRow {
+            study: s.id,
+            kind: r.kind,
+            started_at: r.started_at.clone(),
+            started_unix: r.started_at.as_deref().and_then(unix_seconds),
+            folder: r.folder.display().to_string(),
+            name: r.name.clone(),
+            aa: r.aa,
+            host: host.map(|h| h.hostname.clone()),
+            cpu: host.map(|h| h.cpu.clone()),
+            gpu: host.and_then(|h| h.telemetry.clone()),
+            workload: r.workload.clone(),
+            output_tokens: r.output_tokens,
+            prompt_tokens: r.prompt_tokens,
+            server_args: r.server_args.clone(),
+            pure_decode: r.pure_decode,
+            ignore_eos: r.ignore_eos,
+            outcome: r.outcome.clone(),
+            variant_id: s.variant_ids[position],
+            position,
+            label: v.label.clone(),
+            spec: v.spec.clone(),
+            binary_path: v.binary_path.clone(),
+            binary_sha256: v.binary_sha256.clone(),
+            version: v.version.clone(),
+            commit: v.commit.clone(),
+            model_path: v.model_path.clone(),
+            model_sha256: v.model_sha256.clone(),
+            kv: v.kv.clone(),
+            own_args: v.own_args.clone(),
+            env: v.env.clone(),
+            expect: v.expect.clone(),
+            planned: v.planned,
+            accepted: v.accepted(),
+            verdicts: v
+                .verdicts
+                .iter()
+                .map(|d| StoredVerdict {
+                    metric: d.metric.clone(),
+                    median: d.median,
+                    change_pct: d.change_pct,
+                    ci_lo_pct: d.ci.map(|c| c.lo_pct),
+                    ci_hi_pct: d.ci.map(|c| c.hi_pct),
+                    verdict: d.verdict.clone(),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Every recorded variant, oldest study first.
-pub(crate) fn rows(conn: &Connection) -> Result<Vec<HistoryRow>, HistoryError> {
-    let mut stmt = conn.prepare(
-        "SELECT s.id AS study, s.kind, s.started_at, s.started_unix, s.folder, s.name, s.aa, s.host, s.host_facts,
-                s.gpu, s.workload, s.output_tokens, s.prompt_tokens, s.server_args, s.pure_decode, s.ignore_eos,
-                s.outcome, v.id AS variant_id, v.position, v.label, v.spec, v.binary_path, v.binary_sha256,
-                v.version, v.commit_sha, v.model_path, v.model_sha256, v.kv, v.own_args, v.env, v.expect,
-                v.planned, v.accepted
-         FROM variants v JOIN studies s ON s.id = v.study_id
-         ORDER BY coalesce(s.started_unix, 0), s.id, v.position",
-    )?;
-    // Read by column name: a column added to the query cannot shift the others.
-    let mut out = stmt
-        .query_map([], |r| {
-            let kind: String = r.get("kind")?;
-            let host_facts: Option<String> = r.get("host_facts")?;
-            Ok(HistoryRow {
-                study: r.get("study")?,
-                kind: RecordKind::from_name(&kind).unwrap_or(RecordKind::Ab),
-                started_at: r.get("started_at")?,
-                started_unix: r.get("started_unix")?,
-                folder: r.get("folder")?,
-                name: r.get("name")?,
-                aa: r.get("aa")?,
-                host: r.get("host")?,
-                cpu: host_facts
-                    .and_then(|h| serde_json::from_str::<serde_json::Value>(&h).ok())
-                    .and_then(|h| h["cpu"].as_str().map(String::from)),
-                gpu: r.get("gpu")?,
-                workload: r.get("workload")?,
-                output_tokens: r.get("output_tokens")?,
-                prompt_tokens: r.get::<_, Option<i64>>("prompt_tokens")?.map(|n| n as u64),
-                server_args: from_json(r.get("server_args")?),
-                pure_decode: r.get("pure_decode")?,
-                ignore_eos: r.get("ignore_eos")?,
-                outcome: r.get("outcome")?,
-                variant_id: r.get("variant_id")?,
-                position: r.get::<_, i64>("position")? as usize,
-                label: r.get("label")?,
-                spec: r.get("spec")?,
-                binary_path: r.get("binary_path")?,
-                binary_sha256: r.get("binary_sha256")?,
-                version: r.get("version")?,
-                commit: r.get("commit_sha")?,
-                model_path: r.get("model_path")?,
-                model_sha256: r.get("model_sha256")?,
-                kv: r.get("kv")?,
-                own_args: from_json(r.get("own_args")?),
-                env: from_json(r.get("env")?),
-                expect: r.get("expect")?,
-                planned: r.get::<_, i64>("planned")? as usize,
-                accepted: r.get::<_, i64>("accepted")? as usize,
-                verdicts: Vec::new(),
-            })
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut stmt = conn.prepare(
-        "SELECT variant_id, metric, median, change_pct, ci_lo_pct, ci_hi_pct, verdict FROM verdicts ORDER BY rowid",
-    )?;
-    let mut verdicts: std::collections::HashMap<i64, Vec<StoredVerdict>> = Default::default();
-    for v in stmt.query_map([], |r| {
-        Ok((
-            r.get::<_, i64>("variant_id")?,
-            StoredVerdict {
-                metric: r.get("metric")?,
-                median: r.get("median")?,
-                change_pct: r.get("change_pct")?,
-                ci_lo_pct: r.get("ci_lo_pct")?,
-                ci_hi_pct: r.get("ci_hi_pct")?,
-                verdict: r.get("verdict")?,
-            },
-        ))
-    })? {
-        let (id, v) = v?;
-        verdicts.entry(id).or_default().push(v);
-    }
-    for row in &mut out {
-        row.verdicts = verdicts.remove(&row.variant_id).unwrap_or_default();
-    }
-    Ok(out)
-}
-
-/// The accepted samples' values of `column` (one of the samples table's metric columns).
-pub(crate) fn accepted_values(conn: &Connection, variant_id: i64, column: &str) -> Result<Vec<f64>, HistoryError> {
-    debug_assert!(["decode_tps", "prefill_tps", "strict_tps", "ttft_ms"].contains(&column));
-    let sql = format!(
-        "SELECT {column} FROM samples WHERE variant_id = ?1 AND accepted = 1 AND {column} IS NOT NULL ORDER BY idx"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let values = stmt.query_map(params![variant_id], |r| r.get::<_, f64>(0))?.collect::<Result<Vec<_>, _>>()?;
-    Ok(values)
+pub(crate) fn rows(studies: &[StoredStudy]) -> Vec<HistoryRow> {
+    studies.iter().flat_map(|s| (0..s.record.variants.len()).map(move |i| HistoryRow::of(s, i))).collect()
 }
 
 /// `abprof history`: the recorded variants the filters keep.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HistoryList {
-    pub(crate) history: PathBuf,
+    pub(crate) history: String,
     pub(crate) filters: Filters,
     /// Studies in the whole history.
     pub(crate) studies_total: usize,
     pub(crate) rows: Vec<HistoryRow>,
 }
 
-pub(crate) fn list(conn: &Connection, history: PathBuf, filters: Filters) -> Result<HistoryList, HistoryError> {
-    let all = rows(conn)?;
-    let mut studies: Vec<i64> = all.iter().map(|r| r.study).collect();
-    studies.dedup();
-    let rows = all.into_iter().filter(|r| filters.matches(r)).collect();
-    Ok(HistoryList { history, filters, studies_total: studies.len(), rows })
+pub(crate) fn list(studies: &[StoredStudy], history: String, filters: Filters) -> HistoryList {
+    let rows = rows(studies).into_iter().filter(|r| filters.matches(r)).collect();
+    HistoryList { history, filters, studies_total: studies.len(), rows }
 }

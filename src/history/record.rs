@@ -247,6 +247,19 @@ pub(crate) struct RecordedStudy {
     pub(crate) write_ms: f64,
 }
 
+impl RecordedStudy {
+    pub(crate) fn of(study: &StudyRecord, id: i64, new: bool, since: std::time::Instant) -> RecordedStudy {
+        RecordedStudy {
+            id,
+            kind: study.kind,
+            folder: study.folder.clone(),
+            new,
+            samples: study.variants.iter().map(|v| v.samples.len()).sum(),
+            write_ms: since.elapsed().as_secs_f64() * 1000.0,
+        }
+    }
+}
+
 fn identity(kind: RecordKind, folder: &Path, discriminator: &str) -> String {
     let mut h = Sha256::new();
     h.update(format!("{}\0{}\0{discriminator}", kind.name(), folder.display()));

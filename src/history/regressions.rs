@@ -2,15 +2,14 @@
 //! the next, with the confidence interval of the move and the series' A/A noise floor
 //! (docs/methodology.md §15).
 use super::comparable::{comparable, differences, variant_changes, SeriesKey};
-use super::query::{accepted_values, rows, Filters, HistoryRow};
-use super::record::{metric_name, RecordKind};
-use super::HistoryError;
+use super::query::{rows, Filters, HistoryRow};
+use super::record::{metric_name, RecordKind, SampleRow, VariantRecord};
+use super::row::StoredStudy;
 use crate::summary::stats::{bootstrap_change_ci, median, pct_change, ChangeCi, Verdict};
 use crate::summary::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
 use crate::summary::Metric;
-use rusqlite::Connection;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::collections::HashMap;
 
 /// A study as a move names it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -91,20 +90,30 @@ pub(crate) struct Series {
 
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Regressions {
-    pub(crate) history: PathBuf,
+    pub(crate) history: String,
     pub(crate) filters: Filters,
     pub(crate) series: Vec<Series>,
     pub(crate) not_compared: Vec<NotCompared>,
 }
 
-/// The samples table's column of a metric.
-fn column(m: Metric) -> &'static str {
+/// A sample's stored value of a metric.
+fn value(s: &SampleRow, m: Metric) -> Option<f64> {
     match m {
-        Metric::ServerDecodeTps => "decode_tps",
-        Metric::ServerPrefillTps => "prefill_tps",
-        Metric::StrictStreamedTps => "strict_tps",
-        Metric::TtftMs => "ttft_ms",
+        Metric::ServerDecodeTps => s.decode_tps,
+        Metric::ServerPrefillTps => s.prefill_tps,
+        Metric::StrictStreamedTps => s.strict_tps,
+        Metric::TtftMs => s.ttft_ms,
     }
+}
+
+/// Every variant by its id, for its samples.
+type Variants<'a> = HashMap<i64, &'a VariantRecord>;
+
+/// The accepted samples' values of `metric`, in sample order.
+fn accepted_values(variants: &Variants<'_>, variant_id: i64, metric: Metric) -> Vec<f64> {
+    variants
+        .get(&variant_id)
+        .map_or_else(Vec::new, |v| v.samples.iter().filter(|s| s.accepted()).filter_map(|s| value(s, metric)).collect())
 }
 
 /// A/A studies' rows of the repeated variant: the change between a variant and itself.
@@ -131,18 +140,18 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
 /// The move of `metric` onto `to` from the latest of `earlier` (comparable studies of the same
 /// variant, latest first) that has accepted samples of it; `None` when none has, or `to` has none.
 fn one_move(
-    conn: &Connection,
+    variants: &Variants<'_>,
     earlier: &[&HistoryRow],
     to: &HistoryRow,
     metric: Metric,
     floor_pct: Option<f64>,
-) -> Result<Option<Move>, HistoryError> {
-    let b = accepted_values(conn, to.variant_id, column(metric))?;
+) -> Option<Move> {
+    let b = accepted_values(variants, to.variant_id, metric);
     if b.is_empty() {
-        return Ok(None);
+        return None;
     }
     for from in earlier {
-        let a = accepted_values(conn, from.variant_id, column(metric))?;
+        let a = accepted_values(variants, from.variant_id, metric);
         if a.is_empty() {
             continue;
         }
@@ -152,7 +161,7 @@ fn one_move(
         // Beyond the floor: the interval excludes no change, and the change is larger than an
         // A/A interval reaches (docs/methodology.md §15).
         let beyond_floor = floor_pct.zip(ci).zip(change_pct).map(|((f, c), x)| !c.contains_zero() && x.abs() > f);
-        return Ok(Some(Move {
+        return Some(Move {
             label: to.label.clone(),
             metric,
             from: StudyRef::of(from),
@@ -167,14 +176,16 @@ fn one_move(
             floor_pct,
             beyond_floor,
             changed: variant_changes(from, to),
-        }));
+        });
     }
-    Ok(None)
+    None
 }
 
 /// Every move of every variant whose later study the filters keep.
-pub(crate) fn regressions(conn: &Connection, history: PathBuf, filters: Filters) -> Result<Regressions, HistoryError> {
-    let all = rows(conn)?;
+pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Filters) -> Regressions {
+    let variants: Variants<'_> =
+        studies.iter().flat_map(|s| s.variant_ids.iter().copied().zip(&s.record.variants)).collect();
+    let all = rows(studies);
     let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != RecordKind::Exactness && !is_aa_repeat(r)).collect();
     let aa: Vec<&HistoryRow> = all.iter().filter(|r| is_aa_repeat(r)).collect();
     let mut series: Vec<Series> = Vec::new();
@@ -209,12 +220,12 @@ pub(crate) fn regressions(conn: &Connection, history: PathBuf, filters: Filters)
         };
         for metric in Metric::ALL {
             let floor = series[at].floors.iter().find(|f| f.metric == metric).and_then(|f| f.floor_pct);
-            if let Some(m) = one_move(conn, &comparable_earlier, to, metric, floor)? {
+            if let Some(m) = one_move(&variants, &comparable_earlier, to, metric, floor) {
                 series[at].moves.push(m);
             }
         }
     }
-    Ok(Regressions { history, filters, series, not_compared })
+    Regressions { history, filters, series, not_compared }
 }
 
 #[cfg(test)]
@@ -223,13 +234,15 @@ mod tests {
     use super::super::record::StudyRecord;
     use super::*;
 
-    fn history(studies: &[StudyRecord]) -> (tempfile::TempDir, Connection) {
+    fn history(studies: &[StudyRecord]) -> (tempfile::TempDir, Vec<StoredStudy>) {
+        use super::super::row::Store;
         let d = tempfile::tempdir().unwrap();
-        let mut conn = super::super::migrate::open(&d.path().join("h.db")).unwrap();
+        let mut h = super::super::sqlite::SqliteStore::open(&d.path().join("h.db")).unwrap();
         for s in studies {
-            super::super::write::record(&mut conn, s).unwrap();
+            h.record(s).unwrap();
         }
-        (d, conn)
+        let stored = h.studies().unwrap();
+        (d, stored)
     }
 
     fn decode(r: &Regressions) -> Vec<&Move> {
@@ -243,7 +256,7 @@ mod tests {
             study("one", 0, vec![variant("base", "1", &a)]),
             study("two", 60, vec![variant("base", "2", &b)]),
         ]);
-        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        let r = regressions(&conn, "h.db".into(), Filters::default());
         let m = decode(&r);
         assert_eq!(m.len(), 1);
         let want = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
@@ -261,7 +274,7 @@ mod tests {
         other.variants[0].model_sha256 = Some("b".repeat(64));
         other.variants[0].model_path = Some("/models/smol.gguf".into());
         let (_d, conn) = history(&[study("one", 0, vec![variant("base", "1", &[10.0, 10.5])]), other]);
-        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        let r = regressions(&conn, "h.db".into(), Filters::default());
         assert!(decode(&r).is_empty());
         assert_eq!(r.not_compared.len(), 1);
         let line = r.not_compared[0].line();
@@ -300,7 +313,7 @@ mod tests {
             study("two", 60, vec![variant("base", "2", &[8.0, 8.1, 7.9])]),
             study("three", 90, vec![variant("base", "2", &[8.0, 8.05, 7.95])]),
         ]);
-        let r = regressions(&conn, "h.db".into(), Filters::default()).unwrap();
+        let r = regressions(&conn, "h.db".into(), Filters::default());
         assert_eq!(r.series.len(), 1);
         assert_eq!(r.series[0].aa_studies, [2]);
         let m = decode(&r);
@@ -313,8 +326,8 @@ mod tests {
 
         // --since keeps the moves that land on a study started on or after it.
         let since =
-            Filters { since: super::super::write::unix_seconds("2026-11-30T11:00:00+00:00"), ..Filters::default() };
-        let r = regressions(&conn, "h.db".into(), since).unwrap();
+            Filters { since: super::super::row::unix_seconds("2026-11-30T11:00:00+00:00"), ..Filters::default() };
+        let r = regressions(&conn, "h.db".into(), since);
         assert_eq!(decode(&r).iter().map(|m| (m.from.study, m.to.study)).collect::<Vec<_>>(), [(2, 3), (3, 4)]);
     }
 }

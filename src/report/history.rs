@@ -5,7 +5,6 @@ use crate::history::{HistoryList, HistoryRow, Imported, Move, RecordedStudy, Reg
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
-use std::path::PathBuf;
 
 fn short(s: Option<&str>) -> String {
     s.map_or_else(|| "?".into(), |s| s.chars().take(12).collect())
@@ -30,13 +29,8 @@ impl Render for HistoryList {
         let mut o = String::new();
         let mut shown: Vec<i64> = self.rows.iter().map(|r| r.study).collect();
         shown.dedup();
-        let _ = writeln!(
-            o,
-            "results history {}: {} of {} studies shown",
-            self.history.display(),
-            shown.len(),
-            self.studies_total
-        );
+        let _ =
+            writeln!(o, "results history {}: {} of {} studies shown", self.history, shown.len(), self.studies_total);
         let mut last = None;
         for r in &self.rows {
             if last != Some(r.study) {
@@ -169,7 +163,7 @@ impl Render for Regressions {
         let _ = writeln!(
             o,
             "regressions in the results history {}: {} series, {} moves, {} not compared",
-            self.history.display(),
+            self.history,
             self.series.len(),
             moves,
             self.not_compared.len()
@@ -271,7 +265,7 @@ impl Render for Regressions {
 /// Where a finished run went in the history, printed after its result.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct RecordedIn<'a> {
-    pub(crate) history: &'a std::path::Path,
+    pub(crate) history: &'a str,
     pub(crate) study: &'a RecordedStudy,
 }
 
@@ -281,13 +275,10 @@ impl Render for RecordedIn<'_> {
         if s.new {
             format!(
                 "history: recorded as study #{} in {} ({} samples, one transaction in {:.1} ms)\n",
-                s.id,
-                self.history.display(),
-                s.samples,
-                s.write_ms
+                s.id, self.history, s.samples, s.write_ms
             )
         } else {
-            format!("history: already in {} as study #{}\n", self.history.display(), s.id)
+            format!("history: already in {} as study #{}\n", self.history, s.id)
         }
     }
 }
@@ -295,7 +286,7 @@ impl Render for RecordedIn<'_> {
 /// What `abprof history import` did.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ImportReport {
-    pub(crate) history: PathBuf,
+    pub(crate) history: String,
     pub(crate) folders: Vec<Imported>,
 }
 
@@ -325,7 +316,7 @@ impl Render for ImportReport {
                 }
             }
         }
-        let _ = writeln!(o, "results history: {}", self.history.display());
+        let _ = writeln!(o, "results history: {}", self.history);
         o
     }
 
@@ -343,6 +334,49 @@ impl Render for ImportReport {
                 };
                 t.push_row(&row);
             }
+        }
+        t
+    }
+}
+
+impl Render for crate::history::Pushed {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        for s in &self.studies {
+            let _ = writeln!(
+                o,
+                "{} {} ({}, {} samples) {} study #{}",
+                if s.new { "pushed" } else { "already there:" },
+                s.folder.display(),
+                s.kind.name(),
+                s.samples,
+                if s.new { "as" } else { "is" },
+                s.id
+            );
+        }
+        let _ = writeln!(
+            o,
+            "{} pending {} sent to {} ({} already there); {} is empty",
+            self.studies.len(),
+            if self.studies.len() == 1 { "study" } else { "studies" },
+            self.history,
+            self.studies.iter().filter(|s| !s.new).count(),
+            self.pending.display()
+        );
+        o
+    }
+
+    fn table(&self) -> Table {
+        let mut t = Table::named(&["folder", "study", "kind", "new", "samples", "write_ms"]);
+        for s in &self.studies {
+            t.push_row(&ImportedRow {
+                folder: &s.folder,
+                study: s.id,
+                kind: s.kind,
+                new: s.new,
+                samples: s.samples,
+                write_ms: s.write_ms,
+            });
         }
         t
     }

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+pub mod pg_cluster;
+
 pub struct Testbed {
     pub server: PathBuf,
     pub target: PathBuf,
@@ -61,7 +63,7 @@ pub fn data_home() -> &'static Path {
 
 pub fn abprof() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("abprof").expect("abprof binary");
-    c.env("XDG_DATA_HOME", data_home());
+    c.env("XDG_DATA_HOME", data_home()).env_remove("ABPROF_HISTORY");
     c
 }
 
@@ -223,6 +225,7 @@ fn label_of(e: &std::fs::DirEntry) -> String {
 pub fn spawn_abprof(args: &[String]) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
         .env("XDG_DATA_HOME", data_home())
+        .env_remove("ABPROF_HISTORY")
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

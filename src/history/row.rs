@@ -1,0 +1,509 @@
+//! The one row model of the history's schema, for every backend: a [`StudyRecord`] is written as
+//! these cells and read back, by column name, into a [`StudyRecord`] again (docs/methodology.md
+//! §15). A backend only binds cells and hands rows over; it never knows a column of its own.
+use super::error::HistoryError;
+use super::record::{RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictRow};
+use crate::summary::phases::PhaseFigures;
+use crate::summary::rules::Rejection;
+use crate::summary::stats::ChangeCi;
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// A value bound to a statement: SQLite's three storage classes, which PostgreSQL's schema
+/// (src/history/postgres.rs) gives as BIGINT, DOUBLE PRECISION and TEXT.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<String>),
+}
+
+fn int(v: impl Into<i64>) -> Cell {
+    Cell::Int(Some(v.into()))
+}
+fn opt_int<T: TryInto<i64>>(v: Option<T>) -> Cell {
+    Cell::Int(v.and_then(|v| v.try_into().ok()))
+}
+fn real(v: Option<f64>) -> Cell {
+    Cell::Real(v)
+}
+fn text(v: impl Into<String>) -> Cell {
+    Cell::Text(Some(v.into()))
+}
+fn opt_text(v: Option<&str>) -> Cell {
+    Cell::Text(v.map(String::from))
+}
+fn json<T: serde::Serialize>(v: &T) -> Cell {
+    text(serde_json::to_string(v).expect("history fields serialize"))
+}
+
+/// What a backend does inside its one write transaction: run a statement of `cells`
+/// (placeholders numbered from 1, in the backend's own spelling) and give back the first
+/// column of the row it returns, if any.
+pub(crate) trait Exec {
+    fn returning(&mut self, sql: &str, cells: &[Cell]) -> Result<Option<i64>, HistoryError>;
+    fn execute(&mut self, sql: &str, cells: &[Cell]) -> Result<(), HistoryError>;
+    /// The placeholder of the `n`th cell (from 1).
+    fn placeholder(&self, n: usize) -> String;
+}
+
+fn insert(x: &dyn Exec, table: &str, columns: &[&str], tail: &str) -> String {
+    let ph: Vec<String> = (1..=columns.len()).map(|n| x.placeholder(n)).collect();
+    format!("INSERT INTO {table} ({}) VALUES ({}){tail}", columns.join(", "), ph.join(", "))
+}
+
+/// Seconds since the epoch of an RFC 3339 time, for date filters and the listing's order.
+pub(crate) fn unix_seconds(rfc3339: &str) -> Option<f64> {
+    chrono::DateTime::parse_from_rfc3339(rfc3339).ok().map(|t| t.timestamp_millis() as f64 / 1000.0)
+}
+
+const STUDY: &[&str] = &[
+    "identity",
+    "kind",
+    "folder",
+    "name",
+    "aa",
+    "started_at",
+    "started_unix",
+    "recorded_at",
+    "abprof",
+    "host",
+    "host_facts",
+    "gpu",
+    "model_path",
+    "model_sha256",
+    "workload",
+    "output_tokens",
+    "prompt_tokens",
+    "server_args",
+    "pure_decode",
+    "ignore_eos",
+    "samples_per_variant",
+    "missing",
+    "isolation_restored",
+    "outcome",
+];
+const VARIANT: &[&str] = &[
+    "study_id",
+    "position",
+    "label",
+    "spec",
+    "binary_path",
+    "binary_sha256",
+    "version",
+    "commit_sha",
+    "artifact_version",
+    "model_path",
+    "model_sha256",
+    "kv",
+    "own_args",
+    "argv",
+    "env",
+    "expect",
+    "planned",
+    "accepted",
+];
+const SAMPLE: &[&str] = &[
+    "variant_id",
+    "idx",
+    "dir",
+    "accepted",
+    "decode_tps",
+    "prefill_tps",
+    "strict_tps",
+    "ttft_ms",
+    "prompt_tokens",
+    "output_tokens",
+    "draft_acceptance",
+    "wall_ms",
+];
+const REJECTION: &[&str] = &["sample_id", "rule", "reason"];
+const VERDICT: &[&str] = &[
+    "variant_id",
+    "metric",
+    "median",
+    "mean",
+    "change_pct",
+    "ci_lo_pct",
+    "ci_hi_pct",
+    "confidence",
+    "resamples",
+    "seed",
+    "verdict",
+];
+const PHASE: &[&str] = &[
+    "variant_id",
+    "phase",
+    "samples",
+    "mean_power_w",
+    "mean_busy_pct",
+    "mean_cpu_pct",
+    "peak_temp_c",
+    "gfx_clock_mhz",
+    "energy_j",
+    "j_per_token",
+    "energy_from",
+];
+const KERNEL: &[&str] = &["variant_id", "category", "ms_per_token"];
+
+fn study_cells(s: &StudyRecord) -> Vec<Cell> {
+    let host = s.host.as_ref();
+    vec![
+        text(&s.identity),
+        text(s.kind.name()),
+        text(s.folder.display().to_string()),
+        opt_text(s.name.as_deref()),
+        int(s.aa),
+        opt_text(s.started_at.as_deref()),
+        real(s.started_at.as_deref().and_then(unix_seconds)),
+        text(chrono::Local::now().to_rfc3339()),
+        opt_text(host.map(|h| h.abprof.as_str())),
+        opt_text(host.map(|h| h.hostname.as_str())),
+        host.map_or(Cell::Text(None), json),
+        opt_text(host.and_then(|h| h.telemetry.as_deref())),
+        opt_text(s.model_path.as_deref()),
+        opt_text(s.model_sha256.as_deref()),
+        opt_text(s.workload.as_deref()),
+        opt_int(s.output_tokens),
+        opt_int(s.prompt_tokens),
+        json(&s.server_args),
+        int(s.pure_decode),
+        int(s.ignore_eos),
+        opt_int(s.samples_per_variant),
+        opt_int(Some(s.missing)),
+        opt_int(s.isolation_restored.map(i64::from)),
+        opt_text(s.outcome.as_deref()),
+    ]
+}
+
+/// Writes `study` through `x` (inside the backend's transaction): `(id, true)` when written,
+/// `(id, false)` when a study of its identity was already there (nothing written; a concurrent
+/// writer of the same study waits on the identity's unique index, then finds it).
+pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64, bool), HistoryError> {
+    let sql = insert(x, "studies", STUDY, " ON CONFLICT (identity) DO NOTHING RETURNING id");
+    let Some(study_id) = x.returning(&sql, &study_cells(study))? else {
+        let find = format!("SELECT id FROM studies WHERE identity = {}", x.placeholder(1));
+        let id = x.returning(&find, &[text(&study.identity)])?;
+        return Ok((id.ok_or_else(|| HistoryError::Sql("a study vanished while being recorded".into()))?, false));
+    };
+    let (variant, sample, rejection, verdict, phase, kernel) = (
+        insert(x, "variants", VARIANT, " RETURNING id"),
+        insert(x, "samples", SAMPLE, " RETURNING id"),
+        insert(x, "rejections", REJECTION, ""),
+        insert(x, "verdicts", VERDICT, ""),
+        insert(x, "phases", PHASE, ""),
+        insert(x, "kernel_categories", KERNEL, ""),
+    );
+    for (pos, v) in study.variants.iter().enumerate() {
+        let cells = vec![
+            int(study_id),
+            opt_int(Some(pos)),
+            text(&v.label),
+            text(&v.spec),
+            opt_text(v.binary_path.as_deref()),
+            opt_text(v.binary_sha256.as_deref()),
+            opt_text(v.version.as_deref()),
+            opt_text(v.commit.as_deref()),
+            opt_text(v.artifact_version.as_deref()),
+            opt_text(v.model_path.as_deref()),
+            opt_text(v.model_sha256.as_deref()),
+            opt_text(v.kv.as_deref()),
+            json(&v.own_args),
+            json(&v.argv),
+            json(&v.env),
+            opt_text(v.expect.as_deref()),
+            opt_int(Some(v.planned)),
+            opt_int(Some(v.accepted())),
+        ];
+        let variant_id = x.returning(&variant, &cells)?.expect("INSERT … RETURNING id returns the id");
+        for s in &v.samples {
+            let cells = vec![
+                int(variant_id),
+                opt_int(Some(s.index)),
+                text(&s.dir),
+                int(s.accepted()),
+                real(s.decode_tps),
+                real(s.prefill_tps),
+                real(s.strict_tps),
+                real(s.ttft_ms),
+                opt_int(s.prompt_tokens),
+                opt_int(s.output_tokens),
+                real(s.draft_acceptance),
+                real(s.wall_ms),
+            ];
+            let sample_id = x.returning(&sample, &cells)?.expect("INSERT … RETURNING id returns the id");
+            for r in &s.rejections {
+                x.execute(&rejection, &[int(sample_id), text(&r.rule), text(&r.reason)])?;
+            }
+        }
+        for d in &v.verdicts {
+            let cells = vec![
+                int(variant_id),
+                text(&d.metric),
+                real(d.median),
+                real(d.mean),
+                real(d.change_pct),
+                real(d.ci.map(|c| c.lo_pct)),
+                real(d.ci.map(|c| c.hi_pct)),
+                real(d.ci.map(|c| c.confidence)),
+                opt_int(d.ci.map(|c| c.resamples)),
+                opt_int(d.ci.map(|c| c.seed as i64)),
+                opt_text(d.verdict.as_deref()),
+            ];
+            x.execute(&verdict, &cells)?;
+        }
+        for (name, f) in &v.phases {
+            let cells = vec![
+                int(variant_id),
+                text(name),
+                opt_int(Some(f.samples)),
+                real(f.mean_power_w),
+                real(f.mean_busy_pct),
+                real(f.mean_cpu_pct),
+                real(f.peak_temp_c),
+                real(f.gfx_clock_median_mhz),
+                real(f.energy_j),
+                real(f.j_per_token),
+                opt_text(f.energy_from.as_deref()),
+            ];
+            x.execute(&phase, &cells)?;
+        }
+        for (category, ms) in &v.kernels {
+            x.execute(&kernel, &[int(variant_id), text(category), real(Some(*ms))])?;
+        }
+    }
+    Ok((study_id, true))
+}
+
+/// One row a backend read, by column name.
+pub(crate) trait Columns {
+    fn int(&self, column: &str) -> Result<Option<i64>, HistoryError>;
+    fn real(&self, column: &str) -> Result<Option<f64>, HistoryError>;
+    fn text(&self, column: &str) -> Result<Option<String>, HistoryError>;
+}
+
+/// What a backend reads with: every row of `sql` (no parameters) handed to `each`.
+pub(crate) trait Select {
+    fn each(
+        &mut self,
+        sql: &str,
+        each: &mut dyn FnMut(&dyn Columns) -> Result<(), HistoryError>,
+    ) -> Result<(), HistoryError>;
+}
+
+/// A recorded study as read back: its ids beside the record it was written from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StoredStudy {
+    pub(crate) id: i64,
+    /// The database id of each of `record.variants`, in order.
+    pub(crate) variant_ids: Vec<i64>,
+    pub(crate) record: StudyRecord,
+}
+
+fn need<T>(v: Option<T>, column: &str) -> Result<T, HistoryError> {
+    v.ok_or_else(|| HistoryError::Sql(format!("{column} is NULL in a history row")))
+}
+
+fn from_json<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
+    text.and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn count(r: &dyn Columns, column: &str) -> Result<usize, HistoryError> {
+    Ok(need(r.int(column)?, column)?.max(0) as usize)
+}
+
+fn flag(r: &dyn Columns, column: &str) -> Result<bool, HistoryError> {
+    Ok(need(r.int(column)?, column)? != 0)
+}
+
+/// The order verdicts are given in (the summary's metric order; the table's key is unordered).
+fn verdict_rank(metric: &str) -> usize {
+    const ORDER: [&str; 6] =
+        ["server-decode-tps", "server-prefill-tps", "strict-streamed-tps", "ttft-ms", "pi-wall-ms", "exactness"];
+    ORDER.iter().position(|m| *m == metric).unwrap_or(ORDER.len())
+}
+
+fn study_of(r: &dyn Columns) -> Result<StudyRecord, HistoryError> {
+    let kind = need(r.text("kind")?, "kind")?;
+    Ok(StudyRecord {
+        identity: need(r.text("identity")?, "identity")?,
+        kind: RecordKind::from_name(&kind).unwrap_or(RecordKind::Ab),
+        folder: PathBuf::from(need(r.text("folder")?, "folder")?),
+        name: r.text("name")?,
+        aa: flag(r, "aa")?,
+        started_at: r.text("started_at")?,
+        host: r.text("host_facts")?.and_then(|h| serde_json::from_str(&h).ok()),
+        model_path: r.text("model_path")?,
+        model_sha256: r.text("model_sha256")?,
+        workload: r.text("workload")?,
+        output_tokens: r.int("output_tokens")?.map(|n| n as u32),
+        prompt_tokens: r.int("prompt_tokens")?.map(|n| n as u64),
+        server_args: from_json(r.text("server_args")?),
+        pure_decode: flag(r, "pure_decode")?,
+        ignore_eos: flag(r, "ignore_eos")?,
+        samples_per_variant: r.int("samples_per_variant")?.map(|n| n as u32),
+        missing: count(r, "missing")?,
+        isolation_restored: r.int("isolation_restored")?.map(|n| n != 0),
+        outcome: r.text("outcome")?,
+        variants: Vec::new(),
+    })
+}
+
+fn variant_of(r: &dyn Columns) -> Result<VariantRecord, HistoryError> {
+    Ok(VariantRecord {
+        label: need(r.text("label")?, "label")?,
+        spec: need(r.text("spec")?, "spec")?,
+        binary_path: r.text("binary_path")?,
+        binary_sha256: r.text("binary_sha256")?,
+        version: r.text("version")?,
+        commit: r.text("commit_sha")?,
+        artifact_version: r.text("artifact_version")?,
+        model_path: r.text("model_path")?,
+        model_sha256: r.text("model_sha256")?,
+        kv: r.text("kv")?,
+        own_args: from_json(r.text("own_args")?),
+        argv: from_json(r.text("argv")?),
+        env: from_json(r.text("env")?),
+        expect: r.text("expect")?,
+        planned: count(r, "planned")?,
+        samples: Vec::new(),
+        verdicts: Vec::new(),
+        phases: Vec::new(),
+        kernels: Vec::new(),
+    })
+}
+
+fn sample_of(r: &dyn Columns) -> Result<SampleRow, HistoryError> {
+    Ok(SampleRow {
+        index: count(r, "idx")?,
+        dir: need(r.text("dir")?, "dir")?,
+        rejections: Vec::new(),
+        decode_tps: r.real("decode_tps")?,
+        prefill_tps: r.real("prefill_tps")?,
+        strict_tps: r.real("strict_tps")?,
+        ttft_ms: r.real("ttft_ms")?,
+        prompt_tokens: r.int("prompt_tokens")?.map(|n| n as u64),
+        output_tokens: r.int("output_tokens")?.map(|n| n as u64),
+        draft_acceptance: r.real("draft_acceptance")?,
+        wall_ms: r.real("wall_ms")?,
+    })
+}
+
+fn verdict_of(r: &dyn Columns) -> Result<VerdictRow, HistoryError> {
+    let ci = match (r.real("ci_lo_pct")?, r.real("ci_hi_pct")?) {
+        (Some(lo_pct), Some(hi_pct)) => Some(ChangeCi {
+            lo_pct,
+            hi_pct,
+            confidence: r.real("confidence")?.unwrap_or(0.95),
+            resamples: r.int("resamples")?.unwrap_or(0).max(0) as usize,
+            seed: r.int("seed")?.unwrap_or(0) as u64,
+            method: Default::default(),
+            pairs: None,
+            p_value: None,
+            per_look_alpha: None,
+        }),
+        _ => None,
+    };
+    Ok(VerdictRow {
+        metric: need(r.text("metric")?, "metric")?,
+        median: r.real("median")?,
+        mean: r.real("mean")?,
+        change_pct: r.real("change_pct")?,
+        ci,
+        verdict: r.text("verdict")?,
+    })
+}
+
+fn phase_of(r: &dyn Columns) -> Result<(String, PhaseFigures), HistoryError> {
+    Ok((
+        need(r.text("phase")?, "phase")?,
+        PhaseFigures {
+            samples: count(r, "samples")?,
+            mean_power_w: r.real("mean_power_w")?,
+            mean_busy_pct: r.real("mean_busy_pct")?,
+            mean_cpu_pct: r.real("mean_cpu_pct")?,
+            peak_temp_c: r.real("peak_temp_c")?,
+            gfx_clock_min_mhz: None,
+            gfx_clock_median_mhz: r.real("gfx_clock_mhz")?,
+            gfx_clock_max_mhz: None,
+            energy_j: r.real("energy_j")?,
+            j_per_token: r.real("j_per_token")?,
+            energy_from: r.text("energy_from")?,
+        },
+    ))
+}
+
+/// Every recorded study, oldest first (then by id), each whole: the same queries on every
+/// backend, so that every backend answers alike.
+pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, HistoryError> {
+    let mut studies: Vec<StoredStudy> = Vec::new();
+    q.each("SELECT * FROM studies ORDER BY coalesce(started_unix, 0), id", &mut |r| {
+        let id = need(r.int("id")?, "id")?;
+        studies.push(StoredStudy { id, variant_ids: Vec::new(), record: study_of(r)? });
+        Ok(())
+    })?;
+    let at: HashMap<i64, usize> = studies.iter().enumerate().map(|(i, s)| (s.id, i)).collect();
+    // variant id → (study index, variant index)
+    let mut variants: HashMap<i64, (usize, usize)> = HashMap::new();
+    q.each("SELECT * FROM variants ORDER BY study_id, position", &mut |r| {
+        let Some(&i) = at.get(&need(r.int("study_id")?, "study_id")?) else { return Ok(()) };
+        let id = need(r.int("id")?, "id")?;
+        let s = &mut studies[i];
+        variants.insert(id, (i, s.record.variants.len()));
+        s.variant_ids.push(id);
+        s.record.variants.push(variant_of(r)?);
+        Ok(())
+    })?;
+    let mut samples: HashMap<i64, (usize, usize, usize)> = HashMap::new();
+    q.each("SELECT * FROM samples ORDER BY variant_id, idx, id", &mut |r| {
+        let Some(&(i, j)) = variants.get(&need(r.int("variant_id")?, "variant_id")?) else { return Ok(()) };
+        let v = &mut studies[i].record.variants[j];
+        samples.insert(need(r.int("id")?, "id")?, (i, j, v.samples.len()));
+        v.samples.push(sample_of(r)?);
+        Ok(())
+    })?;
+    q.each("SELECT * FROM rejections ORDER BY sample_id, rule, reason", &mut |r| {
+        let Some(&(i, j, k)) = samples.get(&need(r.int("sample_id")?, "sample_id")?) else { return Ok(()) };
+        let rule = need(r.text("rule")?, "rule")?;
+        let reason = need(r.text("reason")?, "reason")?;
+        studies[i].record.variants[j].samples[k].rejections.push(Rejection { rule, reason });
+        Ok(())
+    })?;
+    let find = |r: &dyn Columns| -> Result<Option<(usize, usize)>, HistoryError> {
+        Ok(variants.get(&need(r.int("variant_id")?, "variant_id")?).copied())
+    };
+    q.each("SELECT * FROM verdicts ORDER BY variant_id, metric", &mut |r| {
+        if let Some((i, j)) = find(r)? {
+            studies[i].record.variants[j].verdicts.push(verdict_of(r)?);
+        }
+        Ok(())
+    })?;
+    q.each("SELECT * FROM phases ORDER BY variant_id, phase DESC", &mut |r| {
+        if let Some((i, j)) = find(r)? {
+            studies[i].record.variants[j].phases.push(phase_of(r)?);
+        }
+        Ok(())
+    })?;
+    q.each("SELECT * FROM kernel_categories ORDER BY variant_id, category", &mut |r| {
+        if let Some((i, j)) = find(r)? {
+            let category = need(r.text("category")?, "category")?;
+            studies[i].record.variants[j].kernels.push((category, need(r.real("ms_per_token")?, "ms_per_token")?));
+        }
+        Ok(())
+    })?;
+    for s in &mut studies {
+        for v in &mut s.record.variants {
+            v.verdicts.sort_by_key(|d| verdict_rank(&d.metric));
+        }
+    }
+    Ok(studies)
+}
+
+/// A backend of the history: it writes a study in one transaction and reads every study back,
+/// through the one row model of src/history/row.rs.
+pub(crate) trait Store {
+    /// `(id, true)` when written; `(id, false)` when a study of its identity was there already.
+    fn record(&mut self, study: &StudyRecord) -> Result<(i64, bool), HistoryError>;
+    /// Every recorded study, oldest first.
+    fn studies(&mut self) -> Result<Vec<StoredStudy>, HistoryError>;
+}
