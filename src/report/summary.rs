@@ -257,11 +257,11 @@ pub(crate) fn render_text(s: &Summary) -> String {
             let _ = writeln!(o, "  ! {}: {c}", v.label);
         }
     }
-    if let Some(t) = super::study::tables::acceptance(s) {
+    if let Some(t) = super::speculation::acceptance(s) {
         let _ = writeln!(o, "\ndraft acceptance (accepted samples; §7.11)");
         o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
-    if let Some(t) = super::study::tables::memory(s) {
+    if let Some(t) = super::speculation::memory(s) {
         let _ = writeln!(o, "\nserver memory (MiB, the log's buffers, medians)");
         o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
