@@ -137,11 +137,16 @@ fn two_hosts_never_compare_and_sqlite_and_postgres_answer_alike() {
         h["started_at"] = "2026-11-30T12:00:00+00:00".into();
         h["telemetry"] = "ROCm SMI: AMD Instinct MI300X".into();
     });
+    let b2 = study_copy(&d.path().join("b2"), |h| {
+        h["hostname"] = "mi300x".into();
+        h["started_at"] = "2026-11-30T13:00:00+00:00".into();
+        h["telemetry"] = "ROCm SMI: AMD Instinct MI300X".into();
+    });
     let today = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-today-ab/study");
     let sqlite = d.path().join("h.db");
     let sqlite = sqlite.to_str().unwrap();
     for h in [sqlite, url.as_str()] {
-        import(h, &[&a, &a2, &b, &today]);
+        import(h, &[&a, &a2, &b, &b2, &today]);
     }
     let text = run_ok(pg_abprof().args(["history", "--regressions", "--history", &url]));
     assert!(text.contains("not compared: f16 study #3 with #2: host differs (vm vs mi300x)"), "{text}");
@@ -160,8 +165,20 @@ fn two_hosts_never_compare_and_sqlite_and_postgres_answer_alike() {
         for h in [sqlite, url.as_str()] {
             let rows = json_of(h, &[flag, value])["rows"].clone();
             let studies: Vec<i64> = rows.as_array().unwrap().iter().map(|r| r["study"].as_i64().unwrap()).collect();
-            assert!(!studies.is_empty() && studies.iter().all(|s| *s == 3), "{flag} {value}: {studies:?}");
+            assert!(!studies.is_empty() && studies.iter().all(|s| [3, 4].contains(s)), "{flag} {value}: {studies:?}");
         }
+    }
+    // A series per host, never mixed; --format md one table per host, ready for a pull request.
+    for h in [sqlite, url.as_str()] {
+        let reg = json_of(h, &["--regressions"]);
+        let keys: Vec<&str> =
+            reg["series"].as_array().unwrap().iter().map(|s| s["key"]["host"].as_str().unwrap()).collect();
+        assert_eq!(keys, ["vm", "mi300x"], "{reg:#}");
+        let md = run_ok(pg_abprof().args(["history", "--regressions", "--format", "md", "--history", h]));
+        let heads: Vec<&str> = md.lines().filter(|l| l.starts_with("### ")).collect();
+        assert_eq!(heads, ["### host vm", "### host mi300x", "### not compared"], "{md}");
+        let mi300x = md.split("### host mi300x").nth(1).unwrap().split("### not compared").next().unwrap();
+        assert!(mi300x.contains("| f16 | server-decode-tps | 3 | 4 |") && !mi300x.contains("host vm"), "{md}");
     }
     let reg = json_of(&url, &["--regressions"]);
     assert!(!reg["series"].as_array().unwrap().is_empty(), "{reg:#}");

@@ -25,4 +25,4 @@ pub(crate) use location::{default_path, BadLocation, HistoryLocation};
 pub(crate) use outbox::{push, Pushed};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
 pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord};
-pub(crate) use regressions::{regressions, Move, Regressions, SeriesFloor};
+pub(crate) use regressions::{regressions, Move, NotCompared, Regressions, Series, SeriesFloor};

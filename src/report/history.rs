@@ -1,7 +1,9 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
 use super::{metric_digits, num, signed_pct, Render, Table};
-use crate::history::{HistoryList, HistoryRow, Imported, Move, RecordedStudy, Regressions, SeriesFloor};
+use crate::history::{
+    HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor,
+};
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
@@ -206,60 +208,91 @@ impl Render for Regressions {
 
     /// One row per move, then one per pair not compared (its reason in `note`).
     fn table(&self) -> Table {
-        let mut t = Table::named(&[
-            "series",
-            "label",
-            "metric",
-            "from_study",
-            "to_study",
-            "from_started_at",
-            "to_started_at",
-            "from_median",
-            "to_median",
-            "change_pct",
-            "ci_lo_pct",
-            "ci_hi_pct",
-            "verdict",
-            "aa_floor_pct",
-            "beyond_floor",
-            "changed",
-            "note",
-        ]);
+        let series: Vec<&Series> = self.series.iter().collect();
+        regressions_table(&series, &self.not_compared.iter().collect::<Vec<_>>())
+    }
+
+    /// One table per host, each headed by it, then the pairs not compared; one host (or none):
+    /// the one table.
+    fn markdown(&self) -> String {
+        let mut hosts: Vec<Option<&str>> = Vec::new();
         for s in &self.series {
-            for m in &s.moves {
-                t.push(vec![
-                    json!(s.key.line()),
-                    json!(m.label),
-                    json!(m.metric),
-                    json!(m.from.study),
-                    json!(m.to.study),
-                    json!(m.from.started_at),
-                    json!(m.to.started_at),
-                    json!(m.from_median),
-                    json!(m.to_median),
-                    json!(m.change_pct),
-                    json!(m.ci.map(|c| c.lo_pct)),
-                    json!(m.ci.map(|c| c.hi_pct)),
-                    json!(m.verdict.word()),
-                    json!(m.floor_pct),
-                    json!(m.beyond_floor),
-                    json!(m.changed.join("; ")),
-                    json!(if m.floor_pct.is_none() { "A/A floor unknown" } else { "" }),
-                ]);
+            if !hosts.contains(&s.key.host.as_deref()) {
+                hosts.push(s.key.host.as_deref());
             }
         }
-        for n in &self.not_compared {
-            let mut row = vec![serde_json::Value::Null; 17];
-            row[1] = json!(n.label);
-            row[3] = json!(n.from.study);
-            row[4] = json!(n.to.study);
-            row[5] = json!(n.from.started_at);
-            row[6] = json!(n.to.started_at);
-            row[16] = json!(n.line());
-            t.push(row);
+        if hosts.len() <= 1 {
+            return self.table().markdown();
         }
-        t
+        let mut o = String::new();
+        for h in hosts {
+            let mine: Vec<&Series> = self.series.iter().filter(|s| s.key.host.as_deref() == h).collect();
+            let _ = writeln!(o, "### host {}\n", h.unwrap_or("unknown"));
+            let _ = writeln!(o, "{}", regressions_table(&mine, &[]).markdown());
+        }
+        if !self.not_compared.is_empty() {
+            let _ = writeln!(o, "### not compared\n");
+            o.push_str(&regressions_table(&[], &self.not_compared.iter().collect::<Vec<_>>()).markdown());
+        }
+        o
     }
+}
+
+/// The moves of `series`, then the pairs `not_compared`, as one table.
+fn regressions_table(series: &[&Series], not_compared: &[&NotCompared]) -> Table {
+    let mut t = Table::named(&[
+        "series",
+        "label",
+        "metric",
+        "from_study",
+        "to_study",
+        "from_started_at",
+        "to_started_at",
+        "from_median",
+        "to_median",
+        "change_pct",
+        "ci_lo_pct",
+        "ci_hi_pct",
+        "verdict",
+        "aa_floor_pct",
+        "beyond_floor",
+        "changed",
+        "note",
+    ]);
+    for s in series {
+        for m in &s.moves {
+            t.push(vec![
+                json!(s.key.line()),
+                json!(m.label),
+                json!(m.metric),
+                json!(m.from.study),
+                json!(m.to.study),
+                json!(m.from.started_at),
+                json!(m.to.started_at),
+                json!(m.from_median),
+                json!(m.to_median),
+                json!(m.change_pct),
+                json!(m.ci.map(|c| c.lo_pct)),
+                json!(m.ci.map(|c| c.hi_pct)),
+                json!(m.verdict.word()),
+                json!(m.floor_pct),
+                json!(m.beyond_floor),
+                json!(m.changed.join("; ")),
+                json!(if m.floor_pct.is_none() { "A/A floor unknown" } else { "" }),
+            ]);
+        }
+    }
+    for n in not_compared {
+        let mut row = vec![serde_json::Value::Null; 17];
+        row[1] = json!(n.label);
+        row[3] = json!(n.from.study);
+        row[4] = json!(n.to.study);
+        row[5] = json!(n.from.started_at);
+        row[6] = json!(n.to.started_at);
+        row[16] = json!(n.line());
+        t.push(row);
+    }
+    t
 }
 
 /// Where a finished run went in the history, printed after its result.

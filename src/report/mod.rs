@@ -49,6 +49,11 @@ pub(crate) trait Render: Serialize {
     fn table(&self) -> Table {
         Table::leaves(&serde_json::to_value(self).expect("results always serialize"))
     }
+
+    /// `--format md`: the table, unless the result is better read as several (one per host).
+    fn markdown(&self) -> String {
+        self.table().markdown()
+    }
 }
 
 /// The one way a result becomes output. JSON carries `schema_version` (src/schema.rs).
@@ -58,7 +63,7 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
         Format::Json => crate::schema::to_json_pretty(value) + "\n",
         Format::Jsonl => value.table().jsonl(),
         Format::Csv => value.table().csv(),
-        Format::Md => value.table().markdown(),
+        Format::Md => value.markdown(),
     }
 }
 
