@@ -159,6 +159,20 @@ fn run_reporting(
     Ok(TimedRun { exit, wall_ms: started.ms_until(&ended) })
 }
 
+/// The pids whose process group is `pgid` (field 5 of `/proc/PID/stat`, after the command name
+/// in parentheses, which may itself hold spaces and parentheses).
+pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let rest = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
+            rest.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

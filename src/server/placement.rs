@@ -178,7 +178,7 @@ impl ServerPlacement {
     /// wrapper, the server it runs).
     pub(crate) fn read(pgid: u32, asked: Option<CpuList>) -> ServerPlacement {
         let nodes = node_map();
-        let mut pids = crate::telemetry::task_cpu::group_members(pgid);
+        let mut pids = crate::child::group_members(pgid);
         if !pids.contains(&pgid) {
             pids.push(pgid);
         }

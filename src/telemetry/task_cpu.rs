@@ -3,6 +3,7 @@
 //! `/proc/<pid>/stat` counts in 10 ms ticks, so a gate built on it needs windows of ~200 ms and ten
 //! of them take two seconds per sample. `/proc/<pid>/task/<tid>/schedstat` counts nanoseconds on
 //! the CPU per thread: summed over the server's threads, a 5 ms window already tells idle from busy.
+use crate::child::group_members;
 use std::path::PathBuf;
 
 /// The CPU time of one process, or of every process of a process group as it was when looked up.
@@ -47,20 +48,6 @@ impl TaskCpu {
 
 fn task_dir(pid: u32) -> PathBuf {
     PathBuf::from(format!("/proc/{pid}/task"))
-}
-
-/// The pids whose process group is `pgid` (field 5 of `/proc/PID/stat`, after the command name
-/// in parentheses, which may itself hold spaces and parentheses).
-pub(crate) fn group_members(pgid: u32) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let rest = stat.rfind(')').map_or("", |i| &stat[i + 1..]);
-            rest.split_whitespace().nth(2).and_then(|g| g.parse::<u32>().ok()) == Some(pgid)
-        })
-        .collect()
 }
 
 /// Whether a CPU window that opened at `t0` may close at `now`. Readers sample at the window's
