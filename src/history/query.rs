@@ -32,6 +32,10 @@ pub(crate) struct HistoryRow {
     pub(crate) host: Option<String>,
     pub(crate) cpu: Option<String>,
     pub(crate) gpu: Option<String>,
+    /// The study's power state as one line (docs/methodology.md §9.7); None for a study that did
+    /// not record one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<String>,
     pub(crate) workload: Option<String>,
     pub(crate) output_tokens: Option<u32>,
     pub(crate) prompt_tokens: Option<u64>,
@@ -57,6 +61,15 @@ pub(crate) struct HistoryRow {
     pub(crate) planned: usize,
     pub(crate) accepted: usize,
     pub(crate) verdicts: Vec<StoredVerdict>,
+}
+
+/// The power state in a study's stored host facts, as [`PowerState::line`] writes it.
+///
+/// [`PowerState::line`]: crate::telemetry::power_state::PowerState::line
+fn power_state_line(host_facts: Option<&str>) -> Option<String> {
+    let facts: serde_json::Value = serde_json::from_str(host_facts?).ok()?;
+    let state: crate::telemetry::power_state::PowerState = serde_json::from_value(facts.get("power")?.clone()).ok()?;
+    Some(state.line())
 }
 
 impl HistoryRow {
@@ -148,8 +161,10 @@ pub(crate) fn rows(conn: &Connection) -> Result<Vec<HistoryRow>, HistoryError> {
                 aa: r.get("aa")?,
                 host: r.get("host")?,
                 cpu: host_facts
-                    .and_then(|h| serde_json::from_str::<serde_json::Value>(&h).ok())
+                    .as_ref()
+                    .and_then(|h| serde_json::from_str::<serde_json::Value>(h).ok())
                     .and_then(|h| h["cpu"].as_str().map(String::from)),
+                power_state: power_state_line(host_facts.as_deref()),
                 gpu: r.get("gpu")?,
                 workload: r.get("workload")?,
                 output_tokens: r.get("output_tokens")?,

@@ -182,6 +182,10 @@ pub(crate) struct SampleExtra {
     /// "model-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_changed: Option<BinaryChange>,
+    /// The power state read right after the request (docs/methodology.md §7.17
+    /// "power-state-changed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<crate::telemetry::power_state::PowerState>,
 }
 
 /// What identifies a file's bytes cheaply: a rebuild in place changes at least one of these.

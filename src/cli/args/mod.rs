@@ -26,7 +26,7 @@ pub(crate) use workload::WorkloadArgs;
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.
-pub(crate) const STUDY_FLAGS: [&str; 13] = [
+pub(crate) const STUDY_FLAGS: [&str; 17] = [
     "variants",
     "model",
     "port",
@@ -35,6 +35,10 @@ pub(crate) const STUDY_FLAGS: [&str; 13] = [
     "stall_timeout",
     "idle_samples",
     "foreign_cpu_max",
+    "thermal_gate",
+    "thermal_band",
+    "thermal_ceiling",
+    "thermal_timeout",
     "before",
     "after",
     "verify",

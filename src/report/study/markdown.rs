@@ -23,7 +23,13 @@ pub(crate) fn document(v: &StudyView) -> String {
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
     if v.pi.is_none() {
         section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
+        if let Some(n) = tables::energy_note(s) {
+            let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
+        }
         section(&mut o, "Per variant", &tables::per_variant(s));
+        if let Some(t) = tables::decode_windows(s) {
+            section(&mut o, "Decode per 32-token window (ms after the first token)", &t);
+        }
         if let Some(t) = tables::phases(s) {
             let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
             section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);
