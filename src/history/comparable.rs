@@ -17,6 +17,7 @@ pub(crate) struct SeriesKey {
     pub(crate) cpu: Option<String>,
     pub(crate) gpu: Option<String>,
     /// The power state (docs/methodology.md §9.7): limits, profile, driver and runtime versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) power_state: Option<String>,
     pub(crate) server_args: Vec<String>,
     pub(crate) pure_decode: bool,
