@@ -464,3 +464,55 @@ fn fail_on_slower_exits_3_on_a_real_prefill_slowdown() {
     assert_eq!(m["verdict"], "slower", "{m}");
     assert!(m["ci"]["hi_pct"].as_f64().unwrap() < -10.0, "{m}");
 }
+
+/// The CPU test bed has no power or energy reading and no power state (docs/methodology.md §9.6,
+/// §9.7): the summary says so in one line each, has no energy metric, and a gate on J/token says
+/// why it cannot judge instead of passing.
+#[test]
+fn energy_and_the_power_state_say_not_measured_on_the_cpu_test_bed() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("energy");
+    // 80 tokens: two 32-token decode windows a sample (§9.8), from the streamed tokens alone.
+    let mut args = ab_args(&root, 80, 2, &[variant("base", "-t 2")]);
+    args.extend(
+        ["--aa", "--foreign-cpu-max", "1000", "--fail-on", "slower", "--metric", "j-per-token"].map(String::from),
+    );
+    let out = abprof().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let line: Vec<&str> = stderr.lines().filter(|l| l.contains("the gate cannot judge base-again")).collect();
+    assert_eq!(line.len(), 1, "{stderr}");
+    assert!(line[0].contains("decode energy (J/token): not measured on this host"), "{}", line[0]);
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = s["energy_not_measured"].as_str().unwrap();
+    assert!(why.starts_with("not measured on this host"), "{why}");
+    for name in ["decode-j-per-token", "prefill-j-per-prompt-token", "decode-mean-power-w", "decode-tokens-per-j"] {
+        assert!(!s["variants"][0]["metrics"].as_array().unwrap().iter().any(|m| m["metric"] == name), "{name}");
+    }
+    let power = s["power_state"].as_str().unwrap();
+    assert!(power.starts_with("not measured on this host"), "{power}");
+    assert!(s["rejected"].as_array().unwrap().is_empty(), "{:#}", s["rejected"]);
+    let text = abprof().args(["summarize".as_ref(), root.as_os_str()]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("energy and power (J/token, J/prompt token, mean power, tokens/J): not measured on this host"),
+        "{text}"
+    );
+    assert!(text.contains("power state (host.json): not measured on this host"), "{text}");
+    assert!(!text.contains("J/token)\n"), "no energy verdict table: {text}");
+    // Decode under heat without telemetry: each sample's two windows, their rates and the sag.
+    for v in s["variants"].as_array().unwrap() {
+        let windows = v["decode_windows"].as_array().unwrap();
+        assert_eq!(windows.len(), 2, "{v:#}");
+        for w in windows {
+            let rates: Vec<f64> =
+                w["windows"].as_array().unwrap().iter().map(|x| x["tokens_per_s"].as_f64().unwrap()).collect();
+            assert!(rates.len() == 2 && rates.iter().all(|r| *r > 0.0), "{w:#}");
+            assert!(w["sag_pct"].as_f64().is_some() && w["windows"][0]["gfx_clock_mhz"].is_null(), "{w:#}");
+        }
+    }
+    assert!(text.contains("decode per 32-token window"), "{text}");
+    let md = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(md.contains("Decode per 32-token window"), "{md}");
+}

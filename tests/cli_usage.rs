@@ -120,3 +120,40 @@ fn server_cpus_must_name_online_cpus_before_anything_is_created() {
     usage_error(&["pi", "--variant", "a=b", "--server-cpus", "node:4096"], "--server-cpus");
     assert!(!dir.path().join("study").exists());
 }
+
+/// The thermal gate's flags (docs/methodology.md §9.9): a band or ceiling without the gate, or
+/// out of range, is a usage error; the gate on a host without a GPU temperature is refused in one
+/// line before the study folder exists.
+#[test]
+fn thermal_gate_flags_are_checked_before_anything_is_created() {
+    usage_error(&["ab", "--root", "r", "--thermal-band", "3"], "--thermal-gate");
+    usage_error(&["ab", "--root", "r", "--thermal-gate", "--thermal-ceiling", "900"], "--thermal-ceiling");
+    let d = tempfile::tempdir().unwrap();
+    let model = d.path().join("m.gguf");
+    std::fs::write(&model, b"GGUF").unwrap();
+    let root = d.path().join("study");
+    let out = abprof(&[
+        "ab",
+        "--root",
+        root.to_str().unwrap(),
+        "--model",
+        model.to_str().unwrap(),
+        "--variant",
+        "a=/bin/true",
+        "--tokens",
+        "8",
+        "--prompt-tokens",
+        "50",
+        "--telemetry",
+        "none",
+        "--thermal-gate",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("the thermal gate needs a device temperature") && stderr.contains("--telemetry nvml"),
+        "{stderr}"
+    );
+    assert!(!root.exists(), "the refused study created {}", root.display());
+}

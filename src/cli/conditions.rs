@@ -26,6 +26,21 @@ pub(crate) struct RunConditions {
     /// Verification hook run after the restore (repeatable).
     #[arg(long, value_name = "CMD")]
     pub(crate) verify: Vec<String>,
+    /// Before each request, after the idle gate, wait until the device is within --thermal-band
+    /// °C of the study's first idle temperature, or at most --thermal-ceiling (docs/methodology.md
+    /// §9.9; the study file's `[idle.thermal]`). Needs a GPU telemetry source.
+    #[arg(long)]
+    pub(crate) thermal_gate: bool,
+    /// The thermal gate's band above the study's first idle temperature, °C.
+    #[arg(long, value_name = "C", default_value_t = file::default_thermal_band(), value_parser = degrees, requires = "thermal_gate")]
+    pub(crate) thermal_band: f64,
+    /// The thermal gate also passes a device at or below this temperature, °C.
+    #[arg(long, value_name = "C", value_parser = degrees, requires = "thermal_gate")]
+    pub(crate) thermal_ceiling: Option<f64>,
+    /// The thermal gate fails the study after waiting this many seconds.
+    #[arg(long, value_name = "S", default_value_t = file::default_thermal_timeout() as u32, requires = "thermal_gate",
+          value_parser = crate::bounds::u32_flag(1, 3600))]
+    pub(crate) thermal_timeout: u32,
     #[command(flatten)]
     pub(crate) telemetry: TelemetryArg,
     /// Telemetry samples per second during each request; at most what the source refreshes (100
@@ -39,6 +54,13 @@ fn non_negative(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
         _ => Err(format!("{s:?} is not a percentage of a core (a number ≥ 0, e.g. 50)")),
+    }
+}
+
+fn degrees(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (0.0..=150.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a temperature in °C (a number from 0 to 150, e.g. 3)")),
     }
 }
 
@@ -56,6 +78,11 @@ impl RunConditions {
         IdleGate {
             consecutive: self.idle_samples,
             foreign_cpu_max_pct: self.foreign_cpu_max.unwrap_or(default.foreign_cpu_max_pct),
+            thermal: self.thermal_gate.then_some(file::ThermalGate {
+                band_c: self.thermal_band,
+                ceiling_c: self.thermal_ceiling,
+                timeout_s: u64::from(self.thermal_timeout),
+            }),
             ..default
         }
     }

@@ -16,6 +16,9 @@ pub(crate) struct SeriesKey {
     pub(crate) host: Option<String>,
     pub(crate) cpu: Option<String>,
     pub(crate) gpu: Option<String>,
+    /// The power state (docs/methodology.md §9.7): limits, profile, driver and runtime versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<String>,
     pub(crate) server_args: Vec<String>,
     pub(crate) pure_decode: bool,
     pub(crate) ignore_eos: bool,
@@ -32,6 +35,7 @@ impl SeriesKey {
             host: r.host.clone(),
             cpu: r.cpu.clone(),
             gpu: r.gpu.clone(),
+            power_state: r.power_state.clone(),
             server_args: r.server_args.clone(),
             pure_decode: r.pure_decode,
             ignore_eos: r.ignore_eos,
@@ -102,6 +106,10 @@ pub(crate) fn differences(a: &SeriesKey, b: &SeriesKey) -> Vec<String> {
     check(a.cpu == b.cpu, format!("CPU differs ({} vs {})", text(a.cpu.as_deref()), text(b.cpu.as_deref())));
     check(a.gpu == b.gpu, format!("GPU differs ({} vs {})", text(a.gpu.as_deref()), text(b.gpu.as_deref())));
     check(
+        a.power_state == b.power_state,
+        format!("power state differs ({} vs {})", text(a.power_state.as_deref()), text(b.power_state.as_deref())),
+    );
+    check(
         a.server_args == b.server_args,
         format!("server args differ (\"{}\" vs \"{}\")", a.server_args.join(" "), b.server_args.join(" ")),
     );
@@ -151,6 +159,7 @@ mod tests {
             host: Some("vm".into()),
             cpu: Some("EPYC".into()),
             gpu: None,
+            power_state: Some("nvidia-smi gpu0 enforced.power.limit 700.0 W · driver 580.95.05".into()),
             server_args: vec!["-c".into(), "4096".into()],
             pure_decode: false,
             ignore_eos: true,
@@ -177,5 +186,20 @@ mod tests {
                 "server args differ (\"-c 4096\" vs \"-c 8192\")"
             ]
         );
+    }
+
+    /// docs/methodology.md §9.7: a study at another power limit (or driver) is another setup.
+    #[test]
+    fn a_study_under_another_power_limit_is_not_compared_and_the_reason_names_both() {
+        let capped = SeriesKey {
+            power_state: Some("nvidia-smi gpu0 enforced.power.limit 340.0 W · driver 580.95.05".into()),
+            ..key()
+        };
+        assert_eq!(
+            differences(&key(), &capped),
+            ["power state differs (nvidia-smi gpu0 enforced.power.limit 700.0 W · driver 580.95.05 vs nvidia-smi gpu0 enforced.power.limit 340.0 W · driver 580.95.05)"]
+        );
+        let unrecorded = SeriesKey { power_state: None, ..key() };
+        assert!(!key().same(&unrecorded), "a study that recorded no power state is not assumed to match");
     }
 }

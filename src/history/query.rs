@@ -31,6 +31,10 @@ pub(crate) struct HistoryRow {
     pub(crate) host: Option<String>,
     pub(crate) cpu: Option<String>,
     pub(crate) gpu: Option<String>,
+    /// The study's power state as one line (docs/methodology.md §9.7); None for a study that did
+    /// not record one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<String>,
     pub(crate) workload: Option<String>,
     pub(crate) output_tokens: Option<u32>,
     pub(crate) prompt_tokens: Option<u64>,
@@ -141,6 +145,7 @@ impl HistoryRow {
             aa: r.aa,
             host: host.map(|h| h.hostname.clone()),
             cpu: host.map(|h| h.cpu.clone()),
+            power_state: host.and_then(|h| h.power.as_ref()).map(|p| p.line()),
             gpu: host.and_then(|h| h.telemetry.clone()),
             workload: r.workload.clone(),
             output_tokens: r.output_tokens,

@@ -284,7 +284,7 @@ fn verdicts_of(v: &crate::summary::VariantSummary) -> Vec<VerdictRow> {
             mean: m.mean,
             change_pct: m.change_pct,
             ci: m.ci,
-            verdict: m.verdict.map(|v| v.word().to_string()),
+            verdict: m.verdict.map(|v| m.metric.verdict_word(v).to_string()),
         })
         .collect()
 }
@@ -296,6 +296,10 @@ pub(crate) fn metric_name(m: Metric) -> &'static str {
         Metric::ServerPrefillTps => "server-prefill-tps",
         Metric::StrictStreamedTps => "strict-streamed-tps",
         Metric::TtftMs => "ttft-ms",
+        Metric::DecodeJPerToken => "decode-j-per-token",
+        Metric::PrefillJPerPromptToken => "prefill-j-per-prompt-token",
+        Metric::DecodeMeanPowerW => "decode-mean-power-w",
+        Metric::DecodeTokensPerJ => "decode-tokens-per-j",
     }
 }
 
@@ -582,6 +586,7 @@ pub(crate) mod testing {
                 abprof: "test".into(),
                 started_at: started.to_rfc3339(),
                 telemetry: Some("GPU-less host".into()),
+                power: None,
             }),
             model_path: Some("/models/target.gguf".into()),
             model_sha256: Some("a".repeat(64)),

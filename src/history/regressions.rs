@@ -103,6 +103,8 @@ fn value(s: &SampleRow, m: Metric) -> Option<f64> {
         Metric::ServerPrefillTps => s.prefill_tps,
         Metric::StrictStreamedTps => s.strict_tps,
         Metric::TtftMs => s.ttft_ms,
+        // The samples table stores the speed metrics only (energy has no column there).
+        _ => None,
     }
 }
 

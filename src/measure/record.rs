@@ -189,6 +189,10 @@ pub(crate) struct SampleExtra {
     /// Where the server's busiest threads ran when the request ended (docs/methodology.md §2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) placement: Option<crate::server::placement::ServerPlacement>,
+    /// The power state read right after the request (docs/methodology.md §7.17
+    /// "power-state-changed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<crate::telemetry::power_state::PowerState>,
 }
 
 /// What identifies a file's bytes cheaply: a rebuild in place changes at least one of these.

@@ -70,7 +70,9 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
 /// The decimals a metric prints with.
 pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
     match m {
-        crate::summary::Metric::ServerPrefillTps => 1,
+        crate::summary::Metric::ServerPrefillTps | crate::summary::Metric::DecodeMeanPowerW => 1,
+        crate::summary::Metric::DecodeJPerToken | crate::summary::Metric::PrefillJPerPromptToken => 4,
+        crate::summary::Metric::DecodeTokensPerJ => 3,
         _ => 2,
     }
 }

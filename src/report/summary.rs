@@ -46,10 +46,10 @@ pub(crate) struct VerdictLine<'a> {
 }
 
 /// The verdict table's rows: every metric × variant that has the metric, metrics in
-/// [`Metric::ALL`]'s order.
+/// [`Metric::every`]'s order (an energy metric only where it was measured).
 pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
     let mut lines = Vec::new();
-    for m in Metric::ALL {
+    for m in Metric::every() {
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
             let d = metric_digits(m);
@@ -65,7 +65,7 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 change_pct: ms.change_pct,
                 ci_lo_pct: ms.ci.map(|c| c.lo_pct),
                 ci_hi_pct: ms.ci.map(|c| c.hi_pct),
-                verdict: ms.verdict.map_or("baseline", |v| v.word()),
+                verdict: ms.verdict.map_or("baseline", |v| m.verdict_word(v)),
                 measures: ms.measures.as_deref(),
                 p_value: ms.ci.and_then(|c| c.p_value),
                 ci_method: ms.ci.map(|c| c.method),
@@ -159,8 +159,18 @@ pub(crate) fn render_text(s: &Summary) -> String {
     let _ = writeln!(o, "run order: {}", if order.is_empty() { "—".into() } else { order.join(" ") });
     let w = s.variants.iter().map(|v| v.label.len()).max().unwrap_or(7).max(7);
     let lines = verdict_lines(s);
-    for m in Metric::ALL {
-        let caveat = s.variants.first().and_then(|v| v.metric(m)).and_then(|x| x.measures.as_deref());
+    for m in Metric::every() {
+        if m.is_energy() && !lines.iter().any(|l| l.metric == m) {
+            continue;
+        }
+        let from = s.variants.iter().find_map(|v| v.metric(m)?.energy_from.clone());
+        let caveat = s.variants.first().and_then(|v| v.metric(m)).and_then(|x| x.measures.clone());
+        let caveat = match (caveat, from) {
+            (Some(c), Some(f)) => Some(format!("{c}; from the {f}")),
+            (None, Some(f)) => Some(format!("from the {f}")),
+            (c, None) => c,
+        };
+        let caveat = caveat.as_deref();
         match caveat {
             Some(c) => {
                 let _ = writeln!(o, "\n{} — {c}", m.title());
@@ -194,6 +204,15 @@ pub(crate) fn render_text(s: &Summary) -> String {
             ]);
         }
         o.push_str(&t.render(&Text::of(&t, "  ", false)));
+    }
+    if let Some(c) = &s.covariate {
+        covariate_lines(&mut o, s, c);
+    }
+    if let Some(p) = &s.power_state {
+        let _ = writeln!(o, "\npower state (host.json): {p}");
+    }
+    if let Some(why) = &s.energy_not_measured {
+        let _ = writeln!(o, "\nenergy and power (J/token, J/prompt token, mean power, tokens/J): {why}");
     }
     let paired: Vec<String> = s
         .variants
@@ -319,6 +338,9 @@ pub(crate) fn render_text(s: &Summary) -> String {
             }
         }
     }
+    if s.variants.iter().any(|v| !v.decode_windows.is_empty()) {
+        windows_section(&mut o, s);
+    }
     if s.variants.iter().any(|v| v.floor.is_some()) {
         floor_section(&mut o, s, w);
     }
@@ -387,6 +409,47 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
     }
     o
+}
+
+/// Whether the thermal covariate explains decode TPS within the variants, and where it does the
+/// adjusted interval beside the plain one (docs/methodology.md §9.10).
+fn covariate_lines(o: &mut String, s: &Summary, c: &crate::summary::covariate::CovariateFit) {
+    let _ = writeln!(
+        o,
+        "\ndecode TPS against the {} within each variant: slope {:+.3}% per unit, R² {:.2}, p {:.3} — {}",
+        c.covariate.name(),
+        c.slope_pct_per_unit,
+        c.r2_within,
+        c.p_value,
+        if c.explains {
+            "it explains the spread; adjusted comparison (docs/methodology.md §9.10):"
+        } else {
+            "it does not explain the spread: no adjustment"
+        }
+    );
+    for (label, adj) in &c.adjusted {
+        let plain = s.variants.iter().find(|v| v.label == *label).and_then(|v| v.metric(Metric::ServerDecodeTps)?.ci);
+        let _ = writeln!(
+            o,
+            "  {label}: adjusted {:+.2}% {} beside the plain {}",
+            adj.center_pct(),
+            super::ci_pct(Some(*adj)),
+            super::ci_pct(plain)
+        );
+    }
+}
+
+/// Each accepted sample's decode rate per 32-token window, with the sag and what showed a
+/// throttle (docs/methodology.md §9.8).
+fn windows_section(o: &mut String, s: &Summary) {
+    let _ = writeln!(
+        o,
+        "\ndecode per {}-token window (tok/s, first → last; the window's median gfx clock where measured)",
+        crate::summary::windows::WINDOW_TOKENS
+    );
+    for line in super::study::tables::window_lines(s) {
+        let _ = writeln!(o, "  {line}");
+    }
 }
 
 /// Each variant's decode step against its bandwidth floor, then the inputs one by one so a

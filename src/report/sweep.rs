@@ -60,7 +60,7 @@ impl Render for SweepSummary {
                     ci_pct(r.ci),
                     p_value(r.ci.and_then(|c| c.p_value)),
                     p_value(r.p_holm),
-                    r.verdict.map_or("baseline", |v| v.word()).into(),
+                    r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).into(),
                 ]);
             }
             o.push_str(&table.render(&Text::of(&table, "  ", false)));
@@ -145,7 +145,7 @@ impl Render for SweepSummary {
                     json!(r.ci.map(|c| c.hi_pct)),
                     json!(r.ci.and_then(|c| c.p_value)),
                     json!(r.p_holm),
-                    json!(r.verdict.map_or("baseline", |v| v.word())),
+                    json!(r.verdict.map_or("baseline", |v| mt.metric.verdict_word(v))),
                     json!(family),
                 ]);
                 t.push(row);

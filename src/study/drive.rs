@@ -228,6 +228,9 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
     check_rate(file, gpu.as_deref())?;
+    if file.idle.thermal.is_some() && gpu.is_none() {
+        bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");
+    }
     let port = StudyPort::new(file.port)?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
     let (mut plan, mut binaries) = if resume {
@@ -243,7 +246,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
             })
         })?
     };
-    let mut telemetry = TelemetrySlot { gpu, hz: f64::from(file.telemetry_hz) };
+    let mut telemetry = TelemetrySlot { gpu, hz: f64::from(file.telemetry_hz), thermal_reference_c: None };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
@@ -483,8 +486,10 @@ async fn drive<C: StudyConfig>(
                 let changed = binaries[slot.variant].check().err();
                 if let Some(c) = &changed {
                     c.mark(&mut sample.extra);
-                    save_record(&SampleFiles::new(&dir), &sample)?;
                 }
+                // Read after the request, outside its timing (docs/methodology.md §7.17).
+                sample.extra.power_state = Some(crate::telemetry::power_state::PowerState::of_host());
+                save_record(&SampleFiles::new(&dir), &sample)?;
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);
                 t.request_ms = match (sample.request_start, sample.response_end) {

@@ -25,6 +25,10 @@ pub(crate) struct HostFacts {
     pub(crate) started_at: String,
     #[serde(default)]
     pub(crate) telemetry: Option<String>,
+    /// Power limits, power profile, driver and runtime versions, clocks policy when the study
+    /// started (docs/methodology.md §9.7); absent in studies of releases before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) power: Option<crate::telemetry::power_state::PowerState>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -183,6 +187,7 @@ pub(crate) fn host_facts(telemetry: Option<String>) -> HostFacts {
         abprof: concat!(env!("CARGO_PKG_VERSION"), " (", env!("ABPROF_GIT_COMMIT"), ")").into(),
         started_at: chrono::Local::now().to_rfc3339(),
         telemetry,
+        power: Some(crate::telemetry::power_state::PowerState::of_host()),
     }
 }
 

@@ -6,9 +6,10 @@ use crate::client::StreamRecord;
 use crate::measure::{GateError, SampleObserver, SamplePhase};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, RequestMarks};
-use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord};
+use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord};
 use crate::telemetry::sampler::{Sampler, SamplerConfig};
 use crate::telemetry::task_cpu::{CpuShares, ForeignLoad, TaskCpu, TaskCpuSource};
+use crate::telemetry::thermal::{ThermalGate, ThermalState, ThermalTarget};
 use crate::telemetry::{SourceKind, TelemetrySource};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +26,9 @@ pub(crate) trait PhaseSink {
 pub(crate) struct TelemetrySlot {
     pub(crate) gpu: Option<Box<dyn TelemetrySource>>,
     pub(crate) hz: f64,
+    /// The study's first idle temperature, the thermal gate's reference (docs/methodology.md
+    /// §9.9): set by the first sample's gate.
+    pub(crate) thermal_reference_c: Option<f64>,
 }
 
 pub(crate) struct StudyObserver<'a> {
@@ -102,6 +106,7 @@ impl<'a> StudyObserver<'a> {
     fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, GateError> {
         let t0 = crate::clock::mono_ns();
         let timeout = Duration::from_secs(self.gate.timeout_s);
+        let mut thermal = None;
         let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
             Some(source) => {
                 let thresholds = IdleThresholds {
@@ -130,6 +135,10 @@ impl<'a> StudyObserver<'a> {
                     if let Some(done) = self.judge(&mut gate, &s, true)? {
                         break done;
                     }
+                };
+                thermal = match self.gate.thermal {
+                    Some(t) => Some(self.thermal_gate(&t, &rx)?),
+                    None => None,
                 };
                 (describe, GPU_GATE_SPACING, thresholds, waited)
             }
@@ -171,7 +180,44 @@ impl<'a> StudyObserver<'a> {
             threshold_power_w: thresholds.max_power_w,
             threshold_cpu_pct: thresholds.max_cpu_pct,
             waited_ms: self.gate_ms,
+            thermal,
         })
+    }
+
+    /// The thermal gate on the sampler's tap, after the idle gate (docs/methodology.md §9.9): the
+    /// first sample's first reading is the study's reference.
+    fn thermal_gate(
+        &mut self,
+        settings: &super::file::ThermalGate,
+        rx: &std::sync::mpsc::Receiver<crate::telemetry::sampler::TelemetrySample>,
+    ) -> Result<ThermalRecord, GateError> {
+        let target = ThermalTarget {
+            band_c: settings.band_c,
+            ceiling_c: settings.ceiling_c,
+            reference_c: self.telemetry.thermal_reference_c,
+        };
+        let mut gate = ThermalGate::new(target, Duration::from_secs(settings.timeout_s), crate::clock::mono_ns());
+        loop {
+            self.cancelled()?;
+            let s = rx
+                .recv_timeout(Duration::from_secs(5))
+                .map_err(|_| GateError::Failed("the telemetry sampler stopped delivering readings".into()))?;
+            match gate.observe(&s) {
+                ThermalState::Waiting => {}
+                ThermalState::Cool { start_c, waited } => {
+                    let reference = *self.telemetry.thermal_reference_c.get_or_insert(start_c);
+                    let target = ThermalTarget { reference_c: Some(reference), ..target };
+                    return Ok(ThermalRecord {
+                        target: target.describe(),
+                        start_c,
+                        cooling_ms: waited.as_secs_f64() * 1e3,
+                    });
+                }
+                ThermalState::TimedOut { waited, last_c } => {
+                    return Err(GateError::Failed(gate.timeout_line(waited, last_c)));
+                }
+            }
+        }
     }
 
     fn start(&self, source: Box<dyn TelemetrySource>, config: SamplerConfig) -> Result<Sampler, String> {

@@ -21,6 +21,15 @@ pub(crate) enum GateMetric {
     Decode,
     Prefill,
     Ttft,
+    /// Decode energy per output token (worse: more joules); needs a source that reads power or
+    /// energy (docs/methodology.md §9.6).
+    JPerToken,
+    /// Prefill energy per prompt token.
+    PrefillJPerToken,
+    /// Decode mean power (worse: more watts).
+    Power,
+    /// Decode tokens per joule (worse: fewer).
+    TokensPerJ,
 }
 
 impl GateMetric {
@@ -29,6 +38,10 @@ impl GateMetric {
             GateMetric::Decode => Metric::ServerDecodeTps,
             GateMetric::Prefill => Metric::ServerPrefillTps,
             GateMetric::Ttft => Metric::TtftMs,
+            GateMetric::JPerToken => Metric::DecodeJPerToken,
+            GateMetric::PrefillJPerToken => Metric::PrefillJPerPromptToken,
+            GateMetric::Power => Metric::DecodeMeanPowerW,
+            GateMetric::TokensPerJ => Metric::DecodeTokensPerJ,
         }
     }
 }
@@ -86,6 +99,13 @@ impl Gate {
     /// this study has fewer, whether too few were planned or some were rejected.
     pub(crate) fn unjudged_line(&self, s: &Summary, unjudged: &[String]) -> String {
         let m = self.metric.metric();
+        if let (true, Some(why)) = (m.is_energy(), &s.energy_not_measured) {
+            return format!(
+                "the gate cannot judge {} by {}: {why}; judge it on a host whose telemetry reads power or energy (--telemetry nvml, amdgpu-sysfs or rocm-smi)",
+                unjudged.join(", "),
+                m.title()
+            );
+        }
         let counts: Vec<String> = s
             .variants
             .iter()
@@ -165,6 +185,7 @@ mod tests {
             ci,
             verdict: None,
             measures: None,
+            energy_from: None,
         };
         VariantSummary {
             label: label.into(),
@@ -186,6 +207,7 @@ mod tests {
             prefill: None,
             decode: None,
             throttled: vec![],
+            decode_windows: vec![],
             caveats: vec![],
             floor: None,
         }

@@ -4,6 +4,9 @@
 pub(crate) mod adaptive;
 pub(crate) mod bench;
 pub(crate) mod capture;
+pub(crate) mod covariate;
+#[cfg(test)]
+mod energy_tests;
 pub(crate) mod fingerprint;
 pub(crate) mod floor;
 pub(crate) mod gate;
@@ -19,6 +22,7 @@ pub(crate) mod sweep;
 mod t_test;
 pub(crate) mod traces;
 pub(crate) mod view;
+pub(crate) mod windows;
 
 use crate::measure::Sample;
 use crate::study::evidence::{Evidence, OrderEntry};
@@ -39,11 +43,34 @@ pub(crate) enum Metric {
     ServerPrefillTps,
     StrictStreamedTps,
     TtftMs,
+    /// Decode energy per output token, J (docs/methodology.md §9.6).
+    DecodeJPerToken,
+    /// Prefill energy per prompt token, J.
+    PrefillJPerPromptToken,
+    /// Decode's time-weighted mean power, W.
+    DecodeMeanPowerW,
+    /// Output tokens per joule of decode energy.
+    DecodeTokensPerJ,
 }
 
 impl Metric {
+    /// The speed metrics: every study has them, and the results history stores them.
     pub(crate) const ALL: [Metric; 4] =
         [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
+
+    /// The energy and power metrics: a summary holds them only where the telemetry source measured
+    /// power or energy (docs/methodology.md §9.6).
+    pub(crate) const ENERGY: [Metric; 4] =
+        [Metric::DecodeJPerToken, Metric::PrefillJPerPromptToken, Metric::DecodeMeanPowerW, Metric::DecodeTokensPerJ];
+
+    /// [`Metric::ALL`] then [`Metric::ENERGY`].
+    pub(crate) fn every() -> impl Iterator<Item = Metric> {
+        Metric::ALL.into_iter().chain(Metric::ENERGY)
+    }
+
+    pub(crate) fn is_energy(self) -> bool {
+        Metric::ENERGY.contains(&self)
+    }
 
     pub(crate) fn title(self) -> &'static str {
         match self {
@@ -51,6 +78,10 @@ impl Metric {
             Metric::ServerPrefillTps => "server prefill TPS (tok/s)",
             Metric::StrictStreamedTps => "strict streamed TPS (tok/s)",
             Metric::TtftMs => "TTFT (ms)",
+            Metric::DecodeJPerToken => "decode energy (J/token)",
+            Metric::PrefillJPerPromptToken => "prefill energy (J/prompt token)",
+            Metric::DecodeMeanPowerW => "decode mean power (W)",
+            Metric::DecodeTokensPerJ => "decode tokens per joule (tok/J)",
         }
     }
 
@@ -65,22 +96,58 @@ impl Metric {
             Metric::TtftMs => {
                 Some("pure decode: time to the first token after a one-token re-prefill of a cached prompt")
             }
+            Metric::PrefillJPerPromptToken => {
+                Some("pure decode: the energy of a one-token re-prefill of a cached prompt")
+            }
             _ => None,
         }
     }
 
     pub(crate) fn higher_is_better(self) -> bool {
-        !matches!(self, Metric::TtftMs)
+        !matches!(
+            self,
+            Metric::TtftMs | Metric::DecodeJPerToken | Metric::PrefillJPerPromptToken | Metric::DecodeMeanPowerW
+        )
+    }
+
+    /// The verdict's word for this metric: a speed is faster or slower, an energy smaller or larger
+    /// (the verdict's direction is [`Metric::higher_is_better`]'s).
+    pub(crate) fn verdict_word(self, v: Verdict) -> &'static str {
+        match (self.is_energy(), v) {
+            (true, Verdict::Faster) if self == Metric::DecodeMeanPowerW => "lower power",
+            (true, Verdict::Slower) if self == Metric::DecodeMeanPowerW => "higher power",
+            (true, Verdict::Faster) => "more efficient",
+            (true, Verdict::Slower) => "less efficient",
+            _ => v.word(),
+        }
     }
 
     pub(crate) fn of(self, s: &Sample) -> Option<f64> {
+        let phases = || phases::sample_phases(s);
         let v = match self {
             Metric::ServerDecodeTps => s.server.as_ref().map(|t| t.decode_tps),
             Metric::ServerPrefillTps => s.server.as_ref().map(|t| t.prefill_tps),
             Metric::StrictStreamedTps => s.stream.strict_tps,
             Metric::TtftMs => s.stream.ttft_ms,
+            Metric::DecodeJPerToken => phases().and_then(|[_, d]| d.j_per_token),
+            Metric::PrefillJPerPromptToken => phases().and_then(|[p, _]| p.j_per_token),
+            Metric::DecodeMeanPowerW => phases().and_then(|[_, d]| d.mean_power_w),
+            Metric::DecodeTokensPerJ => {
+                phases().and_then(|[_, d]| d.energy_j.filter(|e| *e > 0.0).map(|e| d.tokens as f64 / e))
+            }
         };
         v.filter(|x| x.is_finite())
+    }
+
+    /// Where an energy metric's value of `s` came from: the energy counter or an integral of
+    /// power (docs/methodology.md §9.6); None for a speed metric.
+    pub(crate) fn energy_from(self, s: &Sample) -> Option<crate::telemetry::phases::EnergyFrom> {
+        let [p, d] = phases::sample_phases(s)?;
+        match self {
+            Metric::PrefillJPerPromptToken => Some(p.energy_from),
+            m if m.is_energy() => Some(d.energy_from),
+            _ => None,
+        }
     }
 }
 
@@ -97,6 +164,10 @@ pub(crate) struct MetricSummary {
     /// What this metric measured when it is not what its name says (pure decode).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) measures: Option<String>,
+    /// An energy metric's source over the accepted samples: "energy counter", "power integral"
+    /// (and which power), or both where samples differ (docs/methodology.md §9.6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) energy_from: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -135,6 +206,10 @@ pub(crate) struct VariantSummary {
     pub(crate) decode: Option<phases::PhaseFigures>,
     /// Accepted samples (1-based study index) whose GPU clock sagged > 10% during decode.
     pub(crate) throttled: Vec<usize>,
+    /// Each accepted sample's decode rate per 32-token window, its sag and throttle signals
+    /// (docs/methodology.md §9.8); samples of fewer than 33 tokens have none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) decode_windows: Vec<windows::SampleWindows>,
     /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
     pub(crate) caveats: Vec<String>,
     /// Decode against its bandwidth floor (docs/methodology.md §18); none for a study recorded
@@ -173,6 +248,14 @@ pub(crate) struct Summary {
     pub(crate) isolation_restored: Option<bool>,
     /// The telemetry source the study sampled (host.json).
     pub(crate) telemetry: Option<String>,
+    /// Why the summary has no energy or power metric: no accepted sample's telemetry measured
+    /// power or energy (docs/methodology.md §9.6); None where one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) energy_not_measured: Option<String>,
+    /// The power state the study recorded when it started (host.json, docs/methodology.md §9.7),
+    /// as one line; None for a study that recorded none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) power_state: Option<String>,
     pub(crate) dead_time_ms_median: Option<f64>,
     pub(crate) dead_time_ms_max: Option<f64>,
     /// Kernel attribution beside the medians when the study has `traces/<label>/` folders
@@ -180,6 +263,10 @@ pub(crate) struct Summary {
     pub(crate) traces: Option<traces::TraceComparison>,
     /// `exactness.json` of the study, when `abprof exactness --root` wrote one.
     pub(crate) exactness: Option<crate::exactness::ExactnessReport>,
+    /// Whether start temperature (or the decode clock) explains decode TPS within the variants,
+    /// and where it does the adjusted comparison (docs/methodology.md §9.10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) covariate: Option<covariate::CovariateFit>,
     /// An adaptive study (`until_ci_pct`): its samples per variant and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) adaptive: Option<adaptive::Adaptive>,
@@ -264,6 +351,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         timing_blocks: if file.pure_decode { 2 } else { 1 },
         foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
         isolation_restored: restored,
+        power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
     };
     let found = ev.samples(plan);
     let mut rejected = Vec::new();
@@ -351,6 +439,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
     let per_look_alpha = adaptive::per_look_alpha(file);
+    // An energy metric is in the summary only where some accepted sample measured it (§9.6).
+    let measured_metrics: Vec<Metric> = Metric::every()
+        .filter(|m| !m.is_energy() || (0..plan.labels.len()).any(|vi| !values(vi, *m).is_empty()))
+        .collect();
     let mut variants = Vec::new();
     let mut plain = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
@@ -358,7 +450,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         plain.push(samples.iter().all(|s| rules::speculation_requested(&s.server_argv).is_none()));
         let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
         let mut metrics = Vec::new();
-        for m in Metric::ALL {
+        for &m in &measured_metrics {
             let runs = values(vi, m);
             let (change_pct, ci, verdict) = if vi == 0 {
                 (None, None, None)
@@ -377,6 +469,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 ci,
                 verdict,
                 measures: file.pure_decode.then(|| m.pure_decode_caveat()).flatten().map(String::from),
+                energy_from: phases::energy_from_line(samples.iter().filter_map(|s| m.energy_from(s))),
             });
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
@@ -410,6 +503,22 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 .iter()
                 .filter(|&&fi| phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock)))
                 .map(|&fi| found[fi].slot.index + 1)
+                .collect(),
+            decode_windows: accepted[vi]
+                .iter()
+                .filter_map(|&fi| {
+                    let s = sample_of(fi);
+                    let series = s
+                        .extra
+                        .telemetry
+                        .as_ref()
+                        .filter(|t| !t.csv.is_empty())
+                        .and_then(|t| crate::telemetry::csv::read_series(&found[fi].dir.join(&t.csv)).ok())
+                        .unwrap_or_default();
+                    let w = windows::decode_windows(&s.token_mono_ns, &series);
+                    let clock = phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock));
+                    (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
+                })
                 .collect(),
             caveats: Vec::new(),
             floor: roofline
@@ -449,12 +558,16 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         missing,
         order,
         isolation_restored: restored,
+        energy_not_measured: (!measured_metrics.iter().any(|m| m.is_energy()))
+            .then(|| phases::not_measured_line(facts.host.as_ref().and_then(|h| h.telemetry.as_deref()))),
         telemetry: facts.host.as_ref().and_then(|h| h.telemetry.clone()),
+        power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
         exactness: ev.read_exactness().ok(),
         adaptive: None,
+        covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
     };
     summary.adaptive = adaptive::of_summary(file, plan.blocks(), &summary);
     Ok(Judged { summary, samples: judged, facts })
@@ -489,6 +602,43 @@ fn acceptance_caveats(variants: &mut [VariantSummary], plain: &[bool]) {
         };
         v.caveats.push(why);
     }
+}
+
+/// The covariate model of §9.10 over the accepted samples: their start temperature where every
+/// one has it (a thermal-gated study), else their median decode clock where every one has it.
+fn covariate_fit<'a>(
+    accepted: &[Vec<usize>],
+    sample_of: &dyn Fn(usize) -> &'a Sample,
+    block_of: &dyn Fn(usize) -> usize,
+    phases_of: &[Option<[crate::telemetry::phases::PhaseStats; 2]>],
+    labels: &[String],
+) -> Option<covariate::CovariateFit> {
+    use covariate::{Covariate, Observation};
+    let start = |fi: usize| sample_of(fi).extra.idle_gate.as_ref()?.thermal.as_ref().map(|t| t.start_c);
+    let clock = |fi: usize| phases_of[fi].as_ref()?[1].gfx_clock_median_mhz;
+    let all = accepted.iter().flatten();
+    let (cov, x): (Covariate, &dyn Fn(usize) -> Option<f64>) = if all.clone().all(|&fi| start(fi).is_some()) {
+        (Covariate::StartTemperature, &start)
+    } else if all.clone().all(|&fi| clock(fi).is_some()) {
+        (Covariate::DecodeClock, &clock)
+    } else {
+        return None;
+    };
+    let obs: Vec<Observation> = accepted
+        .iter()
+        .enumerate()
+        .flat_map(|(variant, list)| {
+            list.iter().filter_map(move |&fi| {
+                Some(Observation {
+                    variant,
+                    block: block_of(fi),
+                    tps: Metric::ServerDecodeTps.of(sample_of(fi))?,
+                    x: x(fi)?,
+                })
+            })
+        })
+        .collect();
+    covariate::fit(cov, &obs, labels)
 }
 
 /// Every sample on disk with its verdict, in study order: the accepted ones of each variant and

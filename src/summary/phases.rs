@@ -2,7 +2,7 @@
 //! (first → last token) power, busy, temperature, clocks and energy per token, and the samples
 //! whose GPU clock sagged during decode ("throttled").
 use crate::measure::Sample;
-use crate::telemetry::phases::PhaseStats;
+use crate::telemetry::phases::{EnergyFrom, PhaseStats};
 use serde::{Deserialize, Serialize};
 
 use super::stats::median;
@@ -65,4 +65,41 @@ pub(crate) fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> b
         (Some(min), Some(m)) => min < (1.0 - THROTTLE_DROP) * m,
         _ => false,
     }
+}
+
+/// What an energy metric's values came from, in words: one source, or each source with its count
+/// where samples differ; None where none was measured.
+pub(crate) fn energy_from_line(sources: impl Iterator<Item = EnergyFrom>) -> Option<String> {
+    let mut counts: Vec<(EnergyFrom, usize)> = Vec::new();
+    for e in sources.filter(|e| *e != EnergyFrom::Unavailable) {
+        match counts.iter_mut().find(|(x, _)| *x == e) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((e, 1)),
+        }
+    }
+    match counts.as_slice() {
+        [] => None,
+        [(e, _)] => Some(energy_from_words(*e).into()),
+        many => {
+            Some(many.iter().map(|(e, n)| format!("{} ({n})", energy_from_words(*e))).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
+/// The source of a phase's energy, for people (docs/methodology.md §9.6).
+pub(crate) fn energy_from_words(e: EnergyFrom) -> &'static str {
+    match e {
+        EnergyFrom::Counter => "energy counter",
+        EnergyFrom::DriverPowerIntegral => "power integral (driver's power samples)",
+        EnergyFrom::PowerIntegral => "power integral (sampled power)",
+        EnergyFrom::Unavailable => "not measured",
+    }
+}
+
+/// The summary's line where no sample measured power or energy.
+pub(crate) fn not_measured_line(telemetry: Option<&str>) -> String {
+    format!(
+        "not measured on this host: the telemetry ({}) read no power or energy",
+        telemetry.unwrap_or("none recorded")
+    )
 }

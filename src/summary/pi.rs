@@ -93,6 +93,7 @@ fn expectations(restored: Option<bool>) -> Expectations {
         timing_blocks: 1,
         foreign_cpu_max_pct: None,
         isolation_restored: restored,
+        power_state: None,
     }
 }
 

@@ -17,6 +17,8 @@ pub(crate) struct Expectations {
     pub(crate) foreign_cpu_max_pct: Option<f64>,
     /// The study's restore/verify hooks' outcome (None: no record).
     pub(crate) isolation_restored: Option<bool>,
+    /// The power state the study recorded when it started (host.json, docs/methodology.md §9.7).
+    pub(crate) power_state: Option<crate::telemetry::power_state::PowerState>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -107,6 +109,18 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
         for why in &pi.answer_failures {
             out.push(reject("pi-answer", why.clone()));
+        }
+    }
+    if let (Some(study), Some(now)) = (&exp.power_state, &s.extra.power_state) {
+        if study != now {
+            out.push(reject(
+                "power-state-changed",
+                format!(
+                    "the power state read after the request ({}) is not the study's first ({}): the sample ran under other conditions",
+                    now.line(),
+                    study.line()
+                ),
+            ));
         }
     }
     if exp.isolation_restored == Some(false) {
@@ -228,6 +242,7 @@ mod tests {
             timing_blocks: 1,
             foreign_cpu_max_pct: Some(50.0),
             isolation_restored: Some(true),
+            power_state: None,
         };
         assert!(rules_of(&sample(SampleExtra::default()), &exp).is_empty());
         let host_cpu = Some(HostCpu { foreign_pct: 96.0, ..HostCpu::default() });
@@ -273,6 +288,25 @@ mod tests {
         assert_eq!(prompt_tokens_differ(Some(301), Some(300)).unwrap().rule, "prompt-tokens-differ");
     }
 
+    /// `power-state-changed` (docs/methodology.md §7.17): a power limit lowered mid-study.
+    #[test]
+    fn a_power_limit_that_moved_during_the_study_rejects_the_sample() {
+        use crate::telemetry::power_state::{PowerLimit, PowerState};
+        let at = |watts: f64| PowerState {
+            power_limits: vec![PowerLimit { source: "nvidia-smi gpu0 enforced.power.limit".into(), watts }],
+            gpu_driver: Some("580.95.05".into()),
+            ..PowerState::default()
+        };
+        let exp = Expectations { timing_blocks: 1, power_state: Some(at(700.0)), ..Expectations::default() };
+        let with = |p: Option<PowerState>| sample(SampleExtra { power_state: p, ..SampleExtra::default() });
+        assert!(rules_of(&with(Some(at(700.0))), &exp).is_empty());
+        assert!(rules_of(&with(None), &exp).is_empty(), "a record of an earlier release has nothing to compare");
+        let r = sample_rejections(&with(Some(at(340.0))), &exp);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].rule, "power-state-changed");
+        assert!(r[0].reason.contains("340.0 W") && r[0].reason.contains("700.0 W"), "{}", r[0].reason);
+    }
+
     /// `no-drafts` (docs/methodology.md §7.16): speculation asked for on the command line and no
     /// token drafted, in the log or the response's timings.
     #[test]
@@ -283,6 +317,7 @@ mod tests {
             timing_blocks: 1,
             foreign_cpu_max_pct: None,
             isolation_restored: None,
+            power_state: None,
         };
         let argv = |a: &[&str]| a.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let with = |args: &[&str], draft: Option<(u64, u64)>, timings: Option<serde_json::Value>| {

@@ -120,7 +120,11 @@ pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
     let labels: Vec<String> = crate::variant::parse_variants(&file.variants)
         .map(|vs| vs.into_iter().map(|v| v.label).collect())
         .unwrap_or_default();
-    let tables = Metric::ALL.into_iter().map(|m| table(m, &record, &summaries)).collect();
+    // An energy metric's table only where some point measured it (docs/methodology.md §9.6).
+    let tables = Metric::every()
+        .map(|m| table(m, &record, &summaries))
+        .filter(|t| !t.metric.is_energy() || !t.rows.is_empty())
+        .collect();
     Ok(SweepSummary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),

@@ -14,6 +14,7 @@ pub(crate) mod idle;
 pub(crate) mod monitor;
 pub mod nvml;
 pub(crate) mod phases;
+pub(crate) mod power_state;
 pub(crate) mod proc_cpu;
 pub(crate) mod record;
 pub mod rocm_smi;
@@ -21,6 +22,7 @@ pub mod sampler;
 pub mod select;
 mod sysfs_file;
 pub(crate) mod task_cpu;
+pub(crate) mod thermal;
 
 pub use error::TelemetryError;
 pub use reading::Field;

@@ -16,6 +16,19 @@ pub(crate) struct IdleGateRecord {
     pub(crate) threshold_power_w: Option<f64>,
     pub(crate) threshold_cpu_pct: Option<f64>,
     pub(crate) waited_ms: f64,
+    /// The thermal gate after it, when the study has one (docs/methodology.md §9.9).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thermal: Option<ThermalRecord>,
+}
+
+/// The thermal gate before one request: what it waited for, the temperature the sample started
+/// at, and how long it spent cooling.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct ThermalRecord {
+    pub(crate) target: String,
+    pub(crate) start_c: f64,
+    pub(crate) cooling_ms: f64,
 }
 
 /// CPU used on the host during the request by everything but the server and abprof.

@@ -26,7 +26,7 @@ pub(crate) use workload::WorkloadArgs;
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.
-pub(crate) const STUDY_FLAGS: [&str; 14] = [
+pub(crate) const STUDY_FLAGS: [&str; 18] = [
     "variants",
     "model",
     "port",
@@ -36,6 +36,10 @@ pub(crate) const STUDY_FLAGS: [&str; 14] = [
     "stall_timeout",
     "idle_samples",
     "foreign_cpu_max",
+    "thermal_gate",
+    "thermal_band",
+    "thermal_ceiling",
+    "thermal_timeout",
     "before",
     "after",
     "verify",

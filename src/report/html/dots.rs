@@ -16,6 +16,9 @@ const HEIGHT: u32 = 330;
 fn unit(m: Metric) -> &'static str {
     match m {
         Metric::TtftMs => "ms",
+        Metric::DecodeJPerToken | Metric::PrefillJPerPromptToken => "J/token",
+        Metric::DecodeMeanPowerW => "W",
+        Metric::DecodeTokensPerJ => "tok/J",
         _ => "tok/s",
     }
 }
@@ -156,7 +159,7 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
                 c.draw_series(whisker(x, range, 0.08, colour))?;
             }
             c.draw_series(std::iter::once(Circle::new((x, change), 7, colour.filled())))?;
-            let word = verdict.map_or("", |v| v.word());
+            let word = verdict.map_or("", |v| m.verdict_word(v));
             let top = ci.map_or(change, |(_, b)| b.max(change));
             c.draw_series(std::iter::once(
                 EmptyElement::at((x, top))

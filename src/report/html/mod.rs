@@ -81,6 +81,9 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     if let Some(c) = s.variants.first().and_then(|b| b.metric(crate::summary::Metric::TtftMs)?.measures.clone()) {
         note(o, &esc(&format!("TTFT and prefill: {c}")));
     }
+    if let Some(n) = tables::energy_note(s) {
+        note(o, &esc(&n));
+    }
     let _ = writeln!(o, "<h3>Per variant</h3>");
     o.push_str(&table(&tables::per_variant(s)));
     if let Some(t) = tables::acceptance(s) {
@@ -110,7 +113,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
          bar and number: the variant's median. Right: the candidate's median change, bars the 95% CI.</p>",
         variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
-    for m in REPORT_METRICS {
+    for m in REPORT_METRICS.into_iter().chain(crate::summary::Metric::ENERGY) {
         if let Some(drawn) = dots::chart(v, m) {
             figure(o, drawn, "");
         }
@@ -157,6 +160,10 @@ fn timelines_section(o: &mut String, v: &StudyView) {
     if !any {
         let names: Vec<&str> = TIMELINE_FIELDS.iter().map(|f| timeline::axis_name(*f)).collect();
         note(o, &format!("No sample recorded telemetry ({} absent).", names.join(", ")));
+    }
+    if let Some(t) = tables::decode_windows(&v.summary) {
+        let _ = writeln!(o, "<h3 id=\"decode-windows\">Decode per 32-token window (ms after the first token)</h3>");
+        o.push_str(&table(&t));
     }
     if let Some(t) = tables::phases(&v.summary) {
         let _ = writeln!(o, "<h3 id=\"phases\">Per phase (medians over accepted samples)</h3>");

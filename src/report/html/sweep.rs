@@ -139,7 +139,7 @@ fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
             signed_pct(r.change_pct),
             ci_pct(r.ci),
             p_value(r.p_holm),
-            r.verdict.map_or("baseline", |v| v.word()).to_string(),
+            r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).to_string(),
         ]);
     }
     table

@@ -23,12 +23,18 @@ pub(crate) fn document(v: &StudyView) -> String {
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
     if v.pi.is_none() {
         section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
+        if let Some(n) = tables::energy_note(s) {
+            let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
+        }
         section(&mut o, "Per variant", &tables::per_variant(s));
         if let Some(t) = tables::acceptance(s) {
             section(&mut o, "Draft acceptance (accepted samples)", &t);
         }
         if let Some(t) = tables::memory(s) {
             section(&mut o, "Server memory (MiB, the log's buffers)", &t);
+        }
+        if let Some(t) = tables::decode_windows(s) {
+            section(&mut o, "Decode per 32-token window (ms after the first token)", &t);
         }
         if let Some(t) = tables::phases(s) {
             let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);

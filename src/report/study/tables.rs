@@ -38,7 +38,8 @@ pub(crate) fn verdicts(s: &Summary) -> Table {
         &[3, 4, 5, 6],
         7,
     );
-    for l in crate::report::summary::verdict_lines(s).iter().filter(|l| REPORT_METRICS.contains(&l.metric)) {
+    let shown = |m: Metric| REPORT_METRICS.contains(&m) || m.is_energy();
+    for l in crate::report::summary::verdict_lines(s).iter().filter(|l| shown(l.metric)) {
         let d = metric_digits(l.metric);
         t.push_text(vec![
             l.metric.title().into(),
@@ -52,6 +53,83 @@ pub(crate) fn verdicts(s: &Summary) -> Table {
         ]);
     }
     t
+}
+
+/// The energy metrics in one line under the verdicts: where their values came from, or that this
+/// host measured none (docs/methodology.md §9.6).
+pub(crate) fn energy_note(s: &Summary) -> Option<String> {
+    if let Some(why) = &s.energy_not_measured {
+        return Some(format!("energy and power: {why}"));
+    }
+    let from: Vec<String> = Metric::ENERGY
+        .into_iter()
+        .filter_map(|m| {
+            let f = s.variants.iter().find_map(|v| v.metric(m)?.energy_from.clone())?;
+            Some(format!("{} from the {f}", m.title()))
+        })
+        .collect();
+    (!from.is_empty()).then(|| format!("energy: {}", from.join("; ")))
+}
+
+/// One line per accepted sample with decode windows: the rates (and clocks), the sag, the clock
+/// change and the throttle signals (docs/methodology.md §9.8).
+pub(crate) fn window_lines(s: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in &s.variants {
+        for w in &v.decode_windows {
+            let rates: Vec<String> = w
+                .windows
+                .iter()
+                .map(|x| match x.gfx_clock_mhz {
+                    Some(c) => format!("{:.1}@{c:.0}MHz", x.tokens_per_s),
+                    None => format!("{:.1}", x.tokens_per_s),
+                })
+                .collect();
+            let mut line = format!("#{} {}: {}", w.index, v.label, rates.join(" "));
+            if let Some(p) = w.sag_pct {
+                line += &format!(" · sag {p:+.1}%");
+            }
+            if let Some(c) = w.clock_change_pct {
+                line += &format!(" · clock {c:+.1}%");
+            }
+            if !w.throttled_by.is_empty() {
+                line += &format!(" · throttled ({})", w.throttled_by.join(", "));
+            }
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The per-window decode panel: each sample's windows on one time axis (ms after its first
+/// token), the rate beside the gfx clock, power and temperature where measured (§9.8).
+pub(crate) fn decode_windows(s: &Summary) -> Option<Table> {
+    if s.variants.iter().all(|v| v.decode_windows.is_empty()) {
+        return None;
+    }
+    let mut t = page_table(
+        &["#", "variant", "window ms", "tok/s", "gfx MHz", "power W", "°C", "sag", "throttled by"],
+        &[0, 3, 4, 5, 6],
+    );
+    for v in &s.variants {
+        for w in &v.decode_windows {
+            for (i, x) in w.windows.iter().enumerate() {
+                let last = i + 1 == w.windows.len();
+                t.push_text(vec![
+                    w.index.to_string(),
+                    v.label.clone(),
+                    format!("{:.0}–{:.0}", x.start_ms, x.end_ms),
+                    format!("{:.2}", x.tokens_per_s),
+                    num(x.gfx_clock_mhz, 0),
+                    num(x.power_w, 1),
+                    num(x.temp_c, 1),
+                    if last { signed_pct(w.sag_pct) } else { String::new() },
+                    if last { w.throttled_by.join(", ") } else { String::new() },
+                ]);
+            }
+        }
+    }
+    Some(t)
 }
 
 fn counts(v: &[u64]) -> String {
@@ -340,6 +418,9 @@ pub(crate) fn host(v: &StudyView) -> Table {
         t.push_text(vec!["host".into(), "host.json absent".into()]);
     }
     t.push_text(vec!["telemetry".into(), s.telemetry.clone().unwrap_or_else(|| NONE.into())]);
+    if let Some(p) = &s.power_state {
+        t.push_text(vec!["power state".into(), p.clone()]);
+    }
     t.push_text(vec!["isolation".into(), isolation_status(s.isolation_restored).into()]);
     let order: Vec<&str> = s
         .order

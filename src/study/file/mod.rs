@@ -125,6 +125,30 @@ pub struct IdleGate {
     /// Give up (and reject the sample) after this many seconds.
     #[serde(default = "default_gate_timeout")]
     pub(crate) timeout_s: u64,
+    /// The thermal gate after the idle gate (docs/methodology.md §9.9); absent: not gated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thermal: Option<ThermalGate>,
+}
+
+/// The thermal gate: before each request, after the idle gate, wait until the device's hottest
+/// temperature is within `band_c` of the study's first idle reading, or at most `ceiling_c`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThermalGate {
+    #[serde(default = "default_thermal_band")]
+    pub(crate) band_c: f64,
+    #[serde(default)]
+    pub(crate) ceiling_c: Option<f64>,
+    /// Fail the sample, and the study, after this many seconds of waiting.
+    #[serde(default = "default_thermal_timeout")]
+    pub(crate) timeout_s: u64,
+}
+
+pub(crate) fn default_thermal_band() -> f64 {
+    3.0
+}
+pub(crate) fn default_thermal_timeout() -> u64 {
+    300
 }
 
 pub(crate) fn default_consecutive() -> u32 {
@@ -157,6 +181,7 @@ impl Default for IdleGate {
             foreign_cpu_max_pct: default_foreign(),
             interval_ms: default_interval(),
             timeout_s: default_gate_timeout(),
+            thermal: None,
         }
     }
 }
@@ -517,6 +542,16 @@ impl StudyFile {
             return Err(StudyFileError::Missing("telemetry_hz >= 1"));
         }
         self.check_bounds().map_err(StudyFileError::OutOfBounds)?;
+        // The thermal gate reads a device temperature, which the CPU-only sources have none of
+        // (docs/methodology.md §9.9); `auto` is checked once the source is open.
+        if self.idle.thermal.is_some()
+            && matches!(self.telemetry, crate::telemetry::SourceKind::None | crate::telemetry::SourceKind::Cpu)
+        {
+            return Err(StudyFileError::Contradiction(format!(
+                "the thermal gate needs a device temperature and telemetry = {} reads none: pass --telemetry nvml, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate",
+                self.telemetry
+            )));
+        }
         if let Some(w) = self.workload.filter(|w| w.tokens() != self.tokens) {
             return Err(StudyFileError::Contradiction(format!(
                 "workload {w:?} means {} output tokens, but tokens = {}: drop one of them",

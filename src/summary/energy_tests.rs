@@ -1,0 +1,127 @@
+//! Energy and power as metrics (docs/methodology.md §9.6), on readings of the recorded amdgpu
+//! sysfs fixture: per-phase energy from the counter and from the power integral, the same interval
+//! and verdict as speed, and "not measured on this host" where the telemetry read no power.
+use super::stats::{change_ci, Measured, Verdict};
+use super::Metric;
+use crate::clock::Stamp;
+use crate::telemetry::amdgpu_sysfs::AmdgpuSysfs;
+use crate::telemetry::phases::{split, EnergyFrom, PhaseStats, RequestMarks};
+use crate::telemetry::sampler::TelemetrySample;
+use crate::telemetry::{Reading, TelemetrySource};
+use std::path::{Path, PathBuf};
+
+const MS: u64 = 1_000_000;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The dGPU fixture's reading (power 291 W instant, 287 W average, energy counter 1000 J).
+fn fixture_reading() -> Reading {
+    AmdgpuSysfs::open(&fixtures().join("sysfs/dgpu-v1_3"), 0).unwrap().read().unwrap()
+}
+
+fn at(ms: u64) -> Stamp {
+    Stamp { mono_ns: ms * MS, boot_ns: ms * MS }
+}
+
+/// A request read every 10 ms over 0–3.5 s: prefill 0.5–1.5 s (500 prompt tokens), decode
+/// 1.5–3.5 s (`tokens` output tokens) at the fixture's power × `scale`; the energy counter, when
+/// kept, advances by that power from the fixture's value.
+fn phases(scale: f64, tokens: u64, counter: bool) -> [PhaseStats; 2] {
+    let base = fixture_reading();
+    let watts = base.power_w.unwrap() * scale;
+    let mut joules = base.energy_j.unwrap();
+    let samples: Vec<TelemetrySample> = (0..=350)
+        .map(|i| {
+            let reading = Reading { power_w: Some(watts), energy_j: counter.then_some(joules), ..base };
+            joules += watts * 0.01;
+            TelemetrySample { at: at(i * 10), late_ns: 0, reading }
+        })
+        .collect();
+    let marks = RequestMarks {
+        start: at(500),
+        first_token: at(1500),
+        last_token: at(3500),
+        prompt_tokens: 500,
+        output_tokens: tokens,
+    };
+    split(&samples, &[], &marks)
+}
+
+#[test]
+fn energy_per_phase_comes_from_the_counter_or_the_power_integral_and_says_which() {
+    let [prefill, decode] = phases(1.0, 100, true);
+    assert_eq!((prefill.energy_from, decode.energy_from), (EnergyFrom::Counter, EnergyFrom::Counter));
+    // 291 W for 2 s over 100 tokens; 291 W for 1 s over 500 prompt tokens.
+    assert!((decode.j_per_token.unwrap() - 5.82).abs() < 0.01, "{decode:?}");
+    assert!((prefill.j_per_token.unwrap() - 0.582).abs() < 0.01, "{prefill:?}");
+    let [prefill, decode] = phases(1.0, 100, false);
+    assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+    assert!((decode.j_per_token.unwrap() - 5.82).abs() < 1e-9, "{decode:?}");
+    assert!((prefill.mean_power_w.unwrap() - 291.0).abs() < 1e-9);
+    let words = super::phases::energy_from_line([EnergyFrom::Counter, EnergyFrom::PowerIntegral].into_iter());
+    assert_eq!(words.as_deref(), Some("energy counter (1), power integral (sampled power) (1)"));
+    assert_eq!(
+        super::phases::energy_from_line([EnergyFrom::Counter; 3].into_iter()).as_deref(),
+        Some("energy counter")
+    );
+}
+
+/// A sample of the recorded study with its telemetry phases replaced.
+fn sample_with(phases: Option<[PhaseStats; 2]>) -> crate::measure::Sample {
+    let path = fixtures().join("evidence-today-ab/study/samples/001-f16/sample.json");
+    let mut s: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    s.extra.telemetry.as_mut().unwrap().phases = phases;
+    s
+}
+
+#[test]
+fn each_energy_metric_reads_its_phase_and_a_cpu_only_sample_has_none() {
+    let s = sample_with(Some(phases(1.0, 100, true)));
+    let v = |m: Metric| m.of(&s).unwrap();
+    assert!((v(Metric::DecodeJPerToken) - 5.82).abs() < 0.01);
+    assert!((v(Metric::PrefillJPerPromptToken) - 0.582).abs() < 0.01);
+    assert!((v(Metric::DecodeMeanPowerW) - 291.0).abs() < 0.5);
+    assert!((v(Metric::DecodeTokensPerJ) - 1.0 / 5.82).abs() < 1e-3);
+    assert_eq!(Metric::DecodeJPerToken.energy_from(&s), Some(EnergyFrom::Counter));
+    let cpu = sample_with(None);
+    assert!(Metric::ENERGY.iter().all(|m| m.of(&cpu).is_none()));
+    // The recorded sample as it is: server CPU only, its phases without power.
+    let path = fixtures().join("evidence-today-ab/study/samples/001-f16/sample.json");
+    let recorded: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(Metric::ENERGY.iter().all(|m| m.of(&recorded).is_none()));
+}
+
+/// The energy metrics go through the speed metrics' interval (§8): a candidate that draws 10% less
+/// power at the same speed is more efficient, decided by the same t-interval on log values.
+#[test]
+fn an_energy_change_gets_the_speed_metrics_interval_and_a_verdict_in_its_own_words() {
+    let side = |scale: f64| -> Vec<(crate::measure::Sample, usize)> {
+        (0..4)
+            .map(|block| {
+                // A little noise per block, shared by both sides (a drift the pairing cancels).
+                let noise = 1.0 + 0.01 * block as f64;
+                (sample_with(Some(phases(scale * noise, 100, true))), block)
+            })
+            .collect()
+    };
+    let (base, cand) = (side(1.0), side(0.9));
+    for (m, word) in [
+        (Metric::DecodeJPerToken, "more efficient"),
+        (Metric::DecodeTokensPerJ, "more efficient"),
+        (Metric::DecodeMeanPowerW, "lower power"),
+    ] {
+        let measured = |xs: &[(crate::measure::Sample, usize)]| -> Vec<Measured> {
+            xs.iter().map(|(s, block)| Measured { block: *block, value: m.of(s).unwrap() }).collect()
+        };
+        let ci = change_ci(&measured(&base), &measured(&cand), 0.95, None).expect("4 blocks a side");
+        let verdict = Verdict::with_margin(Some(&ci), m.higher_is_better(), None);
+        assert_eq!(m.verdict_word(verdict), word, "{m:?} {ci:?}");
+        let expected = if m.higher_is_better() { 100.0 / 0.9 - 100.0 } else { -10.0 };
+        assert!((ci.center_pct() - expected).abs() < 0.5, "{m:?} {ci:?}");
+    }
+    // More power is the worse side for the gate.
+    assert_eq!(Metric::DecodeMeanPowerW.verdict_word(Verdict::Slower), "higher power");
+    assert_eq!(Metric::DecodeJPerToken.verdict_word(Verdict::Slower), "less efficient");
+}
