@@ -447,7 +447,7 @@ fn windows_section(o: &mut String, s: &Summary) {
         "\ndecode per {}-token window (tok/s, first → last; the window's median gfx clock where measured)",
         crate::summary::windows::WINDOW_TOKENS
     );
-    for line in super::study::tables::window_lines(s) {
+    for line in window_lines(s) {
         let _ = writeln!(o, "  {line}");
     }
 }
@@ -524,4 +524,34 @@ fn summarize_counts(v: &[u64]) -> String {
         Some(first) if v.iter().all(|x| x == first) => format!("{first}×{}", v.len()),
         _ => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
     }
+}
+
+/// One line per accepted sample with decode windows: the rates (and clocks), the sag, the clock
+/// change and the throttle signals (docs/methodology.md §9.8).
+fn window_lines(s: &Summary) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in &s.variants {
+        for w in &v.decode_windows {
+            let rates: Vec<String> = w
+                .windows
+                .iter()
+                .map(|x| match x.gfx_clock_mhz {
+                    Some(c) => format!("{:.1}@{c:.0}MHz", x.tokens_per_s),
+                    None => format!("{:.1}", x.tokens_per_s),
+                })
+                .collect();
+            let mut line = format!("#{} {}: {}", w.index, v.label, rates.join(" "));
+            if let Some(p) = w.sag_pct {
+                line += &format!(" · sag {p:+.1}%");
+            }
+            if let Some(c) = w.clock_change_pct {
+                line += &format!(" · clock {c:+.1}%");
+            }
+            if !w.throttled_by.is_empty() {
+                line += &format!(" · throttled ({})", w.throttled_by.join(", "));
+            }
+            out.push(line);
+        }
+    }
+    out
 }

@@ -71,36 +71,6 @@ pub(crate) fn energy_note(s: &Summary) -> Option<String> {
     (!from.is_empty()).then(|| format!("energy: {}", from.join("; ")))
 }
 
-/// One line per accepted sample with decode windows: the rates (and clocks), the sag, the clock
-/// change and the throttle signals (docs/methodology.md §9.8).
-pub(crate) fn window_lines(s: &Summary) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in &s.variants {
-        for w in &v.decode_windows {
-            let rates: Vec<String> = w
-                .windows
-                .iter()
-                .map(|x| match x.gfx_clock_mhz {
-                    Some(c) => format!("{:.1}@{c:.0}MHz", x.tokens_per_s),
-                    None => format!("{:.1}", x.tokens_per_s),
-                })
-                .collect();
-            let mut line = format!("#{} {}: {}", w.index, v.label, rates.join(" "));
-            if let Some(p) = w.sag_pct {
-                line += &format!(" · sag {p:+.1}%");
-            }
-            if let Some(c) = w.clock_change_pct {
-                line += &format!(" · clock {c:+.1}%");
-            }
-            if !w.throttled_by.is_empty() {
-                line += &format!(" · throttled ({})", w.throttled_by.join(", "));
-            }
-            out.push(line);
-        }
-    }
-    out
-}
-
 /// The per-window decode panel: each sample's windows on one time axis (ms after its first
 /// token), the rate beside the gfx clock, power and temperature where measured (§9.8).
 pub(crate) fn decode_windows(s: &Summary) -> Option<Table> {
