@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// A study file of `variants` on `model` (each `label=BINARY[|…]`), 8 output tokens. The tests
 /// are about the history, not the other-workload rule: other helpers' builds may load the host.
@@ -203,13 +202,7 @@ fn a_study_killed_with_sigkill_leaves_no_row_and_its_resume_records_it_whole() {
         .chain(["--history".to_string(), db.display().to_string()])
         .collect();
     let mut child = spawn_abprof(&args);
-    let t0 = Instant::now();
-    while !root.join("samples/001-f16/sample.json").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(120), "the first sample never finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-    child.wait().unwrap();
+    sigkill_after_first_sample(&mut child, &root);
     let list = history_json(&db, &[]);
     assert_eq!(list["studies_total"], 0, "{list:#}");
     assert!(list["rows"].as_array().unwrap().is_empty());

@@ -251,13 +251,7 @@ fn a_study_killed_with_sigkill_leaves_no_row_in_postgres() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = Instant::now();
-    while !root.join("samples/001-f16/sample.json").exists() {
-        assert!(t0.elapsed() < Duration::from_secs(120), "the first sample never finished");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
-    child.wait().unwrap();
+    sigkill_after_first_sample(&mut child, &root);
     assert_eq!(pg.query("team", "SELECT count(*) FROM studies"), "0");
     assert_eq!(pg.query("team", "SELECT count(*) FROM samples"), "0");
 }

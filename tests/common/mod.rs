@@ -110,6 +110,18 @@ pub fn calibrated_prompt_for(model: &Path, tag: &str, tokens: u64) -> PathBuf {
     path
 }
 
+/// SIGKILLs `child` (an `abprof ab` of a study in `root`) once its first sample's record exists:
+/// a study killed mid-run, for the tests that no history row is left behind.
+pub fn sigkill_after_first_sample(child: &mut std::process::Child, root: &Path) {
+    let t0 = std::time::Instant::now();
+    while !root.join("samples/001-f16/sample.json").exists() {
+        assert!(t0.elapsed() < std::time::Duration::from_secs(120), "the first sample never finished");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+}
+
 pub fn stderr_lines(out: &std::process::Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr).lines().map(String::from).collect()
 }
