@@ -1034,10 +1034,23 @@ fn the_sampler_rate_is_bounded_by_its_source_and_abprofs_own_cpu_is_recorded() {
     assert_eq!(s["variants"][0]["accepted"], 1, "under the abprof-cpu limit: {:#}", s["rejected"]);
 }
 
+/// A process of the test's own that burns a core until dropped, even when an assertion fails.
+struct OtherWorkload(Child);
+impl Drop for OtherWorkload {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn every_sample_rejected_other_workload_names_foreign_cpu_max_and_a_quiet_host() {
     let f = Fault::new();
+    // Another workload that really runs: on a quiet host (CI's) the background alone can read
+    // 0% foreign CPU, which a 0% limit accepts. The loop is this test's own child.
+    let other = OtherWorkload(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
     let out = run(&Study::new(&f, 64, 1, &[variant("a", "")]).idle("foreign_cpu_max_pct", 0.0).args());
+    drop(other);
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "other-workload", "{:#}", s["rejected"]);
