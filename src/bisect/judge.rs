@@ -2,7 +2,7 @@
 //! interval of its change against the good build lies wholly beyond the threshold, on the side of
 //! the change measured between good and bad; good only when it lies wholly on the other side.
 //! Anything in between takes more samples.
-use crate::summary::stats::{ChangeCi, Verdict};
+use crate::summary::stats::{paired_log_ratios, probe_change_ci, ChangeCi, Measured, PooledSpread, Verdict};
 use crate::summary::{Metric, Summary};
 use serde::{Deserialize, Serialize};
 
@@ -30,11 +30,32 @@ impl Reading {
         }
     }
 
+    /// A probe's reading: its interval is the t-interval of its own within-block log ratios with
+    /// their spread pooled with `pool`, the earlier steps' (docs/methodology.md §19), so that a
+    /// clear probe is called from its first block; None until the pool holds enough.
+    pub(crate) fn of_probe(s: &Summary, metric: Metric, pool: PooledSpread) -> Reading {
+        let [base, cand] = [0, 1].map(|i| side(s, metric, i));
+        Reading { ci: probe_change_ci(&base, &cand, pool), ..Reading::of(s, metric) }
+    }
+
     /// The change between good and bad when its interval excludes zero: the bisect's reference.
     pub(crate) fn reference_change(&self) -> Option<f64> {
         let ci = self.ci?;
         (!ci.contains_zero()).then_some(self.change_pct?).filter(|c| c.is_finite() && *c != 0.0)
     }
+}
+
+/// The candidate's within-block log ratios against good (the second variant against the first)
+/// in `s`, paired by block as the summary's interval pairs them.
+pub(crate) fn log_ratios(s: &Summary, metric: Metric) -> Vec<f64> {
+    paired_log_ratios(&side(s, metric, 0), &side(s, metric, 1))
+}
+
+/// Variant `i`'s accepted values of `metric` in `s`, each with its block.
+fn side(s: &Summary, metric: Metric, i: usize) -> Vec<Measured> {
+    s.variants.get(i).and_then(|v| v.metric(metric)).map_or_else(Vec::new, |m| {
+        m.runs.iter().zip(&m.blocks).map(|(&value, &block)| Measured { block, value }).collect()
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,6 +23,7 @@ use crate::stop_signal::StopSignal;
 use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
 use crate::study::{run_ab, AnotherBlock, Outcome};
+use crate::summary::stats::{PooledSpread, MIN_VALUES, PROBE_FIRST_BLOCKS};
 use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
@@ -154,18 +155,22 @@ fn build(plan: &BisectPlan, patch: Option<&Path>, commit: &str, stop: &StopSigna
 
 struct Measured {
     reading: Reading,
+    /// The step's within-block log ratios, for the pooled spread of later probes (§19).
+    log_ratios: Vec<f64>,
     samples: u32,
     interrupted: Option<i32>,
 }
 
 /// A cold interleaved A/B of `cand` against the good build in `dir`, one interleaved block more
 /// at a time (the study loop's adaptive hook, docs/methodology.md §17) while `decided` says no,
-/// up to `plan.max_samples`.
+/// up to `plan.max_samples`. A probe (`pool` given) is read with its spread pooled with the
+/// earlier steps' and starts from one block once the pool can carry its interval (§19).
 fn measure(
     plan: &BisectPlan,
     dir: &Path,
     variants: [String; 2],
     prompt: Option<&Path>,
+    pool: Option<PooledSpread>,
     decided: impl Fn(&Reading) -> bool + Send + Sync + 'static,
 ) -> Result<Measured> {
     // A step's own intervals are the plain ones of §8, not §17's repeated ones: a call is wrong
@@ -175,11 +180,18 @@ fn measure(
     if let (None, Some(p)) = (&file.prompt, prompt) {
         file.prompt = Some(p.to_path_buf());
     }
+    if pool.is_some_and(|p| p.df >= (MIN_VALUES - 1) as f64) {
+        file.samples = file.samples.min(PROBE_FIRST_BLOCKS as u32);
+    }
     let (metric, max) = (plan.metric, plan.max_samples as usize);
+    let read = move |s: &crate::summary::Summary| match pool {
+        Some(p) => Reading::of_probe(s, metric, p),
+        None => Reading::of(s, metric),
+    };
     let shown = dir.display().to_string();
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
-        if blocks >= max || decided(&Reading::of(&judge_with(ev, TraceReading::Skip)?.summary, metric)) {
+        if blocks >= max || decided(&read(&judge_with(ev, TraceReading::Skip)?.summary)) {
             return Ok(false);
         }
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
@@ -191,13 +203,14 @@ fn measure(
     if !run.restored {
         bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
     }
-    let reading = Reading::of(&summary, plan.metric);
+    let reading = read(&summary);
+    let log_ratios = judge::log_ratios(&summary, metric);
     let samples = planned_blocks(&run.evidence)? as u32;
     let interrupted = match run.outcome {
         Outcome::Interrupted(n) => Some(n),
         Outcome::Completed => None,
     };
-    Ok(Measured { reading, samples, interrupted })
+    Ok(Measured { reading, log_ratios, samples, interrupted })
 }
 
 /// Samples per variant the study's plan holds now.
@@ -332,7 +345,7 @@ fn drive(
     let given = plan.threshold_pct;
     let clear = move |r: &Reading| reference_clear(r, given);
     let settled = move |r: &Reading| reference_settled(r, given);
-    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, settled)?;
+    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, None, settled)?;
     step.study = Some("steps/00-bad".into());
     step.samples_per_variant = m.samples;
     step.reading = Some(m.reading);
@@ -353,6 +366,9 @@ fn drive(
     // The reference's calibrated prompt, so every step sends the same text.
     let prompt = crate::study::evidence::prompt_in(&reference_dir);
     let prompt = prompt.is_file().then_some(prompt);
+    // Every step's pairs measure the same host's noise: pooled, they let a clear probe be called
+    // from its first block (§19).
+    let mut pool = PooledSpread::default().with(&m.log_ratios);
 
     let mut pos = first;
     for index in 1.. {
@@ -397,8 +413,10 @@ fn drive(
             &plan.root.join(&rel),
             [spec("good", &good_dir), spec(short(&sha), &cand_dir)],
             prompt.as_deref(),
+            Some(pool),
             decided,
         )?;
+        pool = pool.with(&m.log_ratios);
         step.study = Some(rel);
         step.samples_per_variant = m.samples;
         step.reading = Some(m.reading);

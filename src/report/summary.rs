@@ -211,6 +211,9 @@ pub(crate) fn render_text(s: &Summary) -> String {
     if let Some(p) = &s.power_state {
         let _ = writeln!(o, "\npower state (host.json): {p}");
     }
+    if let Some(hint) = &s.noise_hint {
+        let _ = writeln!(o, "\nnoise: {hint}");
+    }
     if let Some(why) = &s.energy_not_measured {
         let _ = writeln!(o, "\nenergy and power (J/token, J/prompt token, mean power, tokens/J): {why}");
     }
@@ -219,7 +222,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
         .iter()
         .filter_map(|v| {
             let c = v.metric(Metric::ServerDecodeTps)?.ci?;
-            matches!(c.method, CiMethod::PairedBlocks | CiMethod::PairedT)
+            matches!(c.method, CiMethod::PairedBlocks | CiMethod::PairedT | CiMethod::PooledT)
                 .then(|| format!("{} ({} blocks)", v.label, c.pairs.unwrap_or(0)))
         })
         .collect();

@@ -179,6 +179,7 @@ mod tests {
         let m = MetricSummary {
             metric,
             runs: vec![],
+            blocks: vec![],
             mean: None,
             median: None,
             change_pct: ci.as_ref().map(|c| (c.lo_pct + c.hi_pct) / 2.0),

@@ -11,6 +11,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod floor;
 pub(crate) mod gate;
 pub(crate) mod memory;
+pub(crate) mod noise;
 pub(crate) mod phases;
 pub(crate) mod pi;
 pub(crate) mod rules;
@@ -155,6 +156,11 @@ impl Metric {
 pub(crate) struct MetricSummary {
     pub(crate) metric: Metric,
     pub(crate) runs: Vec<f64>,
+    /// The interleaved block of each of `runs` (its repeat in the plan): which baseline value a
+    /// candidate's pairs with (a bisect pools the pairs' spread, docs/methodology.md §19). Empty in
+    /// summaries written before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) blocks: Vec<usize>,
     pub(crate) mean: Option<f64>,
     pub(crate) median: Option<f64>,
     /// `100*(median/baseline median - 1)`; None for the baseline.
@@ -256,6 +262,10 @@ pub(crate) struct Summary {
     /// as one line; None for a study that recorded none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) power_state: Option<String>,
+    /// The line naming `--backend-sampling` when a GPU study's decode samples spread well beyond a
+    /// cold llama-bench's (docs/methodology.md §8 "The noise budget"); None otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) noise_hint: Option<String>,
     pub(crate) dead_time_ms_median: Option<f64>,
     pub(crate) dead_time_ms_max: Option<f64>,
     /// Kernel attribution beside the medians when the study has `traces/<label>/` folders
@@ -445,9 +455,11 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         .collect();
     let mut variants = Vec::new();
     let mut plain = Vec::new();
+    let mut on_device = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
         plain.push(samples.iter().all(|s| rules::speculation_requested(&s.server_argv).is_none()));
+        on_device.push(!samples.is_empty() && samples.iter().all(|s| noise::samples_on_device(&s.server_argv)));
         let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
         let mut metrics = Vec::new();
         for &m in &measured_metrics {
@@ -465,6 +477,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 mean: mean(&runs),
                 median: median(&runs),
                 runs,
+                blocks: measured(vi, m).iter().map(|x| x.block).collect(),
                 change_pct,
                 ci,
                 verdict,
@@ -546,6 +559,18 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         ),
         TraceReading::Skip => None,
     };
+    let noise_hint = noise::backend_sampling_hint(
+        facts.host.as_ref().and_then(|h| h.telemetry.as_deref()),
+        &variants
+            .iter()
+            .zip(&on_device)
+            .map(|(v, &backend_sampling)| noise::DecodeNoise {
+                label: &v.label,
+                cv_pct: v.metric(Metric::ServerDecodeTps).and_then(|m| crate::stats::cv_pct(&m.runs)),
+                backend_sampling,
+            })
+            .collect::<Vec<_>>(),
+    );
     let mut summary = Summary {
         root: ev.root.display().to_string(),
         name: file.name.clone(),
@@ -562,6 +587,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             .then(|| phases::not_measured_line(facts.host.as_ref().and_then(|h| h.telemetry.as_deref()))),
         telemetry: facts.host.as_ref().and_then(|h| h.telemetry.clone()),
         power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
+        noise_hint,
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,

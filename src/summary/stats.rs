@@ -11,6 +11,7 @@
 //!
 //! The smoothed bootstrap of the median ratio (Hall, DiCiccio & Romano 1989) remains for the
 //! results history's moves and the kernel categories' deltas, whose values carry no blocks.
+pub(crate) use super::t_test::PooledSpread;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
@@ -72,6 +73,9 @@ pub(crate) enum CiMethod {
     /// Welch's t-interval of the difference of the two sides' mean log values (fewer than
     /// [`MIN_VALUES`] blocks hold both variants).
     WelchT,
+    /// Student's t-interval of the mean within-block log ratio with its variance pooled over the
+    /// bisect's earlier steps (a probe, docs/methodology.md §19).
+    PooledT,
 }
 
 /// A confidence interval of the median % change, candidate vs baseline.
@@ -226,11 +230,7 @@ pub(crate) fn change_ci(
     }
     let ok = |m: &&Measured| m.value.is_finite() && m.value > 0.0;
     let logs = |xs: &[Measured]| xs.iter().filter(ok).map(|m| m.value.ln()).collect::<Vec<f64>>();
-    let log_ratios: Vec<f64> = base
-        .iter()
-        .filter(ok)
-        .filter_map(|x| cand.iter().filter(ok).find(|y| y.block == x.block).map(|y| (y.value / x.value).ln()))
-        .collect();
+    let log_ratios = paired_log_ratios(base, cand);
     let alpha = per_look_alpha.unwrap_or(1.0 - confidence);
     let (method, pairs, t) = if log_ratios.len() >= MIN_VALUES {
         (CiMethod::PairedT, Some(log_ratios.len()), super::t_test::one_sample(&log_ratios))
@@ -251,6 +251,72 @@ pub(crate) fn change_ci(
         per_look_alpha,
     })
 }
+
+/// The within-block log ratios, candidate over baseline, of the blocks that hold a usable value
+/// of both, in the baseline's order.
+pub(crate) fn paired_log_ratios(base: &[Measured], cand: &[Measured]) -> Vec<f64> {
+    let ok = |m: &&Measured| m.value.is_finite() && m.value > 0.0;
+    base.iter()
+        .filter(ok)
+        .filter_map(|x| cand.iter().filter(ok).find(|y| y.block == x.block).map(|y| (y.value / x.value).ln()))
+        .collect()
+}
+
+/// The 95% (`confidence`) t-interval of the mean within-block log ratio `log_ratios`, its variance
+/// pooled with `prior`'s (a bisect probe's, docs/methodology.md §19): from one block on, once the
+/// pooled spread has at least [`MIN_VALUES`] − 1 degrees of freedom, as many as the fewest blocks
+/// a paired interval of its own may rest on.
+pub(crate) fn pooled_change_ci(log_ratios: &[f64], prior: PooledSpread, confidence: f64) -> Option<ChangeCi> {
+    let t = super::t_test::pooled_one_sample(log_ratios, prior).filter(|t| t.df >= (MIN_VALUES - 1) as f64)?;
+    let reach = t.se * super::t_test::two_sided_quantile(1.0 - confidence, t.df);
+    let pct = |x: f64| 100.0 * (x.exp() - 1.0);
+    Some(ChangeCi {
+        lo_pct: pct(t.mean - reach),
+        hi_pct: pct(t.mean + reach),
+        confidence,
+        resamples: 0,
+        seed: 0,
+        method: CiMethod::PooledT,
+        pairs: Some(log_ratios.len()),
+        p_value: Some(t.p()),
+        per_look_alpha: None,
+    })
+}
+
+/// A bisect probe's interval (docs/methodology.md §19): the pooled one of
+/// [`pooled_change_ci`] from [`PROBE_FIRST_BLOCKS`] blocks on, or the probe's own interval of
+/// [`change_ci`] where that is wider (a commit noisier than the steps before it, or an outlier
+/// among its own blocks, is not judged by the others' spread).
+pub(crate) fn probe_change_ci(base: &[Measured], cand: &[Measured], prior: PooledSpread) -> Option<ChangeCi> {
+    let log_ratios = paired_log_ratios(base, cand);
+    let own = change_ci(base, cand, 0.95, None);
+    let pooled = (log_ratios.len() >= PROBE_FIRST_BLOCKS && !disagree(&log_ratios, prior))
+        .then(|| pooled_change_ci(&log_ratios, prior, 0.95))
+        .flatten();
+    let log_width = |c: &ChangeCi| ((1.0 + c.hi_pct / 100.0) / (1.0 + c.lo_pct / 100.0)).ln();
+    match (pooled, own) {
+        (Some(p), Some(o)) if log_width(&o) > log_width(&p) => Some(o),
+        (Some(p), _) => Some(p),
+        (None, o) => o,
+    }
+}
+
+/// Whether a probe's blocks spread more than the pooled spread allows, below the [`MIN_VALUES`]
+/// blocks its own interval needs: the variance-ratio test of its own spread against the pool's at
+/// 1% (F(n − 1, df) = t(df)² for two blocks), so that one outlying pair sends the probe on to more
+/// blocks instead of calling it.
+fn disagree(log_ratios: &[f64], prior: PooledSpread) -> bool {
+    if log_ratios.len() < 2 || log_ratios.len() >= MIN_VALUES || prior.df <= 0.0 {
+        return false;
+    }
+    let own = PooledSpread::default().with(log_ratios);
+    let ratio = (own.ss / own.df) / (prior.ss / prior.df);
+    ratio > super::t_test::two_sided_quantile(0.01, prior.df).powi(2)
+}
+
+/// The fewest blocks a bisect probe is called from (§19): two cold pairs that agree, not one, so
+/// that one sample's accident cannot call a commit.
+pub(crate) const PROBE_FIRST_BLOCKS: usize = 2;
 
 /// Holm's step-down adjustment: the k-th smallest of m p-values is multiplied by m − k + 1, and
 /// the adjusted values are made monotone. Rejecting where the adjusted p < α keeps the chance of

@@ -5,6 +5,8 @@
 //! the resampling knows nothing of the uncertainty in a spread estimated from 2 degrees of freedom;
 //! the t distribution does.
 
+use serde::{Deserialize, Serialize};
+
 /// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; relative error below 1e-13 here).
 fn ln_gamma(x: f64) -> f64 {
     const G: f64 = 7.0;
@@ -157,6 +159,37 @@ impl TStat {
 pub(crate) fn one_sample(d: &[f64]) -> TStat {
     let (m, v) = mean_var(d);
     TStat { mean: m, se: (v / d.len() as f64).sqrt(), df: d.len() as f64 - 1.0 }
+}
+
+/// The spread of log ratios pooled over earlier groups (a bisect's earlier steps, docs/methodology.md
+/// §19): the sum of squared deviations of each group's values about its own mean, and the degrees
+/// of freedom that sum carries (one fewer than the group's size, summed over groups).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PooledSpread {
+    pub(crate) ss: f64,
+    pub(crate) df: f64,
+}
+
+impl PooledSpread {
+    /// This spread with one more group's values; a group of fewer than 2 adds nothing.
+    pub(crate) fn with(self, group: &[f64]) -> PooledSpread {
+        if group.len() < 2 {
+            return self;
+        }
+        let (_, v) = mean_var(group);
+        PooledSpread { ss: self.ss + v * (group.len() as f64 - 1.0), df: self.df + group.len() as f64 - 1.0 }
+    }
+}
+
+/// The one-sample t statistic of `d`'s mean with its variance pooled with `prior`'s (a group of
+/// one value then has a standard error); None without a degree of freedom.
+pub(crate) fn pooled_one_sample(d: &[f64], prior: PooledSpread) -> Option<TStat> {
+    if d.is_empty() {
+        return None;
+    }
+    let all = prior.with(d);
+    let m = d.iter().sum::<f64>() / d.len() as f64;
+    (all.df > 0.0).then(|| TStat { mean: m, se: (all.ss / all.df / d.len() as f64).sqrt(), df: all.df })
 }
 
 /// Welch's t statistic of `mean(b) − mean(a)` (unequal variances, Welch–Satterthwaite degrees

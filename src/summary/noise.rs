@@ -1,0 +1,62 @@
+//! The noise hint (docs/methodology.md §8 "The noise budget"): a GPU study whose decode samples
+//! spread well beyond a cold llama-bench's is told the one server flag measured to close most of
+//! the gap, since the server's per-token sampling on the CPU was most of that spread.
+
+/// A decode CV above this (%) on a GPU is well above a cold llama-bench's 1.0–1.4% (§8).
+pub(crate) const HINT_CV_PCT: f64 = 2.0;
+
+/// One variant as the hint reads it: its label, its decode samples' CV (%), and whether every
+/// accepted sample's server already sampled on the device.
+pub(crate) struct DecodeNoise<'a> {
+    pub(crate) label: &'a str,
+    pub(crate) cv_pct: Option<f64>,
+    pub(crate) backend_sampling: bool,
+}
+
+/// Whether a server argv asks llama.cpp to sample on the device.
+pub(crate) fn samples_on_device(argv: &[String]) -> bool {
+    argv.iter().any(|a| a == "--backend-sampling" || a == "-bs")
+}
+
+/// The hint line, or None: a GPU telemetry source, and some variant sampling on the CPU with a
+/// decode CV above [`HINT_CV_PCT`].
+pub(crate) fn backend_sampling_hint(telemetry: Option<&str>, variants: &[DecodeNoise<'_>]) -> Option<String> {
+    if !matches!(telemetry, Some("nvml" | "rocm-smi" | "amdgpu-sysfs")) {
+        return None;
+    }
+    let noisy: Vec<String> = variants
+        .iter()
+        .filter(|v| !v.backend_sampling)
+        .filter_map(|v| v.cv_pct.filter(|&cv| cv > HINT_CV_PCT).map(|cv| format!("{} {cv:.2}%", v.label)))
+        .collect();
+    (!noisy.is_empty()).then(|| {
+        format!(
+            "decode CV {} is above a cold llama-bench's (1.0–1.4%): the server samples every token on the CPU; \
+             `--backend-sampling` in --server-args (or a variant's extra=) samples on the GPU and took an H200's CV \
+             from 3.18% to 1.15% (docs/methodology.md §8 \"The noise budget\"; it changes the server's sampling path)",
+            noisy.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(label: &str, cv: f64, bs: bool) -> DecodeNoise<'_> {
+        DecodeNoise { label, cv_pct: Some(cv), backend_sampling: bs }
+    }
+
+    #[test]
+    fn only_a_noisy_gpu_variant_sampling_on_the_cpu_gets_the_hint() {
+        let line = backend_sampling_hint(Some("nvml"), &[v("a", 3.18, false), v("b", 1.2, false)]).unwrap();
+        assert!(line.starts_with("decode CV a 3.18% is above") && line.contains("--backend-sampling"), "{line}");
+        assert!(!line.contains("b 1.20%"), "{line}");
+        assert_eq!(backend_sampling_hint(Some("nvml"), &[v("a", 3.18, true)]), None, "already on the GPU");
+        assert_eq!(backend_sampling_hint(Some("cpu"), &[v("a", 9.0, false)]), None, "the CPU test bed");
+        assert_eq!(backend_sampling_hint(None, &[v("a", 9.0, false)]), None);
+        assert!(backend_sampling_hint(Some("rocm-smi"), &[v("a", 2.5, false)]).is_some());
+        assert!(samples_on_device(&["-ngl".into(), "99".into(), "-bs".into()]));
+        assert!(!samples_on_device(&["--spec-draft-backend-sampling".into()]));
+    }
+}
