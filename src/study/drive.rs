@@ -488,7 +488,7 @@ async fn drive<C: StudyConfig>(
                     c.mark(&mut sample.extra);
                 }
                 // Read after the request, outside its timing (docs/methodology.md §7.17).
-                sample.extra.power_state = Some(crate::telemetry::power_state::PowerState::of_host());
+                sample.extra.power_state = Some(crate::telemetry::power_state::PowerState::conditions_of_host());
                 save_record(&SampleFiles::new(&dir), &sample)?;
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);

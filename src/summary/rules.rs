@@ -112,6 +112,9 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
     }
     if let (Some(study), Some(now)) = (&exp.power_state, &s.extra.power_state) {
+        // A sample reads only the conditions (PowerState::conditions_of_host); a sample of an
+        // earlier release read everything, so both sides are compared as conditions.
+        let (study, now) = (study.conditions(), now.conditions());
         if study != now {
             out.push(reject(
                 "power-state-changed",
@@ -301,6 +304,8 @@ mod tests {
         let with = |p: Option<PowerState>| sample(SampleExtra { power_state: p, ..SampleExtra::default() });
         assert!(rules_of(&with(Some(at(700.0))), &exp).is_empty());
         assert!(rules_of(&with(None), &exp).is_empty(), "a record of an earlier release has nothing to compare");
+        // A sample reads the conditions only (no versions): the same limits are no change.
+        assert!(rules_of(&with(Some(at(700.0).conditions())), &exp).is_empty());
         let r = sample_rejections(&with(Some(at(340.0))), &exp);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].rule, "power-state-changed");

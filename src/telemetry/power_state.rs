@@ -91,6 +91,30 @@ impl PowerState {
         PowerState::read(&PowerStateRoots { sysfs: Path::new("/sys"), rocm: &rocm, run: &run_probe })
     }
 
+    /// What a sample may run under other than the study's first: the power limits, the power
+    /// profile and the clocks policy (docs/methodology.md §7.17). Driver and runtime versions
+    /// cannot change under a running study without stopping its GPU work first.
+    pub(crate) fn conditions(&self) -> PowerState {
+        PowerState {
+            power_limits: self.power_limits.clone(),
+            power_profile: self.power_profile.clone(),
+            clocks_policy: self.clocks_policy.clone(),
+            ..PowerState::default()
+        }
+    }
+
+    /// This host's [`PowerState::conditions`], read after every sample: one `nvidia-smi` query
+    /// and `powerprofilesctl`, not the versions' second `nvidia-smi` and files, so the dead time
+    /// between samples stays short.
+    pub(crate) fn conditions_of_host() -> PowerState {
+        let mut st = PowerState::default();
+        st.read_amdgpu(Path::new("/sys"));
+        st.read_nvidia_limits(&run_probe);
+        st.power_profile =
+            run_probe("powerprofilesctl", &["get"]).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        st.conditions()
+    }
+
     fn read_amdgpu(&mut self, sysfs: &Path) {
         for (card, device) in crate::telemetry::amdgpu_sysfs::discover_cards(sysfs) {
             if let Some(hwmon) = std::fs::read_dir(device.join("hwmon")).ok().and_then(|d| d.flatten().next()) {
@@ -119,6 +143,18 @@ impl PowerState {
     }
 
     fn read_nvidia(&mut self, run: &dyn Fn(&str, &[&str]) -> Option<String>) {
+        self.read_nvidia_limits(run);
+        if self.gpu_driver.is_some() {
+            let header = run("nvidia-smi", &[]).unwrap_or_default();
+            self.cuda_driver = header
+                .split("CUDA Version:")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .map(|v| v.trim_end_matches('|').to_string());
+        }
+    }
+
+    fn read_nvidia_limits(&mut self, run: &dyn Fn(&str, &[&str]) -> Option<String>) {
         let q = run(
             "nvidia-smi",
             &["--query-gpu=index,power.limit,enforced.power.limit,driver_version", "--format=csv,noheader,nounits"],
@@ -132,14 +168,6 @@ impl PowerState {
                 }
             }
             self.gpu_driver.get_or_insert_with(|| driver.to_string());
-        }
-        if self.gpu_driver.is_some() {
-            let header = run("nvidia-smi", &[]).unwrap_or_default();
-            self.cuda_driver = header
-                .split("CUDA Version:")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .map(|v| v.trim_end_matches('|').to_string());
         }
     }
 
