@@ -5,8 +5,7 @@ use super::comparable::{comparable, differences, variant_changes, SeriesKey};
 use super::query::{rows, Filters, HistoryRow};
 use super::record::{metric_name, RecordKind, SampleRow, VariantRecord};
 use super::row::StoredStudy;
-use crate::summary::stats::{bootstrap_change_ci, median, pct_change, ChangeCi, Verdict};
-use crate::summary::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use crate::summary::stats::{change_ci, median, pct_change, ChangeCi, Measured, Verdict};
 use crate::summary::Metric;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -37,7 +36,8 @@ pub(crate) struct Move {
     pub(crate) from_samples: usize,
     pub(crate) to_samples: usize,
     pub(crate) change_pct: Option<f64>,
-    /// The bootstrap interval of the ratio of the two studies' medians (docs/methodology.md §8).
+    /// The interval of the change, from the summary's own model (docs/methodology.md §8, §15):
+    /// Welch's t on the two studies' log values; None below 3 accepted values a side.
     pub(crate) ci: Option<ChangeCi>,
     pub(crate) verdict: Verdict,
     /// The series' A/A noise floor of this metric, % (None: no A/A study in the series).
@@ -139,6 +139,17 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
         .collect()
 }
 
+/// Two studies' values as the summary's interval takes them: each value in a block of its own,
+/// the later study's after the earlier's, since two studies share no interleaved block
+/// (docs/methodology.md §15). [`change_ci`] then takes Welch's t-interval of the two sides' mean
+/// logs, exactly as it does within a study whose two variants never shared a block.
+pub(crate) fn apart(earlier: &[f64], later: &[f64]) -> (Vec<Measured>, Vec<Measured>) {
+    let at = |xs: &[f64], from: usize| -> Vec<Measured> {
+        xs.iter().enumerate().map(|(i, &value)| Measured { block: from + i, value }).collect()
+    };
+    (at(earlier, 0), at(later, earlier.len()))
+}
+
 /// The move of `metric` onto `to` from the latest of `earlier` (comparable studies of the same
 /// variant, latest first) that has accepted samples of it; `None` when none has, or `to` has none.
 fn one_move(
@@ -158,7 +169,8 @@ fn one_move(
             continue;
         }
         let (ma, mb) = (median(&a), median(&b));
-        let ci = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+        let (from_values, to_values) = apart(&a, &b);
+        let ci = change_ci(&from_values, &to_values, 0.95, None);
         let change_pct = ma.zip(mb).map(|(x, y)| pct_change(x, y));
         // Beyond the floor: the interval excludes no change, and the change is larger than an
         // A/A interval reaches (docs/methodology.md §15).
@@ -251,8 +263,11 @@ mod tests {
         r.series.iter().flat_map(|s| &s.moves).filter(|m| m.metric == Metric::ServerDecodeTps).collect()
     }
 
+    /// A move is judged by the summary's own interval (src/summary/stats.rs `change_ci`, the one
+    /// `abprof ab` calls): on the two studies' accepted samples, which share no block, it is the
+    /// interval a study gets for two variants that never shared a block.
     #[test]
-    fn a_move_between_comparable_studies_carries_the_interval_of_the_ratio_of_medians() {
+    fn a_move_between_comparable_studies_carries_the_summarys_interval_of_the_same_samples() {
         let (a, b) = ([10.0, 10.2, 9.9], [8.0, 8.1, 7.9]);
         let (_d, conn) = history(&[
             study("one", 0, vec![variant("base", "1", &a)]),
@@ -261,13 +276,34 @@ mod tests {
         let r = regressions(&conn, "h.db".into(), Filters::default());
         let m = decode(&r);
         assert_eq!(m.len(), 1);
-        let want = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
-        assert_eq!(m[0].ci, Some(want), "the summary's own bootstrap, on the two studies' accepted samples");
+        let in_blocks = |xs: &[f64], from: usize| -> Vec<Measured> {
+            xs.iter().enumerate().map(|(i, &value)| Measured { block: from + i, value }).collect()
+        };
+        let summary = change_ci(&in_blocks(&a, 0), &in_blocks(&b, 100), 0.95, None).unwrap();
+        assert_eq!(m[0].ci, Some(summary), "the summary's interval, on the two studies' accepted samples");
+        assert_eq!(summary.method, crate::summary::stats::CiMethod::WelchT);
+        assert_eq!(m[0].verdict, Verdict::from_ci(Some(&summary), true));
         assert!((m[0].change_pct.unwrap() - pct_change(10.0, 8.0)).abs() < 1e-9);
         assert_eq!(m[0].verdict, Verdict::Slower);
         assert_eq!((m[0].floor_pct, m[0].beyond_floor), (None, None), "no A/A study: the floor is unknown");
         assert!(m[0].changed[0].starts_with("binary 111111111111 → 222222222222"), "{:?}", m[0].changed);
         assert!(r.not_compared.is_empty());
+    }
+
+    /// Below 3 accepted values a side the move has no interval and no verdict, as a study's
+    /// comparison has none (docs/methodology.md §8 "too few samples").
+    #[test]
+    fn a_move_of_two_samples_a_side_is_too_few_samples() {
+        let (_d, conn) = history(&[
+            study("one", 0, vec![variant("base", "1", &[10.0, 10.2])]),
+            study("two", 60, vec![variant("base", "2", &[8.0, 8.1, 7.9])]),
+        ]);
+        let r = regressions(&conn, "h.db".into(), Filters::default());
+        let m = decode(&r);
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].ci, m[0].verdict), (None, Verdict::TooFewSamples));
+        assert!((m[0].change_pct.unwrap() - pct_change(10.1, 8.0)).abs() < 1e-9, "the medians still move");
+        assert_eq!(m[0].beyond_floor, None);
     }
 
     #[test]
@@ -288,8 +324,11 @@ mod tests {
 
     #[test]
     fn the_aa_floor_of_the_series_judges_each_move() {
-        let mut aa =
-            study("aa", 30, vec![variant("base", "1", &[10.0, 10.1]), variant("base-again", "1", &[10.1, 10.2])]);
+        let mut aa = study(
+            "aa",
+            30,
+            vec![variant("base", "1", &[10.0, 10.1, 10.05]), variant("base-again", "1", &[10.1, 10.2, 10.15])],
+        );
         aa.aa = true;
         aa.variants[1].verdicts = vec![super::super::record::VerdictRow {
             metric: "server-decode-tps".into(),
