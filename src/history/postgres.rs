@@ -261,7 +261,7 @@ mod tests {
         let old = target(&pg.database("previous"));
         let mut v1 = PgStore::connect_at(&old, LATEST - 1).unwrap();
         assert_eq!(v1.version(), LATEST - 1);
-        assert_eq!(pg.query("previous", "SELECT to_regclass('kernel_categories') IS NULL"), "t");
+        assert_eq!(pg.query("previous", "SELECT to_regclass('sample_energy') IS NULL"), "t");
         let s = study("one", 0, vec![variant("f16", "1", &[10.0, 10.5])]);
         assert!(v1.record(&s).unwrap().1);
         drop(v1);
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(now.version(), LATEST);
         let back = now.studies().unwrap();
         assert_eq!((back.len(), &back[0].record), (1, &s));
-        assert_eq!(count(&mut now, "phases"), 0, "the later version's tables are there for the old rows");
+        assert_eq!(count(&mut now, "sample_energy"), 0, "the later version's tables are there for the old rows");
 
         // A newer abprof's database, and another program's.
         pg.query("previous", &format!("UPDATE abprof_schema SET version = {}", LATEST + 1));
@@ -290,6 +290,8 @@ mod tests {
         drop(PgStore::connect(&t).unwrap());
         let mut s = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0]), variant("q8_0", "2", &[9.0])]);
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
+        use crate::summary::Metric;
+        s.variants[0].samples[2].energy = vec![(Metric::DecodeJPerToken, 1.94), (Metric::DecodeTokensPerJ, 0.516)];
         s.variants[0].samples[1].rejections =
             vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
         let writers: Vec<_> = (0..4)
@@ -303,6 +305,7 @@ mod tests {
         assert!(done.iter().all(|d| d.0 == done[0].0), "{done:?}");
         let mut store = PgStore::connect(&t).unwrap();
         assert_eq!((count(&mut store, "studies"), count(&mut store, "samples")), (1, 4));
+        assert_eq!((count(&mut store, "rejections"), count(&mut store, "sample_energy")), (1, 2));
         let back = store.studies().unwrap();
         assert_eq!(back[0].record, s, "one row model: what is read back is what was written");
     }

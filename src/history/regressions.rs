@@ -3,7 +3,7 @@
 //! (docs/methodology.md §15).
 use super::comparable::{comparable, differences, variant_changes, SeriesKey};
 use super::query::{rows, Filters, HistoryRow};
-use super::record::{metric_name, RecordKind, SampleRow, VariantRecord};
+use super::record::{metric_name, RecordKind, VariantRecord};
 use super::row::StoredStudy;
 use crate::summary::stats::{change_ci, median, pct_change, ChangeCi, Measured, Verdict};
 use crate::summary::Metric;
@@ -96,18 +96,6 @@ pub(crate) struct Regressions {
     pub(crate) not_compared: Vec<NotCompared>,
 }
 
-/// A sample's stored value of a metric.
-fn value(s: &SampleRow, m: Metric) -> Option<f64> {
-    match m {
-        Metric::ServerDecodeTps => s.decode_tps,
-        Metric::ServerPrefillTps => s.prefill_tps,
-        Metric::StrictStreamedTps => s.strict_tps,
-        Metric::TtftMs => s.ttft_ms,
-        // The samples table stores the speed metrics only (energy has no column there).
-        _ => None,
-    }
-}
-
 /// Every variant by its id, for its samples.
 type Variants<'a> = HashMap<i64, &'a VariantRecord>;
 
@@ -115,7 +103,7 @@ type Variants<'a> = HashMap<i64, &'a VariantRecord>;
 fn accepted_values(variants: &Variants<'_>, variant_id: i64, metric: Metric) -> Vec<f64> {
     variants
         .get(&variant_id)
-        .map_or_else(Vec::new, |v| v.samples.iter().filter(|s| s.accepted()).filter_map(|s| value(s, metric)).collect())
+        .map_or_else(Vec::new, |v| v.samples.iter().filter(|s| s.accepted()).filter_map(|s| s.value(metric)).collect())
 }
 
 /// A/A studies' rows of the repeated variant: the change between a variant and itself.
@@ -125,8 +113,7 @@ fn is_aa_repeat(r: &HistoryRow) -> bool {
 
 /// The reach of the A/A intervals: the largest |bound| of a variant-against-itself interval.
 fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
-    Metric::ALL
-        .into_iter()
+    Metric::every()
         .map(|metric| SeriesFloor {
             metric,
             floor_pct: aa
@@ -136,6 +123,8 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
                 .map(|(lo, hi)| lo.abs().max(hi.abs()))
                 .reduce(f64::max),
         })
+        // An energy metric where no A/A study measured it is not the host's: left out, not "?".
+        .filter(|f| !f.metric.is_energy() || f.floor_pct.is_some())
         .collect()
 }
 
@@ -232,7 +221,9 @@ pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Fil
                 series.len() - 1
             }
         };
-        for metric in Metric::ALL {
+        // Every metric the summary judges, speed and energy (docs/methodology.md §9.6); a metric
+        // no sample of the two studies measured has no move.
+        for metric in Metric::every() {
             let floor = series[at].floors.iter().find(|f| f.metric == metric).and_then(|f| f.floor_pct);
             if let Some(m) = one_move(&variants, &comparable_earlier, to, metric, floor) {
                 series[at].moves.push(m);
@@ -304,6 +295,37 @@ mod tests {
         assert_eq!((m[0].ci, m[0].verdict), (None, Verdict::TooFewSamples));
         assert!((m[0].change_pct.unwrap() - pct_change(10.1, 8.0)).abs() < 1e-9, "the medians still move");
         assert_eq!(m[0].beyond_floor, None);
+    }
+
+    /// The energy metrics of #22 have series as the speed metrics do: each sample's J/token is
+    /// stored and a move is judged on it by the same interval, with the metric's own word.
+    #[test]
+    fn energy_metrics_move_from_study_to_study_with_the_summarys_interval() {
+        let with_energy = |name: &str, minutes: i64, j: &[f64]| {
+            let mut s = study(name, minutes, vec![variant("base", "1", &[10.0, 10.1, 9.9])]);
+            for (sample, j) in s.variants[0].samples.iter_mut().zip(j) {
+                sample.energy = vec![(Metric::DecodeJPerToken, *j), (Metric::DecodeTokensPerJ, 1.0 / j)];
+            }
+            s
+        };
+        let (a, b) = ([1.14, 1.15, 1.13], [1.93, 1.95, 1.94]);
+        let (_d, conn) = history(&[with_energy("one", 0, &a), with_energy("two", 60, &b)]);
+        let r = regressions(&conn, "h.db".into(), Filters::default());
+        let of = |metric: Metric| -> Vec<&Move> {
+            r.series.iter().flat_map(|s| &s.moves).filter(|m| m.metric == metric).collect()
+        };
+        let j = of(Metric::DecodeJPerToken);
+        assert_eq!(j.len(), 1, "{r:#?}");
+        let (from, to) = apart(&a, &b);
+        assert_eq!(j[0].ci, change_ci(&from, &to, 0.95, None));
+        assert_eq!((j[0].from_samples, j[0].to_samples), (3, 3));
+        assert_eq!(j[0].verdict, Verdict::Slower, "more joules a token: worse");
+        assert_eq!(Metric::DecodeJPerToken.verdict_word(j[0].verdict), "less efficient");
+        assert_eq!(of(Metric::DecodeTokensPerJ)[0].verdict, Verdict::Slower);
+        assert!(of(Metric::DecodeMeanPowerW).is_empty(), "a metric no sample measured has no move");
+        assert_eq!(decode(&r).len(), 1, "the speed metrics as before");
+        let floors: Vec<Metric> = r.series[0].floors.iter().map(|f| f.metric).collect();
+        assert_eq!(floors, Metric::ALL, "no A/A study measured energy: no energy floor to print");
     }
 
     #[test]
