@@ -1,7 +1,7 @@
 //! `abprof history --regressions`: how each variant's median moved from one comparable study to
 //! the next, with the confidence interval of the move and the series' A/A noise floor
 //! (docs/methodology.md §15).
-use super::comparable::{comparable, differences, variant_changes, SeriesKey};
+use super::comparable::{differences, variant_changes, SeriesKey};
 use super::query::{rows, Filters, HistoryRow};
 use super::record::{metric_name, RecordKind, VariantRecord};
 use super::row::StoredStudy;
@@ -141,9 +141,9 @@ pub(crate) fn apart(earlier: &[f64], later: &[f64]) -> (Vec<Measured>, Vec<Measu
 
 /// The move of `metric` onto `to` from the latest of `earlier` (comparable studies of the same
 /// variant, latest first) that has accepted samples of it; `None` when none has, or `to` has none.
-fn one_move(
+fn one_move<'a>(
     variants: &Variants<'_>,
-    earlier: &[&HistoryRow],
+    earlier: impl Iterator<Item = &'a HistoryRow>,
     to: &HistoryRow,
     metric: Metric,
     floor_pct: Option<f64>,
@@ -191,26 +191,35 @@ pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Fil
     let all = rows(studies);
     let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != RecordKind::Exactness && !is_aa_repeat(r)).collect();
     let aa: Vec<&HistoryRow> = all.iter().filter(|r| is_aa_repeat(r)).collect();
+    // Each point's setup once, and each label's points in order: a history of thousands of
+    // studies is walked once, each move found by looking back from its study.
+    let keys: Vec<SeriesKey> = points.iter().map(|r| SeriesKey::of(r)).collect();
+    let mut by_label: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, r) in points.iter().enumerate() {
+        by_label.entry(r.label.as_str()).or_default().push(j);
+    }
     let mut series: Vec<Series> = Vec::new();
     let mut not_compared = Vec::new();
     for (j, to) in points.iter().enumerate() {
         if !filters.matches(to) {
             continue;
         }
-        let earlier: Vec<&HistoryRow> = points[..j].iter().copied().filter(|r| r.label == to.label).collect();
-        let Some(last) = earlier.last() else { continue };
-        let comparable_earlier: Vec<&HistoryRow> =
-            earlier.iter().rev().copied().filter(|r| comparable(r, to)).collect();
-        if comparable_earlier.is_empty() {
+        let mine = &by_label[to.label.as_str()];
+        let earlier = &mine[..mine.partition_point(|&i| i < j)];
+        let Some(&last) = earlier.last() else { continue };
+        // The comparable earlier points, latest first, walked lazily: a move stops at the first
+        // with accepted samples of its metric.
+        let comparable_earlier = || earlier.iter().rev().filter(|&&i| keys[i].same(&keys[j])).map(|&i| points[i]);
+        if comparable_earlier().next().is_none() {
             not_compared.push(NotCompared {
                 label: to.label.clone(),
-                from: StudyRef::of(last),
+                from: StudyRef::of(points[last]),
                 to: StudyRef::of(to),
-                reasons: differences(&SeriesKey::of(last), &SeriesKey::of(to)),
+                reasons: differences(&keys[last], &keys[j]),
             });
             continue;
         }
-        let key = SeriesKey::of(to);
+        let key = keys[j].clone();
         let at = match series.iter().position(|s| s.key.same(&key)) {
             Some(i) => i,
             None => {
@@ -225,7 +234,7 @@ pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Fil
         // no sample of the two studies measured has no move.
         for metric in Metric::every() {
             let floor = series[at].floors.iter().find(|f| f.metric == metric).and_then(|f| f.floor_pct);
-            if let Some(m) = one_move(&variants, &comparable_earlier, to, metric, floor) {
+            if let Some(m) = one_move(&variants, comparable_earlier(), to, metric, floor) {
                 series[at].moves.push(m);
             }
         }
