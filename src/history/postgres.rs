@@ -8,9 +8,8 @@ use super::location::PgTarget;
 use super::row::{read_studies, write_study, Cell, Columns, Exec, Select, Store, StoredStudy};
 use super::schema::{APPLICATION_ID, LATEST, MIGRATIONS};
 use crate::history::record::StudyRecord;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// How long a host waits for the database before its study goes to the outbox.
@@ -108,49 +107,95 @@ impl PgStore {
     }
 }
 
-fn params(cells: &[Cell]) -> Vec<&(dyn ToSql + Sync)> {
+/// Each cell with its type as the schema spells it (BIGINT, DOUBLE PRECISION, TEXT): a typed
+/// statement is parsed, bound and run in one round trip, with no prepare of its own.
+fn params(cells: &[Cell]) -> Vec<(&(dyn ToSql + Sync), Type)> {
     cells
         .iter()
         .map(|c| match c {
-            Cell::Int(v) => v as &(dyn ToSql + Sync),
-            Cell::Real(v) => v as &(dyn ToSql + Sync),
-            Cell::Text(v) => v as &(dyn ToSql + Sync),
+            Cell::Int(v) => (v as &(dyn ToSql + Sync), Type::INT8),
+            Cell::Real(v) => (v as &(dyn ToSql + Sync), Type::FLOAT8),
+            Cell::Text(v) => (v as &(dyn ToSql + Sync), Type::TEXT),
         })
         .collect()
 }
 
-/// The write transaction, with each statement prepared once.
+/// The most parameters one statement binds (the protocol counts them in 16 bits).
+const MAX_PARAMS: usize = 65_535;
+
+/// The write transaction.
 struct Tx<'a> {
     tx: postgres::Transaction<'a>,
-    prepared: HashMap<String, postgres::Statement>,
 }
 
 impl Tx<'_> {
-    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, HistoryError> {
-        if let Some(s) = self.prepared.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self.tx.prepare(sql).map_err(sql_err)?;
-        self.prepared.insert(sql.to_string(), s.clone());
-        Ok(s)
+    /// `n` new ids of `table`'s identity column, ascending, in one round trip: a study's rows
+    /// are then sent with their ids, so the order in which the server returns a multi-row
+    /// INSERT's rows never matters.
+    fn new_ids(&mut self, table: &str, n: usize) -> Result<Vec<i64>, HistoryError> {
+        let rows = self
+            .tx
+            .query_typed(
+                "SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)",
+                &[(&table, Type::TEXT), (&(n as i64), Type::INT8)],
+            )
+            .map_err(sql_err)?;
+        let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        ids.sort_unstable();
+        Ok(ids)
     }
 }
 
 impl Exec for Tx<'_> {
     fn returning(&mut self, sql: &str, cells: &[Cell]) -> Result<Option<i64>, HistoryError> {
-        let stmt = self.statement(sql)?;
-        let row = self.tx.query_opt(&stmt, &params(cells)).map_err(sql_err)?;
+        let row = self.tx.query_typed_opt(sql, &params(cells)).map_err(sql_err)?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn execute(&mut self, sql: &str, cells: &[Cell]) -> Result<(), HistoryError> {
-        let stmt = self.statement(sql)?;
-        self.tx.execute(&stmt, &params(cells)).map_err(sql_err)?;
+        self.tx.execute_typed(sql, &params(cells)).map_err(sql_err)?;
         Ok(())
     }
 
     fn placeholder(&self, n: usize) -> String {
         format!("${n}")
+    }
+
+    /// One multi-row INSERT per table (split only past [`MAX_PARAMS`]); with `ids`, the ids are
+    /// taken from the table's sequence first ([`Tx::new_ids`]) and sent in the `id` column.
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+        ids: bool,
+    ) -> Result<Vec<i64>, HistoryError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let new_ids = if ids { self.new_ids(table, rows.len())? } else { Vec::new() };
+        let id_column: &[&str] = if ids { &["id"] } else { &[] };
+        let names: Vec<&str> = id_column.iter().chain(columns).copied().collect();
+        let width = names.len();
+        let at = |i: usize| -> Option<Cell> { ids.then(|| Cell::Int(Some(new_ids[i]))) };
+        let mut done = 0;
+        for chunk in rows.chunks(MAX_PARAMS / width) {
+            let cells: Vec<Cell> = chunk
+                .iter()
+                .enumerate()
+                .flat_map(|(k, row)| at(done + k).into_iter().chain(row.iter().cloned()))
+                .collect();
+            let tuples: Vec<String> = (0..chunk.len())
+                .map(|k| {
+                    let ph: Vec<String> = (1..=width).map(|c| format!("${}", k * width + c)).collect();
+                    format!("({})", ph.join(", "))
+                })
+                .collect();
+            let sql = format!("INSERT INTO {table} ({}) VALUES {}", names.join(", "), tuples.join(", "));
+            self.tx.execute_typed(&sql, &params(&cells)).map_err(sql_err)?;
+            done += chunk.len();
+        }
+        Ok(new_ids)
     }
 }
 
@@ -184,7 +229,7 @@ impl Select for Reader<'_, '_> {
 impl Store for PgStore {
     fn record(&mut self, study: &StudyRecord) -> Result<(i64, bool), HistoryError> {
         let tx = self.client.transaction().map_err(sql_err)?;
-        let mut tx = Tx { tx, prepared: HashMap::new() };
+        let mut tx = Tx { tx };
         let done = write_study(&mut tx, study)?;
         tx.tx.commit().map_err(sql_err)?;
         Ok(done)
