@@ -132,7 +132,7 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
 /// the later study's after the earlier's, since two studies share no interleaved block
 /// (docs/methodology.md §15). [`change_ci`] then takes Welch's t-interval of the two sides' mean
 /// logs, exactly as it does within a study whose two variants never shared a block.
-pub(crate) fn apart(earlier: &[f64], later: &[f64]) -> (Vec<Measured>, Vec<Measured>) {
+fn apart(earlier: &[f64], later: &[f64]) -> (Vec<Measured>, Vec<Measured>) {
     let at = |xs: &[f64], from: usize| -> Vec<Measured> {
         xs.iter().enumerate().map(|(i, &value)| Measured { block: from + i, value }).collect()
     };
