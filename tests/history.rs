@@ -61,12 +61,13 @@ fn two_studies_land_in_the_history_and_regressions_show_the_move_and_refuse_anot
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("h.db");
     let target = calibrated_prompt(300);
-    let file = study_file(d.path(), "target", &testbed().target, &target, 2, &[kv("f16", "f16"), kv("q8_0", "q8_0")]);
+    // 3 samples a side: the fewest that give a move an interval (docs/methodology.md §8, §15).
+    let file = study_file(d.path(), "target", &testbed().target, &target, 3, &[kv("f16", "f16"), kv("q8_0", "q8_0")]);
     let mut writes = Vec::new();
     for (i, name) in ["one", "two"].iter().enumerate() {
         let stdout = ab(&file, &d.path().join(name), &["--history", db.to_str().unwrap()]);
         let line = stdout.lines().find(|l| l.contains("recorded as study")).unwrap_or_else(|| panic!("{stdout}"));
-        assert!(line.contains(&format!("study #{}", i + 1)) && line.contains("4 samples"), "{line}");
+        assert!(line.contains(&format!("study #{}", i + 1)) && line.contains("6 samples"), "{line}");
         writes.push(line.to_string());
     }
     eprintln!("{}", writes.join("\n"));
@@ -82,7 +83,7 @@ fn two_studies_land_in_the_history_and_regressions_show_the_move_and_refuse_anot
     assert_eq!(rows.len(), 5);
     assert_eq!(rows[0]["binary_sha256"].as_str().unwrap().len(), 64);
     assert_eq!(rows[0]["commit"], "0c1e57098", "from the server's --version");
-    assert_eq!((rows[1]["kv"].as_str(), rows[1]["accepted"].as_u64()), (Some("q8_0"), Some(2)));
+    assert_eq!((rows[1]["kv"].as_str(), rows[1]["accepted"].as_u64()), (Some("q8_0"), Some(3)));
     assert_ne!(rows[4]["model_sha256"], rows[0]["model_sha256"]);
     // Filters: by label, by model path, by date.
     assert_eq!(studies(&history_json(&db, &["--label", "q8_0"])), [1, 2]);
@@ -98,7 +99,7 @@ fn two_studies_land_in_the_history_and_regressions_show_the_move_and_refuse_anot
     assert_eq!(decode.iter().map(|m| m["label"].as_str().unwrap()).collect::<Vec<_>>(), ["f16", "q8_0"]);
     for m in &decode {
         assert_eq!((m["from"]["study"].as_i64(), m["to"]["study"].as_i64()), (Some(1), Some(2)));
-        assert_eq!((m["from_samples"].as_u64(), m["to_samples"].as_u64()), (Some(2), Some(2)));
+        assert_eq!((m["from_samples"].as_u64(), m["to_samples"].as_u64()), (Some(3), Some(3)));
         let (lo, hi, change) = (
             m["ci"]["lo_pct"].as_f64().unwrap(),
             m["ci"]["hi_pct"].as_f64().unwrap(),

@@ -42,9 +42,21 @@ impl SeriesKey {
         }
     }
 
-    /// Equal in everything that decides comparability (the model's file name is for people).
+    /// Equal in everything that decides comparability (the model's file name is for people):
+    /// every field [`differences`] names, compared without writing its reasons, since
+    /// `--regressions` asks this of a label's studies pair by pair.
     pub(crate) fn same(&self, other: &SeriesKey) -> bool {
-        differences(self, other).is_empty()
+        self.load == other.load
+            && self.model_sha256 == other.model_sha256
+            && self.output_tokens == other.output_tokens
+            && self.prompt_tokens == other.prompt_tokens
+            && self.host == other.host
+            && self.cpu == other.cpu
+            && self.gpu == other.gpu
+            && self.power_state == other.power_state
+            && self.server_args == other.server_args
+            && self.pure_decode == other.pure_decode
+            && self.ignore_eos == other.ignore_eos
     }
 
     /// One line for people: the model, lengths, host and arguments.
@@ -118,11 +130,6 @@ pub(crate) fn differences(a: &SeriesKey, b: &SeriesKey) -> Vec<String> {
     out
 }
 
-/// True when the two rows compare.
-pub(crate) fn comparable(a: &HistoryRow, b: &HistoryRow) -> bool {
-    SeriesKey::of(a).same(&SeriesKey::of(b))
-}
-
 /// What changed in the variant itself from `a` to `b`: the moves' suspects.
 pub(crate) fn variant_changes(a: &HistoryRow, b: &HistoryRow) -> Vec<String> {
     let mut out = Vec::new();
@@ -186,6 +193,19 @@ mod tests {
                 "server args differ (\"-c 4096\" vs \"-c 8192\")"
             ]
         );
+        assert!(!a.same(&b));
+        for one in [
+            SeriesKey { load: "Pi agent run", ..key() },
+            SeriesKey { model_sha256: None, ..key() },
+            SeriesKey { prompt_tokens: Some(301), ..key() },
+            SeriesKey { cpu: None, ..key() },
+            SeriesKey { gpu: Some("MI300X".into()), ..key() },
+            SeriesKey { pure_decode: true, ..key() },
+            SeriesKey { ignore_eos: false, ..key() },
+        ] {
+            assert_eq!(differences(&a, &one).len(), 1, "{one:?}");
+            assert!(!a.same(&one), "same() and differences() judge alike: {one:?}");
+        }
     }
 
     /// docs/methodology.md §9.7: a study at another power limit (or driver) is another setup.
@@ -199,6 +219,7 @@ mod tests {
             differences(&key(), &capped),
             ["power state differs (nvidia-smi gpu0 enforced.power.limit 700.0 W · driver 580.95.05 vs nvidia-smi gpu0 enforced.power.limit 340.0 W · driver 580.95.05)"]
         );
+        assert!(!key().same(&capped));
         let unrecorded = SeriesKey { power_state: None, ..key() };
         assert!(!key().same(&unrecorded), "a study that recorded no power state is not assumed to match");
     }

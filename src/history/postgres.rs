@@ -8,9 +8,8 @@ use super::location::PgTarget;
 use super::row::{read_studies, write_study, Cell, Columns, Exec, Select, Store, StoredStudy};
 use super::schema::{APPLICATION_ID, LATEST, MIGRATIONS};
 use crate::history::record::StudyRecord;
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{Client, NoTls};
-use std::collections::HashMap;
 use std::time::Duration;
 
 /// How long a host waits for the database before its study goes to the outbox.
@@ -108,49 +107,95 @@ impl PgStore {
     }
 }
 
-fn params(cells: &[Cell]) -> Vec<&(dyn ToSql + Sync)> {
+/// Each cell with its type as the schema spells it (BIGINT, DOUBLE PRECISION, TEXT): a typed
+/// statement is parsed, bound and run in one round trip, with no prepare of its own.
+fn params(cells: &[Cell]) -> Vec<(&(dyn ToSql + Sync), Type)> {
     cells
         .iter()
         .map(|c| match c {
-            Cell::Int(v) => v as &(dyn ToSql + Sync),
-            Cell::Real(v) => v as &(dyn ToSql + Sync),
-            Cell::Text(v) => v as &(dyn ToSql + Sync),
+            Cell::Int(v) => (v as &(dyn ToSql + Sync), Type::INT8),
+            Cell::Real(v) => (v as &(dyn ToSql + Sync), Type::FLOAT8),
+            Cell::Text(v) => (v as &(dyn ToSql + Sync), Type::TEXT),
         })
         .collect()
 }
 
-/// The write transaction, with each statement prepared once.
+/// The most parameters one statement binds (the protocol counts them in 16 bits).
+const MAX_PARAMS: usize = 65_535;
+
+/// The write transaction.
 struct Tx<'a> {
     tx: postgres::Transaction<'a>,
-    prepared: HashMap<String, postgres::Statement>,
 }
 
 impl Tx<'_> {
-    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, HistoryError> {
-        if let Some(s) = self.prepared.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = self.tx.prepare(sql).map_err(sql_err)?;
-        self.prepared.insert(sql.to_string(), s.clone());
-        Ok(s)
+    /// `n` new ids of `table`'s identity column, ascending, in one round trip: a study's rows
+    /// are then sent with their ids, so the order in which the server returns a multi-row
+    /// INSERT's rows never matters.
+    fn new_ids(&mut self, table: &str, n: usize) -> Result<Vec<i64>, HistoryError> {
+        let rows = self
+            .tx
+            .query_typed(
+                "SELECT nextval(pg_get_serial_sequence($1, 'id')) FROM generate_series(1, $2)",
+                &[(&table, Type::TEXT), (&(n as i64), Type::INT8)],
+            )
+            .map_err(sql_err)?;
+        let mut ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+        ids.sort_unstable();
+        Ok(ids)
     }
 }
 
 impl Exec for Tx<'_> {
     fn returning(&mut self, sql: &str, cells: &[Cell]) -> Result<Option<i64>, HistoryError> {
-        let stmt = self.statement(sql)?;
-        let row = self.tx.query_opt(&stmt, &params(cells)).map_err(sql_err)?;
+        let row = self.tx.query_typed_opt(sql, &params(cells)).map_err(sql_err)?;
         Ok(row.map(|r| r.get(0)))
     }
 
     fn execute(&mut self, sql: &str, cells: &[Cell]) -> Result<(), HistoryError> {
-        let stmt = self.statement(sql)?;
-        self.tx.execute(&stmt, &params(cells)).map_err(sql_err)?;
+        self.tx.execute_typed(sql, &params(cells)).map_err(sql_err)?;
         Ok(())
     }
 
     fn placeholder(&self, n: usize) -> String {
         format!("${n}")
+    }
+
+    /// One multi-row INSERT per table (split only past [`MAX_PARAMS`]); with `ids`, the ids are
+    /// taken from the table's sequence first ([`Tx::new_ids`]) and sent in the `id` column.
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+        ids: bool,
+    ) -> Result<Vec<i64>, HistoryError> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let new_ids = if ids { self.new_ids(table, rows.len())? } else { Vec::new() };
+        let id_column: &[&str] = if ids { &["id"] } else { &[] };
+        let names: Vec<&str> = id_column.iter().chain(columns).copied().collect();
+        let width = names.len();
+        let at = |i: usize| -> Option<Cell> { ids.then(|| Cell::Int(Some(new_ids[i]))) };
+        let mut done = 0;
+        for chunk in rows.chunks(MAX_PARAMS / width) {
+            let cells: Vec<Cell> = chunk
+                .iter()
+                .enumerate()
+                .flat_map(|(k, row)| at(done + k).into_iter().chain(row.iter().cloned()))
+                .collect();
+            let tuples: Vec<String> = (0..chunk.len())
+                .map(|k| {
+                    let ph: Vec<String> = (1..=width).map(|c| format!("${}", k * width + c)).collect();
+                    format!("({})", ph.join(", "))
+                })
+                .collect();
+            let sql = format!("INSERT INTO {table} ({}) VALUES {}", names.join(", "), tuples.join(", "));
+            self.tx.execute_typed(&sql, &params(&cells)).map_err(sql_err)?;
+            done += chunk.len();
+        }
+        Ok(new_ids)
     }
 }
 
@@ -184,7 +229,7 @@ impl Select for Reader<'_, '_> {
 impl Store for PgStore {
     fn record(&mut self, study: &StudyRecord) -> Result<(i64, bool), HistoryError> {
         let tx = self.client.transaction().map_err(sql_err)?;
-        let mut tx = Tx { tx, prepared: HashMap::new() };
+        let mut tx = Tx { tx };
         let done = write_study(&mut tx, study)?;
         tx.tx.commit().map_err(sql_err)?;
         Ok(done)
@@ -261,7 +306,7 @@ mod tests {
         let old = target(&pg.database("previous"));
         let mut v1 = PgStore::connect_at(&old, LATEST - 1).unwrap();
         assert_eq!(v1.version(), LATEST - 1);
-        assert_eq!(pg.query("previous", "SELECT to_regclass('kernel_categories') IS NULL"), "t");
+        assert_eq!(pg.query("previous", "SELECT to_regclass('sample_energy') IS NULL"), "t");
         let s = study("one", 0, vec![variant("f16", "1", &[10.0, 10.5])]);
         assert!(v1.record(&s).unwrap().1);
         drop(v1);
@@ -269,7 +314,7 @@ mod tests {
         assert_eq!(now.version(), LATEST);
         let back = now.studies().unwrap();
         assert_eq!((back.len(), &back[0].record), (1, &s));
-        assert_eq!(count(&mut now, "phases"), 0, "the later version's tables are there for the old rows");
+        assert_eq!(count(&mut now, "sample_energy"), 0, "the later version's tables are there for the old rows");
 
         // A newer abprof's database, and another program's.
         pg.query("previous", &format!("UPDATE abprof_schema SET version = {}", LATEST + 1));
@@ -290,6 +335,8 @@ mod tests {
         drop(PgStore::connect(&t).unwrap());
         let mut s = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0]), variant("q8_0", "2", &[9.0])]);
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
+        use crate::summary::Metric;
+        s.variants[0].samples[2].energy = vec![(Metric::DecodeJPerToken, 1.94), (Metric::DecodeTokensPerJ, 0.516)];
         s.variants[0].samples[1].rejections =
             vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
         let writers: Vec<_> = (0..4)
@@ -303,6 +350,7 @@ mod tests {
         assert!(done.iter().all(|d| d.0 == done[0].0), "{done:?}");
         let mut store = PgStore::connect(&t).unwrap();
         assert_eq!((count(&mut store, "studies"), count(&mut store, "samples")), (1, 4));
+        assert_eq!((count(&mut store, "rejections"), count(&mut store, "sample_energy")), (1, 2));
         let back = store.studies().unwrap();
         assert_eq!(back[0].record, s, "one row model: what is read back is what was written");
     }

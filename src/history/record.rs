@@ -82,6 +82,9 @@ pub(crate) struct SampleRow {
     pub(crate) draft_acceptance: Option<f64>,
     /// A Pi sample's whole agent run.
     pub(crate) wall_ms: Option<f64>,
+    /// The energy and power metrics the sample's telemetry measured, in [`Metric::ENERGY`] order
+    /// (docs/methodology.md §9.6).
+    pub(crate) energy: Vec<(Metric, f64)>,
 }
 
 impl SampleRow {
@@ -99,6 +102,21 @@ impl SampleRow {
             output_tokens: s.and_then(|s| s.completion_tokens()),
             draft_acceptance: s.and_then(|s| s.draft.as_ref().map(|d| d.rate)),
             wall_ms: s.and_then(|s| s.extra.pi.as_ref().map(|p| p.pi_wall_ms)),
+            energy: Metric::ENERGY.into_iter().filter_map(|m| Some((m, metric(m)?))).collect(),
+        }
+    }
+
+    /// The sample's value of `m`, speed or energy.
+    pub(crate) fn value(&self, m: Metric) -> Option<f64> {
+        match m {
+            Metric::ServerDecodeTps => self.decode_tps,
+            Metric::ServerPrefillTps => self.prefill_tps,
+            Metric::StrictStreamedTps => self.strict_tps,
+            Metric::TtftMs => self.ttft_ms,
+            Metric::DecodeJPerToken
+            | Metric::PrefillJPerPromptToken
+            | Metric::DecodeMeanPowerW
+            | Metric::DecodeTokensPerJ => self.energy.iter().find(|(k, _)| *k == m).map(|(_, v)| *v),
         }
     }
 
@@ -289,6 +307,12 @@ fn verdicts_of(v: &crate::summary::VariantSummary) -> Vec<VerdictRow> {
         .collect()
 }
 
+/// The metric stored under `name`; None for a name that is no [`Metric`] (`pi-wall-ms`,
+/// `exactness`, or a later abprof's).
+pub(crate) fn metric_named(name: &str) -> Option<Metric> {
+    Metric::every().find(|m| metric_name(*m) == name)
+}
+
 /// The name a metric is stored under (its serde name).
 pub(crate) fn metric_name(m: Metric) -> &'static str {
     match m {
@@ -420,6 +444,7 @@ impl StudyRecord {
                 output_tokens: s.output_tokens(),
                 draft_acceptance: s.draft.as_ref().map(|d| d.rate),
                 wall_ms: Some(s.run.pi_wall_ms),
+                energy: Vec::new(),
             });
         }
         for (v, vs) in r.variants.iter_mut().zip(&report.variants) {
@@ -553,6 +578,7 @@ pub(crate) mod testing {
             output_tokens: Some(8),
             draft_acceptance: None,
             wall_ms: None,
+            energy: Vec::new(),
         }
     }
 

@@ -1,12 +1,11 @@
 //! `abprof history --regressions`: how each variant's median moved from one comparable study to
 //! the next, with the confidence interval of the move and the series' A/A noise floor
 //! (docs/methodology.md §15).
-use super::comparable::{comparable, differences, variant_changes, SeriesKey};
+use super::comparable::{differences, variant_changes, SeriesKey};
 use super::query::{rows, Filters, HistoryRow};
-use super::record::{metric_name, RecordKind, SampleRow, VariantRecord};
+use super::record::{metric_name, RecordKind, VariantRecord};
 use super::row::StoredStudy;
-use crate::summary::stats::{bootstrap_change_ci, median, pct_change, ChangeCi, Verdict};
-use crate::summary::stats::{DEFAULT_RESAMPLES, DEFAULT_SEED};
+use crate::summary::stats::{change_ci, median, pct_change, ChangeCi, Measured, Verdict};
 use crate::summary::Metric;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -37,7 +36,8 @@ pub(crate) struct Move {
     pub(crate) from_samples: usize,
     pub(crate) to_samples: usize,
     pub(crate) change_pct: Option<f64>,
-    /// The bootstrap interval of the ratio of the two studies' medians (docs/methodology.md §8).
+    /// The interval of the change, from the summary's own model (docs/methodology.md §8, §15):
+    /// Welch's t on the two studies' log values; None below 3 accepted values a side.
     pub(crate) ci: Option<ChangeCi>,
     pub(crate) verdict: Verdict,
     /// The series' A/A noise floor of this metric, % (None: no A/A study in the series).
@@ -96,18 +96,6 @@ pub(crate) struct Regressions {
     pub(crate) not_compared: Vec<NotCompared>,
 }
 
-/// A sample's stored value of a metric.
-fn value(s: &SampleRow, m: Metric) -> Option<f64> {
-    match m {
-        Metric::ServerDecodeTps => s.decode_tps,
-        Metric::ServerPrefillTps => s.prefill_tps,
-        Metric::StrictStreamedTps => s.strict_tps,
-        Metric::TtftMs => s.ttft_ms,
-        // The samples table stores the speed metrics only (energy has no column there).
-        _ => None,
-    }
-}
-
 /// Every variant by its id, for its samples.
 type Variants<'a> = HashMap<i64, &'a VariantRecord>;
 
@@ -115,7 +103,7 @@ type Variants<'a> = HashMap<i64, &'a VariantRecord>;
 fn accepted_values(variants: &Variants<'_>, variant_id: i64, metric: Metric) -> Vec<f64> {
     variants
         .get(&variant_id)
-        .map_or_else(Vec::new, |v| v.samples.iter().filter(|s| s.accepted()).filter_map(|s| value(s, metric)).collect())
+        .map_or_else(Vec::new, |v| v.samples.iter().filter(|s| s.accepted()).filter_map(|s| s.value(metric)).collect())
 }
 
 /// A/A studies' rows of the repeated variant: the change between a variant and itself.
@@ -125,8 +113,7 @@ fn is_aa_repeat(r: &HistoryRow) -> bool {
 
 /// The reach of the A/A intervals: the largest |bound| of a variant-against-itself interval.
 fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
-    Metric::ALL
-        .into_iter()
+    Metric::every()
         .map(|metric| SeriesFloor {
             metric,
             floor_pct: aa
@@ -136,14 +123,27 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
                 .map(|(lo, hi)| lo.abs().max(hi.abs()))
                 .reduce(f64::max),
         })
+        // An energy metric where no A/A study measured it is not the host's: left out, not "?".
+        .filter(|f| !f.metric.is_energy() || f.floor_pct.is_some())
         .collect()
+}
+
+/// Two studies' values as the summary's interval takes them: each value in a block of its own,
+/// the later study's after the earlier's, since two studies share no interleaved block
+/// (docs/methodology.md §15). [`change_ci`] then takes Welch's t-interval of the two sides' mean
+/// logs, exactly as it does within a study whose two variants never shared a block.
+fn apart(earlier: &[f64], later: &[f64]) -> (Vec<Measured>, Vec<Measured>) {
+    let at = |xs: &[f64], from: usize| -> Vec<Measured> {
+        xs.iter().enumerate().map(|(i, &value)| Measured { block: from + i, value }).collect()
+    };
+    (at(earlier, 0), at(later, earlier.len()))
 }
 
 /// The move of `metric` onto `to` from the latest of `earlier` (comparable studies of the same
 /// variant, latest first) that has accepted samples of it; `None` when none has, or `to` has none.
-fn one_move(
+fn one_move<'a>(
     variants: &Variants<'_>,
-    earlier: &[&HistoryRow],
+    earlier: impl Iterator<Item = &'a HistoryRow>,
     to: &HistoryRow,
     metric: Metric,
     floor_pct: Option<f64>,
@@ -158,7 +158,8 @@ fn one_move(
             continue;
         }
         let (ma, mb) = (median(&a), median(&b));
-        let ci = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95);
+        let (from_values, to_values) = apart(&a, &b);
+        let ci = change_ci(&from_values, &to_values, 0.95, None);
         let change_pct = ma.zip(mb).map(|(x, y)| pct_change(x, y));
         // Beyond the floor: the interval excludes no change, and the change is larger than an
         // A/A interval reaches (docs/methodology.md §15).
@@ -190,26 +191,35 @@ pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Fil
     let all = rows(studies);
     let points: Vec<&HistoryRow> = all.iter().filter(|r| r.kind != RecordKind::Exactness && !is_aa_repeat(r)).collect();
     let aa: Vec<&HistoryRow> = all.iter().filter(|r| is_aa_repeat(r)).collect();
+    // Each point's setup once, and each label's points in order: a history of thousands of
+    // studies is walked once, each move found by looking back from its study.
+    let keys: Vec<SeriesKey> = points.iter().map(|r| SeriesKey::of(r)).collect();
+    let mut by_label: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (j, r) in points.iter().enumerate() {
+        by_label.entry(r.label.as_str()).or_default().push(j);
+    }
     let mut series: Vec<Series> = Vec::new();
     let mut not_compared = Vec::new();
     for (j, to) in points.iter().enumerate() {
         if !filters.matches(to) {
             continue;
         }
-        let earlier: Vec<&HistoryRow> = points[..j].iter().copied().filter(|r| r.label == to.label).collect();
-        let Some(last) = earlier.last() else { continue };
-        let comparable_earlier: Vec<&HistoryRow> =
-            earlier.iter().rev().copied().filter(|r| comparable(r, to)).collect();
-        if comparable_earlier.is_empty() {
+        let mine = &by_label[to.label.as_str()];
+        let earlier = &mine[..mine.partition_point(|&i| i < j)];
+        let Some(&last) = earlier.last() else { continue };
+        // The comparable earlier points, latest first, walked lazily: a move stops at the first
+        // with accepted samples of its metric.
+        let comparable_earlier = || earlier.iter().rev().filter(|&&i| keys[i].same(&keys[j])).map(|&i| points[i]);
+        if comparable_earlier().next().is_none() {
             not_compared.push(NotCompared {
                 label: to.label.clone(),
-                from: StudyRef::of(last),
+                from: StudyRef::of(points[last]),
                 to: StudyRef::of(to),
-                reasons: differences(&SeriesKey::of(last), &SeriesKey::of(to)),
+                reasons: differences(&keys[last], &keys[j]),
             });
             continue;
         }
-        let key = SeriesKey::of(to);
+        let key = keys[j].clone();
         let at = match series.iter().position(|s| s.key.same(&key)) {
             Some(i) => i,
             None => {
@@ -220,9 +230,11 @@ pub(crate) fn regressions(studies: &[StoredStudy], history: String, filters: Fil
                 series.len() - 1
             }
         };
-        for metric in Metric::ALL {
+        // Every metric the summary judges, speed and energy (docs/methodology.md §9.6); a metric
+        // no sample of the two studies measured has no move.
+        for metric in Metric::every() {
             let floor = series[at].floors.iter().find(|f| f.metric == metric).and_then(|f| f.floor_pct);
-            if let Some(m) = one_move(&variants, &comparable_earlier, to, metric, floor) {
+            if let Some(m) = one_move(&variants, comparable_earlier(), to, metric, floor) {
                 series[at].moves.push(m);
             }
         }
@@ -251,8 +263,11 @@ mod tests {
         r.series.iter().flat_map(|s| &s.moves).filter(|m| m.metric == Metric::ServerDecodeTps).collect()
     }
 
+    /// A move is judged by the summary's own interval (src/summary/stats.rs `change_ci`, the one
+    /// `abprof ab` calls): on the two studies' accepted samples, which share no block, it is the
+    /// interval a study gets for two variants that never shared a block.
     #[test]
-    fn a_move_between_comparable_studies_carries_the_interval_of_the_ratio_of_medians() {
+    fn a_move_between_comparable_studies_carries_the_summarys_interval_of_the_same_samples() {
         let (a, b) = ([10.0, 10.2, 9.9], [8.0, 8.1, 7.9]);
         let (_d, conn) = history(&[
             study("one", 0, vec![variant("base", "1", &a)]),
@@ -261,13 +276,65 @@ mod tests {
         let r = regressions(&conn, "h.db".into(), Filters::default());
         let m = decode(&r);
         assert_eq!(m.len(), 1);
-        let want = bootstrap_change_ci(&a, &b, DEFAULT_RESAMPLES, DEFAULT_SEED, 0.95).unwrap();
-        assert_eq!(m[0].ci, Some(want), "the summary's own bootstrap, on the two studies' accepted samples");
+        let in_blocks = |xs: &[f64], from: usize| -> Vec<Measured> {
+            xs.iter().enumerate().map(|(i, &value)| Measured { block: from + i, value }).collect()
+        };
+        let summary = change_ci(&in_blocks(&a, 0), &in_blocks(&b, 100), 0.95, None).unwrap();
+        assert_eq!(m[0].ci, Some(summary), "the summary's interval, on the two studies' accepted samples");
+        assert_eq!(summary.method, crate::summary::stats::CiMethod::WelchT);
+        assert_eq!(m[0].verdict, Verdict::from_ci(Some(&summary), true));
         assert!((m[0].change_pct.unwrap() - pct_change(10.0, 8.0)).abs() < 1e-9);
         assert_eq!(m[0].verdict, Verdict::Slower);
         assert_eq!((m[0].floor_pct, m[0].beyond_floor), (None, None), "no A/A study: the floor is unknown");
         assert!(m[0].changed[0].starts_with("binary 111111111111 → 222222222222"), "{:?}", m[0].changed);
         assert!(r.not_compared.is_empty());
+    }
+
+    /// Below 3 accepted values a side the move has no interval and no verdict, as a study's
+    /// comparison has none (docs/methodology.md §8 "too few samples").
+    #[test]
+    fn a_move_of_two_samples_a_side_is_too_few_samples() {
+        let (_d, conn) = history(&[
+            study("one", 0, vec![variant("base", "1", &[10.0, 10.2])]),
+            study("two", 60, vec![variant("base", "2", &[8.0, 8.1, 7.9])]),
+        ]);
+        let r = regressions(&conn, "h.db".into(), Filters::default());
+        let m = decode(&r);
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].ci, m[0].verdict), (None, Verdict::TooFewSamples));
+        assert!((m[0].change_pct.unwrap() - pct_change(10.1, 8.0)).abs() < 1e-9, "the medians still move");
+        assert_eq!(m[0].beyond_floor, None);
+    }
+
+    /// The energy metrics of #22 have series as the speed metrics do: each sample's J/token is
+    /// stored and a move is judged on it by the same interval, with the metric's own word.
+    #[test]
+    fn energy_metrics_move_from_study_to_study_with_the_summarys_interval() {
+        let with_energy = |name: &str, minutes: i64, j: &[f64]| {
+            let mut s = study(name, minutes, vec![variant("base", "1", &[10.0, 10.1, 9.9])]);
+            for (sample, j) in s.variants[0].samples.iter_mut().zip(j) {
+                sample.energy = vec![(Metric::DecodeJPerToken, *j), (Metric::DecodeTokensPerJ, 1.0 / j)];
+            }
+            s
+        };
+        let (a, b) = ([1.14, 1.15, 1.13], [1.93, 1.95, 1.94]);
+        let (_d, conn) = history(&[with_energy("one", 0, &a), with_energy("two", 60, &b)]);
+        let r = regressions(&conn, "h.db".into(), Filters::default());
+        let of = |metric: Metric| -> Vec<&Move> {
+            r.series.iter().flat_map(|s| &s.moves).filter(|m| m.metric == metric).collect()
+        };
+        let j = of(Metric::DecodeJPerToken);
+        assert_eq!(j.len(), 1, "{r:#?}");
+        let (from, to) = apart(&a, &b);
+        assert_eq!(j[0].ci, change_ci(&from, &to, 0.95, None));
+        assert_eq!((j[0].from_samples, j[0].to_samples), (3, 3));
+        assert_eq!(j[0].verdict, Verdict::Slower, "more joules a token: worse");
+        assert_eq!(Metric::DecodeJPerToken.verdict_word(j[0].verdict), "less efficient");
+        assert_eq!(of(Metric::DecodeTokensPerJ)[0].verdict, Verdict::Slower);
+        assert!(of(Metric::DecodeMeanPowerW).is_empty(), "a metric no sample measured has no move");
+        assert_eq!(decode(&r).len(), 1, "the speed metrics as before");
+        let floors: Vec<Metric> = r.series[0].floors.iter().map(|f| f.metric).collect();
+        assert_eq!(floors, Metric::ALL, "no A/A study measured energy: no energy floor to print");
     }
 
     #[test]
@@ -288,8 +355,11 @@ mod tests {
 
     #[test]
     fn the_aa_floor_of_the_series_judges_each_move() {
-        let mut aa =
-            study("aa", 30, vec![variant("base", "1", &[10.0, 10.1]), variant("base-again", "1", &[10.1, 10.2])]);
+        let mut aa = study(
+            "aa",
+            30,
+            vec![variant("base", "1", &[10.0, 10.1, 10.05]), variant("base-again", "1", &[10.1, 10.2, 10.15])],
+        );
         aa.aa = true;
         aa.variants[1].verdicts = vec![super::super::record::VerdictRow {
             metric: "server-decode-tps".into(),

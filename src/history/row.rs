@@ -2,10 +2,11 @@
 //! these cells and read back, by column name, into a [`StudyRecord`] again (docs/methodology.md
 //! §15). A backend only binds cells and hands rows over; it never knows a column of its own.
 use super::error::HistoryError;
-use super::record::{RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictRow};
+use super::record::{metric_name, metric_named, RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictRow};
 use crate::summary::phases::PhaseFigures;
 use crate::summary::rules::Rejection;
 use crate::summary::stats::ChangeCi;
+use crate::summary::Metric;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
@@ -45,6 +46,30 @@ pub(crate) trait Exec {
     fn execute(&mut self, sql: &str, cells: &[Cell]) -> Result<(), HistoryError>;
     /// The placeholder of the `n`th cell (from 1).
     fn placeholder(&self, n: usize) -> String;
+
+    /// Inserts `rows` (each of `columns`) into `table`; with `ids`, gives back the `id` each row
+    /// got, in the rows' order. This default sends a statement a row, which costs nothing on an
+    /// embedded database; a server backend sends the rows together (src/history/postgres.rs).
+    fn insert_rows(
+        &mut self,
+        table: &str,
+        columns: &[&str],
+        rows: &[Vec<Cell>],
+        ids: bool,
+    ) -> Result<Vec<i64>, HistoryError> {
+        let ph: Vec<String> = (1..=columns.len()).map(|n| self.placeholder(n)).collect();
+        let tail = if ids { " RETURNING id" } else { "" };
+        let sql = format!("INSERT INTO {table} ({}) VALUES ({}){tail}", columns.join(", "), ph.join(", "));
+        let mut out = Vec::new();
+        for cells in rows {
+            if ids {
+                out.push(self.returning(&sql, cells)?.expect("INSERT … RETURNING id returns the id"));
+            } else {
+                self.execute(&sql, cells)?;
+            }
+        }
+        Ok(out)
+    }
 }
 
 fn insert(x: &dyn Exec, table: &str, columns: &[&str], tail: &str) -> String {
@@ -118,6 +143,7 @@ const SAMPLE: &[&str] = &[
     "wall_ms",
 ];
 const REJECTION: &[&str] = &["sample_id", "rule", "reason"];
+const ENERGY: &[&str] = &["sample_id", "metric", "value"];
 const VERDICT: &[&str] = &[
     "variant_id",
     "metric",
@@ -178,7 +204,9 @@ fn study_cells(s: &StudyRecord) -> Vec<Cell> {
 
 /// Writes `study` through `x` (inside the backend's transaction): `(id, true)` when written,
 /// `(id, false)` when a study of its identity was already there (nothing written; a concurrent
-/// writer of the same study waits on the identity's unique index, then finds it).
+/// writer of the same study waits on the identity's unique index, then finds it). Each table's
+/// rows of the study go in one [`Exec::insert_rows`], so a server backend pays a round trip a
+/// table, not a row.
 pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64, bool), HistoryError> {
     let sql = insert(x, "studies", STUDY, " ON CONFLICT (identity) DO NOTHING RETURNING id");
     let Some(study_id) = x.returning(&sql, &study_cells(study))? else {
@@ -186,90 +214,117 @@ pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64,
         let id = x.returning(&find, &[text(&study.identity)])?;
         return Ok((id.ok_or_else(|| HistoryError::Sql("a study vanished while being recorded".into()))?, false));
     };
-    let (variant, sample, rejection, verdict, phase, kernel) = (
-        insert(x, "variants", VARIANT, " RETURNING id"),
-        insert(x, "samples", SAMPLE, " RETURNING id"),
-        insert(x, "rejections", REJECTION, ""),
-        insert(x, "verdicts", VERDICT, ""),
-        insert(x, "phases", PHASE, ""),
-        insert(x, "kernel_categories", KERNEL, ""),
-    );
-    for (pos, v) in study.variants.iter().enumerate() {
-        let cells = vec![
-            int(study_id),
-            opt_int(Some(pos)),
-            text(&v.label),
-            text(&v.spec),
-            opt_text(v.binary_path.as_deref()),
-            opt_text(v.binary_sha256.as_deref()),
-            opt_text(v.version.as_deref()),
-            opt_text(v.commit.as_deref()),
-            opt_text(v.artifact_version.as_deref()),
-            opt_text(v.model_path.as_deref()),
-            opt_text(v.model_sha256.as_deref()),
-            opt_text(v.kv.as_deref()),
-            json(&v.own_args),
-            json(&v.argv),
-            json(&v.env),
-            opt_text(v.expect.as_deref()),
-            opt_int(Some(v.planned)),
-            opt_int(Some(v.accepted())),
-        ];
-        let variant_id = x.returning(&variant, &cells)?.expect("INSERT … RETURNING id returns the id");
-        for s in &v.samples {
-            let cells = vec![
-                int(variant_id),
-                opt_int(Some(s.index)),
-                text(&s.dir),
-                int(s.accepted()),
-                real(s.decode_tps),
-                real(s.prefill_tps),
-                real(s.strict_tps),
-                real(s.ttft_ms),
-                opt_int(s.prompt_tokens),
-                opt_int(s.output_tokens),
-                real(s.draft_acceptance),
-                real(s.wall_ms),
-            ];
-            let sample_id = x.returning(&sample, &cells)?.expect("INSERT … RETURNING id returns the id");
-            for r in &s.rejections {
-                x.execute(&rejection, &[int(sample_id), text(&r.rule), text(&r.reason)])?;
-            }
-        }
-        for d in &v.verdicts {
-            let cells = vec![
-                int(variant_id),
-                text(&d.metric),
-                real(d.median),
-                real(d.mean),
-                real(d.change_pct),
-                real(d.ci.map(|c| c.lo_pct)),
-                real(d.ci.map(|c| c.hi_pct)),
-                real(d.ci.map(|c| c.confidence)),
-                opt_int(d.ci.map(|c| c.resamples)),
-                opt_int(d.ci.map(|c| c.seed as i64)),
-                opt_text(d.verdict.as_deref()),
-            ];
-            x.execute(&verdict, &cells)?;
-        }
-        for (name, f) in &v.phases {
-            let cells = vec![
-                int(variant_id),
-                text(name),
-                opt_int(Some(f.samples)),
-                real(f.mean_power_w),
-                real(f.mean_busy_pct),
-                real(f.mean_cpu_pct),
-                real(f.peak_temp_c),
-                real(f.gfx_clock_median_mhz),
-                real(f.energy_j),
-                real(f.j_per_token),
-                opt_text(f.energy_from.as_deref()),
-            ];
-            x.execute(&phase, &cells)?;
-        }
-        for (category, ms) in &v.kernels {
-            x.execute(&kernel, &[int(variant_id), text(category), real(Some(*ms))])?;
+    let variants: Vec<Vec<Cell>> = study
+        .variants
+        .iter()
+        .enumerate()
+        .map(|(pos, v)| {
+            vec![
+                int(study_id),
+                opt_int(Some(pos)),
+                text(&v.label),
+                text(&v.spec),
+                opt_text(v.binary_path.as_deref()),
+                opt_text(v.binary_sha256.as_deref()),
+                opt_text(v.version.as_deref()),
+                opt_text(v.commit.as_deref()),
+                opt_text(v.artifact_version.as_deref()),
+                opt_text(v.model_path.as_deref()),
+                opt_text(v.model_sha256.as_deref()),
+                opt_text(v.kv.as_deref()),
+                json(&v.own_args),
+                json(&v.argv),
+                json(&v.env),
+                opt_text(v.expect.as_deref()),
+                opt_int(Some(v.planned)),
+                opt_int(Some(v.accepted())),
+            ]
+        })
+        .collect();
+    let variant_ids = x.insert_rows("variants", VARIANT, &variants, true)?;
+    let with_ids = || study.variants.iter().zip(variant_ids.iter().copied());
+    let samples: Vec<(&SampleRow, Vec<Cell>)> = with_ids()
+        .flat_map(|(v, variant_id)| {
+            v.samples.iter().map(move |s| {
+                let cells = vec![
+                    int(variant_id),
+                    opt_int(Some(s.index)),
+                    text(&s.dir),
+                    int(s.accepted()),
+                    real(s.decode_tps),
+                    real(s.prefill_tps),
+                    real(s.strict_tps),
+                    real(s.ttft_ms),
+                    opt_int(s.prompt_tokens),
+                    opt_int(s.output_tokens),
+                    real(s.draft_acceptance),
+                    real(s.wall_ms),
+                ];
+                (s, cells)
+            })
+        })
+        .collect();
+    let sample_cells: Vec<Vec<Cell>> = samples.iter().map(|(_, c)| c.clone()).collect();
+    let sample_ids = x.insert_rows("samples", SAMPLE, &sample_cells, true)?;
+    let by_sample = || samples.iter().map(|(s, _)| *s).zip(sample_ids.iter().copied());
+    let rejections: Vec<Vec<Cell>> = by_sample()
+        .flat_map(|(s, id)| s.rejections.iter().map(move |r| vec![int(id), text(&r.rule), text(&r.reason)]))
+        .collect();
+    let energy: Vec<Vec<Cell>> = by_sample()
+        .flat_map(|(s, id)| s.energy.iter().map(move |(m, v)| vec![int(id), text(metric_name(*m)), real(Some(*v))]))
+        .collect();
+    let verdicts: Vec<Vec<Cell>> = with_ids()
+        .flat_map(|(v, id)| {
+            v.verdicts.iter().map(move |d| {
+                vec![
+                    int(id),
+                    text(&d.metric),
+                    real(d.median),
+                    real(d.mean),
+                    real(d.change_pct),
+                    real(d.ci.map(|c| c.lo_pct)),
+                    real(d.ci.map(|c| c.hi_pct)),
+                    real(d.ci.map(|c| c.confidence)),
+                    opt_int(d.ci.map(|c| c.resamples)),
+                    opt_int(d.ci.map(|c| c.seed as i64)),
+                    opt_text(d.verdict.as_deref()),
+                ]
+            })
+        })
+        .collect();
+    let phases: Vec<Vec<Cell>> = with_ids()
+        .flat_map(|(v, id)| {
+            v.phases.iter().map(move |(name, f)| {
+                vec![
+                    int(id),
+                    text(name),
+                    opt_int(Some(f.samples)),
+                    real(f.mean_power_w),
+                    real(f.mean_busy_pct),
+                    real(f.mean_cpu_pct),
+                    real(f.peak_temp_c),
+                    real(f.gfx_clock_median_mhz),
+                    real(f.energy_j),
+                    real(f.j_per_token),
+                    opt_text(f.energy_from.as_deref()),
+                ]
+            })
+        })
+        .collect();
+    let kernels: Vec<Vec<Cell>> = with_ids()
+        .flat_map(|(v, id)| v.kernels.iter().map(move |(c, ms)| vec![int(id), text(c), real(Some(*ms))]))
+        .collect();
+    for (table, columns, rows) in [
+        ("rejections", REJECTION, &rejections),
+        ("sample_energy", ENERGY, &energy),
+        ("verdicts", VERDICT, &verdicts),
+        ("phases", PHASE, &phases),
+        ("kernel_categories", KERNEL, &kernels),
+    ] {
+        // A table with no row of this study is not touched (a database at an earlier schema
+        // version may not have it yet: postgres.rs's migration test writes one).
+        if !rows.is_empty() {
+            x.insert_rows(table, columns, rows, false)?;
         }
     }
     Ok((study_id, true))
@@ -316,11 +371,14 @@ fn flag(r: &dyn Columns, column: &str) -> Result<bool, HistoryError> {
     Ok(need(r.int(column)?, column)? != 0)
 }
 
-/// The order verdicts are given in (the summary's metric order; the table's key is unordered).
+/// The order verdicts are given in (the summary's metric order, then a Pi study's and an
+/// exactness check's own; the table's key is unordered).
 fn verdict_rank(metric: &str) -> usize {
-    const ORDER: [&str; 6] =
-        ["server-decode-tps", "server-prefill-tps", "strict-streamed-tps", "ttft-ms", "pi-wall-ms", "exactness"];
-    ORDER.iter().position(|m| *m == metric).unwrap_or(ORDER.len())
+    let n = Metric::every().count();
+    match metric_named(metric) {
+        Some(m) => Metric::every().position(|x| x == m).unwrap_or(n),
+        None => n + ["pi-wall-ms", "exactness"].iter().position(|m| *m == metric).unwrap_or(2),
+    }
 }
 
 fn study_of(r: &dyn Columns) -> Result<StudyRecord, HistoryError> {
@@ -386,6 +444,7 @@ fn sample_of(r: &dyn Columns) -> Result<SampleRow, HistoryError> {
         output_tokens: r.int("output_tokens")?.map(|n| n as u64),
         draft_acceptance: r.real("draft_acceptance")?,
         wall_ms: r.real("wall_ms")?,
+        energy: Vec::new(),
     })
 }
 
@@ -462,6 +521,14 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
         v.samples.push(sample_of(r)?);
         Ok(())
     })?;
+    q.each("SELECT * FROM sample_energy ORDER BY sample_id, metric", &mut |r| {
+        let Some(&(i, j, k)) = samples.get(&need(r.int("sample_id")?, "sample_id")?) else { return Ok(()) };
+        // A metric a later abprof added is kept by that abprof; this one has no name for it.
+        if let Some(m) = metric_named(&need(r.text("metric")?, "metric")?) {
+            studies[i].record.variants[j].samples[k].energy.push((m, need(r.real("value")?, "value")?));
+        }
+        Ok(())
+    })?;
     q.each("SELECT * FROM rejections ORDER BY sample_id, rule, reason", &mut |r| {
         let Some(&(i, j, k)) = samples.get(&need(r.int("sample_id")?, "sample_id")?) else { return Ok(()) };
         let rule = need(r.text("rule")?, "rule")?;
@@ -494,6 +561,9 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
     for s in &mut studies {
         for v in &mut s.record.variants {
             v.verdicts.sort_by_key(|d| verdict_rank(&d.metric));
+            for sample in &mut v.samples {
+                sample.energy.sort_by_key(|(m, _)| Metric::ENERGY.iter().position(|x| x == m));
+            }
         }
     }
     Ok(studies)

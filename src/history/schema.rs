@@ -7,7 +7,7 @@
 pub(crate) const APPLICATION_ID: i32 = 0x6162_7048;
 
 /// The SQL that takes a database from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The version this abprof writes.
 pub(crate) const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -123,5 +123,16 @@ CREATE TABLE kernel_categories (
     category     TEXT NOT NULL,
     ms_per_token REAL NOT NULL,
     PRIMARY KEY (variant_id, category)
+);
+"#;
+
+/// Each sample's energy and power metrics (docs/methodology.md §9.6), by the metric's name: the
+/// values `history --regressions` judges their moves on, as it does the speed columns of `samples`.
+const V3: &str = r#"
+CREATE TABLE sample_energy (
+    sample_id INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    metric    TEXT NOT NULL,
+    value     REAL NOT NULL,
+    PRIMARY KEY (sample_id, metric)
 );
 "#;

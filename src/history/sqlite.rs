@@ -133,11 +133,14 @@ mod tests {
         s.variants[1].samples[1].rejections =
             vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
+        use crate::summary::Metric;
+        s.variants[0].samples[0].energy = vec![(Metric::DecodeJPerToken, 1.14), (Metric::DecodeMeanPowerW, 349.6)];
         let first = h.record(&s).unwrap();
         assert!(first.1, "{first:?}");
         let again = h.record(&s).unwrap();
         assert_eq!(again, (first.0, false), "the same identity is recognized");
         assert_eq!((count(h.conn(), "studies"), count(h.conn(), "samples"), count(h.conn(), "rejections")), (1, 5, 1));
+        assert_eq!(count(h.conn(), "sample_energy"), 2);
         let back = h.studies().unwrap();
         assert_eq!(back.len(), 1);
         assert_eq!(back[0].record, s, "one row model: what is read back is what was written");
@@ -210,5 +213,7 @@ mod v1_tests {
         let conn = store.conn();
         // The later version's tables are there for the old rows.
         conn.execute("INSERT INTO phases (variant_id, phase, samples) VALUES (1, 'decode', 2)", []).unwrap();
+        conn.execute("INSERT INTO sample_energy (sample_id, metric, value) VALUES (1, 'decode-j-per-token', 1.1)", [])
+            .unwrap();
     }
 }

@@ -187,7 +187,7 @@ impl Render for Regressions {
                     signed_pct(m.change_pct),
                     signed_pct(m.ci.map(|c| c.lo_pct)),
                     signed_pct(m.ci.map(|c| c.hi_pct)),
-                    m.verdict.word(),
+                    m.metric.verdict_word(m.verdict),
                     against_floor(m),
                     if m.changed.is_empty() {
                         "  · variant unchanged".to_string()
@@ -274,7 +274,7 @@ fn regressions_table(series: &[&Series], not_compared: &[&NotCompared]) -> Table
                 json!(m.change_pct),
                 json!(m.ci.map(|c| c.lo_pct)),
                 json!(m.ci.map(|c| c.hi_pct)),
-                json!(m.verdict.word()),
+                json!(m.metric.verdict_word(m.verdict)),
                 json!(m.floor_pct),
                 json!(m.beyond_floor),
                 json!(m.changed.join("; ")),

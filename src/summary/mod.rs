@@ -55,7 +55,7 @@ pub(crate) enum Metric {
 }
 
 impl Metric {
-    /// The speed metrics: every study has them, and the results history stores them.
+    /// The speed metrics: every study has them.
     pub(crate) const ALL: [Metric; 4] =
         [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
 

@@ -9,13 +9,15 @@
 //! logs. Below 3 values a side there is no interval and no verdict. `src/summary/simulate.rs`
 //! checks coverage, A/A false verdicts and width on steady, drifting and disturbed hosts.
 //!
-//! The smoothed bootstrap of the median ratio (Hall, DiCiccio & Romano 1989) remains for the
-//! results history's moves and the kernel categories' deltas, whose values carry no blocks.
-pub(crate) use super::t_test::PooledSpread;
+//! The results history judges a move between two studies with this same interval (their values
+//! share no block: Welch's t, docs/methodology.md §15). The smoothed bootstrap (Hall, DiCiccio &
+//! Romano 1989) remains for the kernel categories' deltas, whose sides are products of medians.
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::StandardNormal;
 use serde::{Deserialize, Serialize};
+
+pub(crate) use super::t_test::PooledSpread;
 
 pub(crate) const DEFAULT_RESAMPLES: usize = 10_000;
 pub(crate) const DEFAULT_SEED: u64 = 42;
@@ -128,6 +130,7 @@ impl ChangeCi {
 }
 
 /// The interval from resampled log changes; `p` is the t-test's (see [`ChangeCi::p_value`]).
+#[cfg(test)]
 fn interval(mut logs: Vec<f64>, confidence: f64, seed: u64, p: f64) -> ChangeCi {
     logs.sort_by(|a, b| a.total_cmp(b));
     let r = logs.len();
@@ -149,13 +152,16 @@ fn interval(mut logs: Vec<f64>, confidence: f64, seed: u64, p: f64) -> ChangeCi 
     }
 }
 
+#[cfg(test)]
 fn usable(xs: &[f64]) -> bool {
     xs.len() >= 2 && xs.iter().all(|x| x.is_finite() && *x > 0.0)
 }
 
 /// The `confidence` interval of `100*(median(cand)/median(base) - 1)` by the smoothed bootstrap,
 /// each side resampled on its own. Needs at least 2 positive values a side (one value has no
-/// spread to resample).
+/// spread to resample). No verdict uses it any more: it is kept for the simulation that compares
+/// it with the t model (src/summary/simulate.rs, docs/methodology.md §8 "Why t").
+#[cfg(test)]
 pub(crate) fn bootstrap_change_ci(
     base: &[f64],
     cand: &[f64],
