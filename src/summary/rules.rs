@@ -61,15 +61,30 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
         _ => {}
     }
+    let yardstick = s.extra.mtp_yardstick.as_ref();
     if let Some(n) = s.completion_tokens() {
         if n < 2 {
             out.push(reject("min-output", format!("{n} output tokens: decode TPS needs at least 2")));
         }
-        if exp.locked_length && n != s.max_tokens as u64 {
+        if exp.locked_length && yardstick.is_none() && n != s.max_tokens as u64 {
             out.push(reject("locked-length", format!("{n} output tokens, not the locked {}", s.max_tokens)));
         }
     }
-    if exp.locked_length && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
+    if let Some(y) = yardstick.filter(|_| exp.locked_length && s.error.is_none()) {
+        for (prompt, why) in y.short_requests(s.max_tokens) {
+            out.push(reject(
+                "locked-length",
+                format!(
+                    "request {prompt}: {why}, not the locked {} by \"length\" (--ignore-eos locks it)",
+                    s.max_tokens
+                ),
+            ));
+        }
+    }
+    if let Some(why) = yardstick.and_then(|y| draft_counts_differ(s, y)) {
+        out.push(reject("draft-counts-differ", why));
+    }
+    if exp.locked_length && yardstick.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
         out.push(reject(
             "locked-length",
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
@@ -167,11 +182,25 @@ pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
     })
 }
 
-/// Tokens the sample's drafts proposed: the log's acceptance line, else the response's
-/// `timings.draft_n`.
+/// Tokens the sample's drafts proposed: the log's acceptance line(s), else the response's
+/// `timings.draft_n` (the MTP yardstick's: its nine summed).
 fn drafted(s: &Sample) -> u64 {
     let from_timings = || s.timings.as_ref()?.get("draft_n")?.as_u64();
-    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).unwrap_or(0)
+    let from_yardstick = || s.extra.mtp_yardstick.as_ref().map(|y| y.totals.drafted);
+    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).or_else(from_yardstick).unwrap_or(0)
+}
+
+/// The MTP yardstick's drafted and accepted tokens as its responses' `timings` sum them against
+/// the server log's acceptance lines summed (§7.18), where both report any.
+fn draft_counts_differ(s: &Sample, y: &crate::measure::mtp_yardstick::MtpYardstickRun) -> Option<String> {
+    let log = s.draft.as_ref().filter(|d| d.generated > 0)?;
+    let t = &y.totals;
+    (t.drafted > 0 && (t.drafted, t.accepted) != (log.generated, log.accepted)).then(|| {
+        format!(
+            "the responses' timings drafted {} and accepted {}, the server log {} and {}: one of them does not count this server's drafts",
+            t.drafted, t.accepted, log.generated, log.accepted
+        )
+    })
 }
 
 /// A `sample.json` that exists but does not parse: listed, never taken for "not measured yet";
