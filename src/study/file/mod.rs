@@ -684,6 +684,28 @@ power_max_w = 15.0
 }
 
 #[cfg(test)]
+mod mtp_yardstick_tests {
+    use super::*;
+
+    #[test]
+    fn the_mtp_yardstick_sends_its_own_prompts_at_any_length() {
+        let base = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='mtp-yardstick'\n";
+        let f = StudyFile::parse(&format!("{base}tokens=192\n")).unwrap();
+        f.check().unwrap();
+        assert_eq!(f.workload, Some(Workload::MtpYardstick));
+        assert_eq!(StudyFile::parse(&f.to_toml()).unwrap(), f, "the workload round-trips for --resume");
+        StudyFile::parse(&format!("{base}tokens=32\n")).unwrap().check().unwrap();
+        let e = |extra: &str| {
+            StudyFile::parse(&format!("{base}tokens=32\n{extra}")).unwrap().check().unwrap_err().to_string()
+        };
+        assert!(e("prompt_tokens=300\n").contains("sends its own nine prompts"));
+        assert!(e("pure_decode=true\n").contains("drop pure_decode"));
+        let fixed = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='screening'\ntokens=32\nprompt_tokens=5\n";
+        assert!(StudyFile::parse(fixed).unwrap().check().unwrap_err().to_string().contains("128 output tokens"));
+    }
+}
+
+#[cfg(test)]
 mod sweep_tests {
     use super::*;
 
