@@ -263,6 +263,61 @@ mod tests {
         sample_rejections(s, exp).into_iter().map(|r| r.rule).collect()
     }
 
+    /// An MTP yardstick sample of nine `draft_n` 143 / `draft_n_accepted` 143 responses at 192
+    /// tokens (the shape of tests/fixtures/mtp-yardstick/predictable-mtp-code.sse).
+    #[test]
+    fn the_mtp_yardstick_locks_each_request_and_checks_its_counts_against_the_log() {
+        use crate::measure::mtp_yardstick::{MtpYardstickRun, YardstickRequest, YardstickTotals};
+        let request = |prompt: &str, n: u64, finish: &str| YardstickRequest {
+            prompt: prompt.into(),
+            wall_ms: Some(1.0),
+            finish_reason: Some(finish.into()),
+            completion_tokens: Some(n),
+            predicted_n: Some(n),
+            predicted_ms: Some(100.0),
+            draft_n: 143,
+            draft_n_accepted: 143,
+            timings: None,
+        };
+        let run = |requests: Vec<YardstickRequest>| {
+            let totals = YardstickTotals::of(&requests, Some(9.0));
+            MtpYardstickRun { requests, totals }
+        };
+        let nine = || (0..9).map(|i| request(&format!("p{i}"), 192, "length")).collect::<Vec<_>>();
+        let mut s = sample(SampleExtra { mtp_yardstick: Some(run(nine())), ..SampleExtra::default() });
+        s.usage.as_mut().unwrap().completion_tokens = 9 * 192;
+        s.max_tokens = 192;
+        s.timing_blocks = 9;
+        s.draft = Some(crate::server::log::DraftAcceptance {
+            rate: 1.0,
+            accepted: 9 * 143,
+            generated: 9 * 143,
+            mean_len: Some(3.98),
+            per_position: None,
+        });
+        let exp = Expectations { locked_length: true, timing_blocks: 9, ..Expectations::default() };
+        assert!(rules_of(&s, &exp).is_empty(), "{:?}", sample_rejections(&s, &exp));
+        let mut early = nine();
+        early[5] = request("translation", 87, "stop");
+        let mut short = s.clone();
+        short.extra.mtp_yardstick = Some(run(early));
+        let why = sample_rejections(&short, &exp);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert_eq!(why[0].rule, "locked-length");
+        assert!(why[0].reason.contains("request translation: 87 output tokens"), "{}", why[0].reason);
+        let mut counted = s.clone();
+        counted.draft.as_mut().unwrap().accepted -= 1;
+        let why = sample_rejections(&counted, &exp);
+        assert_eq!(why.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(), ["draft-counts-differ"]);
+        assert!(
+            why[0].reason.contains("drafted 1287 and accepted 1287, the server log 1287 and 1286"),
+            "{}",
+            why[0].reason
+        );
+        s.timing_blocks = 10;
+        assert_eq!(rules_of(&s, &exp), ["one-request-per-log"]);
+    }
+
     #[test]
     fn a_clean_locked_sample_passes_and_each_rule_names_itself() {
         let exp = Expectations {
