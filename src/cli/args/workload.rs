@@ -3,6 +3,11 @@
 use crate::study::file::Workload;
 use clap::Args;
 
+/// Flags that contradict each other where clap cannot tell (a value-dependent conflict).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct FlagConflict(pub(crate) String);
+
 /// The `--workload` names, for messages.
 pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick";
 
@@ -41,9 +46,11 @@ impl WorkloadArgs {
         }
     }
 
-    /// `--tokens` beside a workload that is its output length.
+    /// `--tokens` beside a workload that is its output length: a usage error (exit 2), as clap's
+    /// own conflicts.
     pub(crate) fn both(w: Workload) -> anyhow::Error {
         let name = serde_json::to_value(w).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        anyhow::anyhow!("--workload {name} means {} output tokens: drop --tokens or --workload", w.tokens())
+        FlagConflict(format!("--workload {name} means {} output tokens: drop --tokens or --workload", w.tokens()))
+            .into()
     }
 }
