@@ -261,6 +261,77 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
     assert!(caveats.contains("acceptance differs materially"), "{caveats}");
 }
 
+/// The community's MTP yardstick (#21 item 6, docs/methodology.md §4.1) taken abprof's way: MTP
+/// off against on on the predictable twin, every sample one cold server answering the nine prompts.
+/// The aggregate block: acceptance > 90% on the MTP side, nothing drafted on the off side, nine
+/// requests a sample, and the responses' counts equal to the log's. 32 tokens a request, not 192:
+/// at 192 one sample a side took 3 minutes on the shared 2-core box. `--resume` of the finished
+/// study reads the workload back from study.toml (no prompt is asked for) and keeps its block.
+#[test]
+fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("yard");
+    let model = std::env::var("MTP_PREDICTABLE_MODEL")
+        .ok()
+        .or_else(|| testbed().vars.get("MTP_PREDICTABLE_MODEL").cloned())
+        .expect("MTP_PREDICTABLE_MODEL");
+    let mut a: Vec<String> = ["ab", "--root"].map(String::from).to_vec();
+    a.push(root.display().to_string());
+    a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
+    a.extend(["--workload", "mtp-yardstick", "--tokens", "32", "--samples", "1"].map(String::from));
+    // Acceptance and counts are asserted, no speed: a busy shared host must not reject (§7.7).
+    a.extend(["--foreign-cpu-max", "1000", "--json"].map(String::from));
+    for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
+        a.extend(["--variant".into(), v]);
+    }
+    let s = summary(&abprof().args(&a).output().unwrap());
+    assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
+    let y = |i: usize| s["variants"][i]["mtp_yardstick"].clone();
+    for i in 0..2 {
+        assert_eq!(y(i)["requests"], serde_json::json!([9]), "{}", y(i));
+        assert!(y(i)["wall_ms_median"].as_f64().unwrap() > 0.0, "{}", y(i));
+        assert!(y(i)["decode_tps_median"].as_f64().unwrap() > 0.0, "{}", y(i));
+    }
+    assert_eq!(y(0)["drafted"], serde_json::json!([0]), "MTP off drafts nothing: {}", y(0));
+    assert!(y(0)["acceptance_median"].is_null(), "{}", y(0));
+    assert!(y(1)["drafted"][0].as_u64().unwrap() > 0, "{}", y(1));
+    assert!(y(1)["acceptance_median"].as_f64().unwrap() > 0.9, "{}", y(1));
+    // The sample: nine requests in the assets' order, nine timing blocks, and the responses'
+    // counts equal to the server log's (draft-counts-differ would have rejected it otherwise).
+    let on = read_json(&root.join("samples/002-on/sample.json"));
+    let off = read_json(&root.join("samples/001-off/sample.json"));
+    let record = |x: &serde_json::Value| x["extra"]["mtp_yardstick"].clone();
+    let names: Vec<&str> = on["extra"]["mtp_yardstick"]["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["prompt"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["code", "code-review", "story", "explanation", "summary", "translation", "list", "math", "dialogue"]
+    );
+    for x in [&on, &off] {
+        assert_eq!(x["timing_blocks"], 9);
+        assert_eq!(record(x)["totals"]["predicted_tokens"], 9 * 32, "{}", record(x)["totals"]);
+    }
+    assert_eq!(record(&on)["totals"]["drafted"], on["draft"]["generated"], "{}", on["draft"]);
+    assert_eq!(record(&on)["totals"]["accepted"], on["draft"]["accepted"], "{}", on["draft"]);
+    // The block beside the verdicts in every summary format.
+    let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
+    assert!(text.contains("MTP yardstick") && text.contains("aggregate acceptance"), "{text}");
+    let md = abprof().args(["summarize", "--format", "md"]).arg(&root).output().unwrap();
+    assert!(String::from_utf8_lossy(&md.stdout).contains("yardstick_acceptance_median"));
+    let report = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(report.contains("### MTP yardstick"), "{report}");
+    // The study file records the workload, and a resume continues it as that workload.
+    let toml = std::fs::read_to_string(root.join("study.toml")).unwrap();
+    assert!(toml.contains("workload = \"mtp-yardstick\"") && !toml.contains("prompt"), "{toml}");
+    let again = resume(&root);
+    assert_eq!(again["variants"][1]["mtp_yardstick"], y(1), "{}", again["variants"][1]);
+}
+
 /// Study with hooks that leave marker files, in a background process.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
     spawn_abprof(&small_study(root, markers, tokens, samples, vs))

@@ -1,11 +1,12 @@
 //! `abprof ab`: the A/B study.
+use super::args::WORKLOADS;
 use super::args::{
     AdaptiveArgs, HistoryArgs, JudgementArgs, OutputArgs, PromptArgs, SweepArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
 };
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::finish::Finishing;
-use crate::study::file::{StudyFile, StudyFileError, StudyKind, DEFAULT_MAX_SAMPLES};
+use crate::study::file::{StudyFile, StudyFileError, StudyKind, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -70,16 +71,19 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let sweep = a.sweep.section()?;
     let swept = |f: fn(&crate::study::file::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
     let tokens = match (a.workload.tokens, a.workload.workload) {
+        (None, Some(w)) if !w.fixes_tokens() && swept(|s| !s.tokens.is_empty()) => 0,
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
             bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
         }
+        (Some(_), Some(w)) if w.fixes_tokens() => return Err(WorkloadArgs::both(w)),
         (Some(t), _) => t,
         (None, Some(w)) => w.tokens(),
         (None, None) if swept(|s| !s.tokens.is_empty()) => 0,
         (None, None) => {
-            bail!("give --tokens N or --workload screening|sustained|trace-matched (or --sweep tokens=N,…)")
+            bail!("give --tokens N or --workload {WORKLOADS} (or --sweep tokens=N,…)")
         }
     };
+    let yardstick = a.workload.workload == Some(Workload::MtpYardstick);
     let prompt_swept = swept(|s| !s.prompt_tokens.is_empty());
     if prompt_swept && (a.prompt.prompt.is_some() || a.prompt.prompt_tokens.is_some()) {
         bail!("--sweep prompt-tokens=… gives the prompt lengths: drop --prompt and --prompt-tokens");
@@ -96,7 +100,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         let copy = crate::variant::aa_copy(&variants[0]).context("variant spec has no '='")?;
         variants.push(copy);
     }
-    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept {
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !yardstick {
         bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {

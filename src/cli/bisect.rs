@@ -11,7 +11,7 @@ use crate::finish::announce;
 use crate::report::emit;
 use crate::stop_signal::StopSignal;
 use crate::study::check_study;
-use crate::study::file::StudyFile;
+use crate::study::file::{StudyFile, Workload};
 use crate::variant::template_fields;
 use anyhow::{bail, Result};
 use clap::Args;
@@ -60,6 +60,9 @@ pub(crate) struct BisectArgs {
     pub(crate) output: OutputArgs,
 }
 
+/// A bisect step is one A/B of one prompt; the MTP yardstick's nine are `abprof ab`'s (§4.1).
+const NO_YARDSTICK: &str = "bisect times one calibrated prompt per step: run the MTP yardstick with abprof ab --workload mtp-yardstick, and bisect with --prompt/--prompt-tokens and --tokens";
+
 /// The study of every step: from --study or the flags, with the template variant's fields.
 fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     let file = match &a.study {
@@ -72,6 +75,9 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
             let v = &a.variants;
             let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
             v.launch.common_args()?;
+            if a.workload.workload == Some(Workload::MtpYardstick) {
+                bail!(NO_YARDSTICK)
+            }
             if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
                 bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the good build)");
             }
@@ -83,6 +89,9 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
             file.with_paths_from(&std::env::current_dir()?)
         }
     };
+    if file.workload == Some(Workload::MtpYardstick) {
+        bail!(NO_YARDSTICK)
+    }
     let [template] = file.variants.as_slice() else {
         bail!(
             "a bisect compares each build with the good one: give at most one variant, its fields only (build=|kv=q8_0), not {}",

@@ -99,6 +99,7 @@ pub fn main() -> i32 {
                 || e.downcast_ref::<crate::study::WrongKind>().is_some()
                 || e.downcast_ref::<crate::study::file::StudyFileError>().is_some()
                 || e.downcast_ref::<crate::history::BadLocation>().is_some()
+                || e.downcast_ref::<args::FlagConflict>().is_some()
             {
                 2
             } else {

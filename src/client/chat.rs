@@ -124,6 +124,40 @@ pub(crate) struct StreamRecord {
 }
 
 impl StreamRecord {
+    /// The requests of one sample sent back to back (the MTP yardstick's nine,
+    /// docs/methodology.md §4.1) as one record: stamps from the first request's start to the last
+    /// one's end, every token stamp and SSE byte in order, usage summed, the first finish reason
+    /// other than `length` (else `length`), no `timings` (each request's are kept apart).
+    pub(crate) fn followed_by(mut self, next: &StreamRecord) -> StreamRecord {
+        self.request_start = self.request_start.or(next.request_start);
+        self.response_headers = self.response_headers.or(next.response_headers);
+        self.first_token = self.first_token.or(next.first_token);
+        self.last_token = next.last_token.or(self.last_token);
+        self.response_end = next.response_end.or(self.response_end);
+        self.token_mono_ns.extend_from_slice(&next.token_mono_ns);
+        self.content.push_str(&next.content);
+        self.reasoning.push_str(&next.reasoning);
+        if self.finish_reason.as_deref().is_none_or(|f| f == "length") {
+            self.finish_reason = next.finish_reason.clone();
+        }
+        self.usage = match (self.usage.take(), &next.usage) {
+            (Some(a), Some(b)) => Some(Usage {
+                prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+                completion_tokens: a.completion_tokens + b.completion_tokens,
+                total_tokens: a.total_tokens + b.total_tokens,
+                cached_tokens: a.cached_tokens.zip(b.cached_tokens).map(|(x, y)| x + y),
+            }),
+            (a, b) => a.or(b.clone()),
+        };
+        self.timings = None;
+        self.system_fingerprint = self.system_fingerprint.or(next.system_fingerprint.clone());
+        self.chunks += next.chunks;
+        self.logprobs.extend_from_slice(&next.logprobs);
+        self.raw_sse.extend_from_slice(&next.raw_sse);
+        self.saw_done &= next.saw_done;
+        self
+    }
+
     /// Non-empty deltas seen.
     pub(crate) fn content_deltas(&self) -> usize {
         self.token_mono_ns.len()

@@ -1,13 +1,21 @@
 //! The A/B workload: one streamed chat request of an exact-length prompt (docs/methodology.md
-//! §2), optionally after a prompt-cache warm-up (pure decode, §4).
+//! §2), optionally after a prompt-cache warm-up (pure decode, §4); or the MTP yardstick's nine
+//! named requests sent back to back to the same cold server (§4.1).
 use super::files::SampleFiles;
 use super::load::{Load, LoadRun};
+use super::mtp_yardstick::MtpYardstickRun;
 use super::record::Sample;
 use crate::client::{ChatRequest, Client, StreamRecord, TokenLogprobs};
+use crate::server::log::TimingBlock;
 use std::time::Duration;
 
 pub(crate) struct ChatLoad {
     pub(crate) request: ChatRequest,
+    /// The MTP yardstick (docs/methodology.md §4.1): every named request in order, `request`
+    /// their first; empty for the one-request load.
+    sequence: Vec<(String, ChatRequest)>,
+    /// Each sequence request's response, as sent.
+    responses: Vec<(String, StreamRecord)>,
     /// Pure decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
     /// the timed one decodes with the full-length KV in place and no prefill.
     pub(crate) warm_prompt_cache: bool,
@@ -20,13 +28,49 @@ pub(crate) struct ChatLoad {
 
 impl ChatLoad {
     pub(crate) fn new(request: ChatRequest, warm_prompt_cache: bool, stall_timeout: Duration) -> ChatLoad {
-        ChatLoad { request, warm_prompt_cache, logprobs: Vec::new(), stall_timeout }
+        ChatLoad {
+            request,
+            sequence: Vec::new(),
+            responses: Vec::new(),
+            warm_prompt_cache,
+            logprobs: Vec::new(),
+            stall_timeout,
+        }
+    }
+
+    /// The named requests, timed one after another on the same cold server (§4.1).
+    pub(crate) fn sequence(requests: Vec<(String, ChatRequest)>, stall_timeout: Duration) -> ChatLoad {
+        let first = requests.first().expect("a sequence has a request").1.clone();
+        ChatLoad { sequence: requests, ..ChatLoad::new(first, false, stall_timeout) }
+    }
+
+    /// Every request of the sequence in turn; the first failure ends it, its partial response kept.
+    async fn run_sequence(&mut self, client: &Client) -> LoadRun {
+        let mut error = None;
+        for (name, request) in &self.sequence {
+            match client.chat_stream(request, self.stall_timeout).await {
+                Ok(r) => self.responses.push((name.clone(), r)),
+                Err(e) => {
+                    self.responses.push((name.clone(), e.partial().cloned().unwrap_or_default()));
+                    error = Some(format!("request {} ({name}): {e}", self.responses.len()));
+                    break;
+                }
+            }
+        }
+        let mut all = self.responses.iter().map(|(_, r)| r);
+        let first = all.next().cloned().unwrap_or_default();
+        LoadRun { stream: Some(all.fold(first, |acc, r| acc.followed_by(r))), error, interrupted: false }
     }
 }
 
 impl Load for ChatLoad {
     fn prepare(&mut self, files: &SampleFiles, _base_url: &str) -> std::io::Result<()> {
-        let json = serde_json::to_string_pretty(&self.request).expect("a request always serializes") + "\n";
+        let json = if self.sequence.is_empty() {
+            serde_json::to_string_pretty(&self.request)
+        } else {
+            serde_json::to_string_pretty(&self.sequence.iter().map(|(_, r)| r).collect::<Vec<_>>())
+        };
+        let json = json.expect("a request always serializes") + "\n";
         std::fs::write(files.request(), json)
     }
 
@@ -45,6 +89,9 @@ impl Load for ChatLoad {
     }
 
     async fn run(&mut self, client: &Client, _files: &SampleFiles) -> LoadRun {
+        if !self.sequence.is_empty() {
+            return self.run_sequence(client).await;
+        }
         match client.chat_stream(&self.request, self.stall_timeout).await {
             Ok(r) => {
                 if self.request.logprobs == Some(true) {
@@ -61,10 +108,20 @@ impl Load for ChatLoad {
     }
 
     fn timing_blocks(&self) -> usize {
-        if self.warm_prompt_cache {
+        if !self.sequence.is_empty() {
+            self.sequence.len()
+        } else if self.warm_prompt_cache {
             2
         } else {
             1
+        }
+    }
+
+    fn timed_blocks<'b>(&self, blocks: &'b [TimingBlock]) -> &'b [TimingBlock] {
+        if self.sequence.is_empty() {
+            &blocks[blocks.len().saturating_sub(1)..]
+        } else {
+            blocks
         }
     }
 
@@ -72,5 +129,8 @@ impl Load for ChatLoad {
         sample.max_tokens = self.request.max_tokens;
         sample.ignore_eos = self.request.ignore_eos.unwrap_or(false);
         sample.cache_prompt = self.request.cache_prompt;
+        if !self.sequence.is_empty() {
+            sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses));
+        }
     }
 }

@@ -3,6 +3,7 @@
 use super::files::SampleFiles;
 use super::record::Sample;
 use crate::client::{Client, StreamRecord};
+use crate::server::log::TimingBlock;
 
 /// What a load's timed run produced.
 #[derive(Debug, Default)]
@@ -28,6 +29,12 @@ pub(crate) trait Load {
     /// Request timing blocks a clean run leaves in the server log.
     fn timing_blocks(&self) -> usize {
         1
+    }
+    /// The blocks the sample's server figures come from, combined when several
+    /// ([`TimingBlock::combined`]): the last one by default (a warm-up's block before it is not
+    /// timed).
+    fn timed_blocks<'b>(&self, blocks: &'b [TimingBlock]) -> &'b [TimingBlock] {
+        &blocks[blocks.len().saturating_sub(1)..]
     }
     /// After the stop and the log parse: the load's own facts into the record.
     fn finish(&mut self, sample: &mut Sample, files: &SampleFiles);

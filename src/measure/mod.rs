@@ -6,6 +6,7 @@ mod chat;
 mod files;
 mod launcher;
 mod load;
+pub(crate) mod mtp_yardstick;
 mod observer;
 pub(crate) mod pi;
 mod record;

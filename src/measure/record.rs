@@ -189,6 +189,9 @@ pub(crate) struct SampleExtra {
     /// Where the server's busiest threads ran when the request ended (docs/methodology.md §2.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) placement: Option<crate::server::placement::ServerPlacement>,
+    /// The MTP yardstick's nine requests and their aggregate (docs/methodology.md §4.1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mtp_yardstick: Option<super::mtp_yardstick::MtpYardstickRun>,
     /// The power state read right after the request (docs/methodology.md §7.17
     /// "power-state-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]

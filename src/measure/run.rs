@@ -10,7 +10,7 @@ use super::observer::{GateError, SampleObserver, SamplePhase};
 use super::record::{ExpectOutcome, Sample, SampleSteps, ServerTiming, StreamMetrics};
 use crate::client::{Client, StreamRecord};
 use crate::clock::{Span, Stamp};
-use crate::server::log::{timing_blocks, LogError};
+use crate::server::log::{timing_blocks, LogError, TimingBlock};
 use crate::server::{LaunchSpec, ServerError};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -130,14 +130,15 @@ fn fill_from_stream(sample: &mut Sample, r: &StreamRecord) {
 
 /// The server log's verdict: its timing block(s) into the record, and an error when their
 /// count is not what the load leaves.
-fn read_log(sample: &mut Sample, log: &str, expected_blocks: usize) {
+fn read_log<L: Load>(sample: &mut Sample, log: &str, load: &L) {
+    let expected_blocks = load.timing_blocks();
     sample.memory = crate::server::log::server_memory(log);
     match timing_blocks(log) {
         Ok(blocks) => {
             sample.timing_blocks = blocks.len();
-            if let Some(last) = blocks.last() {
-                sample.server = Some(ServerTiming::from(last));
-                sample.draft = last.draft.clone();
+            if let Some(timed) = TimingBlock::combined(load.timed_blocks(&blocks)) {
+                sample.server = Some(ServerTiming::from(&timed));
+                sample.draft = timed.draft;
             }
             if blocks.len() != expected_blocks && sample.error.is_none() {
                 sample.error = Some(if blocks.is_empty() {
@@ -250,7 +251,7 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     if let Some(re) = &spec.expect {
         sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
     }
-    read_log(&mut sample, &log, load.timing_blocks());
+    read_log(&mut sample, &log, load);
     load.finish(&mut sample, files);
     save_record(files, &sample)?;
     Ok(sample)

@@ -97,3 +97,53 @@ pub(crate) fn memory(s: &Summary) -> Option<Table> {
     }
     Some(t)
 }
+
+/// The MTP yardstick's aggregate block per variant (docs/methodology.md §4.1), the fields of the
+/// MTP pull requests' script — aggregate acceptance, total drafted, wall time — as medians over
+/// the accepted samples, the acceptance with its 95% interval; `None` in other workloads.
+pub(crate) fn mtp_yardstick(s: &Summary) -> Option<Table> {
+    if s.variants.iter().all(|v| v.mtp_yardstick.is_none()) {
+        return None;
+    }
+    let mut t = table(
+        &[
+            "variant",
+            "samples",
+            "requests",
+            "aggregate acceptance",
+            "95% CI",
+            "total drafted",
+            "total accepted",
+            "wall time (s)",
+            "decode tok/s",
+        ],
+        &[1, 2, 3, 4, 5, 6, 7, 8],
+    );
+    let pct = |a: f64| format!("{:.1}%", a * 100.0);
+    let med_u = |xs: &[u64]| crate::stats::median(&xs.iter().map(|&x| x as f64).collect::<Vec<_>>());
+    for v in &s.variants {
+        let Some(y) = &v.mtp_yardstick else {
+            let mut row = vec![v.label.clone(), "0".into()];
+            row.extend(std::iter::repeat_n(NONE.to_string(), 7));
+            t.push_text(row);
+            continue;
+        };
+        let requests: Vec<String> = {
+            let mut r: Vec<usize> = y.requests.clone();
+            r.dedup();
+            r.iter().map(|n| n.to_string()).collect()
+        };
+        t.push_text(vec![
+            v.label.clone(),
+            y.requests.len().to_string(),
+            requests.join("/"),
+            y.acceptance_median.map_or("none drafted".into(), pct),
+            y.acceptance_ci.map_or(NONE.into(), |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+            num(y.drafted_median, 0),
+            num(med_u(&y.accepted), 0),
+            num(y.wall_ms_median.map(|ms| ms / 1000.0), 2),
+            num(y.decode_tps_median, 2),
+        ]);
+    }
+    Some(t)
+}

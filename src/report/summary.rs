@@ -43,6 +43,12 @@ pub(crate) struct VerdictLine<'a> {
     /// some variant's log sized its buffers.
     pub(crate) memory_total_mib: Option<f64>,
     pub(crate) memory_speculative_context_mib: Option<f64>,
+    /// The MTP yardstick's aggregate block (§4.1): columns only in that workload.
+    pub(crate) yardstick_acceptance_median: Option<f64>,
+    pub(crate) yardstick_acceptance_ci_lo: Option<f64>,
+    pub(crate) yardstick_acceptance_ci_hi: Option<f64>,
+    pub(crate) yardstick_drafted_median: Option<f64>,
+    pub(crate) yardstick_wall_ms_median: Option<f64>,
 }
 
 /// The verdict table's rows: every metric × variant that has the metric, metrics in
@@ -76,6 +82,11 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 tokens_per_step: v.mean_acceptance_length_median,
                 memory_total_mib: v.memory.as_ref().map(|m| m.total_mib),
                 memory_speculative_context_mib: v.memory.as_ref().map(|m| m.speculative_context_mib),
+                yardstick_acceptance_median: v.mtp_yardstick.as_ref().and_then(|y| y.acceptance_median),
+                yardstick_acceptance_ci_lo: v.mtp_yardstick.as_ref().and_then(|y| y.acceptance_ci).map(|c| c[0]),
+                yardstick_acceptance_ci_hi: v.mtp_yardstick.as_ref().and_then(|y| y.acceptance_ci).map(|c| c[1]),
+                yardstick_drafted_median: v.mtp_yardstick.as_ref().and_then(|y| y.drafted_median),
+                yardstick_wall_ms_median: v.mtp_yardstick.as_ref().and_then(|y| y.wall_ms_median),
             });
         }
     }
@@ -115,6 +126,17 @@ impl Render for Summary {
         }
         if self.variants.iter().any(|v| v.memory.is_some()) {
             for k in ["memory_total_mib", "memory_speculative_context_mib"] {
+                t.columns.push(Column::text(k));
+            }
+        }
+        if self.variants.iter().any(|v| v.mtp_yardstick.is_some()) {
+            for k in [
+                "yardstick_acceptance_median",
+                "yardstick_acceptance_ci_lo",
+                "yardstick_acceptance_ci_hi",
+                "yardstick_drafted_median",
+                "yardstick_wall_ms_median",
+            ] {
                 t.columns.push(Column::text(k));
             }
         }
@@ -204,6 +226,13 @@ pub(crate) fn render_text(s: &Summary) -> String {
             ]);
         }
         o.push_str(&t.render(&Text::of(&t, "  ", false)));
+    }
+    if let Some(t) = super::speculation::mtp_yardstick(s) {
+        let _ = writeln!(
+            o,
+            "\nMTP yardstick (§4.1): the nine prompts' aggregate per sample, medians over accepted samples"
+        );
+        o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
     if let Some(c) = &s.covariate {
         covariate_lines(&mut o, s, c);

@@ -1,11 +1,12 @@
 //! The A/B configuration of the study loop: every sample is one streamed chat request of the
-//! study's calibrated prompt (docs/methodology.md §3, §4).
+//! study's calibrated prompt (docs/methodology.md §3, §4), or the MTP yardstick's nine (§4.1).
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::Evidence;
-use super::file::StudyFile;
+use super::file::{StudyFile, Workload};
 use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
+use crate::measure::mtp_yardstick::PROMPTS;
 use crate::measure::ChatLoad;
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
@@ -70,18 +71,31 @@ impl ChatStudy {
     }
 
     pub(crate) fn request(&self, file: &StudyFile) -> ChatRequest {
-        let mut request = ChatRequest::benchmark(&self.prompt, file.tokens);
-        request.ignore_eos = file.ignore_eos.then_some(true);
-        request.cache_prompt = file.pure_decode;
-        request
+        request_of(&self.prompt, file)
     }
+}
+
+/// The benchmark request of `prompt` with the study's length and flags.
+fn request_of(prompt: &str, file: &StudyFile) -> ChatRequest {
+    let mut request = ChatRequest::benchmark(prompt, file.tokens);
+    request.ignore_eos = file.ignore_eos.then_some(true);
+    request.cache_prompt = file.pure_decode;
+    request
+}
+
+/// The MTP yardstick's nine requests in their fixed order (§4.1): the PR script's seed 42, and
+/// temperature 0 (greedy) as every abprof request.
+fn mtp_yardstick_requests(file: &StudyFile) -> Vec<(String, ChatRequest)> {
+    PROMPTS.iter().map(|(name, text)| (name.to_string(), request_of(text, file))).collect()
 }
 
 impl StudyConfig for ChatStudy {
     type Load = ChatLoad;
 
     async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
-        (self.prompt, self.expected_prompt_tokens) = prompt_for(ctx).await?;
+        if ctx.file.workload != Some(Workload::MtpYardstick) {
+            (self.prompt, self.expected_prompt_tokens) = prompt_for(ctx).await?;
+        }
         Ok(())
     }
 
@@ -97,6 +111,10 @@ impl StudyConfig for ChatStudy {
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
-        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, Duration::from_secs(ctx.file.stall_timeout_s)))
+        let stall = Duration::from_secs(ctx.file.stall_timeout_s);
+        if ctx.file.workload == Some(Workload::MtpYardstick) {
+            return Ok(ChatLoad::sequence(mtp_yardstick_requests(ctx.file), stall));
+        }
+        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, stall))
     }
 }

@@ -201,6 +201,7 @@ mod tests {
             acceptance_ci: None,
             acceptance_per_position_median: None,
             memory: None,
+            mtp_yardstick: None,
             mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],

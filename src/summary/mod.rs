@@ -11,6 +11,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod floor;
 pub(crate) mod gate;
 pub(crate) mod memory;
+pub(crate) mod mtp_yardstick;
 pub(crate) mod noise;
 pub(crate) mod phases;
 pub(crate) mod pi;
@@ -204,6 +205,9 @@ pub(crate) struct VariantSummary {
     /// over the samples whose log sized them (docs/methodology.md §7.11 "memory").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) memory: Option<memory::MemoryFigures>,
+    /// The MTP yardstick's aggregate block (docs/methodology.md §4.1); none for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) mtp_yardstick: Option<mtp_yardstick::MtpYardstickFigures>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -358,7 +362,11 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     let exp = Expectations {
         prompt_tokens: expected,
         locked_length: true,
-        timing_blocks: if file.pure_decode { 2 } else { 1 },
+        timing_blocks: match file.workload {
+            Some(crate::study::file::Workload::MtpYardstick) => crate::measure::mtp_yardstick::PROMPTS.len(),
+            _ if file.pure_decode => 2,
+            _ => 1,
+        },
         foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
         isolation_restored: restored,
         power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
@@ -506,6 +514,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             ),
             acceptance_per_position_median: per_position_medians(&samples),
             memory: memory::figures(&samples),
+            mtp_yardstick: mtp_yardstick::figures(&samples),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
@@ -521,6 +530,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 .iter()
                 .filter_map(|&fi| {
                     let s = sample_of(fi);
+                    // The yardstick's nine requests have prefills between their decodes (§4.1).
+                    if s.extra.mtp_yardstick.is_some() {
+                        return None;
+                    }
                     let series = s
                         .extra
                         .telemetry
@@ -534,8 +547,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 })
                 .collect(),
             caveats: Vec::new(),
+            // One decode context per request, not the nine's summed prompt (§4.1).
             floor: roofline
                 .as_ref()
+                .filter(|_| file.workload != Some(crate::study::file::Workload::MtpYardstick))
                 .and_then(|r| r.variants.iter().find(|x| x.label == *label))
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         });

@@ -61,15 +61,30 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
         _ => {}
     }
+    let yardstick = s.extra.mtp_yardstick.as_ref();
     if let Some(n) = s.completion_tokens() {
         if n < 2 {
             out.push(reject("min-output", format!("{n} output tokens: decode TPS needs at least 2")));
         }
-        if exp.locked_length && n != s.max_tokens as u64 {
+        if exp.locked_length && yardstick.is_none() && n != s.max_tokens as u64 {
             out.push(reject("locked-length", format!("{n} output tokens, not the locked {}", s.max_tokens)));
         }
     }
-    if exp.locked_length && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
+    if let Some(y) = yardstick.filter(|_| exp.locked_length && s.error.is_none()) {
+        for (prompt, why) in y.short_requests(s.max_tokens) {
+            out.push(reject(
+                "locked-length",
+                format!(
+                    "request {prompt}: {why}, not the locked {} by \"length\" (--ignore-eos locks it)",
+                    s.max_tokens
+                ),
+            ));
+        }
+    }
+    if let Some(why) = yardstick.and_then(|y| draft_counts_differ(s, y)) {
+        out.push(reject("draft-counts-differ", why));
+    }
+    if exp.locked_length && yardstick.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
         out.push(reject(
             "locked-length",
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
@@ -170,11 +185,25 @@ pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
     })
 }
 
-/// Tokens the sample's drafts proposed: the log's acceptance line, else the response's
-/// `timings.draft_n`.
+/// Tokens the sample's drafts proposed: the log's acceptance line(s), else the response's
+/// `timings.draft_n` (the MTP yardstick's: its nine summed).
 fn drafted(s: &Sample) -> u64 {
     let from_timings = || s.timings.as_ref()?.get("draft_n")?.as_u64();
-    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).unwrap_or(0)
+    let from_yardstick = || s.extra.mtp_yardstick.as_ref().map(|y| y.totals.drafted);
+    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).or_else(from_yardstick).unwrap_or(0)
+}
+
+/// The MTP yardstick's drafted and accepted tokens as its responses' `timings` sum them against
+/// the server log's acceptance lines summed (§7.18), where both report any.
+fn draft_counts_differ(s: &Sample, y: &crate::measure::mtp_yardstick::MtpYardstickRun) -> Option<String> {
+    let log = s.draft.as_ref().filter(|d| d.generated > 0)?;
+    let t = &y.totals;
+    (t.drafted > 0 && (t.drafted, t.accepted) != (log.generated, log.accepted)).then(|| {
+        format!(
+            "the responses' timings drafted {} and accepted {}, the server log {} and {}: one of them does not count this server's drafts",
+            t.drafted, t.accepted, log.generated, log.accepted
+        )
+    })
 }
 
 /// A `sample.json` that exists but does not parse: listed, never taken for "not measured yet";
@@ -235,6 +264,61 @@ mod tests {
 
     fn rules_of(s: &Sample, exp: &Expectations) -> Vec<String> {
         sample_rejections(s, exp).into_iter().map(|r| r.rule).collect()
+    }
+
+    /// An MTP yardstick sample of nine `draft_n` 143 / `draft_n_accepted` 143 responses at 192
+    /// tokens (the shape of tests/fixtures/mtp-yardstick/predictable-mtp-code.sse).
+    #[test]
+    fn the_mtp_yardstick_locks_each_request_and_checks_its_counts_against_the_log() {
+        use crate::measure::mtp_yardstick::{MtpYardstickRun, YardstickRequest, YardstickTotals};
+        let request = |prompt: &str, n: u64, finish: &str| YardstickRequest {
+            prompt: prompt.into(),
+            wall_ms: Some(1.0),
+            finish_reason: Some(finish.into()),
+            completion_tokens: Some(n),
+            predicted_n: Some(n),
+            predicted_ms: Some(100.0),
+            draft_n: 143,
+            draft_n_accepted: 143,
+            timings: None,
+        };
+        let run = |requests: Vec<YardstickRequest>| {
+            let totals = YardstickTotals::of(&requests, Some(9.0));
+            MtpYardstickRun { requests, totals }
+        };
+        let nine = || (0..9).map(|i| request(&format!("p{i}"), 192, "length")).collect::<Vec<_>>();
+        let mut s = sample(SampleExtra { mtp_yardstick: Some(run(nine())), ..SampleExtra::default() });
+        s.usage.as_mut().unwrap().completion_tokens = 9 * 192;
+        s.max_tokens = 192;
+        s.timing_blocks = 9;
+        s.draft = Some(crate::server::log::DraftAcceptance {
+            rate: 1.0,
+            accepted: 9 * 143,
+            generated: 9 * 143,
+            mean_len: Some(3.98),
+            per_position: None,
+        });
+        let exp = Expectations { locked_length: true, timing_blocks: 9, ..Expectations::default() };
+        assert!(rules_of(&s, &exp).is_empty(), "{:?}", sample_rejections(&s, &exp));
+        let mut early = nine();
+        early[5] = request("translation", 87, "stop");
+        let mut short = s.clone();
+        short.extra.mtp_yardstick = Some(run(early));
+        let why = sample_rejections(&short, &exp);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert_eq!(why[0].rule, "locked-length");
+        assert!(why[0].reason.contains("request translation: 87 output tokens"), "{}", why[0].reason);
+        let mut counted = s.clone();
+        counted.draft.as_mut().unwrap().accepted -= 1;
+        let why = sample_rejections(&counted, &exp);
+        assert_eq!(why.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(), ["draft-counts-differ"]);
+        assert!(
+            why[0].reason.contains("drafted 1287 and accepted 1287, the server log 1287 and 1286"),
+            "{}",
+            why[0].reason
+        );
+        s.timing_blocks = 10;
+        assert_eq!(rules_of(&s, &exp), ["one-request-per-log"]);
     }
 
     #[test]

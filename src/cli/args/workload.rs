@@ -3,13 +3,22 @@
 use crate::study::file::Workload;
 use clap::Args;
 
+/// Flags that contradict each other where clap cannot tell (a value-dependent conflict).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct FlagConflict(pub(crate) String);
+
+/// The `--workload` names, for messages.
+pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick";
+
 /// Workload: output length, samples per variant, and how each request runs (ab, bisect).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct WorkloadArgs {
-    /// Output tokens per request.
-    #[arg(long, value_name = "N", conflicts_with = "workload", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
+    /// Output tokens per request (with --workload, only mtp-yardstick's 192 may be replaced).
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: Option<u32>,
-    /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512).
+    /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512), mtp-yardstick
+    /// (nine fixed prompts of 192 tokens each, one cold server per sample: docs/methodology.md §4.1).
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
     /// Cold samples per variant (1 to 10000, docs/methodology.md §20).
@@ -30,9 +39,18 @@ impl WorkloadArgs {
     /// Output tokens per request, from --tokens or --workload.
     pub(crate) fn tokens(&self) -> anyhow::Result<u32> {
         match (self.tokens, self.workload) {
+            (Some(_), Some(w)) if w.fixes_tokens() => Err(Self::both(w)),
             (Some(t), _) => Ok(t),
             (None, Some(w)) => Ok(w.tokens()),
-            (None, None) => anyhow::bail!("give --tokens N or --workload screening|sustained|trace-matched"),
+            (None, None) => anyhow::bail!("give --tokens N or --workload {WORKLOADS}"),
         }
+    }
+
+    /// `--tokens` beside a workload that is its output length: a usage error (exit 2), as clap's
+    /// own conflicts.
+    pub(crate) fn both(w: Workload) -> anyhow::Error {
+        let name = serde_json::to_value(w).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        FlagConflict(format!("--workload {name} means {} output tokens: drop --tokens or --workload", w.tokens()))
+            .into()
     }
 }

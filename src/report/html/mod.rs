@@ -84,6 +84,10 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     if let Some(n) = tables::energy_note(s) {
         note(o, &esc(&n));
     }
+    if let Some(t) = tables::mtp_yardstick(s) {
+        let _ = writeln!(o, "<h3>MTP yardstick (the nine prompts' aggregate, medians over accepted samples)</h3>");
+        o.push_str(&table(&t));
+    }
     let _ = writeln!(o, "<h3>Per variant</h3>");
     o.push_str(&table(&tables::per_variant(s)));
     if let Some(t) = tables::acceptance(s) {

@@ -26,6 +26,9 @@ pub(crate) fn document(v: &StudyView) -> String {
         if let Some(n) = tables::energy_note(s) {
             let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
         }
+        if let Some(t) = tables::mtp_yardstick(s) {
+            section(&mut o, "MTP yardstick (the nine prompts' aggregate, medians over accepted samples)", &t);
+        }
         section(&mut o, "Per variant", &tables::per_variant(s));
         if let Some(t) = tables::acceptance(s) {
             section(&mut o, "Draft acceptance (accepted samples)", &t);

@@ -142,7 +142,7 @@ pub(crate) fn per_variant(s: &Summary) -> Table {
     t
 }
 
-pub(crate) use crate::report::speculation::{acceptance, memory};
+pub(crate) use crate::report::speculation::{acceptance, memory, mtp_yardstick};
 
 /// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
 pub(crate) fn phases(s: &Summary) -> Option<Table> {

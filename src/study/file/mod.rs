@@ -30,15 +30,25 @@ pub enum Workload {
     Sustained,
     /// 512 tokens: pairs with a kernel trace of the same length.
     TraceMatched,
+    /// The MTP pull requests' yardstick: nine fixed prompts, 192 tokens each, one cold server per
+    /// sample answering all nine; aggregate acceptance beside the verdict (§4.1).
+    MtpYardstick,
 }
 
 impl Workload {
+    /// Output tokens per request; the MTP yardstick's are a default that `tokens` may replace.
     pub(crate) fn tokens(self) -> u32 {
         match self {
             Workload::Screening => 128,
             Workload::Sustained => 1024,
             Workload::TraceMatched => 512,
+            Workload::MtpYardstick => crate::measure::mtp_yardstick::TOKENS,
         }
+    }
+
+    /// The workload is its output length, so `tokens` may not say otherwise.
+    pub(crate) fn fixes_tokens(self) -> bool {
+        self != Workload::MtpYardstick
     }
 }
 
@@ -358,7 +368,8 @@ impl StudyFile {
                 }
                 AxisValue::Tokens(n) => {
                     f.tokens = *n;
-                    f.workload = None;
+                    // The MTP yardstick keeps its prompts at any length.
+                    f.workload = f.workload.filter(|w| !w.fixes_tokens());
                 }
                 AxisValue::Kv(kv) => f.variants = f.variants.iter().map(|s| format!("{s}|kv={kv}")).collect(),
                 AxisValue::Extra(e) if e.trim().is_empty() => {}
@@ -380,7 +391,7 @@ impl StudyFile {
         if self.kind != StudyKind::Ab {
             return bad(format!("a sweep runs A/B studies: {} cannot be swept", self.kind.a_study()));
         }
-        if !sweep.tokens.is_empty() && (self.tokens != 0 || self.workload.is_some()) {
+        if !sweep.tokens.is_empty() && (self.tokens != 0 || self.workload.is_some_and(|w| w.fixes_tokens())) {
             return bad("tokens are swept in [sweep]: drop the top-level tokens and workload".into());
         }
         if !sweep.prompt_tokens.is_empty() && (self.prompt.is_some() || self.prompt_tokens.is_some()) {
@@ -477,6 +488,22 @@ impl StudyFile {
         Ok(())
     }
 
+    /// The MTP yardstick (§4.1) is an A/B study of its own nine prompts, each on a cold KV.
+    fn check_mtp_yardstick(&self) -> Result<(), StudyFileError> {
+        let problem = if self.kind != StudyKind::Ab {
+            format!("workload mtp-yardstick is an A/B workload: {} cannot run it", self.kind.a_study())
+        } else if self.prompt.is_some() || self.prompt_tokens.is_some() {
+            "workload mtp-yardstick sends its own nine prompts: drop prompt and prompt_tokens (--prompt, --prompt-tokens)".into()
+        } else if self.sweep.as_ref().is_some_and(|s| !s.prompt_tokens.is_empty()) {
+            "workload mtp-yardstick sends its own nine prompts: drop the prompt_tokens axis".into()
+        } else if self.pure_decode {
+            "workload mtp-yardstick times nine prompts with their prefills: drop pure_decode (--pure-decode)".into()
+        } else {
+            return Ok(());
+        };
+        Err(StudyFileError::Contradiction(problem))
+    }
+
     /// The flags' bounds (docs/methodology.md §20), for the values a study file gives.
     fn check_bounds(&self) -> Result<(), String> {
         use crate::bounds::*;
@@ -528,8 +555,12 @@ impl StudyFile {
         if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
-        // A Pi agent writes its own prompt.
+        if self.workload == Some(Workload::MtpYardstick) {
+            self.check_mtp_yardstick()?;
+        }
+        // A Pi agent writes its own prompt, and the MTP yardstick sends its own nine.
         if self.kind != StudyKind::Pi
+            && self.workload != Some(Workload::MtpYardstick)
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()
             && sweep.is_none_or(|s| s.prompt_tokens.is_empty())
@@ -552,7 +583,7 @@ impl StudyFile {
                 self.telemetry
             )));
         }
-        if let Some(w) = self.workload.filter(|w| w.tokens() != self.tokens) {
+        if let Some(w) = self.workload.filter(|w| w.fixes_tokens() && w.tokens() != self.tokens) {
             return Err(StudyFileError::Contradiction(format!(
                 "workload {w:?} means {} output tokens, but tokens = {}: drop one of them",
                 w.tokens(),
@@ -649,6 +680,28 @@ power_max_w = 15.0
         assert!(slow.check().unwrap_err().to_string().contains("health_timeout_s"));
         let both: StudyFile = toml::from_str(&format!("{base}workload='screening'")).unwrap();
         assert!(both.check().unwrap_err().to_string().contains("128 output tokens, but tokens = 8"));
+    }
+}
+
+#[cfg(test)]
+mod mtp_yardstick_tests {
+    use super::*;
+
+    #[test]
+    fn the_mtp_yardstick_sends_its_own_prompts_at_any_length() {
+        let base = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='mtp-yardstick'\n";
+        let f = StudyFile::parse(&format!("{base}tokens=192\n")).unwrap();
+        f.check().unwrap();
+        assert_eq!(f.workload, Some(Workload::MtpYardstick));
+        assert_eq!(StudyFile::parse(&f.to_toml()).unwrap(), f, "the workload round-trips for --resume");
+        StudyFile::parse(&format!("{base}tokens=32\n")).unwrap().check().unwrap();
+        let e = |extra: &str| {
+            StudyFile::parse(&format!("{base}tokens=32\n{extra}")).unwrap().check().unwrap_err().to_string()
+        };
+        assert!(e("prompt_tokens=300\n").contains("sends its own nine prompts"));
+        assert!(e("pure_decode=true\n").contains("drop pure_decode"));
+        let fixed = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='screening'\ntokens=32\nprompt_tokens=5\n";
+        assert!(StudyFile::parse(fixed).unwrap().check().unwrap_err().to_string().contains("128 output tokens"));
     }
 }
 
