@@ -35,7 +35,11 @@ impl Reading {
     /// clear probe is called from its first block; None until the pool holds enough.
     pub(crate) fn of_probe(s: &Summary, metric: Metric, pool: PooledSpread) -> Reading {
         let [base, cand] = [0, 1].map(|i| side(s, metric, i));
-        Reading { ci: probe_change_ci(&base, &cand, pool), ..Reading::of(s, metric) }
+        let ci = probe_change_ci(&base, &cand, pool);
+        // The verdict word of the interval the probe is called by, not the summary's own (which
+        // says "too few samples" below three blocks).
+        let verdict = Some(Verdict::from_ci(ci.as_ref(), metric.higher_is_better()));
+        Reading { ci, verdict, ..Reading::of(s, metric) }
     }
 
     /// The change between good and bad when its interval excludes zero: the bisect's reference.
