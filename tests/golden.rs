@@ -1,7 +1,8 @@
 //! Every table abprof prints, byte for byte: `summarize`, `report`, `history` (on folders imported
 //! from the committed fixtures), `compare-traces` and `attribute` on the committed traces, in every
 //! `--format`, against the files under tests/fixtures/golden/ (written by the release before the
-//! one table model, ed245ea, then rewritten once for the per-variant CV column). The folders read
+//! one table model, ed245ea, then rewritten for the per-variant CV column, and the history's
+//! moves once they took the summary's t model: 2 samples a side are "too few samples"). The folders read
 //! are the pre-engine folder (`study`) and one that release wrote itself (`today`: its study file
 //! has no `kind`), so a change to the evidence readers must not change a byte either; `today`'s
 //! outputs are those ed245ea recorded for it, with the folder's name. No llama-server: the fast
