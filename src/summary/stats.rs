@@ -107,6 +107,23 @@ pub(crate) struct ChangeCi {
 }
 
 impl ChangeCi {
+    /// The t-interval of `t` (a mean log ratio) at two-sided level `alpha`, in %, with its p-value.
+    fn of_t(t: super::t_test::TStat, alpha: f64, confidence: f64, method: CiMethod, pairs: Option<usize>) -> ChangeCi {
+        let reach = t.se * super::t_test::two_sided_quantile(alpha, t.df);
+        let pct = |x: f64| 100.0 * (x.exp() - 1.0);
+        ChangeCi {
+            lo_pct: pct(t.mean - reach),
+            hi_pct: pct(t.mean + reach),
+            confidence,
+            resamples: 0,
+            seed: 0,
+            method,
+            pairs,
+            p_value: Some(t.p()),
+            per_look_alpha: None,
+        }
+    }
+
     /// The interval's centre on the log scale, in %: the model's estimate of the change.
     pub(crate) fn center_pct(&self) -> f64 {
         let ln = |pct: f64| (1.0 + pct / 100.0).ln();
@@ -243,19 +260,7 @@ pub(crate) fn change_ci(
     } else {
         (CiMethod::WelchT, None, super::t_test::welch(&logs(base), &logs(cand)))
     };
-    let reach = t.se * super::t_test::two_sided_quantile(alpha, t.df);
-    let pct = |x: f64| 100.0 * (x.exp() - 1.0);
-    Some(ChangeCi {
-        lo_pct: pct(t.mean - reach),
-        hi_pct: pct(t.mean + reach),
-        confidence,
-        resamples: 0,
-        seed: 0,
-        method,
-        pairs,
-        p_value: Some(t.p()),
-        per_look_alpha,
-    })
+    Some(ChangeCi { per_look_alpha, ..ChangeCi::of_t(t, alpha, confidence, method, pairs) })
 }
 
 /// The within-block log ratios, candidate over baseline, of the blocks that hold a usable value
@@ -274,19 +279,7 @@ pub(crate) fn paired_log_ratios(base: &[Measured], cand: &[Measured]) -> Vec<f64
 /// a paired interval of its own may rest on.
 pub(crate) fn pooled_change_ci(log_ratios: &[f64], prior: PooledSpread, confidence: f64) -> Option<ChangeCi> {
     let t = super::t_test::pooled_one_sample(log_ratios, prior).filter(|t| t.df >= (MIN_VALUES - 1) as f64)?;
-    let reach = t.se * super::t_test::two_sided_quantile(1.0 - confidence, t.df);
-    let pct = |x: f64| 100.0 * (x.exp() - 1.0);
-    Some(ChangeCi {
-        lo_pct: pct(t.mean - reach),
-        hi_pct: pct(t.mean + reach),
-        confidence,
-        resamples: 0,
-        seed: 0,
-        method: CiMethod::PooledT,
-        pairs: Some(log_ratios.len()),
-        p_value: Some(t.p()),
-        per_look_alpha: None,
-    })
+    Some(ChangeCi::of_t(t, 1.0 - confidence, confidence, CiMethod::PooledT, Some(log_ratios.len())))
 }
 
 /// A bisect probe's interval (docs/methodology.md §19): the pooled one of
