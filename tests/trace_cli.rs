@@ -417,3 +417,97 @@ fn compare_traces_of_a_study_needs_two_traced_variants() {
     // Neither form: clap's usage error.
     abprof(&["compare-traces"]).failure().code(2);
 }
+
+/// One of the H200's real MTP traces (tests/fixtures/h200-traces/README.md) unpacked as an
+/// `abprof trace` folder, with the manifest its study wrote: `speculation` as the traced server's
+/// argv asked, the untraced decode ms/token measured beside it.
+fn h200_mtp_trace(dir: &Path, label: &str, fixture: &str, speculation: Option<&str>, measured: f64) -> PathBuf {
+    let folder = dir.join(label);
+    std::fs::create_dir_all(&folder).unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-traces").join(fixture);
+    let out = std::process::Command::new("xz").arg("-dc").arg(&src).output().unwrap();
+    assert!(out.status.success(), "xz -dc {}", src.display());
+    std::fs::write(folder.join("trace.sqlite"), out.stdout).unwrap();
+    let mut m = serde_json::json!({
+        "label": label,
+        "variant": format!("{label}=/tmp/b/bin/llama-server"),
+        "tracer": "nsys",
+        "trace_file": "trace.sqlite",
+        "prompt_tokens": 2000,
+        "output_tokens": 256,
+        "created_at": "2026-12-01T17:59:47Z",
+        "untraced": { "output_tokens": 256, "ms_per_token": [measured], "median_ms_per_token": measured },
+    });
+    if let Some(s) = speculation {
+        m["speculation"] = s.into();
+    }
+    std::fs::write(folder.join("trace.json"), serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    folder
+}
+
+/// #21 item 4: the MTP head's own work apart from the trunk's. The draft context runs on a stream
+/// of its own (§10.5): its kernels carry "(draft)", the target's keep their names, nothing is lost
+/// or counted twice, and `compare-traces` of MTP off against on shows the draft's categories as
+/// added and the trunk's as moved.
+#[test]
+fn the_mtp_draft_contexts_kernels_are_told_apart_from_the_targets() {
+    let d = tempfile::tempdir().unwrap();
+    let on = h200_mtp_trace(d.path(), "on", "mtp-on.nsys.sqlite.xz", Some("--spec-type draft-mtp"), 2.6948);
+    let off = h200_mtp_trace(d.path(), "off", "mtp-off.nsys.sqlite.xz", None, 4.4467);
+    let split = json(&["attribute", on.to_str().unwrap(), "--json"]);
+    let lanes = &split["speculation_lanes"];
+    assert_eq!(lanes["speculation"], "--spec-type draft-mtp");
+    assert_eq!((lanes["target"][0]["stream"].as_i64(), lanes["draft"][0]["stream"].as_i64()), (Some(16), Some(17)));
+    assert!(lanes["target"][0]["ms"].as_f64().unwrap() > 4.0 * lanes["draft"][0]["ms"].as_f64().unwrap(), "{lanes}");
+
+    // The same trace read as one context: the split moves time between lines, never adds any.
+    let whole_folder = h200_mtp_trace(d.path(), "whole", "mtp-on.nsys.sqlite.xz", None, 2.6948);
+    let whole = json(&["attribute", whole_folder.to_str().unwrap(), "--json"]);
+    assert!(whole["speculation_lanes"].is_null());
+    assert_eq!(split["decode"], whole["decode"]);
+    let ns = |a: &Value, cat: &str| {
+        a["categories"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["category"] == cat)
+            .map_or(0, |c| c["ns"].as_u64().unwrap())
+    };
+    let float = "float mat-vec/mat-mat";
+    let float_draft = format!("{float} (draft)");
+    assert!(ns(&split, &float_draft) > 0, "{}", split["categories"]);
+    assert_eq!(ns(&split, float) + ns(&split, &float_draft), ns(&whole, float));
+    let total = |a: &Value| a["categories"].as_array().unwrap().iter().map(|c| c["ns"].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(total(&split), total(&whole));
+    // The MTP head's output projection over the vocabulary is the draft's largest kernel.
+    let top_draft = split["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"].as_str().unwrap().ends_with(" (draft)"))
+        .unwrap();
+    assert!(top_draft["base_name"].as_str().unwrap().starts_with("mul_mat_vec_f"), "{top_draft}");
+    assert!(
+        split["unmatched"].as_array().unwrap().is_empty(),
+        "every kernel of the new model has a rule: {}",
+        split["unmatched"]
+    );
+
+    let got = json(&[
+        "compare-traces",
+        "--variant",
+        &format!("off={}", off.display()),
+        "--variant",
+        &format!("on={}", on.display()),
+        "--json",
+    ]);
+    let row = |cat: &str| got["categories"].as_array().unwrap().iter().find(|r| r["category"] == cat).cloned();
+    let added = row(&float_draft).expect("the draft's float mat-vec row");
+    assert_eq!(added["ms_per_token"][0].as_f64(), Some(0.0), "{added}");
+    assert!(added["ms_per_token"][1].as_f64().unwrap() > 0.0, "{added}");
+    let trunk = row(float).unwrap();
+    assert!(trunk["delta"][1].as_f64().unwrap() < 0.0, "the trunk verifies 4 tokens a step: {trunk}");
+    let text = abprof(&["attribute", on.to_str().unwrap()]).success().get_output().stdout.clone();
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.contains("draft context") && text.contains("stream 17"), "{text}");
+}

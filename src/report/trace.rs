@@ -146,6 +146,24 @@ fn category_table(lines: &[CategoryLine], per_token: bool) -> String {
     table(&header, &rows)
 }
 
+/// Which lanes were the draft context's (docs/methodology.md §10.2), in decode.
+fn lanes_line(l: &crate::trace::lanes::SpeculationLanes) -> String {
+    let list = |lanes: &[crate::trace::lanes::LaneLine]| {
+        lanes
+            .iter()
+            .map(|x| format!("device {} stream {} ({}, {:.1} ms)", x.device, x.stream, plural(x.calls, "kernel"), x.ms))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "lanes    {}: the draft context ran on {}, the target on {} (the busiest lane of each device); \
+         categories and kernels marked (draft) are the draft's\n",
+        l.speculation,
+        list(&l.draft),
+        list(&l.target)
+    )
+}
+
 pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
     let mut s = String::new();
     let per_token = a.per_token_divisor.is_some();
@@ -160,6 +178,9 @@ pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
     );
     for n in &a.window.notes {
         let _ = writeln!(s, "         note: {n}");
+    }
+    if let Some(l) = &a.speculation_lanes {
+        s.push_str(&lanes_line(l));
     }
     s.push('\n');
     match (a.per_token_divisor, a.gpu_ms_per_token) {

@@ -401,7 +401,12 @@ mod tests {
                     notes: Vec::new(),
                 };
                 // One decode step: output tokens 2, so per token = per step.
-                let facts = TraceFacts { trace: trace.into(), format: source.describe(), output_tokens: Some(2) };
+                let facts = TraceFacts {
+                    trace: trace.into(),
+                    format: source.describe(),
+                    output_tokens: Some(2),
+                    speculation_lanes: None,
+                };
                 attribute(&agg, &rules, window, facts, Some(&overlap))
             })
             .collect();

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::categories::{Rules, OTHER};
 use super::kernels::{Aggregate, Totals};
+use super::lanes::SpeculationLanes;
 use super::names;
 use super::overlap::OverlapSplit;
 use super::phase::Phase;
@@ -88,7 +89,15 @@ pub(crate) struct Attribution {
     pub(crate) after_decode: PhaseLine,
     /// Kernels no rule matched, in any phase, most time first.
     pub(crate) unmatched: Vec<KernelLine>,
+    /// A speculative server's draft context on lanes of its own (§10.2): its kernels' categories
+    /// and names carry [`DRAFT_SUFFIX`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) speculation_lanes: Option<SpeculationLanes>,
 }
+
+/// Appended to the category and the kernel name of work the draft context ran (§10.2), so a
+/// comparison against a variant without speculation shows it as added.
+pub(crate) const DRAFT_SUFFIX: &str = " (draft)";
 
 fn ns_to_ms(ns: u64) -> f64 {
     ns as f64 / 1e6
@@ -106,6 +115,7 @@ pub(crate) struct TraceFacts {
     pub(crate) trace: String,
     pub(crate) format: String,
     pub(crate) output_tokens: Option<u32>,
+    pub(crate) speculation_lanes: Option<SpeculationLanes>,
 }
 
 /// `overlap`, when given, is the decode window's busy time and exclusive split.
@@ -121,7 +131,21 @@ pub(crate) fn attribute(
         .map(|n| if window.method == WindowMethod::WholeTrace { n } else { n.saturating_sub(1) })
         .filter(|&n| n > 0);
     let per_token = |x: f64| divisor.map(|d| x / d as f64);
-    let exclusive_ns = |name: &str| overlap.map(|o| o.exclusive_ns.get(name).copied().unwrap_or(0.0));
+    // The sweep gives exclusive time by name; a name both contexts ran shares it in proportion
+    // to each one's summed decode time.
+    let mut decode_ns_of_name: HashMap<&str, u64> = HashMap::new();
+    for k in &agg.kernels {
+        *decode_ns_of_name.entry(k.name.as_str()).or_default() += k.phase(Phase::Decode).ns;
+    }
+    let exclusive_ns = |k: &super::kernels::KernelTotals| {
+        overlap.map(|o| {
+            let all = o.exclusive_ns.get(&k.name).copied().unwrap_or(0.0);
+            match decode_ns_of_name.get(k.name.as_str()) {
+                Some(&whole) if whole > 0 => all * k.phase(Phase::Decode).ns as f64 / whole as f64,
+                _ => all,
+            }
+        })
+    };
     let busy_ns = overlap.map(|o| o.busy_ns);
     let exclusive_figures = |ns: Option<f64>| -> (Option<f64>, Option<f64>) {
         match (ns, busy_ns) {
@@ -135,26 +159,26 @@ pub(crate) fn attribute(
         agg.kernels.iter().map(|k| (rules.categorize(&k.name), k)).collect();
 
     let category_lines = |phase: Phase| -> Vec<CategoryLine> {
-        let mut by_cat: HashMap<&str, (Totals, Option<f64>)> = HashMap::new();
+        let mut by_cat: HashMap<(&str, bool), (Totals, Option<f64>)> = HashMap::new();
         for (cat, k) in &categorized {
             let t = k.phase(phase);
             if t.calls > 0 {
-                let e = by_cat.entry(cat.unwrap_or(OTHER)).or_insert((Totals::default(), None));
+                let e = by_cat.entry((cat.unwrap_or(OTHER), k.draft)).or_insert((Totals::default(), None));
                 e.0.merge(t);
                 if phase == Phase::Decode {
-                    e.1 = exclusive_ns(&k.name).map(|x| x + e.1.unwrap_or(0.0));
+                    e.1 = exclusive_ns(k).map(|x| x + e.1.unwrap_or(0.0));
                 }
             }
         }
         let total = agg.phase_total(phase).ns;
-        let mut lines: Vec<CategoryLine> = rules
-            .categories()
-            .iter()
-            .filter_map(|c| by_cat.get(c.as_str()).map(|t| (c, *t)))
-            .map(|(c, (t, excl))| {
+        let mut lines: Vec<CategoryLine> = [false, true]
+            .into_iter()
+            .flat_map(|draft| rules.categories().iter().map(move |c| (c, draft)))
+            .filter_map(|(c, draft)| by_cat.get(&(c.as_str(), draft)).map(|t| (c, draft, *t)))
+            .map(|(c, draft, (t, excl))| {
                 let (exclusive_ms_per_token, exclusive_share) = exclusive_figures(excl);
                 CategoryLine {
-                    category: c.clone(),
+                    category: if draft { format!("{c}{DRAFT_SUFFIX}") } else { c.clone() },
                     calls: t.calls,
                     ns: t.ns,
                     ms: ns_to_ms(t.ns),
@@ -190,7 +214,11 @@ pub(crate) fn attribute(
             if t.calls == 0 {
                 continue;
             }
-            let e = by_inst.entry(names::instantiation(&k.name)).or_insert(Instantiation {
+            let mut name = names::instantiation(&k.name);
+            if k.draft {
+                name.push_str(DRAFT_SUFFIX);
+            }
+            let e = by_inst.entry(name).or_insert(Instantiation {
                 category: *cat,
                 base: names::base_name(&k.name),
                 totals: Totals::default(),
@@ -198,7 +226,7 @@ pub(crate) fn attribute(
             });
             e.totals.merge(t);
             if phase == Some(Phase::Decode) {
-                e.exclusive_ns = exclusive_ns(&k.name).map(|x| x + e.exclusive_ns.unwrap_or(0.0));
+                e.exclusive_ns = exclusive_ns(k).map(|x| x + e.exclusive_ns.unwrap_or(0.0));
             }
         }
         let total = match phase {
@@ -211,8 +239,11 @@ pub(crate) fn attribute(
                 let (exclusive_ms_per_token, exclusive_share) = exclusive_figures(i.exclusive_ns);
                 let t = i.totals;
                 KernelLine {
-                    base_name: i.base.to_string(),
-                    category: i.category.unwrap_or(OTHER).to_string(),
+                    base_name: if draft_name(&name) { format!("{}{DRAFT_SUFFIX}", i.base) } else { i.base.to_string() },
+                    category: match i.category.unwrap_or(OTHER) {
+                        c if draft_name(&name) => format!("{c}{DRAFT_SUFFIX}"),
+                        c => c.to_string(),
+                    },
                     matched: i.category.is_some(),
                     calls: t.calls,
                     ns: t.ns,
@@ -251,5 +282,10 @@ pub(crate) fn attribute(
         before_prefill: agg.phase_total(Phase::BeforePrefill).into(),
         after_decode: agg.phase_total(Phase::AfterDecode).into(),
         unmatched: kernel_lines(None, true),
+        speculation_lanes: facts.speculation_lanes,
     }
+}
+
+fn draft_name(name: &str) -> bool {
+    name.ends_with(DRAFT_SUFFIX)
 }

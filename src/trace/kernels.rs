@@ -21,6 +21,11 @@ impl Totals {
         self.calls += other.calls;
         self.ns += other.ns;
     }
+
+    /// What is left of these totals once `part` of them is taken out.
+    pub(crate) fn less(self, part: Totals) -> Totals {
+        Totals { calls: self.calls.saturating_sub(part.calls), ns: self.ns.saturating_sub(part.ns) }
+    }
 }
 
 /// Totals of one kernel (by its full name as the tracer printed it) in each phase.
@@ -28,6 +33,9 @@ impl Totals {
 pub(crate) struct KernelTotals {
     pub(crate) name: String,
     pub(crate) phases: [Totals; PHASES],
+    /// Run by a speculative server's draft context, on its own lanes (docs/methodology.md §10.2);
+    /// the same name run by the target is a separate entry.
+    pub(crate) draft: bool,
 }
 
 impl KernelTotals {
@@ -65,9 +73,25 @@ impl Aggregate {
             }
         }
         let mut kernels: Vec<KernelTotals> =
-            by_name.into_iter().map(|(name, phases)| KernelTotals { name, phases }).collect();
+            by_name.into_iter().map(|(name, phases)| KernelTotals { name, phases, draft: false }).collect();
         kernels.sort_by(|a, b| a.name.cmp(&b.name));
         Aggregate { kernels }
+    }
+
+    /// The kernels of `draft` (this trace's dispatches on the draft context's lanes) taken out
+    /// of the target's entries of the same name and kept as draft entries beside them.
+    pub(crate) fn with_draft(mut self, draft: Aggregate) -> Aggregate {
+        for d in draft.kernels {
+            if let Some(k) = self.kernels.iter_mut().find(|k| !k.draft && k.name == d.name) {
+                for (t, p) in k.phases.iter_mut().zip(d.phases) {
+                    *t = t.less(p);
+                }
+            }
+            self.kernels.push(KernelTotals { draft: true, ..d });
+        }
+        self.kernels.retain(|k| k.all().calls > 0);
+        self.kernels.sort_by(|a, b| a.name.cmp(&b.name).then(a.draft.cmp(&b.draft)));
+        self
     }
 
     pub(crate) fn phase_total(&self, p: Phase) -> Totals {

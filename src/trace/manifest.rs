@@ -109,6 +109,11 @@ pub(crate) struct TraceManifest {
     /// the fields above describe the first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) more_traces: Vec<TracedRun>,
+    /// The speculative decoding the traced server's command line asked for (`--spec-type
+    /// draft-mtp`, `-md FILE`): its draft context's lanes are told apart (docs/methodology.md
+    /// §10.2). Absent without speculation and in manifests of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) speculation: Option<String>,
 }
 
 /// One more traced sample of the same variant: its trace and windows, as for the first.
@@ -208,6 +213,7 @@ mod tests {
             created_at: "2026-08-02T10:00:00Z".parse().unwrap(),
             traced_ms_per_token: None,
             more_traces: Vec::new(),
+            speculation: None,
         }
     }
 

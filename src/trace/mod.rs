@@ -5,8 +5,8 @@
 //!
 //! Floors, each using only those below it: [`phase`] (request phases and their windows) →
 //! [`kernels`] (per-kernel totals) → [`sweep`] (exclusive time) → [`source`] (the reader trait) → the readers (rocpd, nsys,
-//! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`]
-//! → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
+//! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`],
+//! [`lanes`] → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
 //!
 //! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
 //! [`detect::open_trace`] (format from the content) → [`window::best_window`]
@@ -19,6 +19,7 @@ pub(crate) mod detect;
 mod error;
 pub(crate) mod exclusive_sweep;
 pub(crate) mod kernels;
+pub(crate) mod lanes;
 pub(crate) mod manifest;
 pub mod names;
 mod nsys;
@@ -110,10 +111,15 @@ pub(crate) fn analyze_with(
     if agg.total().calls == 0 {
         return Err(TraceError::NoKernels { path: input.trace_path.clone() });
     }
+    let (agg, speculation_lanes) = match input.manifest.as_ref().and_then(|m| m.speculation.clone()) {
+        Some(asked) => lanes::split(source.as_ref(), agg, choice.windows(requested).as_ref(), asked)?,
+        None => (agg, None),
+    };
     let facts = attribute::TraceFacts {
         trace: input.trace_path.display().to_string(),
         format: source.describe(),
         output_tokens,
+        speculation_lanes,
     };
     Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
 }

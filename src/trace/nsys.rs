@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
-use super::kernels::Aggregate;
+use super::kernels::{Aggregate, Totals};
 use super::phase::PhaseWindows;
 use super::source::{Dispatch, KernelKey, KernelSource, Swept};
 use super::sqlite_scan::{self, KernelTable};
@@ -106,6 +106,17 @@ impl KernelSource for NsysTrace {
 
     fn aggregate(&self, windows: Option<&PhaseWindows>) -> Result<Aggregate, TraceError> {
         let totals = sqlite_scan::aggregate_by_key(&self.path, &self.kernels, windows)?;
+        let ids: Vec<i64> = totals.keys().copied().collect();
+        let mut names = self.string_ids(&ids)?;
+        Ok(Aggregate::from_ids(totals, |id| names.remove(id).unwrap_or_default()))
+    }
+
+    fn lane_totals(&self, span: Option<(i64, i64)>) -> Result<Vec<(i64, Totals)>, TraceError> {
+        sqlite_scan::lane_totals(&self.path, &self.kernels, span)
+    }
+
+    fn aggregate_on_lanes(&self, windows: Option<&PhaseWindows>, lanes: &[i64]) -> Result<Aggregate, TraceError> {
+        let totals = sqlite_scan::aggregate_by_key_on_lanes(&self.path, &self.kernels, windows, lanes)?;
         let ids: Vec<i64> = totals.keys().copied().collect();
         let mut names = self.string_ids(&ids)?;
         Ok(Aggregate::from_ids(totals, |id| names.remove(id).unwrap_or_default()))

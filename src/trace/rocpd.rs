@@ -169,6 +169,21 @@ impl KernelSource for RocpdTrace {
         Ok(Aggregate::from_ids(by_id, |k| names.remove(k).unwrap_or_default()))
     }
 
+    /// One writer's table only: lane numbers of several writers' tables are not one namespace.
+    fn lane_totals(&self, span: Option<(i64, i64)>) -> Result<Vec<(i64, Totals)>, TraceError> {
+        let [set] = self.sets.as_slice() else { return Ok(Vec::new()) };
+        sqlite_scan::lane_totals(&self.path, &set.dispatch, span)
+    }
+
+    fn aggregate_on_lanes(&self, windows: Option<&PhaseWindows>, lanes: &[i64]) -> Result<Aggregate, TraceError> {
+        let [set] = self.sets.as_slice() else { return Ok(Aggregate::default()) };
+        let totals = sqlite_scan::aggregate_by_key_on_lanes(&self.path, &set.dispatch, windows, lanes)?;
+        let symbols = self.symbol_names(set)?;
+        Ok(Aggregate::from_ids(totals, |id| {
+            symbols.get(id).cloned().unwrap_or_else(|| format!("<unknown kernel_id {id}>"))
+        }))
+    }
+
     fn graph_span(&self) -> Result<Option<(i64, i64)>, TraceError> {
         let mut span: Option<(i64, i64)> = None;
         for set in self.sets.iter().filter(|s| s.has_graph_node) {

@@ -3,7 +3,7 @@
 //! ([`super::window`], [`super::overlap`]).
 use std::collections::HashMap;
 
-use super::kernels::Aggregate;
+use super::kernels::{Aggregate, Totals};
 use super::phase::PhaseWindows;
 use super::TraceError;
 
@@ -61,6 +61,21 @@ pub(crate) trait KernelSource: Send + Sync {
     /// sweep while it scans (its rows in start order), the busy time and exclusive time by key of
     /// the dispatches starting in `busy` `[lo, hi]` ([`super::sweep`]): one pass instead of two.
     /// `None` for the sweep otherwise, and the caller sweeps [`KernelSource::for_each_by_start`].
+    /// Kernel calls and time per lane ([`Dispatch::lane`]) of the dispatches starting in `span`
+    /// `[lo, hi]` (all when `None`), lanes ascending; empty where the reader cannot tell lanes
+    /// apart.
+    fn lane_totals(&self, span: Option<(i64, i64)>) -> Result<Vec<(i64, Totals)>, TraceError> {
+        let _ = span;
+        Ok(Vec::new())
+    }
+
+    /// [`KernelSource::aggregate`] of the dispatches on `lanes` only (empty where
+    /// [`KernelSource::lane_totals`] is).
+    fn aggregate_on_lanes(&self, windows: Option<&PhaseWindows>, lanes: &[i64]) -> Result<Aggregate, TraceError> {
+        let _ = (windows, lanes);
+        Ok(Aggregate::default())
+    }
+
     fn aggregate_and_sweep(
         &self,
         windows: Option<&PhaseWindows>,

@@ -89,6 +89,12 @@ impl Lane {
         format!("{}, {}", self.device.as_deref().unwrap_or("NULL"), self.stream.as_deref().unwrap_or("NULL"))
     }
 
+    /// [`Lane::value`] as an SQL expression, for a `WHERE` or `GROUP BY`.
+    fn expression(&self) -> String {
+        let col = |c: &Option<String>| c.as_deref().map_or("0".to_string(), |c| format!("IFNULL({c}, 0)"));
+        format!("(({} << 32) + {})", col(&self.device), col(&self.stream))
+    }
+
     #[inline]
     fn value(device: Option<i64>, stream: Option<i64>) -> i64 {
         (device.unwrap_or(0) << 32).wrapping_add(stream.unwrap_or(0))
@@ -109,7 +115,51 @@ pub(crate) fn aggregate_by_key(
     t: &KernelTable,
     windows: Option<&PhaseWindows>,
 ) -> Result<ByKey, TraceError> {
-    Ok(scan_table(path, t, windows, None)?.0)
+    Ok(scan_table(path, t, windows, None, None)?.0)
+}
+
+/// [`aggregate_by_key`] of the dispatches on `lanes` ([`Lane::value`]s) only.
+pub(crate) fn aggregate_by_key_on_lanes(
+    path: &Path,
+    t: &KernelTable,
+    windows: Option<&PhaseWindows>,
+    lanes: &[i64],
+) -> Result<ByKey, TraceError> {
+    if lanes.is_empty() {
+        return Ok(ByKey::new());
+    }
+    let list: Vec<String> = lanes.iter().map(i64::to_string).collect();
+    let condition = format!("{} IN ({})", t.lane.expression(), list.join(", "));
+    Ok(scan_table(path, t, windows, None, Some(&condition))?.0)
+}
+
+/// Kernel calls and time per lane ([`Lane::value`]) of the dispatches starting in `span`
+/// `[lo, hi]` (all when `None`), lanes in ascending order. One `GROUP BY` pass: asked for only
+/// where a trace's lanes have roles (a speculative server's draft context, §10.2).
+pub(crate) fn lane_totals(
+    path: &Path,
+    t: &KernelTable,
+    span: Option<(i64, i64)>,
+) -> Result<Vec<(i64, Totals)>, TraceError> {
+    let conn = open_read_only(path)?;
+    let within = span.map_or(String::new(), |(lo, hi)| format!(" WHERE {} BETWEEN {lo} AND {hi}", t.start));
+    let sql = format!(
+        "SELECT {lane}, count(*), sum(MAX({end} - {start}, 0)) FROM {table}{within} GROUP BY 1 ORDER BY 1",
+        lane = t.lane.expression(),
+        end = t.end,
+        start = t.start,
+        table = t.table
+    );
+    let sql_err = |e| TraceError::sqlite(path, e);
+    let mut stmt = conn.prepare(&sql).map_err(sql_err)?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<i64>>(2)?)))
+        .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+        .map_err(sql_err)?;
+    Ok(rows
+        .into_iter()
+        .map(|(lane, calls, ns)| (lane, Totals { calls: calls as u64, ns: ns.unwrap_or(0) as u64 }))
+        .collect())
 }
 
 /// [`aggregate_by_key`] and, in the same pass, the exclusive sweep of the dispatches starting in
@@ -125,7 +175,7 @@ pub(crate) fn aggregate_and_sweep_by_key(
     if !t.is_table || t.sorted.get() == Some(&false) {
         return Ok((aggregate_by_key(path, t, windows)?, None));
     }
-    scan_table(path, t, windows, Some(busy))
+    scan_table(path, t, windows, Some(busy), None)
 }
 
 /// What one thread's scan of one rowid range found.
@@ -177,27 +227,36 @@ fn in_parallel<T: Send>(
     })
 }
 
+/// `condition`, an SQL expression over the table's columns, keeps only the rows it holds for
+/// (never given with `busy`: a sweep needs every row of its lanes).
 fn scan_table(
     path: &Path,
     t: &KernelTable,
     windows: Option<&PhaseWindows>,
     busy: Option<(i64, i64)>,
+    condition: Option<&str>,
 ) -> Result<(ByKey, Option<SweptById>), TraceError> {
+    debug_assert!(busy.is_none() || condition.is_none());
     let columns = match busy {
         Some(_) => format!("{}, {}, {}, {}", t.key, t.start, t.end, t.lane.columns()),
         None => format!("{}, {}, {}", t.key, t.start, t.end),
     };
     let select = format!("SELECT {columns} FROM {}", t.table);
+    let and = condition.map_or(String::new(), |c| format!(" AND ({c})"));
     let scans = if t.is_table {
         let conn = open_read_only(path)?;
         let Some(ranges) = rowid_ranges(path, &conn, t)? else {
             return Ok((ByKey::new(), busy.map(|_| (0, HashMap::new()))));
         };
         drop(conn);
-        let ranged = format!("{select} WHERE rowid BETWEEN ?1 AND ?2 ORDER BY rowid");
+        let ranged = format!("{select} WHERE rowid BETWEEN ?1 AND ?2{and} ORDER BY rowid");
         in_parallel(path, &ranges, |conn, range| scan(conn, &ranged, Some(range), windows, busy))?
     } else {
         let conn = open_read_only(path)?;
+        let select = match condition {
+            Some(c) => format!("{select} WHERE {c}"),
+            None => select,
+        };
         vec![scan(&conn, &select, None, windows, None).map_err(|e| TraceError::sqlite(path, e))?]
     };
     let mut merged = ByKey::new();

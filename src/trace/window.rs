@@ -47,6 +47,20 @@ pub(crate) struct WindowChoice {
     pub(crate) notes: Vec<String>,
 }
 
+impl WindowChoice {
+    /// The phase windows this choice counted by: the manifest's (`requested`) when it was used,
+    /// the found decode window otherwise, none for the whole trace.
+    pub(crate) fn windows(&self, requested: Option<PhaseWindows>) -> Option<PhaseWindows> {
+        match (self.method, self.decode_start_ns, self.decode_end_ns) {
+            (WindowMethod::ManifestWindow, ..) => requested,
+            (_, Some(decode_start), Some(decode_end)) => {
+                Some(PhaseWindows { decode_start, decode_end, prefill_start: None })
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Idle-gap thresholds tried by the step-gap heuristic, largest first.
 pub(crate) const GAP_THRESHOLDS_NS: [i64; 8] =
     [5_000_000, 2_000_000, 1_000_000, 500_000, 200_000, 100_000, 50_000, 20_000];
