@@ -28,6 +28,7 @@ fn main() {
         server_args: "-c 4096 -t 2 -np 1".into(),
         tokens: 32,
         workload: None,
+        soak_requests: None,
         samples,
         variants: vec![format!("a={}", server.display()), format!("b={}|extra=--no-warmup", server.display())],
         prompt: None,

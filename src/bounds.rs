@@ -9,6 +9,9 @@ pub(crate) const MAX_SAMPLES: u32 = 10_000;
 /// Output or prompt tokens of one request (and Pi's max_tokens and context window): 2^20, above
 /// any context a llama-server model has.
 pub(crate) const MAX_TOKENS: u32 = 1 << 20;
+/// Requests per soak sample (docs/methodology.md §4.2): a thousand back-to-back requests heat
+/// any device to its steady state many times over.
+pub(crate) const MAX_SOAK_REQUESTS: u32 = 1000;
 /// Any timeout, in seconds: one week. A deadline this far ahead never overflows an `Instant`.
 pub(crate) const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
 /// Telemetry samples per second, before the source's own bound (methodology §9.2): no source

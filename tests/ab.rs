@@ -334,6 +334,59 @@ fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
     assert_eq!(again["variants"][1]["mtp_yardstick"], y(1), "{}", again["variants"][1]);
 }
 
+/// The soak (#22 item 4, methodology §4.2): every sample is one cold server answering the
+/// study's request `--soak-requests` times back to back. Each request's rate lands in the record
+/// and in the summary (per request, and the last against the first with an interval across
+/// samples); on the CPU test bed the device readings say "not measured on this host".
+#[test]
+fn a_soak_keeps_the_rate_of_every_request_of_one_server() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("soak");
+    let mut a = ab_args(&root, 16, 3, &[variant("a", "-t 2"), variant("b", "-t 2")]);
+    let at = a.iter().position(|x| x == "--tokens").unwrap();
+    a.drain(at..at + 2);
+    a.extend(["--workload", "soak", "--soak-requests", "4", "--tokens", "16"].map(String::from));
+    // Counts and shapes are asserted, no speed: a busy shared host must not reject (§7.7).
+    a.extend(["--foreign-cpu-max", "1000"].map(String::from));
+    let s = summary(&abprof().args(&a).output().unwrap());
+    assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
+    for i in 0..2 {
+        let k = &s["variants"][i]["soak"];
+        let requests = k["requests"].as_array().unwrap();
+        assert_eq!(requests.len(), 4, "{k}");
+        assert!(
+            requests
+                .iter()
+                .all(|r| r["decode_tps"].as_f64().unwrap() > 0.0 && r["prefill_tps"].as_f64().unwrap() > 0.0),
+            "{k}"
+        );
+        assert_eq!(k["drift_pct"].as_array().unwrap().len(), 3, "{k}");
+        let ci = k["drift_ci_pct"].as_array().unwrap();
+        assert!(ci[0].as_f64().unwrap() <= k["drift_pct_median"].as_f64().unwrap(), "{k}");
+    }
+    let rec = read_json(&root.join("samples/001-a/sample.json"));
+    assert_eq!(rec["timing_blocks"], 4);
+    let names: Vec<&str> =
+        rec["extra"]["soak"]["requests"].as_array().unwrap().iter().map(|r| r["prompt"].as_str().unwrap()).collect();
+    assert_eq!(names, ["request 1", "request 2", "request 3", "request 4"]);
+    let starts: Vec<u64> = rec["extra"]["soak"]["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["start_mono_ns"].as_u64().unwrap())
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "back to back, in order: {starts:?}");
+    assert_eq!(rec["usage"]["completion_tokens"], 4 * 16, "{}", rec["usage"]);
+    let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
+    assert!(text.contains("Soak (§4.2)") && text.contains("last vs first decode"), "{text}");
+    assert!(text.contains("not measured on this host"), "{text}");
+    let report = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(report.contains("### Soak: each request"), "{report}");
+    let toml = std::fs::read_to_string(root.join("study.toml")).unwrap();
+    assert!(toml.contains("workload = \"soak\"") && toml.contains("soak_requests = 4"), "{toml}");
+}
+
 /// Study with hooks that leave marker files, in a background process.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
     spawn_abprof(&small_study(root, markers, tokens, samples, vs))

@@ -51,6 +51,7 @@ pub(crate) fn study_file(
         server_args: v.launch.server_args.clone(),
         tokens,
         workload: None,
+        soak_requests: None,
         samples,
         variants: v.variants.clone(),
         prompt: None,
@@ -90,6 +91,7 @@ pub(crate) fn chat_study_file(
 ) -> crate::study::file::StudyFile {
     crate::study::file::StudyFile {
         workload: w.workload,
+        soak_requests: w.soak_requests,
         prompt: p.prompt.clone(),
         prompt_tokens: p.prompt_tokens,
         ignore_eos: w.ignore_eos,

@@ -1,19 +1,29 @@
 //! The A/B workload: one streamed chat request of an exact-length prompt (docs/methodology.md
-//! §2), optionally after a prompt-cache warm-up (pure decode, §4); or the MTP yardstick's nine
-//! named requests sent back to back to the same cold server (§4.1).
+//! §2), optionally after a prompt-cache warm-up (pure decode, §4); or a sequence of named
+//! requests sent back to back to the same cold server: the MTP yardstick's nine (§4.1), the
+//! soak's N (§4.2).
 use super::files::SampleFiles;
 use super::load::{Load, LoadRun};
 use super::mtp_yardstick::MtpYardstickRun;
 use super::record::Sample;
+use super::soak::SoakRun;
 use crate::client::{ChatRequest, Client, StreamRecord, TokenLogprobs};
 use crate::server::log::TimingBlock;
 use std::time::Duration;
 
+/// What a sequence of requests is, so its record says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SequenceKind {
+    MtpYardstick,
+    Soak,
+}
+
 pub(crate) struct ChatLoad {
     pub(crate) request: ChatRequest,
-    /// The MTP yardstick (docs/methodology.md §4.1): every named request in order, `request`
+    /// A sequence (docs/methodology.md §4.1, §4.2): every named request in order, `request`
     /// their first; empty for the one-request load.
     sequence: Vec<(String, ChatRequest)>,
+    kind: SequenceKind,
     /// Each sequence request's response, as sent.
     responses: Vec<(String, StreamRecord)>,
     /// Pure decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
@@ -31,6 +41,7 @@ impl ChatLoad {
         ChatLoad {
             request,
             sequence: Vec::new(),
+            kind: SequenceKind::MtpYardstick,
             responses: Vec::new(),
             warm_prompt_cache,
             logprobs: Vec::new(),
@@ -38,10 +49,14 @@ impl ChatLoad {
         }
     }
 
-    /// The named requests, timed one after another on the same cold server (§4.1).
-    pub(crate) fn sequence(requests: Vec<(String, ChatRequest)>, stall_timeout: Duration) -> ChatLoad {
+    /// The named requests, timed one after another on the same cold server (§4.1, §4.2).
+    pub(crate) fn sequence(
+        kind: SequenceKind,
+        requests: Vec<(String, ChatRequest)>,
+        stall_timeout: Duration,
+    ) -> ChatLoad {
         let first = requests.first().expect("a sequence has a request").1.clone();
-        ChatLoad { sequence: requests, ..ChatLoad::new(first, false, stall_timeout) }
+        ChatLoad { sequence: requests, kind, ..ChatLoad::new(first, false, stall_timeout) }
     }
 
     /// Every request of the sequence in turn; the first failure ends it, its partial response kept.
@@ -129,8 +144,10 @@ impl Load for ChatLoad {
         sample.max_tokens = self.request.max_tokens;
         sample.ignore_eos = self.request.ignore_eos.unwrap_or(false);
         sample.cache_prompt = self.request.cache_prompt;
-        if !self.sequence.is_empty() {
-            sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses));
+        match self.kind {
+            _ if self.sequence.is_empty() => {}
+            SequenceKind::MtpYardstick => sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses)),
+            SequenceKind::Soak => sample.extra.soak = Some(SoakRun::of(&self.responses)),
         }
     }
 }

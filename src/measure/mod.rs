@@ -13,8 +13,10 @@ mod record;
 mod run;
 #[cfg(test)]
 mod run_tests;
+pub(crate) mod sequence;
+pub(crate) mod soak;
 
-pub(crate) use chat::ChatLoad;
+pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};

@@ -3,6 +3,7 @@
 //! seed 42, acceptance from each response's `timings.draft_n` / `draft_n_accepted`, one aggregate
 //! block — taken abprof's way: every sample is one cold server that answers the nine in order.
 //! The prompts are the project's own (`assets/mtp-yardstick/README.md`).
+use super::sequence::SequenceRequest;
 use crate::client::StreamRecord;
 use serde::{Deserialize, Serialize};
 
@@ -21,45 +22,6 @@ pub(crate) const PROMPTS: [(&str, &str); 9] = [
     ("math", include_str!("../../assets/mtp-yardstick/08-math.txt")),
     ("dialogue", include_str!("../../assets/mtp-yardstick/09-dialogue.txt")),
 ];
-
-/// One of the nine requests as its response reported it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct YardstickRequest {
-    /// The prompt's name ([`PROMPTS`]).
-    pub(crate) prompt: String,
-    /// Request start → response end, ms, as the client saw it.
-    pub(crate) wall_ms: Option<f64>,
-    pub(crate) finish_reason: Option<String>,
-    /// `usage.completion_tokens`.
-    pub(crate) completion_tokens: Option<u64>,
-    /// `timings.predicted_n` / `predicted_ms`: the server's decode of this request.
-    pub(crate) predicted_n: Option<u64>,
-    pub(crate) predicted_ms: Option<f64>,
-    /// `timings.draft_n` / `draft_n_accepted`; the pinned server sends them only when it drafted
-    /// (tools/server/server-common.cpp), so absent reads as 0.
-    pub(crate) draft_n: u64,
-    pub(crate) draft_n_accepted: u64,
-    /// The response's whole `timings` object, as sent.
-    pub(crate) timings: Option<serde_json::Value>,
-}
-
-impl YardstickRequest {
-    pub(crate) fn of(prompt: &str, r: &StreamRecord) -> YardstickRequest {
-        let t = r.timings.as_ref();
-        let u64_of = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_u64());
-        YardstickRequest {
-            prompt: prompt.into(),
-            wall_ms: r.request_start.zip(r.response_end).map(|(a, b)| a.ms_until(&b)),
-            finish_reason: r.finish_reason.clone(),
-            completion_tokens: r.usage.as_ref().map(|u| u.completion_tokens),
-            predicted_n: u64_of("predicted_n"),
-            predicted_ms: t.and_then(|t| t.get("predicted_ms")).and_then(|v| v.as_f64()),
-            draft_n: u64_of("draft_n").unwrap_or(0),
-            draft_n_accepted: u64_of("draft_n_accepted").unwrap_or(0),
-            timings: r.timings.clone(),
-        }
-    }
-}
 
 /// The PR script's aggregate block of one sample: the nine responses summed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,7 +43,7 @@ pub(crate) struct YardstickTotals {
 }
 
 impl YardstickTotals {
-    pub(crate) fn of(requests: &[YardstickRequest], wall_ms: Option<f64>) -> YardstickTotals {
+    pub(crate) fn of(requests: &[SequenceRequest], wall_ms: Option<f64>) -> YardstickTotals {
         let drafted = requests.iter().map(|r| r.draft_n).sum();
         let accepted = requests.iter().map(|r| r.draft_n_accepted).sum();
         let predicted_tokens = requests.iter().filter_map(|r| r.predicted_n).sum();
@@ -102,33 +64,18 @@ impl YardstickTotals {
 /// A yardstick sample's nine requests and their aggregate (the record's `extra.mtp_yardstick`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct MtpYardstickRun {
-    pub(crate) requests: Vec<YardstickRequest>,
+    pub(crate) requests: Vec<SequenceRequest>,
     pub(crate) totals: YardstickTotals,
 }
 
 impl MtpYardstickRun {
     /// The run of the responses `(prompt name, response)` in the order they were sent.
     pub(crate) fn of(responses: &[(String, StreamRecord)]) -> MtpYardstickRun {
-        let requests: Vec<YardstickRequest> = responses.iter().map(|(p, r)| YardstickRequest::of(p, r)).collect();
+        let requests: Vec<SequenceRequest> = responses.iter().map(|(p, r)| SequenceRequest::of(p, r)).collect();
         let first = responses.first().and_then(|(_, r)| r.request_start);
         let last = responses.last().and_then(|(_, r)| r.response_end);
         let wall_ms = first.zip(last).map(|(a, b)| a.ms_until(&b));
         MtpYardstickRun { totals: YardstickTotals::of(&requests, wall_ms), requests }
-    }
-
-    /// Requests that did not end at the locked length: (prompt, why).
-    pub(crate) fn short_requests(&self, max_tokens: u32) -> Vec<(String, String)> {
-        self.requests
-            .iter()
-            .filter_map(|r| {
-                let why = match (r.completion_tokens, r.finish_reason.as_deref()) {
-                    (Some(n), _) if n != max_tokens as u64 => format!("{n} output tokens"),
-                    (_, Some("length")) => return None,
-                    (_, f) => format!("finish_reason {:?}", f.unwrap_or("none")),
-                };
-                Some((r.prompt.clone(), why))
-            })
-            .collect()
     }
 }
 
@@ -137,6 +84,7 @@ mod tests {
     use super::*;
     use crate::client::SseParser;
     use crate::clock::Stamp;
+    use crate::measure::sequence::short_requests;
 
     /// The responses of `tests/fixtures/mtp-yardstick/` (its README says where they come from).
     fn fixture(name: &str) -> StreamRecord {
@@ -163,7 +111,7 @@ mod tests {
     #[test]
     fn totals_of_real_draft_mtp_responses_sum_the_timings() {
         let on = fixture("predictable-mtp-code.sse");
-        let req = YardstickRequest::of("code", &on);
+        let req = SequenceRequest::of("code", &on);
         let t = on.timings.as_ref().unwrap();
         assert!(t["draft_n"].as_u64().unwrap() > 0, "{t}");
         assert_eq!(req.draft_n, t["draft_n"].as_u64().unwrap());
@@ -179,8 +127,8 @@ mod tests {
         assert_eq!(tot.predicted_tokens, 9 * TOKENS as u64);
         let tps = TOKENS as f64 / (req.predicted_ms.unwrap() / 1000.0);
         assert!((tot.decode_tps.unwrap() - tps).abs() < 1e-9 * tps, "the nine's ratio, not a mean of rates");
-        assert!(run.short_requests(TOKENS).is_empty());
-        assert_eq!(run.short_requests(TOKENS + 1).len(), 9);
+        assert!(short_requests(&run.requests, TOKENS).is_empty());
+        assert_eq!(short_requests(&run.requests, TOKENS + 1).len(), 9);
     }
 
     #[test]

@@ -192,6 +192,9 @@ pub(crate) struct SampleExtra {
     /// The MTP yardstick's nine requests and their aggregate (docs/methodology.md §4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mtp_yardstick: Option<super::mtp_yardstick::MtpYardstickRun>,
+    /// The soak's requests (docs/methodology.md §4.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) soak: Option<super::soak::SoakRun>,
     /// The power state read right after the request (docs/methodology.md §7.17
     /// "power-state-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -247,6 +250,12 @@ impl BinaryChange {
 impl SampleExtra {
     pub(crate) fn is_empty(&self) -> bool {
         *self == SampleExtra::default()
+    }
+
+    /// The requests of a sample of several (the MTP yardstick's, the soak's), in the order sent.
+    pub(crate) fn sequence(&self) -> Option<&[super::sequence::SequenceRequest]> {
+        let yardstick = self.mtp_yardstick.as_ref().map(|y| y.requests.as_slice());
+        yardstick.or(self.soak.as_ref().map(|s| s.requests.as_slice()))
     }
 }
 

@@ -11,6 +11,7 @@ pub(crate) mod monitor;
 pub(crate) mod pi;
 pub(crate) mod roofline;
 pub(crate) mod sample;
+pub(crate) mod soak;
 pub(crate) mod speculation;
 pub(crate) mod study;
 pub(crate) mod summary;

@@ -234,6 +234,15 @@ pub(crate) fn render_text(s: &Summary) -> String {
         );
         o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
+    if let (Some(d), Some(r)) = (super::soak::drift(s), super::soak::per_request(s)) {
+        let _ = writeln!(o, "\nSoak (§4.2): the last request's decode rate against the first's, per sample");
+        o.push_str(&d.render(&Text::of(&d, "  ", true)));
+        let _ = writeln!(o, "\nSoak: each request, medians over accepted samples");
+        if let Some(n) = super::soak::unmeasured_note(s) {
+            let _ = writeln!(o, "  ({n})");
+        }
+        o.push_str(&r.render(&Text::of(&r, "  ", true)));
+    }
     if let Some(c) = &s.covariate {
         covariate_lines(&mut o, s, c);
     }

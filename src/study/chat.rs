@@ -7,7 +7,7 @@ use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
 use crate::measure::mtp_yardstick::PROMPTS;
-use crate::measure::ChatLoad;
+use crate::measure::{soak, ChatLoad, SequenceKind};
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
 use anyhow::Result;
@@ -112,8 +112,15 @@ impl StudyConfig for ChatStudy {
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
         let stall = Duration::from_secs(ctx.file.stall_timeout_s);
-        if ctx.file.workload == Some(Workload::MtpYardstick) {
-            return Ok(ChatLoad::sequence(mtp_yardstick_requests(ctx.file), stall));
+        match ctx.file.workload {
+            Some(Workload::MtpYardstick) => {
+                return Ok(ChatLoad::sequence(SequenceKind::MtpYardstick, mtp_yardstick_requests(ctx.file), stall))
+            }
+            Some(Workload::Soak) => {
+                let requests = (0..ctx.file.timing_blocks()).map(|i| (soak::request_name(i), self.request(ctx.file)));
+                return Ok(ChatLoad::sequence(SequenceKind::Soak, requests.collect(), stall));
+            }
+            _ => {}
         }
         Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, stall))
     }

@@ -202,6 +202,7 @@ mod tests {
             acceptance_per_position_median: None,
             memory: None,
             mtp_yardstick: None,
+            soak: None,
             mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],

@@ -19,6 +19,7 @@ pub(crate) mod rules;
 pub(crate) mod sequential;
 #[cfg(test)]
 pub(crate) mod simulate;
+pub(crate) mod soak;
 pub(crate) mod stats;
 pub(crate) mod sweep;
 mod t_test;
@@ -209,6 +210,10 @@ pub(crate) struct VariantSummary {
     /// The MTP yardstick's aggregate block (docs/methodology.md §4.1); none for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) mtp_yardstick: Option<mtp_yardstick::MtpYardstickFigures>,
+    /// The soak's rate per request and its drift (docs/methodology.md §4.2); none for other
+    /// workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) soak: Option<soak::SoakFigures>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -363,11 +368,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     let exp = Expectations {
         prompt_tokens: expected,
         locked_length: true,
-        timing_blocks: match file.workload {
-            Some(crate::study::file::Workload::MtpYardstick) => crate::measure::mtp_yardstick::PROMPTS.len(),
-            _ if file.pure_decode => 2,
-            _ => 1,
-        },
+        timing_blocks: file.timing_blocks(),
         foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
         isolation_restored: restored,
         power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
@@ -456,6 +457,16 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             .collect()
     };
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
+    // A sample's telemetry series (its telemetry.csv), empty where none was recorded.
+    let series_of = |fi: usize| {
+        let s = sample_of(fi);
+        s.extra
+            .telemetry
+            .as_ref()
+            .filter(|t| !t.csv.is_empty())
+            .and_then(|t| crate::telemetry::csv::read_series(&found[fi].dir.join(&t.csv)).ok())
+            .unwrap_or_default()
+    };
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
     let per_look_alpha = adaptive::per_look_alpha(file);
     // An energy metric is in the summary only where some accepted sample measured it (§9.6).
@@ -516,6 +527,14 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             acceptance_per_position_median: per_position_medians(&samples),
             memory: memory::figures(&samples),
             mtp_yardstick: mtp_yardstick::figures(&samples),
+            soak: samples
+                .iter()
+                .any(|s| s.extra.soak.is_some())
+                .then(|| {
+                    let with_series: Vec<_> = accepted[vi].iter().map(|&fi| (sample_of(fi), series_of(fi))).collect();
+                    soak::figures(&with_series)
+                })
+                .flatten(),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
@@ -531,27 +550,20 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 .iter()
                 .filter_map(|&fi| {
                     let s = sample_of(fi);
-                    // The yardstick's nine requests have prefills between their decodes (§4.1).
-                    if s.extra.mtp_yardstick.is_some() {
+                    // A sequence's requests have prefills between their decodes (§4.1, §4.2).
+                    if s.extra.sequence().is_some() {
                         return None;
                     }
-                    let series = s
-                        .extra
-                        .telemetry
-                        .as_ref()
-                        .filter(|t| !t.csv.is_empty())
-                        .and_then(|t| crate::telemetry::csv::read_series(&found[fi].dir.join(&t.csv)).ok())
-                        .unwrap_or_default();
-                    let w = windows::decode_windows(&s.token_mono_ns, &series);
+                    let w = windows::decode_windows(&s.token_mono_ns, &series_of(fi));
                     let clock = phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock));
                     (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
                 })
                 .collect(),
             caveats: Vec::new(),
-            // One decode context per request, not the nine's summed prompt (§4.1).
+            // One decode context per request, not a sequence's summed prompt (§4.1, §4.2).
             floor: roofline
                 .as_ref()
-                .filter(|_| file.workload != Some(crate::study::file::Workload::MtpYardstick))
+                .filter(|_| !file.workload.is_some_and(|w| w.is_sequence()))
                 .and_then(|r| r.variants.iter().find(|x| x.label == *label))
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         });

@@ -51,27 +51,31 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             format!("{} request timing blocks in the server log, expected {want_blocks}", s.timing_blocks),
         ));
     }
-    match (exp.prompt_tokens, s.prompt_tokens()) {
-        (Some(want), Some(got)) if want != got => out.push(reject(
-            "calibrated-prompt-tokens",
-            format!("usage.prompt_tokens {got} is not the calibrated {want}"),
-        )),
-        (Some(_), None) if s.error.is_none() => {
-            out.push(reject("calibrated-prompt-tokens", "the response carried no usage".into()))
+    let sequence = s.extra.sequence();
+    // A sequence's usage is its requests' summed; each request must carry the calibrated prompt.
+    let each = sequence.map(|r| r.iter().map(|r| (r.prompt.as_str(), r.prompt_tokens)).collect::<Vec<_>>());
+    match (exp.prompt_tokens, each) {
+        (Some(want), Some(each)) => {
+            for (name, got) in each.into_iter().filter(|(_, got)| *got != Some(want)) {
+                let got = got.map_or("absent".into(), |g| g.to_string());
+                out.push(reject(
+                    "calibrated-prompt-tokens",
+                    format!("{name}: usage.prompt_tokens {got} is not the calibrated {want}"),
+                ));
+            }
         }
-        _ => {}
+        _ => prompt_tokens_rule(s, exp, &mut out),
     }
-    let yardstick = s.extra.mtp_yardstick.as_ref();
     if let Some(n) = s.completion_tokens() {
         if n < 2 {
             out.push(reject("min-output", format!("{n} output tokens: decode TPS needs at least 2")));
         }
-        if exp.locked_length && yardstick.is_none() && n != s.max_tokens as u64 {
+        if exp.locked_length && sequence.is_none() && n != s.max_tokens as u64 {
             out.push(reject("locked-length", format!("{n} output tokens, not the locked {}", s.max_tokens)));
         }
     }
-    if let Some(y) = yardstick.filter(|_| exp.locked_length && s.error.is_none()) {
-        for (prompt, why) in y.short_requests(s.max_tokens) {
+    if let Some(requests) = sequence.filter(|_| exp.locked_length && s.error.is_none()) {
+        for (prompt, why) in crate::measure::sequence::short_requests(requests, s.max_tokens) {
             out.push(reject(
                 "locked-length",
                 format!(
@@ -81,10 +85,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             ));
         }
     }
-    if let Some(why) = yardstick.and_then(|y| draft_counts_differ(s, y)) {
+    if let Some(why) = sequence.and_then(|r| draft_counts_differ(s, r)) {
         out.push(reject("draft-counts-differ", why));
     }
-    if exp.locked_length && yardstick.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
+    if exp.locked_length && sequence.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
         out.push(reject(
             "locked-length",
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
@@ -185,23 +189,38 @@ pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
     })
 }
 
-/// Tokens the sample's drafts proposed: the log's acceptance line(s), else the response's
-/// `timings.draft_n` (the MTP yardstick's: its nine summed).
-fn drafted(s: &Sample) -> u64 {
-    let from_timings = || s.timings.as_ref()?.get("draft_n")?.as_u64();
-    let from_yardstick = || s.extra.mtp_yardstick.as_ref().map(|y| y.totals.drafted);
-    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).or_else(from_yardstick).unwrap_or(0)
+/// One request's `usage.prompt_tokens` against the calibrated count.
+fn prompt_tokens_rule(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
+    match (exp.prompt_tokens, s.prompt_tokens()) {
+        (Some(want), Some(got)) if want != got => out.push(reject(
+            "calibrated-prompt-tokens",
+            format!("usage.prompt_tokens {got} is not the calibrated {want}"),
+        )),
+        (Some(_), None) if s.error.is_none() => {
+            out.push(reject("calibrated-prompt-tokens", "the response carried no usage".into()))
+        }
+        _ => {}
+    }
 }
 
-/// The MTP yardstick's drafted and accepted tokens as its responses' `timings` sum them against
-/// the server log's acceptance lines summed (§7.18), where both report any.
-fn draft_counts_differ(s: &Sample, y: &crate::measure::mtp_yardstick::MtpYardstickRun) -> Option<String> {
+/// Tokens the sample's drafts proposed: the log's acceptance line(s), else the response's
+/// `timings.draft_n` (a sequence's: its requests summed).
+fn drafted(s: &Sample) -> u64 {
+    let from_timings = || s.timings.as_ref()?.get("draft_n")?.as_u64();
+    let from_sequence = || s.extra.sequence().map(|r| r.iter().map(|r| r.draft_n).sum());
+    s.draft.as_ref().map(|d| d.generated).or_else(from_timings).or_else(from_sequence).unwrap_or(0)
+}
+
+/// A sequence's drafted and accepted tokens as its responses' `timings` sum them against the
+/// server log's acceptance lines summed (§7.18), where both report any.
+fn draft_counts_differ(s: &Sample, requests: &[crate::measure::sequence::SequenceRequest]) -> Option<String> {
     let log = s.draft.as_ref().filter(|d| d.generated > 0)?;
-    let t = &y.totals;
-    (t.drafted > 0 && (t.drafted, t.accepted) != (log.generated, log.accepted)).then(|| {
+    let drafted: u64 = requests.iter().map(|r| r.draft_n).sum();
+    let accepted: u64 = requests.iter().map(|r| r.draft_n_accepted).sum();
+    (drafted > 0 && (drafted, accepted) != (log.generated, log.accepted)).then(|| {
         format!(
-            "the responses' timings drafted {} and accepted {}, the server log {} and {}: one of them does not count this server's drafts",
-            t.drafted, t.accepted, log.generated, log.accepted
+            "the responses' timings drafted {drafted} and accepted {accepted}, the server log {} and {}: one of them does not count this server's drafts",
+            log.generated, log.accepted
         )
     })
 }
@@ -220,12 +239,13 @@ pub(crate) fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> O
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::measure::{ExpectOutcome, Sample, SampleExtra, StreamMetrics};
     use crate::telemetry::record::{HostCpu, TelemetryRecord};
 
-    fn sample(extra: SampleExtra) -> Sample {
+    /// A clean locked 64-token sample carrying `extra` (for other modules' tests too).
+    pub(crate) fn sample(extra: SampleExtra) -> Sample {
         let t = crate::clock::Stamp { mono_ns: 0, boot_ns: 0 };
         Sample {
             usage: Some(crate::client::Usage {
@@ -270,19 +290,24 @@ mod tests {
     /// tokens (the shape of tests/fixtures/mtp-yardstick/predictable-mtp-code.sse).
     #[test]
     fn the_mtp_yardstick_locks_each_request_and_checks_its_counts_against_the_log() {
-        use crate::measure::mtp_yardstick::{MtpYardstickRun, YardstickRequest, YardstickTotals};
-        let request = |prompt: &str, n: u64, finish: &str| YardstickRequest {
+        use crate::measure::mtp_yardstick::{MtpYardstickRun, YardstickTotals};
+        use crate::measure::sequence::SequenceRequest;
+        let request = |prompt: &str, n: u64, finish: &str| SequenceRequest {
             prompt: prompt.into(),
             wall_ms: Some(1.0),
+            start_mono_ns: None,
+            end_mono_ns: None,
             finish_reason: Some(finish.into()),
             completion_tokens: Some(n),
+            prompt_tokens: None,
+            prompt_n: None,
+            prompt_ms: None,
             predicted_n: Some(n),
             predicted_ms: Some(100.0),
             draft_n: 143,
             draft_n_accepted: 143,
-            timings: None,
         };
-        let run = |requests: Vec<YardstickRequest>| {
+        let run = |requests: Vec<SequenceRequest>| {
             let totals = YardstickTotals::of(&requests, Some(9.0));
             MtpYardstickRun { requests, totals }
         };

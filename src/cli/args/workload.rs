@@ -9,7 +9,7 @@ use clap::Args;
 pub(crate) struct FlagConflict(pub(crate) String);
 
 /// The `--workload` names, for messages.
-pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick";
+pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick|soak";
 
 /// Workload: output length, samples per variant, and how each request runs (ab, bisect).
 #[derive(Args, Debug, Clone)]
@@ -18,9 +18,14 @@ pub(crate) struct WorkloadArgs {
     #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: Option<u32>,
     /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512), mtp-yardstick
-    /// (nine fixed prompts of 192 tokens each, one cold server per sample: docs/methodology.md §4.1).
+    /// (nine fixed prompts of 192 tokens each, one cold server per sample: docs/methodology.md §4.1),
+    /// soak (the request --soak-requests times back to back to one cold server per sample, 512
+    /// tokens unless --tokens: §4.2).
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
+    /// Requests per sample of --workload soak (2 to 1000; default 20).
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_SOAK_REQUESTS))]
+    pub(crate) soak_requests: Option<u32>,
     /// Cold samples per variant (1 to 10000, docs/methodology.md §20).
     #[arg(long, default_value_t = 3, value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_SAMPLES))]
     pub(crate) samples: u32,

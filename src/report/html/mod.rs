@@ -88,6 +88,15 @@ fn verdict_section(o: &mut String, v: &StudyView) {
         let _ = writeln!(o, "<h3>MTP yardstick (the nine prompts' aggregate, medians over accepted samples)</h3>");
         o.push_str(&table(&t));
     }
+    if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
+        let _ = writeln!(o, "<h3>Soak: last request's decode rate against the first's</h3>");
+        o.push_str(&table(&d));
+        let _ = writeln!(o, "<h3>Soak: each request, medians over accepted samples</h3>");
+        if let Some(n) = tables::soak_unmeasured_note(s) {
+            note(o, n);
+        }
+        o.push_str(&table(&r));
+    }
     let _ = writeln!(o, "<h3>Per variant</h3>");
     o.push_str(&table(&tables::per_variant(s)));
     if let Some(t) = tables::acceptance(s) {

@@ -33,6 +33,9 @@ pub enum Workload {
     /// The MTP pull requests' yardstick: nine fixed prompts, 192 tokens each, one cold server per
     /// sample answering all nine; aggregate acceptance beside the verdict (§4.1).
     MtpYardstick,
+    /// The study's request `soak_requests` times back to back to one cold server per sample, to
+    /// the thermal steady state; the rate per request beside the verdict (§4.2).
+    Soak,
 }
 
 impl Workload {
@@ -43,12 +46,18 @@ impl Workload {
             Workload::Sustained => 1024,
             Workload::TraceMatched => 512,
             Workload::MtpYardstick => crate::measure::mtp_yardstick::TOKENS,
+            Workload::Soak => 512,
         }
+    }
+
+    /// Every sample sends several requests to its server (§4.1, §4.2).
+    pub(crate) fn is_sequence(self) -> bool {
+        matches!(self, Workload::MtpYardstick | Workload::Soak)
     }
 
     /// The workload is its output length, so `tokens` may not say otherwise.
     pub(crate) fn fixes_tokens(self) -> bool {
-        self != Workload::MtpYardstick
+        !self.is_sequence()
     }
 }
 
@@ -215,6 +224,9 @@ pub struct StudyFile {
     pub tokens: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<Workload>,
+    /// Requests per sample of the soak workload (default [`crate::measure::soak::DEFAULT_REQUESTS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak_requests: Option<u32>,
     /// Cold samples per variant (with `until_ci_pct`: the first blocks, before precision is judged).
     pub samples: u32,
     /// Adaptive sample counts: add interleaved blocks until every candidate's decode interval is
@@ -504,6 +516,33 @@ impl StudyFile {
         Err(StudyFileError::Contradiction(problem))
     }
 
+    fn check_soak(&self) -> Result<(), StudyFileError> {
+        let soak = self.workload == Some(Workload::Soak);
+        let problem = if !soak && self.soak_requests.is_some() {
+            "soak_requests (--soak-requests) is the soak workload's: add workload = \"soak\" (--workload soak) or drop it".into()
+        } else if !soak {
+            return Ok(());
+        } else if self.kind != StudyKind::Ab {
+            format!("workload soak is an A/B workload: {} cannot run it", self.kind.a_study())
+        } else if self.pure_decode {
+            "workload soak times every request with its prefill (the load that heats the device): drop pure_decode (--pure-decode)".into()
+        } else {
+            return Ok(());
+        };
+        Err(StudyFileError::Contradiction(problem))
+    }
+
+    /// Requests each sample sends: the yardstick's nine, the soak's N, else one (two timing
+    /// blocks under pure decode: the warm-up and the timed request).
+    pub(crate) fn timing_blocks(&self) -> usize {
+        match self.workload {
+            Some(Workload::MtpYardstick) => crate::measure::mtp_yardstick::PROMPTS.len(),
+            Some(Workload::Soak) => self.soak_requests.unwrap_or(crate::measure::soak::DEFAULT_REQUESTS) as usize,
+            _ if self.pure_decode => 2,
+            _ => 1,
+        }
+    }
+
     /// The flags' bounds (docs/methodology.md §20), for the values a study file gives.
     fn check_bounds(&self) -> Result<(), String> {
         use crate::bounds::*;
@@ -513,6 +552,9 @@ impl StudyFile {
             within(m, 1, MAX_SAMPLES, "max_samples")?;
         }
         within(self.tokens, 0, MAX_TOKENS, "tokens")?;
+        if let Some(n) = self.soak_requests {
+            within(n, 2, MAX_SOAK_REQUESTS, "soak_requests")?;
+        }
         if let Some(p) = self.prompt_tokens {
             within(p, 1, MAX_TOKENS as u64, "prompt_tokens")?;
         }
@@ -558,6 +600,7 @@ impl StudyFile {
         if self.workload == Some(Workload::MtpYardstick) {
             self.check_mtp_yardstick()?;
         }
+        self.check_soak()?;
         // A Pi agent writes its own prompt, and the MTP yardstick sends its own nine.
         if self.kind != StudyKind::Pi
             && self.workload != Some(Workload::MtpYardstick)
@@ -785,5 +828,35 @@ mod sweep_tests {
             "model='m'\nsamples=1\nvariants=['a=b']\nprompt_tokens=5\n[sweep]\ntokens=[8]\ndepth=[1]"
         )
         .is_err());
+    }
+}
+
+#[cfg(test)]
+mod soak_tests {
+    use super::*;
+
+    #[test]
+    fn the_soak_counts_its_requests_keeps_them_for_resume_and_refuses_what_contradicts_it() {
+        let base = "model='m'\nsamples=3\nvariants=['a=b']\nprompt_tokens=50\nworkload='soak'\n";
+        let f = StudyFile::parse(&format!("{base}tokens=512\n")).unwrap();
+        f.check().unwrap();
+        assert_eq!((f.workload, f.timing_blocks()), (Some(Workload::Soak), 20), "20 requests unless it says");
+        assert_eq!(Workload::Soak.tokens(), 512, "--workload soak alone: the trace-matched length");
+        let ten = StudyFile::parse(&format!("{base}soak_requests=10\ntokens=64\n")).unwrap();
+        ten.check().unwrap();
+        assert_eq!((ten.tokens, ten.timing_blocks()), (64, 10), "the soak is not its output length");
+        assert_eq!(StudyFile::parse(&ten.to_toml()).unwrap(), ten, "the count round-trips for --resume");
+        let e = |extra: &str| {
+            StudyFile::parse(&format!("{base}tokens=64\n{extra}")).unwrap().check().unwrap_err().to_string()
+        };
+        assert!(e("pure_decode=true\n").contains("drop pure_decode"));
+        assert!(e("soak_requests=1\n").contains("soak_requests = 1 is below 2"));
+        assert!(e("soak_requests=5000\n").contains("abprof's bound"));
+        let without = "model='m'\nsamples=3\nvariants=['a=b']\nprompt_tokens=50\ntokens=8\nsoak_requests=5\n";
+        let e = StudyFile::parse(without).unwrap().check().unwrap_err().to_string();
+        assert!(e.contains("add workload = \"soak\""), "{e}");
+        let plain = StudyFile::parse("model='m'\nsamples=3\nvariants=['a=b']\nprompt_tokens=50\ntokens=8\n").unwrap();
+        assert_eq!(plain.timing_blocks(), 1);
+        assert_eq!(StudyFile { pure_decode: true, ..plain }.timing_blocks(), 2);
     }
 }

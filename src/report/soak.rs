@@ -1,0 +1,64 @@
+//! The soak's rate per request and its drift (docs/methodology.md §4.2), as tables of the one
+//! table model: drawn by `summarize`'s text and by the study report (HTML and Markdown) alike.
+use super::table::{Column, Table};
+use super::{num, NONE};
+use crate::summary::Summary;
+
+fn table(head: &[&str]) -> Table {
+    Table::new(head.iter().enumerate().map(|(i, h)| if i == 0 { Column::text(h) } else { Column::number(h) }).collect())
+}
+
+/// The caption's note where the host measured no temperature, power or clock (the CPU test bed).
+pub(crate) fn unmeasured_note(s: &Summary) -> Option<&'static str> {
+    let soaks = s.variants.iter().filter_map(|v| v.soak.as_ref());
+    let none = soaks
+        .flat_map(|k| &k.requests)
+        .all(|r| r.start_temp_c.is_none() && r.power_w.is_none() && r.gfx_clock_mhz.is_none());
+    none.then_some("device temperature, power and clock: not measured on this host")
+}
+
+/// Each variant's drift, the last request's decode rate against the first's, with its interval;
+/// `None` outside the soak.
+pub(crate) fn drift(s: &Summary) -> Option<Table> {
+    if s.variants.iter().all(|v| v.soak.is_none()) {
+        return None;
+    }
+    let mut t = table(&["variant", "samples", "requests", "last vs first decode", "95% CI"]);
+    let pct = |x: f64| format!("{x:+.2}%");
+    for v in &s.variants {
+        let Some(k) = &v.soak else { continue };
+        t.push_text(vec![
+            v.label.clone(),
+            k.drift_pct.len().to_string(),
+            k.requests.len().to_string(),
+            k.drift_pct_median.map_or(NONE.into(), pct),
+            k.drift_ci_pct.map_or(NONE.into(), |[lo, hi]| format!("[{}, {}]", pct(lo), pct(hi))),
+        ]);
+    }
+    Some(t)
+}
+
+/// Each variant's requests in order: decode and prefill rate, the device's temperature at the
+/// request's start, power and gfx clock over it (medians over accepted samples); `None` outside
+/// the soak.
+pub(crate) fn per_request(s: &Summary) -> Option<Table> {
+    if s.variants.iter().all(|v| v.soak.is_none()) {
+        return None;
+    }
+    let mut t = table(&["variant", "request", "decode tok/s", "prefill tok/s", "start °C", "power W", "gfx MHz"]);
+    for v in &s.variants {
+        let Some(k) = &v.soak else { continue };
+        for r in &k.requests {
+            t.push_text(vec![
+                v.label.clone(),
+                r.request.to_string(),
+                num(r.decode_tps, 2),
+                num(r.prefill_tps, 1),
+                num(r.start_temp_c, 1),
+                num(r.power_w, 1),
+                num(r.gfx_clock_mhz, 0),
+            ]);
+        }
+    }
+    Some(t)
+}
