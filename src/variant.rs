@@ -296,6 +296,16 @@ pub(crate) fn split_args(s: &str) -> Option<Vec<String>> {
     shlex::split(s)
 }
 
+/// The server's command line asks for speculative decoding: a draft model (`-md`, `--model-draft`,
+/// `--spec-draft-model`) or a `--spec-type` other than `none` (`draft-mtp`, the n-gram kinds).
+pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
+    argv.windows(2).find_map(|w| match w[0].as_str() {
+        "-md" | "--model-draft" | "--spec-draft-model" => Some(format!("{} {}", w[0], w[1])),
+        "--spec-type" if w[1] != "none" => Some(format!("--spec-type {}", w[1])),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

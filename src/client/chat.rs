@@ -121,6 +121,32 @@ pub(crate) struct StreamRecord {
     #[serde(skip)]
     pub(crate) raw_sse: Vec<u8>,
     pub(crate) saw_done: bool,
+    /// A record of several requests ([`StreamRecord::followed_by`]): each request's own span, in
+    /// order, so telemetry can be split per request (docs/methodology.md §4.2); empty for one.
+    #[serde(skip)]
+    pub(crate) requests: Vec<RequestSpan>,
+}
+
+/// One request's stamps and token counts inside a record of several.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RequestSpan {
+    pub(crate) start: Option<Stamp>,
+    pub(crate) first_token: Option<Stamp>,
+    pub(crate) last_token: Option<Stamp>,
+    pub(crate) prompt_tokens: Option<u64>,
+    pub(crate) completion_tokens: Option<u64>,
+}
+
+impl RequestSpan {
+    pub(crate) fn of(r: &StreamRecord) -> RequestSpan {
+        RequestSpan {
+            start: r.request_start,
+            first_token: r.first_token,
+            last_token: r.last_token,
+            prompt_tokens: r.usage.as_ref().map(|u| u.prompt_tokens),
+            completion_tokens: r.usage.as_ref().map(|u| u.completion_tokens),
+        }
+    }
 }
 
 impl StreamRecord {
@@ -129,6 +155,10 @@ impl StreamRecord {
     /// one's end, every token stamp and SSE byte in order, usage summed, the first finish reason
     /// other than `length` (else `length`), no `timings` (each request's are kept apart).
     pub(crate) fn followed_by(mut self, next: &StreamRecord) -> StreamRecord {
+        if self.requests.is_empty() {
+            self.requests.push(RequestSpan::of(&self));
+        }
+        self.requests.push(RequestSpan::of(next));
         self.request_start = self.request_start.or(next.request_start);
         self.response_headers = self.response_headers.or(next.response_headers);
         self.first_token = self.first_token.or(next.first_token);

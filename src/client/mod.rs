@@ -5,7 +5,7 @@ pub(crate) mod calibrate;
 mod chat;
 mod sse;
 
-pub(crate) use chat::{ChatRequest, StreamRecord, TokenLogprobs, Usage};
+pub(crate) use chat::{ChatRequest, RequestSpan, StreamRecord, TokenLogprobs, Usage};
 pub(crate) use sse::SseParser;
 
 use serde::Deserialize;

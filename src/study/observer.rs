@@ -259,22 +259,32 @@ impl<'a> StudyObserver<'a> {
                 let _ = crate::telemetry::csv::write_row(&mut w, s);
             }
         }
-        let marks = match (record.request_start, record.first_token, record.last_token, &record.usage) {
-            (Some(start), Some(first_token), Some(last_token), Some(u)) => Some(RequestMarks {
+        let marks = |r: &crate::client::RequestSpan| match (r.start, r.first_token, r.last_token) {
+            (Some(start), Some(first_token), Some(last_token)) => Some(RequestMarks {
                 start,
                 first_token,
                 last_token,
-                prompt_tokens: u.prompt_tokens,
-                output_tokens: u.completion_tokens,
+                prompt_tokens: r.prompt_tokens?,
+                output_tokens: r.completion_tokens?,
             }),
             _ => None,
+        };
+        // A sequence's phases are its requests' own, combined: the span from the first token to
+        // the last would hold every later request's prefill (docs/methodology.md §4.2).
+        let phases = match record.requests.as_slice() {
+            [] => marks(&crate::client::RequestSpan::of(record)).map(|m| split_series(&series, &m)),
+            each => each
+                .iter()
+                .map(|r| marks(r).map(|m| split_series(&series, &m)))
+                .collect::<Option<Vec<_>>>()
+                .and_then(|parts| crate::telemetry::phases::combined(&parts)),
         };
         Some(TelemetryRecord {
             source: series.stats.source.clone(),
             achieved_hz: series.stats.achieved_hz,
             samples: series.samples.len(),
             fields: series.stats.fields.clone(),
-            phases: marks.map(|m| split_series(&series, &m)),
+            phases,
             csv: "telemetry.csv".into(),
             host_cpu: None,
         })

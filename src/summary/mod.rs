@@ -478,7 +478,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     let mut on_device = Vec::new();
     for (vi, label) in plan.labels.iter().enumerate() {
         let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
-        plain.push(samples.iter().all(|s| rules::speculation_requested(&s.server_argv).is_none()));
+        plain.push(samples.iter().all(|s| crate::variant::speculation_requested(&s.server_argv).is_none()));
         on_device.push(!samples.is_empty() && samples.iter().all(|s| noise::samples_on_device(&s.server_argv)));
         let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
         let mut metrics = Vec::new();

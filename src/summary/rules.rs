@@ -159,7 +159,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         ));
     }
     if s.error.is_none() {
-        if let Some(how) = speculation_requested(&s.server_argv).filter(|_| drafted(s) == 0) {
+        if let Some(how) = crate::variant::speculation_requested(&s.server_argv).filter(|_| drafted(s) == 0) {
             out.push(reject(
                 "no-drafts",
                 format!("the server was asked for speculative decoding ({how}) but drafted no token: speculation was off or never engaged, so this decode is not the speculative one"),
@@ -177,16 +177,6 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         ));
     }
     out
-}
-
-/// The server's command line asks for speculative decoding: a draft model (`-md`, `--model-draft`,
-/// `--spec-draft-model`) or a `--spec-type` other than `none` (`draft-mtp`, the n-gram kinds).
-pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
-    argv.windows(2).find_map(|w| match w[0].as_str() {
-        "-md" | "--model-draft" | "--spec-draft-model" => Some(format!("{} {}", w[0], w[1])),
-        "--spec-type" if w[1] != "none" => Some(format!("--spec-type {}", w[1])),
-        _ => None,
-    })
 }
 
 /// One request's `usage.prompt_tokens` against the calibrated count.
@@ -458,6 +448,6 @@ pub(crate) mod tests {
         let off = ["llama-server", "-m", "t.gguf", "--spec-type", "none"];
         assert!(rules_of(&with(&off, None, None), &exp).is_empty(), "speculation off is not asked for");
         assert!(rules_of(&with(&["llama-server", "-m", "t.gguf"], None, None), &exp).is_empty());
-        assert_eq!(speculation_requested(&argv(&mtp)).as_deref(), Some("--spec-type draft-mtp"));
+        assert_eq!(crate::variant::speculation_requested(&argv(&mtp)).as_deref(), Some("--spec-type draft-mtp"));
     }
 }

@@ -153,6 +153,63 @@ fn counter_energy_j(samples: &[TelemetrySample], t0: u64, t1: u64) -> Option<f64
     Some((b.1 - a.1) * (t1 - t0) as f64 / (b.0 - a.0) as f64)
 }
 
+/// The phases of several requests of one sample (a sequence, docs/methodology.md §4.2) as one
+/// prefill and one decode: durations, samples, energies and tokens summed (energy only where
+/// every request has it), means weighted by duration, the hottest peak, the clock's extremes, the
+/// medians of the requests' medians, and the energy source most requests used. `None` for none.
+pub(crate) fn combined(parts: &[[PhaseStats; 2]]) -> Option<[PhaseStats; 2]> {
+    let first = parts.first()?;
+    Some([0, 1].map(|i| combine(first[i].phase, parts.iter().map(|p| &p[i]))))
+}
+
+fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone) -> PhaseStats {
+    let duration_s: f64 = parts.clone().map(|p| p.duration_s).sum();
+    let weighted = |f: fn(&PhaseStats) -> Option<f64>| -> Option<f64> {
+        let (sum, dur) = parts
+            .clone()
+            .filter_map(|p| f(p).map(|x| (x * p.duration_s, p.duration_s)))
+            .fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
+        (dur > 0.0).then(|| sum / dur)
+    };
+    let medians = |f: fn(&PhaseStats) -> Option<f64>| median(&parts.clone().filter_map(f).collect::<Vec<_>>());
+    let energy_j: Option<f64> = parts.clone().map(|p| p.energy_j).sum();
+    let tokens: u64 = parts.clone().map(|p| p.tokens).sum();
+    let most = |all: Vec<EnergyFrom>| {
+        let count = |x: &EnergyFrom| all.iter().filter(|y| *y == x).count();
+        all.iter().copied().max_by_key(|x| count(x)).unwrap_or(EnergyFrom::Unavailable)
+    };
+    let power_from: Vec<PowerFrom> = parts.clone().map(|p| p.power_from).collect();
+    PhaseStats {
+        phase,
+        duration_s,
+        samples: parts.clone().map(|p| p.samples).sum(),
+        mean_power_w: energy_j
+            .filter(|_| duration_s > 0.0)
+            .map(|e| e / duration_s)
+            .or_else(|| weighted(|p| p.mean_power_w)),
+        median_power_w: medians(|p| p.median_power_w),
+        power_from: power_from
+            .first()
+            .copied()
+            .filter(|f| power_from.iter().all(|g| g == f))
+            .unwrap_or(PowerFrom::Instant),
+        mean_busy_pct: weighted(|p| p.mean_busy_pct),
+        mean_cpu_pct: weighted(|p| p.mean_cpu_pct),
+        peak_temp_c: parts.clone().filter_map(|p| p.peak_temp_c).reduce(f64::max),
+        gfx_clock_min_mhz: parts.clone().filter_map(|p| p.gfx_clock_min_mhz).reduce(f64::min),
+        gfx_clock_median_mhz: medians(|p| p.gfx_clock_median_mhz),
+        gfx_clock_max_mhz: parts.clone().filter_map(|p| p.gfx_clock_max_mhz).reduce(f64::max),
+        energy_j,
+        energy_from: if energy_j.is_some() {
+            most(parts.clone().map(|p| p.energy_from).collect())
+        } else {
+            EnergyFrom::Unavailable
+        },
+        tokens,
+        j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+    }
+}
+
 fn phase_stats(
     phase: Phase,
     samples: &[TelemetrySample],
@@ -276,6 +333,47 @@ mod tests {
         assert_eq!(decode.peak_temp_c, Some(90.0));
         assert_eq!(prefill.samples, 11);
         assert!((prefill.mean_busy_pct.unwrap() - 90.0).abs() < 1e-9);
+    }
+
+    /// Two requests back to back (a sequence, §4.2): 100 W prefills of 1 s and 300 W decodes of
+    /// 2 s, at 0–3 s and 3–6 s. Combined per request, decode energy is the decodes' alone; the
+    /// span from the first token to the last would have held the second request's prefill.
+    #[test]
+    fn a_sequences_phases_are_its_requests_combined() {
+        let series: Vec<TelemetrySample> = (0..=60)
+            .map(|i| {
+                let ms = i * 100;
+                let in_prefill = ms % 3000 < 1000;
+                let r = Reading {
+                    power_w: Some(if in_prefill { 100.0 } else { 300.0 }),
+                    gfx_clock_mhz: Some(if ms < 3000 { 1800.0 } else { 1500.0 }),
+                    temp_gpu_c: Some(40.0 + ms as f64 / 1000.0),
+                    ..Default::default()
+                };
+                sample(ms, r)
+            })
+            .collect();
+        let request = |t0: u64| RequestMarks {
+            start: at(t0),
+            first_token: at(t0 + 1000),
+            last_token: at(t0 + 2900),
+            prompt_tokens: 500,
+            output_tokens: 100,
+        };
+        let parts = [split(&series, &[], &request(0)), split(&series, &[], &request(3000))];
+        let [prefill, decode] = combined(&parts).unwrap();
+        let sum = |i: usize| parts[0][i].energy_j.unwrap() + parts[1][i].energy_j.unwrap();
+        assert!((decode.energy_j.unwrap() - sum(1)).abs() < 1e-9 && (prefill.energy_j.unwrap() - sum(0)).abs() < 1e-9);
+        assert_eq!((decode.tokens, prefill.tokens), (200, 1000));
+        assert!((decode.duration_s - 3.8).abs() < 1e-9, "{decode:?}");
+        assert!((decode.j_per_token.unwrap() - sum(1) / 200.0).abs() < 1e-12);
+        assert!(decode.mean_power_w.unwrap() > 280.0, "no prefill inside: {decode:?}");
+        assert_eq!((decode.gfx_clock_min_mhz, decode.gfx_clock_max_mhz), (Some(1500.0), Some(1800.0)));
+        assert_eq!(decode.peak_temp_c, Some(45.9));
+        assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+        let whole = split(&series, &[], &RequestMarks { last_token: at(5900), ..request(0) });
+        assert!(whole[1].mean_power_w.unwrap() < decode.mean_power_w.unwrap() - 20.0, "the span holds a prefill");
+        assert!(combined(&[]).is_none());
     }
 
     #[test]
