@@ -62,13 +62,18 @@ fn assert_holds(new: &serde_json::Value, old: &serde_json::Value, at: &str) {
     }
 }
 
-/// Unpacks one of the H200's real evidence tarballs (tests/fixtures/h200-evidence/README.md) and
-/// summarizes `study` from it.
-fn h200_summary(tarball: &str, study: &str) -> serde_json::Value {
+/// Unpacks one of the H200's real evidence tarballs (tests/fixtures/h200-evidence/README.md).
+fn h200_unpacked(tarball: &str) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-evidence").join(tarball);
     let st = std::process::Command::new("tar").arg("-xJf").arg(&src).arg("-C").arg(d.path()).status().unwrap();
     assert!(st.success());
+    d
+}
+
+/// Summarizes `study` from one of the H200's real evidence tarballs.
+fn h200_summary(tarball: &str, study: &str) -> serde_json::Value {
+    let d = h200_unpacked(tarball);
     let out = abprof().arg("summarize").arg(d.path().join(study)).arg("--json").output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
@@ -136,17 +141,7 @@ fn the_h200_soak_keeps_twenty_requests_with_their_readings() {
 /// reading, or at most 40 °C); the verdicts are those of the ungated energy study.
 #[test]
 fn the_h200_thermal_gate_records_every_samples_start_temperature() {
-    let d = tempfile::tempdir().unwrap();
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-evidence/thermal-f16-q8_0.tar.xz");
-    assert!(std::process::Command::new("tar")
-        .arg("-xJf")
-        .arg(&src)
-        .arg("-C")
-        .arg(d.path())
-        .status()
-        .unwrap()
-        .success());
+    let d = h200_unpacked("thermal-f16-q8_0.tar.xz");
     let samples = d.path().join("h200-thermal/samples");
     let mut starts = Vec::new();
     for e in std::fs::read_dir(&samples).unwrap() {
@@ -181,4 +176,31 @@ fn the_h200_mtp_yardstick_gives_the_prs_aggregate_block() {
     assert_eq!(y(1)["drafted"], serde_json::json!([1287, 1287, 1287]), "{}", y(1));
     assert_eq!(y(1)["acceptance_median"].as_f64(), Some(1.0));
     assert_eq!(s["variants"][1]["metrics"][0]["verdict"], "faster");
+}
+
+/// Decode under heat on real NVML readings (docs/methodology.md §9.8): `abprof report` draws each
+/// variant's accepted samples per 32-token window with the gfx clock, power and temperature panels
+/// on one time axis, above the windows table, and finds no signal missing.
+#[test]
+fn the_h200_energy_report_draws_decode_windows_with_clock_power_and_temperature() {
+    let d = h200_unpacked("energy-f16-q8_0.tar.xz");
+    let dir = d.path().join("h200-energy");
+    let out = abprof().arg("report").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let start = page.find("<h3 id=\"decode-windows\">").expect("the decode windows heading");
+    let windows = &page[start..start + page[start..].find("<table").expect("the windows table")];
+    let charts: Vec<&str> = windows.split("<svg").skip(1).collect();
+    assert_eq!(charts.len(), 2, "one chart per variant");
+    for (chart, label) in charts.iter().zip(["f16", "q8_0"]) {
+        assert!(chart.contains(&format!("{label} · decode per 32-token window")), "{label}");
+        for axis in ["decode (tok/s)", "gfx clock (MHz)", "power (W)", "hottest temp (°C)"] {
+            assert!(chart.contains(axis), "{label}: no {axis} panel");
+        }
+        // Every accepted sample in the legend with its sag and clock change.
+        assert_eq!(chart.matches(" · sag ").count(), 4, "{label}");
+        assert_eq!(chart.matches(" · clock ").count(), 4, "{label}");
+    }
+    assert_eq!(windows.matches("<figcaption>").count(), 2);
+    assert!(!windows.contains("not measured on this host") && !windows.contains("class=\"problem\""));
 }

@@ -1,6 +1,8 @@
 //! What every chart shares: the SVG canvas, fonts, the variant palette and the error a failed
 //! drawing becomes (shown on the page in the chart's place, never a silent gap).
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
@@ -24,6 +26,11 @@ const PALETTE: [RGBColor; 10] = [
 ];
 
 pub(crate) fn variant_colour(i: usize) -> RGBColor {
+    series_colour(i)
+}
+
+/// The `i`-th of several lines in one chart (the same palette as the variants').
+pub(crate) fn series_colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -83,6 +90,65 @@ pub(crate) fn svg(
         root.present().map_err(|e| ChartError { chart, detail: e.to_string() })?;
     }
     Ok(out)
+}
+
+/// The height of one panel of a stacked chart (one field over time), px.
+pub(crate) const PANEL: u32 = 150;
+
+/// The unit of a time axis spanning `span_ms`: (ms per unit, its name). Seconds once it runs
+/// longer than 10 s: five-digit ms ticks are hard to read.
+pub(crate) fn time_unit(span_ms: f64) -> (f64, &'static str) {
+    if span_ms > 10_000.0 {
+        (1000.0, "s")
+    } else {
+        (1.0, "ms")
+    }
+}
+
+/// One panel of a stack of panels sharing the x axis `x0..x1`: its y axis `lo..hi` named `y_desc`,
+/// the x axis named only under the bottom panel (`x_desc` given).
+pub(crate) fn stacked_panel<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    (x0, x1): (f64, f64),
+    (lo, hi): (f64, f64),
+    y_desc: &str,
+    x_desc: Option<&str>,
+) -> Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>, Box<dyn std::error::Error>> {
+    let mut c = ChartBuilder::on(area)
+        .margin_left(12)
+        .margin_right(20)
+        .margin_top(6)
+        .x_label_area_size(if x_desc.is_some() { 40 } else { 18 })
+        .y_label_area_size(84)
+        .build_cartesian_2d(x0..x1, lo..hi)?;
+    let y_fmt = |y: &f64| tick(*y, hi - lo);
+    let x_fmt = |x: &f64| tick(*x, x1 - x0);
+    let mut mesh = c.configure_mesh();
+    mesh.y_desc(y_desc)
+        .y_labels(4)
+        .y_label_formatter(&y_fmt)
+        .x_label_formatter(&x_fmt)
+        .axis_desc_style((FONT, 15))
+        .label_style((FONT, 15))
+        .light_line_style(RGBColor(240, 240, 240));
+    if let Some(d) = x_desc {
+        mesh.x_desc(d);
+    }
+    mesh.draw()?;
+    Ok(c)
+}
+
+/// `points` as a line of `colour` on panel `c`, each point a dot while there are few enough to see.
+pub(crate) fn line_with_dots(
+    c: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    points: &[(f64, f64)],
+    colour: RGBColor,
+) -> Result<(), Box<dyn std::error::Error>> {
+    c.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2)))?;
+    if points.len() <= 120 {
+        c.draw_series(points.iter().map(|p| Circle::new(*p, 3, colour.filled())))?;
+    }
+    Ok(())
 }
 
 /// A categorical axis with room between categories: category `i` sits at `i` (ticks only there),

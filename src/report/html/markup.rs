@@ -1,6 +1,8 @@
-//! HTML text: escaping and the report's tables as `<table>`.
+//! HTML text: escaping, the report's tables as `<table>` and its charts as `<figure>`.
+use super::chart::ChartError;
 use crate::report::table::{Kind, Markup, Table};
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Text made safe for an element's content or a quoted attribute.
 pub(crate) fn esc(s: &str) -> String {
@@ -63,6 +65,21 @@ impl Markup for Html {
 /// A report table as `<table>`.
 pub(crate) fn table(t: &Table) -> String {
     t.render(&Html)
+}
+
+/// A drawn chart as a figure with its caption (markup), or the page's error line in its place.
+pub(crate) fn figure(o: &mut String, drawn: Result<String, ChartError>, caption: &str) {
+    match drawn {
+        Ok(svg) if caption.is_empty() => {
+            let _ = write!(o, "<figure>\n{svg}\n</figure>\n");
+        }
+        Ok(svg) => {
+            let _ = write!(o, "<figure>\n{svg}\n<figcaption>{caption}</figcaption></figure>\n");
+        }
+        Err(e) => {
+            let _ = writeln!(o, "<p class=\"problem\">{}</p>", esc(&e.to_string()));
+        }
+    }
 }
 
 #[cfg(test)]

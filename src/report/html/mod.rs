@@ -9,28 +9,15 @@ mod markup;
 mod style;
 pub(crate) mod sweep;
 mod timeline;
+mod windows;
 
 use super::study::tables::{self, REPORT_METRICS};
 use super::study::StudyTitle;
 use crate::summary::traces::TraceComparison;
 use crate::summary::view::{StudyView, TIMELINE_FIELDS};
-use chart::{variant_css, ChartError};
-use markup::{esc, table};
+use chart::variant_css;
+use markup::{esc, figure, table};
 use std::fmt::Write;
-
-fn figure(o: &mut String, drawn: Result<String, ChartError>, caption: &str) {
-    match drawn {
-        Ok(svg) if caption.is_empty() => {
-            let _ = write!(o, "<figure>\n{svg}\n</figure>\n");
-        }
-        Ok(svg) => {
-            let _ = write!(o, "<figure>\n{svg}\n<figcaption>{caption}</figcaption></figure>\n");
-        }
-        Err(e) => {
-            let _ = writeln!(o, "<p class=\"problem\">{}</p>", esc(&e.to_string()));
-        }
-    }
-}
 
 fn open(o: &mut String, id: &str, title: &str) {
     let _ = writeln!(o, "<section id=\"{id}\">\n<h2>{}</h2>", esc(title));
@@ -176,6 +163,9 @@ fn timelines_section(o: &mut String, v: &StudyView) {
     }
     if let Some(t) = tables::decode_windows(&v.summary) {
         let _ = writeln!(o, "<h3 id=\"decode-windows\">Decode per 32-token window (ms after the first token)</h3>");
+        for x in &v.summary.variants {
+            windows::variant_figure(o, &x.label, &x.decode_windows);
+        }
         o.push_str(&table(&t));
     }
     if let Some(t) = tables::phases(&v.summary) {

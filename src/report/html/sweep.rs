@@ -6,8 +6,8 @@
 use super::chart::{
     padded, svg, tick, variant_colour, verdict_colour, whisker, ChartError, Slots, AXIS_TEXT, FONT, WIDTH,
 };
-use super::markup::{esc, table};
-use super::{close, figure, note, open};
+use super::markup::{esc, figure, table};
+use super::{close, note, open};
 use crate::report::study::tables::{page_table, page_table_with_verdict};
 use crate::report::Table;
 use crate::report::{ci_pct, metric_digits, num, p_value, signed_pct, NONE};

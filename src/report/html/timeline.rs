@@ -1,12 +1,14 @@
 //! One sample's telemetry over its request: a panel per field the series holds, prefill (request
 //! → first token) and decode (first → last token) shaded, on one time axis.
-use super::chart::{padded, svg, tick, ChartError, AXIS_TEXT, DECODE_SHADE, FONT, PREFILL_SHADE, WIDTH};
+use super::chart::{
+    line_with_dots, padded, stacked_panel, svg, time_unit, ChartError, AXIS_TEXT, DECODE_SHADE, FONT, PANEL,
+    PREFILL_SHADE, WIDTH,
+};
 use crate::summary::view::{SampleTimeline, SampleView};
 use crate::telemetry::Field;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-const PANEL: u32 = 150;
 const CAPTION: u32 = 34;
 
 /// What a field is, in words and units, on its axis.
@@ -47,8 +49,7 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
         let (lo, hi) = padded(xs.chain(spans.iter().flatten().flatten().copied()), false);
         (lo.min(0.0), hi)
     };
-    // Seconds once a request runs longer than 10 s: five-digit ms ticks are hard to read.
-    let (per, unit) = if x1 - x0 > 10_000.0 { (1000.0, "s") } else { (1.0, "ms") };
+    let (per, unit) = time_unit(x1 - x0);
     let (x0, x1) = (x0 / per, x1 / per);
     let at = |p: &(f64, f64)| (p.0 / per, p.1);
     let span = |s: Option<[f64; 2]>| s.map(|[a, b]| [a / per, b / per]);
@@ -64,27 +65,8 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
         let last = areas.len() - 1;
         for (i, (area, s)) in areas.iter().zip(&t.series).enumerate() {
             let (lo, hi) = padded(s.points.iter().map(|p| p.1), matches!(s.field, Field::BusyPct | Field::CpuPct));
-            let mut c = ChartBuilder::on(area)
-                .margin_left(12)
-                .margin_right(20)
-                .margin_top(6)
-                .x_label_area_size(if i == last { 40 } else { 18 })
-                .y_label_area_size(84)
-                .build_cartesian_2d(x0..x1, lo..hi)?;
-            let y_fmt = |y: &f64| tick(*y, hi - lo);
-            let x_fmt = |x: &f64| tick(*x, x1 - x0);
-            let mut mesh = c.configure_mesh();
-            mesh.y_desc(axis_name(s.field))
-                .y_labels(4)
-                .y_label_formatter(&y_fmt)
-                .x_label_formatter(&x_fmt)
-                .axis_desc_style((FONT, 15))
-                .label_style((FONT, 15))
-                .light_line_style(RGBColor(240, 240, 240));
-            if i == last {
-                mesh.x_desc(format!("{unit} since the request was sent"));
-            }
-            mesh.draw()?;
+            let x_desc = format!("{unit} since the request was sent");
+            let mut c = stacked_panel(area, (x0, x1), (lo, hi), axis_name(s.field), (i == last).then_some(&*x_desc))?;
             for (span, shade, name) in
                 [(span(t.prefill_ms), PREFILL_SHADE, "prefill"), (span(t.decode_ms), DECODE_SHADE, "decode")]
             {
@@ -98,11 +80,7 @@ pub(crate) fn chart(sample: &SampleView, t: &SampleTimeline) -> Option<Result<St
                     )))?;
                 }
             }
-            let colour = line_colour(s.field);
-            c.draw_series(LineSeries::new(s.points.iter().map(at), colour.stroke_width(2)))?;
-            if s.points.len() <= 120 {
-                c.draw_series(s.points.iter().map(|p| Circle::new(at(p), 3, colour.filled())))?;
-            }
+            line_with_dots(&mut c, &s.points.iter().map(at).collect::<Vec<_>>(), line_colour(s.field))?;
         }
         Ok(())
     }))
