@@ -5,6 +5,7 @@ pub(crate) mod adaptive;
 pub(crate) mod bench;
 pub(crate) mod capture;
 pub(crate) mod covariate;
+pub(crate) mod devices;
 #[cfg(test)]
 mod energy_tests;
 pub(crate) mod fingerprint;
@@ -559,7 +560,13 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                     (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
                 })
                 .collect(),
-            caveats: Vec::new(),
+            caveats: {
+                let env = file.variants.get(vi).and_then(|spec| crate::variant::Variant::parse(spec).ok());
+                let env = env.map(|v| v.env).unwrap_or_default();
+                let metered = sample_phases.iter().any(|p| p[1].mean_power_w.is_some());
+                let argv = samples.first().map_or(&[][..], |s| s.server_argv.as_slice());
+                devices::one_device_caveat(argv, &env, metered).into_iter().collect()
+            },
             // One decode context per request, not a sequence's summed prompt (§4.1, §4.2).
             floor: roofline
                 .as_ref()

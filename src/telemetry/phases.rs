@@ -156,7 +156,7 @@ fn counter_energy_j(samples: &[TelemetrySample], t0: u64, t1: u64) -> Option<f64
 /// The phases of several requests of one sample (a sequence, docs/methodology.md §4.2) as one
 /// prefill and one decode: durations, samples, energies and tokens summed (energy only where
 /// every request has it), means weighted by duration, the hottest peak, the clock's extremes, the
-/// medians of the requests' medians, and the energy source most requests used. `None` for none.
+/// medians of the requests' medians, and the energy and power sources most requests used. `None` for none.
 pub(crate) fn combined(parts: &[[PhaseStats; 2]]) -> Option<[PhaseStats; 2]> {
     let first = parts.first()?;
     Some([0, 1].map(|i| combine(first[i].phase, parts.iter().map(|p| &p[i]))))
@@ -179,6 +179,10 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
         all.iter().copied().max_by_key(|x| count(x)).unwrap_or(EnergyFrom::Unavailable)
     };
     let power_from: Vec<PowerFrom> = parts.clone().map(|p| p.power_from).collect();
+    let most_power = {
+        let count = |x: &PowerFrom| power_from.iter().filter(|y| *y == x).count();
+        power_from.iter().copied().max_by_key(|x| count(x)).unwrap_or(PowerFrom::Unavailable)
+    };
     PhaseStats {
         phase,
         duration_s,
@@ -188,11 +192,7 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
             .map(|e| e / duration_s)
             .or_else(|| weighted(|p| p.mean_power_w)),
         median_power_w: medians(|p| p.median_power_w),
-        power_from: power_from
-            .first()
-            .copied()
-            .filter(|f| power_from.iter().all(|g| g == f))
-            .unwrap_or(PowerFrom::Instant),
+        power_from: most_power,
         mean_busy_pct: weighted(|p| p.mean_busy_pct),
         mean_cpu_pct: weighted(|p| p.mean_cpu_pct),
         peak_temp_c: parts.clone().filter_map(|p| p.peak_temp_c).reduce(f64::max),
