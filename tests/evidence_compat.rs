@@ -134,6 +134,17 @@ fn the_h200_soak_keeps_twenty_requests_with_their_readings() {
     assert_eq!(k["drift_pct"].as_array().unwrap().len(), 3);
     let ci: Vec<f64> = k["drift_ci_pct"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
     assert!(ci[0] < 0.0 && ci[1] > 0.0, "no sag at this load: {ci:?}");
+    // The report draws it: rate per request with temperature, power and clock panels.
+    let d = h200_unpacked("soak-f16.tar.xz");
+    let dir = d.path().join("h200-soak");
+    let out = abprof().arg("report").arg(&dir).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let at = page.find("<h3 id=\"soak\">").expect("the soak section");
+    let chart = &page[at..at + page[at..].find("</svg>").expect("the soak chart")];
+    for axis in ["decode (tok/s)", "prefill (tok/s)", "start temp (°C)", "power (W)", "gfx clock (MHz)"] {
+        assert!(chart.contains(axis), "no {axis} panel");
+    }
 }
 
 /// The thermal gate end to end on a real H200 (#22 item 3): every sample waited behind it and

@@ -6,6 +6,7 @@ mod bars;
 mod chart;
 mod dots;
 mod markup;
+mod soak;
 mod style;
 pub(crate) mod sweep;
 mod timeline;
@@ -78,7 +79,15 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
         let _ = writeln!(o, "<h3>Soak: last request's decode rate against the first's</h3>");
         o.push_str(&table(&d));
-        let _ = writeln!(o, "<h3>Soak: each request, medians over accepted samples</h3>");
+        let _ = writeln!(o, "<h3 id=\"soak\">Soak: each request, medians over accepted samples</h3>");
+        if let Some(drawn) = soak::chart(s) {
+            figure(
+                o,
+                drawn,
+                "each variant's decode and prefill rate per request of the soak, with the device's temperature at the \
+                 request's start, power and gfx clock over it where measured (docs/methodology.md §4.2)",
+            );
+        }
         if let Some(n) = tables::soak_unmeasured_note(s) {
             note(o, n);
         }
