@@ -296,6 +296,13 @@ pub(crate) fn split_args(s: &str) -> Option<Vec<String>> {
     shlex::split(s)
 }
 
+/// The server's command line asks for speculation with a draft context of its own — a draft
+/// model or `--spec-type draft-*` (`draft-mtp`, `draft-simple`) — as [`speculation_requested`]
+/// says it; not the n-gram kinds, which draft on the CPU from the text (docs/methodology.md §10.2).
+pub(crate) fn draft_context_requested(argv: &[String]) -> Option<String> {
+    speculation_requested(argv).filter(|how| !how.starts_with("--spec-type") || how.starts_with("--spec-type draft"))
+}
+
 /// The server's command line asks for speculative decoding: a draft model (`-md`, `--model-draft`,
 /// `--spec-draft-model`) or a `--spec-type` other than `none` (`draft-mtp`, the n-gram kinds).
 pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
@@ -309,6 +316,19 @@ pub(crate) fn speculation_requested(argv: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_draft_context_is_asked_for_by_a_draft_model_or_a_draft_kind_not_by_n_grams() {
+        let argv = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            draft_context_requested(&argv("-t 2 --spec-type draft-mtp")).as_deref(),
+            Some("--spec-type draft-mtp")
+        );
+        assert_eq!(draft_context_requested(&argv("-md d.gguf")).as_deref(), Some("-md d.gguf"));
+        assert!(draft_context_requested(&argv("--spec-type ngram-simple")).is_none());
+        assert!(speculation_requested(&argv("--spec-type ngram-simple")).is_some(), "speculation all the same");
+        assert!(draft_context_requested(&argv("--spec-type none -t 2")).is_none());
+    }
 
     fn exe(dir: &Path, name: &str) -> PathBuf {
         let p = dir.join(name);

@@ -379,7 +379,7 @@ fn a_soak_keeps_the_rate_of_every_request_of_one_server() {
     assert!(starts.windows(2).all(|w| w[0] < w[1]), "back to back, in order: {starts:?}");
     assert_eq!(rec["usage"]["completion_tokens"], 4 * 16, "{}", rec["usage"]);
     let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
-    assert!(text.contains("Soak (§4.2)") && text.contains("last vs first decode"), "{text}");
+    assert!(text.contains("Soak (§4.2)") && text.contains("decode drift, request 2 → N"), "{text}");
     assert!(text.contains("not measured on this host"), "{text}");
     let report = std::fs::read_to_string(root.join("report.md")).unwrap();
     assert!(report.contains("### Soak: each request"), "{report}");

@@ -23,7 +23,8 @@ pub(crate) struct ChatLoad {
     /// A sequence (docs/methodology.md §4.1, §4.2): every named request in order, `request`
     /// their first; empty for the one-request load.
     sequence: Vec<(String, ChatRequest)>,
-    kind: SequenceKind,
+    /// What the sequence is; `None` for the one-request load.
+    kind: Option<SequenceKind>,
     /// Each sequence request's response, as sent.
     responses: Vec<(String, StreamRecord)>,
     /// Pure decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
@@ -41,7 +42,7 @@ impl ChatLoad {
         ChatLoad {
             request,
             sequence: Vec::new(),
-            kind: SequenceKind::MtpYardstick,
+            kind: None,
             responses: Vec::new(),
             warm_prompt_cache,
             logprobs: Vec::new(),
@@ -56,7 +57,7 @@ impl ChatLoad {
         stall_timeout: Duration,
     ) -> ChatLoad {
         let first = requests.first().expect("a sequence has a request").1.clone();
-        ChatLoad { sequence: requests, kind, ..ChatLoad::new(first, false, stall_timeout) }
+        ChatLoad { sequence: requests, kind: Some(kind), ..ChatLoad::new(first, false, stall_timeout) }
     }
 
     /// Every request of the sequence in turn; the first failure ends it, its partial response kept.
@@ -145,9 +146,9 @@ impl Load for ChatLoad {
         sample.ignore_eos = self.request.ignore_eos.unwrap_or(false);
         sample.cache_prompt = self.request.cache_prompt;
         match self.kind {
-            _ if self.sequence.is_empty() => {}
-            SequenceKind::MtpYardstick => sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses)),
-            SequenceKind::Soak => sample.extra.soak = Some(SoakRun::of(&self.responses)),
+            None => {}
+            Some(SequenceKind::MtpYardstick) => sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses)),
+            Some(SequenceKind::Soak) => sample.extra.soak = Some(SoakRun::of(&self.responses)),
         }
     }
 }

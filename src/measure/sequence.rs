@@ -7,8 +7,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SequenceRequest {
     /// The request's name: the yardstick's prompt ([`super::mtp_yardstick::PROMPTS`]), the
-    /// soak's `request N`.
-    pub(crate) prompt: String,
+    /// soak's `request N` (`prompt` in the record, as the yardstick first wrote it).
+    #[serde(rename = "prompt")]
+    pub(crate) name: String,
     /// Request start → response end, ms, as the client saw it.
     pub(crate) wall_ms: Option<f64>,
     /// Request start and response end, CLOCK_MONOTONIC ns (the telemetry's clock), so each
@@ -39,12 +40,12 @@ pub(crate) struct SequenceRequest {
 }
 
 impl SequenceRequest {
-    pub(crate) fn of(prompt: &str, r: &StreamRecord) -> SequenceRequest {
+    pub(crate) fn of(name: &str, r: &StreamRecord) -> SequenceRequest {
         let t = r.timings.as_ref();
         let u64_of = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_u64());
         let f64_of = |k: &str| t.and_then(|t| t.get(k)).and_then(|v| v.as_f64());
         SequenceRequest {
-            prompt: prompt.into(),
+            name: name.into(),
             wall_ms: r.request_start.zip(r.response_end).map(|(a, b)| a.ms_until(&b)),
             start_mono_ns: r.request_start.map(|s| s.mono_ns),
             end_mono_ns: r.response_end.map(|s| s.mono_ns),
@@ -85,7 +86,7 @@ pub(crate) fn short_requests(requests: &[SequenceRequest], max_tokens: u32) -> V
                 (_, Some("length")) => return None,
                 (_, f) => format!("finish_reason {:?}", f.unwrap_or("none")),
             };
-            Some((r.prompt.clone(), why))
+            Some((r.name.clone(), why))
         })
         .collect()
 }

@@ -17,13 +17,13 @@ pub(crate) fn unmeasured_note(s: &Summary) -> Option<&'static str> {
     none.then_some("device temperature, power and clock: not measured on this host")
 }
 
-/// Each variant's drift, the last request's decode rate against the first's, with its interval;
+/// Each variant's drift, the decode rate's fitted change from request 2 to N, with its interval;
 /// `None` outside the soak.
 pub(crate) fn drift(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.soak.is_none()) {
         return None;
     }
-    let mut t = table(&["variant", "samples", "requests", "last vs first decode", "95% CI"]);
+    let mut t = table(&["variant", "samples", "requests", "decode drift, request 2 → N", "95% CI"]);
     let pct = |x: f64| format!("{x:+.2}%");
     for v in &s.variants {
         let Some(k) = &v.soak else { continue };

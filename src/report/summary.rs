@@ -235,7 +235,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
         o.push_str(&t.render(&Text::of(&t, "  ", true)));
     }
     if let (Some(d), Some(r)) = (super::soak::drift(s), super::soak::per_request(s)) {
-        let _ = writeln!(o, "\nSoak (§4.2): the last request's decode rate against the first's, per sample");
+        let _ = writeln!(o, "\nSoak (§4.2): the decode rate's fitted change from request 2 to the last (the first is the cold server's warm-up)");
         o.push_str(&d.render(&Text::of(&d, "  ", true)));
         let _ = writeln!(o, "\nSoak: each request, medians over accepted samples");
         if let Some(n) = super::soak::unmeasured_note(s) {

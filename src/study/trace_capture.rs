@@ -230,7 +230,7 @@ impl TraceStudy {
             created_at: chrono::Utc::now(),
             traced_ms_per_token: run.traced_ms_per_token,
             more_traces: Vec::new(),
-            speculation: crate::variant::speculation_requested(&sample.server_argv),
+            speculation: crate::variant::draft_context_requested(&sample.server_argv),
         };
         manifest.save(&folder)?;
         Ok(())

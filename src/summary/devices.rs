@@ -3,19 +3,20 @@
 //! over more says that its power, energy, temperature and clock are one device's.
 
 /// How many GPUs the server is started on where its command line or its variant's environment
-/// says so, and what said it: `--device`/`-dev` a list of N (`none`: 0), `--split-mode none`/`-sm
-/// none` one (the main GPU), `--tensor-split`/`-ts` N non-zero parts, else a variant's
+/// says so, and what said it: `--split-mode none`/`-sm none` one (the main GPU, whatever else
+/// is given), `--device`/`-dev` a list of N (`none`: 0), `--tensor-split`/`-ts` N non-zero parts, else a variant's
 /// `CUDA_VISIBLE_DEVICES`/`HIP_VISIBLE_DEVICES`/`ROCR_VISIBLE_DEVICES` list of N (llama.cpp splits
 /// the layers over every visible device by default). `None` where nothing says: the server then
 /// uses every device of the host, which the record does not hold.
 pub(crate) fn devices_requested(argv: &[String], env: &[(String, String)]) -> Option<(usize, String)> {
     let value = |names: &[&str]| argv.windows(2).rev().find(|w| names.contains(&w[0].as_str())).map(|w| w[1].clone());
     let entries = |v: &str| v.split(',').map(str::trim).filter(|x| !x.is_empty()).count();
-    if let Some(d) = value(&["--device", "-dev"]) {
-        return Some((if d == "none" { 0 } else { entries(&d) }, format!("--device {d}")));
-    }
+    // Split mode none runs on the main GPU alone, whatever the device list (llama.cpp's `-sm`).
     if value(&["--split-mode", "-sm"]).as_deref() == Some("none") {
         return Some((1, "--split-mode none".into()));
+    }
+    if let Some(d) = value(&["--device", "-dev"]) {
+        return Some((if d == "none" { 0 } else { entries(&d) }, format!("--device {d}")));
     }
     if let Some(ts) = value(&["--tensor-split", "-ts"]) {
         let parts = ts.split([',', '/']).filter(|x| x.trim().parse::<f64>().is_ok_and(|v| v > 0.0)).count();
@@ -50,6 +51,7 @@ mod tests {
         assert_eq!(devices_requested(&argv("-m x -dev CUDA0,CUDA1"), none), Some((2, "--device CUDA0,CUDA1".into())));
         assert_eq!(devices_requested(&argv("--device none -ngl 0"), none).map(|d| d.0), Some(0));
         assert_eq!(devices_requested(&argv("-ts 3,1 -sm none"), none), Some((1, "--split-mode none".into())));
+        assert_eq!(devices_requested(&argv("-dev CUDA0,CUDA1 -sm none"), none).map(|d| d.0), Some(1));
         assert_eq!(devices_requested(&argv("--tensor-split 3,1,0"), none).map(|d| d.0), Some(2));
         assert_eq!(devices_requested(&argv("-ts 1/1/1"), none).map(|d| d.0), Some(3));
         let env = vec![("CUDA_VISIBLE_DEVICES".to_string(), "0,1".to_string())];

@@ -53,7 +53,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     }
     let sequence = s.extra.sequence();
     // A sequence's usage is its requests' summed; each request must carry the calibrated prompt.
-    let each = sequence.map(|r| r.iter().map(|r| (r.prompt.as_str(), r.prompt_tokens)).collect::<Vec<_>>());
+    let each = sequence.map(|r| r.iter().map(|r| (r.name.as_str(), r.prompt_tokens)).collect::<Vec<_>>());
     match (exp.prompt_tokens, each) {
         (Some(want), Some(each)) => {
             for (name, got) in each.into_iter().filter(|(_, got)| *got != Some(want)) {
@@ -283,7 +283,7 @@ pub(crate) mod tests {
         use crate::measure::mtp_yardstick::{MtpYardstickRun, YardstickTotals};
         use crate::measure::sequence::SequenceRequest;
         let request = |prompt: &str, n: u64, finish: &str| SequenceRequest {
-            prompt: prompt.into(),
+            name: prompt.into(),
             wall_ms: Some(1.0),
             start_mono_ns: None,
             end_mono_ns: None,

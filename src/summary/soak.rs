@@ -1,8 +1,9 @@
 //! The soak's rate per request (docs/methodology.md §4.2): for each request of the sequence, the
 //! median over a variant's accepted samples of its decode and prefill rate and of the telemetry
 //! in its span (device temperature at its start, power and gfx clock over it, where measured);
-//! and the drift, the last request's decode rate against the first's, per sample and as a
-//! t-interval across samples.
+//! and the drift: per sample, the least-squares slope of the log decode rate over requests 2 to N
+//! (the first is also the cold server's first decode, whose warm-up is not heat), as the fitted
+//! change from request 2 to N, and its t-interval across samples.
 use crate::measure::sequence::SequenceRequest;
 use crate::measure::Sample;
 use crate::stats::median;
@@ -33,10 +34,11 @@ pub(crate) struct SoakRequestLine {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SoakFigures {
     pub(crate) requests: Vec<SoakRequestLine>,
-    /// Per accepted sample: `100 × (last request's decode rate ÷ the first's − 1)`.
+    /// Per accepted sample: the fitted change of the decode rate from request 2 to N, %
+    /// (`100 × (exp(slope × (N − 2)) − 1)`, the slope of ln(rate) per request over 2..N).
     pub(crate) drift_pct: Vec<f64>,
     pub(crate) drift_pct_median: Option<f64>,
-    /// The 95% t-interval of the drift (on log ratios, as every change in §8), 3 samples or more.
+    /// The 95% t-interval of the mean slope across samples (3 or more), as the same change.
     pub(crate) drift_ci_pct: Option<[f64; 2]>,
 }
 
@@ -83,21 +85,35 @@ pub(crate) fn figures(samples: &[(&Sample, Vec<TelemetrySample>)]) -> Option<Soa
             gfx_clock_mhz: med(i, 4),
         })
         .collect();
-    let log_drift: Vec<f64> = readings
-        .iter()
-        .filter_map(|r| {
-            let (first, last) = (r.first()?[0]?, r.last()?[0]?);
-            (r.len() >= 2 && first > 0.0 && last > 0.0).then(|| (last / first).ln())
-        })
-        .collect();
-    let pct = |l: f64| 100.0 * l.exp_m1();
-    let drift_ci_pct = (log_drift.len() >= 3).then(|| {
-        let t = t_test::one_sample(&log_drift);
+    let slopes: Vec<f64> = readings.iter().filter_map(|r| log_slope(&r[1.min(r.len())..])).collect();
+    // The slope as the change it fits over requests 2..N.
+    let span = n.saturating_sub(2) as f64;
+    let pct = |slope: f64| 100.0 * (slope * span).exp_m1();
+    let drift_ci_pct = (slopes.len() >= 3).then(|| {
+        let t = t_test::one_sample(&slopes);
         let half = t_test::two_sided_quantile(0.05, t.df) * t.se;
         [pct(t.mean - half), pct(t.mean + half)]
     });
-    let drift_pct: Vec<f64> = log_drift.iter().map(|&l| pct(l)).collect();
+    let drift_pct: Vec<f64> = slopes.iter().map(|&b| pct(b)).collect();
     Some(SoakFigures { requests, drift_pct_median: median(&drift_pct), drift_pct, drift_ci_pct })
+}
+
+/// The least-squares slope of ln(decode rate) against the request's position, over `requests`
+/// (each request's reading, in order); `None` below two requests with a rate.
+fn log_slope(requests: &[RequestReading]) -> Option<f64> {
+    let points: Vec<(f64, f64)> = requests
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| r[0].filter(|&v| v > 0.0).map(|v| (k as f64, v.ln())))
+        .collect();
+    if points.len() < 2 {
+        return None;
+    }
+    let n = points.len() as f64;
+    let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (sxx > 0.0).then(|| sxy / sxx)
 }
 
 #[cfg(test)]
@@ -109,7 +125,7 @@ mod tests {
 
     fn request(i: usize, decode_ms: f64, start: u64) -> SequenceRequest {
         SequenceRequest {
-            prompt: crate::measure::soak::request_name(i),
+            name: crate::measure::soak::request_name(i),
             wall_ms: Some(1000.0),
             start_mono_ns: Some(start),
             end_mono_ns: Some(start + 1_000_000_000),
@@ -141,8 +157,22 @@ mod tests {
     }
 
     #[test]
+    fn the_slope_is_the_least_squares_one_of_the_log_rate() {
+        let r = |v: f64| [Some(v), None, None, None, None];
+        let falling: Vec<RequestReading> = (0..6).map(|k| r(300.0 * (-0.01 * k as f64).exp())).collect();
+        assert!((log_slope(&falling).unwrap() + 0.01).abs() < 1e-12);
+        // A slow first reading moves the fit less than it moves a last-vs-first ratio.
+        let mut noisy = falling.clone();
+        noisy[5] = r(300.0 * (-0.05_f64 - 0.1).exp());
+        assert!(log_slope(&noisy).unwrap() > (-0.15 - 0.0) / 5.0);
+        assert!(log_slope(&falling[..1]).is_none() && log_slope(&[]).is_none());
+        assert!(log_slope(&[r(0.0), r(-1.0)]).is_none(), "no rate, no slope");
+    }
+
+    #[test]
     fn the_rate_per_request_and_the_drift_of_a_decode_that_slows_as_it_heats() {
-        // Three samples whose third request decodes 10% slower than the first (1000 → 1100 ms).
+        // Three samples whose decode slows request by request (1000 → 1100 ms for 512 tokens); the
+        // drift is fitted over requests 2 and 3, the first being the cold server's warm-up.
         let series: Vec<TelemetrySample> =
             (0..8).map(|s| reading(s, 40.0 + 5.0 * s as f64, 300.0 + s as f64)).collect();
         let samples =
@@ -157,7 +187,7 @@ mod tests {
         assert_eq!(f.requests.iter().map(|r| r.start_temp_c.unwrap()).collect::<Vec<_>>(), [45.0, 55.0, 65.0]);
         assert_eq!(f.requests[1].power_w, Some(303.5));
         let drift = f.drift_pct_median.unwrap();
-        assert!((drift - (100.0 / 1.1 - 100.0)).abs() < 1e-9, "{drift}");
+        assert!((drift - (100.0 * 1050.0 / 1100.0 - 100.0)).abs() < 1e-9, "{drift}");
         let [lo, hi] = f.drift_ci_pct.unwrap();
         assert!(lo < drift && drift < hi && hi < 0.0, "{lo} {hi}");
         // No telemetry (the CPU test bed): the rates alone, no readings.

@@ -174,15 +174,6 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
     let medians = |f: fn(&PhaseStats) -> Option<f64>| median(&parts.clone().filter_map(f).collect::<Vec<_>>());
     let energy_j: Option<f64> = parts.clone().map(|p| p.energy_j).sum();
     let tokens: u64 = parts.clone().map(|p| p.tokens).sum();
-    let most = |all: Vec<EnergyFrom>| {
-        let count = |x: &EnergyFrom| all.iter().filter(|y| *y == x).count();
-        all.iter().copied().max_by_key(|x| count(x)).unwrap_or(EnergyFrom::Unavailable)
-    };
-    let power_from: Vec<PowerFrom> = parts.clone().map(|p| p.power_from).collect();
-    let most_power = {
-        let count = |x: &PowerFrom| power_from.iter().filter(|y| *y == x).count();
-        power_from.iter().copied().max_by_key(|x| count(x)).unwrap_or(PowerFrom::Unavailable)
-    };
     PhaseStats {
         phase,
         duration_s,
@@ -192,7 +183,7 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
             .map(|e| e / duration_s)
             .or_else(|| weighted(|p| p.mean_power_w)),
         median_power_w: medians(|p| p.median_power_w),
-        power_from: most_power,
+        power_from: majority(parts.clone().map(|p| p.power_from)).unwrap_or(PowerFrom::Unavailable),
         mean_busy_pct: weighted(|p| p.mean_busy_pct),
         mean_cpu_pct: weighted(|p| p.mean_cpu_pct),
         peak_temp_c: parts.clone().filter_map(|p| p.peak_temp_c).reduce(f64::max),
@@ -201,13 +192,23 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
         gfx_clock_max_mhz: parts.clone().filter_map(|p| p.gfx_clock_max_mhz).reduce(f64::max),
         energy_j,
         energy_from: if energy_j.is_some() {
-            most(parts.clone().map(|p| p.energy_from).collect())
+            majority(parts.clone().map(|p| p.energy_from)).unwrap_or(EnergyFrom::Unavailable)
         } else {
             EnergyFrom::Unavailable
         },
         tokens,
         j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
     }
+}
+
+/// The value most of `all` hold; a tie goes to the one that came first.
+fn majority<T: Copy + PartialEq>(all: impl Iterator<Item = T>) -> Option<T> {
+    let all: Vec<T> = all.collect();
+    let count = |x: &T| all.iter().filter(|y| *y == x).count();
+    all.iter().copied().fold(None, |best: Option<T>, x| match best {
+        Some(b) if count(&b) >= count(&x) => Some(b),
+        _ => Some(x),
+    })
 }
 
 fn phase_stats(

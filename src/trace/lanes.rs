@@ -1,13 +1,19 @@
 //! A speculative server's two contexts in one trace (docs/methodology.md §10.2).
 //!
-//! With `--spec-type draft-mtp` (or a draft model) llama-server makes a second llama_context for
-//! the drafts (common/speculative.cpp, `llama_init_from_model`), and every context's GPU backend
-//! makes its own in-order stream (ggml-cuda's per-context `streams[device][...]`, HIP alike). So
-//! in a trace of such a server the draft's kernels are on a lane of their own. On each device the
-//! lane with the most kernel time in decode is the target's (its model is the whole trunk; the
-//! MTP head is one block, a draft model a small one), every other lane the draft's. On the
-//! H200's trace of the predictable qwen35moe twin: the target's stream 16 held 113,122 kernels
-//! (659.7 ms), the MTP context's stream 17 11,590 (100.0 ms), and the target's ran first.
+//! With `--spec-type draft-mtp` (or a draft model) the pinned llama-server (llama.cpp 0c1e57098,
+//! vendored in the llama-cpp-python 0.3.36 sdist the test bed builds) makes a second llama_context
+//! for the drafts (its common/speculative.cpp), and every context's GPU backend makes its own
+//! in-order stream (its ggml-cuda keeps the streams per backend context; HIP alike). So in a trace
+//! of such a server the draft's kernels are on a lane of their own. On each device the lane with
+//! the most kernel time in decode is the target's (its model is the whole trunk; the MTP head is
+//! one block, a draft model a small one), every other lane the draft's. On the H200's trace of the
+//! predictable qwen35moe twin (tests/fixtures/h200-traces/), over the whole trace the target's
+//! stream 16 held 113,122 kernels (659.7 ms) and the MTP context's stream 17 11,590 (100.0 ms),
+//! the target's first; in the decode window 98,469 (480.9 ms) and 11,180 (95.6 ms).
+//! Limits (docs/methodology.md §10.2): a draft on a device of its own (`-devd`) is that device's
+//! only lane and reads as a target; with ggml-cuda's opt-in concurrent streams the target's extra
+//! streams would read as the draft's — the attribution's lanes line lists every lane so a reader
+//! sees either.
 use serde::Serialize;
 
 use super::kernels::{Aggregate, Totals};
@@ -48,6 +54,7 @@ pub(crate) type LaneTotals = Vec<(i64, Totals)>;
 pub(crate) fn roles(totals: &[(i64, Totals)]) -> Option<(LaneTotals, LaneTotals)> {
     let (mut target, mut draft) = (Vec::new(), Vec::new());
     let mut devices: Vec<i64> = totals.iter().map(|(l, _)| l >> 32).collect();
+    devices.sort_unstable();
     devices.dedup();
     for d in devices {
         let mut on: LaneTotals = totals.iter().filter(|(l, t)| l >> 32 == d && t.calls > 0).copied().collect();

@@ -142,9 +142,11 @@ pub(crate) fn lane_totals(
     span: Option<(i64, i64)>,
 ) -> Result<Vec<(i64, Totals)>, TraceError> {
     let conn = open_read_only(path)?;
-    let within = span.map_or(String::new(), |(lo, hi)| format!(" WHERE {} BETWEEN {lo} AND {hi}", t.start));
+    // The rows the scans count: a NULL key or stamp is no dispatch anyone could attribute.
+    let counted = format!("{} IS NOT NULL AND {} IS NOT NULL AND {} IS NOT NULL", t.key, t.start, t.end);
+    let within = span.map_or(String::new(), |(lo, hi)| format!(" AND {} BETWEEN {lo} AND {hi}", t.start));
     let sql = format!(
-        "SELECT {lane}, count(*), sum(MAX({end} - {start}, 0)) FROM {table}{within} GROUP BY 1 ORDER BY 1",
+        "SELECT {lane}, count(*), sum(MAX({end} - {start}, 0)) FROM {table} WHERE {counted}{within} GROUP BY 1 ORDER BY 1",
         lane = t.lane.expression(),
         end = t.end,
         start = t.start,

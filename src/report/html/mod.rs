@@ -77,7 +77,7 @@ fn verdict_section(o: &mut String, v: &StudyView) {
         o.push_str(&table(&t));
     }
     if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
-        let _ = writeln!(o, "<h3>Soak: last request's decode rate against the first's</h3>");
+        let _ = writeln!(o, "<h3>Soak: the decode rate's fitted change from request 2 to the last</h3>");
         o.push_str(&table(&d));
         let _ = writeln!(o, "<h3 id=\"soak\">Soak: each request, medians over accepted samples</h3>");
         if let Some(drawn) = soak::chart(s) {

@@ -30,7 +30,7 @@ pub(crate) fn document(v: &StudyView) -> String {
             section(&mut o, "MTP yardstick (the nine prompts' aggregate, medians over accepted samples)", &t);
         }
         if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
-            section(&mut o, "Soak: last request's decode rate against the first's (§4.2)", &d);
+            section(&mut o, "Soak: the decode rate's fitted change from request 2 to the last (§4.2)", &d);
             let note = tables::soak_unmeasured_note(s).map_or(String::new(), |n| format!(" ({n})"));
             section(&mut o, &format!("Soak: each request, medians over accepted samples{note}"), &r);
         }
