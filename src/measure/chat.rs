@@ -20,11 +20,9 @@ pub(crate) enum SequenceKind {
 
 pub(crate) struct ChatLoad {
     pub(crate) request: ChatRequest,
-    /// A sequence (docs/methodology.md §4.1, §4.2): every named request in order, `request`
-    /// their first; empty for the one-request load.
-    sequence: Vec<(String, ChatRequest)>,
-    /// What the sequence is; `None` for the one-request load.
-    kind: Option<SequenceKind>,
+    /// A sequence (docs/methodology.md §4.1, §4.2): what it is and every named request in order,
+    /// `request` their first; `None` for the one-request load.
+    sequence: Option<(SequenceKind, Vec<(String, ChatRequest)>)>,
     /// Each sequence request's response, as sent.
     responses: Vec<(String, StreamRecord)>,
     /// Pure decode: send the prompt once (max_tokens 1, cache on) before the timed request, so
@@ -41,8 +39,7 @@ impl ChatLoad {
     pub(crate) fn new(request: ChatRequest, warm_prompt_cache: bool, stall_timeout: Duration) -> ChatLoad {
         ChatLoad {
             request,
-            sequence: Vec::new(),
-            kind: None,
+            sequence: None,
             responses: Vec::new(),
             warm_prompt_cache,
             logprobs: Vec::new(),
@@ -57,13 +54,13 @@ impl ChatLoad {
         stall_timeout: Duration,
     ) -> ChatLoad {
         let first = requests.first().expect("a sequence has a request").1.clone();
-        ChatLoad { sequence: requests, kind: Some(kind), ..ChatLoad::new(first, false, stall_timeout) }
+        ChatLoad { sequence: Some((kind, requests)), ..ChatLoad::new(first, false, stall_timeout) }
     }
 
     /// Every request of the sequence in turn; the first failure ends it, its partial response kept.
     async fn run_sequence(&mut self, client: &Client) -> LoadRun {
         let mut error = None;
-        for (name, request) in &self.sequence {
+        for (name, request) in self.sequence.iter().flat_map(|(_, r)| r) {
             match client.chat_stream(request, self.stall_timeout).await {
                 Ok(r) => self.responses.push((name.clone(), r)),
                 Err(e) => {
@@ -81,10 +78,9 @@ impl ChatLoad {
 
 impl Load for ChatLoad {
     fn prepare(&mut self, files: &SampleFiles, _base_url: &str) -> std::io::Result<()> {
-        let json = if self.sequence.is_empty() {
-            serde_json::to_string_pretty(&self.request)
-        } else {
-            serde_json::to_string_pretty(&self.sequence.iter().map(|(_, r)| r).collect::<Vec<_>>())
+        let json = match &self.sequence {
+            None => serde_json::to_string_pretty(&self.request),
+            Some((_, requests)) => serde_json::to_string_pretty(&requests.iter().map(|(_, r)| r).collect::<Vec<_>>()),
         };
         let json = json.expect("a request always serializes") + "\n";
         std::fs::write(files.request(), json)
@@ -105,7 +101,7 @@ impl Load for ChatLoad {
     }
 
     async fn run(&mut self, client: &Client, _files: &SampleFiles) -> LoadRun {
-        if !self.sequence.is_empty() {
+        if self.sequence.is_some() {
             return self.run_sequence(client).await;
         }
         match client.chat_stream(&self.request, self.stall_timeout).await {
@@ -124,8 +120,8 @@ impl Load for ChatLoad {
     }
 
     fn timing_blocks(&self) -> usize {
-        if !self.sequence.is_empty() {
-            self.sequence.len()
+        if let Some((_, requests)) = &self.sequence {
+            requests.len()
         } else if self.warm_prompt_cache {
             2
         } else {
@@ -134,7 +130,7 @@ impl Load for ChatLoad {
     }
 
     fn timed_blocks<'b>(&self, blocks: &'b [TimingBlock]) -> &'b [TimingBlock] {
-        if self.sequence.is_empty() {
+        if self.sequence.is_none() {
             &blocks[blocks.len().saturating_sub(1)..]
         } else {
             blocks
@@ -145,7 +141,7 @@ impl Load for ChatLoad {
         sample.max_tokens = self.request.max_tokens;
         sample.ignore_eos = self.request.ignore_eos.unwrap_or(false);
         sample.cache_prompt = self.request.cache_prompt;
-        match self.kind {
+        match self.sequence.as_ref().map(|(kind, _)| kind) {
             None => {}
             Some(SequenceKind::MtpYardstick) => sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses)),
             Some(SequenceKind::Soak) => sample.extra.soak = Some(SoakRun::of(&self.responses)),

@@ -1,12 +1,8 @@
 //! The soak's rate per request and its drift (docs/methodology.md §4.2), as tables of the one
 //! table model: drawn by `summarize`'s text and by the study report (HTML and Markdown) alike.
-use super::table::{Column, Table};
+use super::table::Table;
 use super::{num, NONE};
 use crate::summary::Summary;
-
-fn table(head: &[&str]) -> Table {
-    Table::new(head.iter().enumerate().map(|(i, h)| if i == 0 { Column::text(h) } else { Column::number(h) }).collect())
-}
 
 /// The caption's note where the host measured no temperature, power or clock (the CPU test bed).
 pub(crate) fn unmeasured_note(s: &Summary) -> Option<&'static str> {
@@ -23,7 +19,8 @@ pub(crate) fn drift(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.soak.is_none()) {
         return None;
     }
-    let mut t = table(&["variant", "samples", "requests", "decode drift, request 2 → N", "95% CI"]);
+    let mut t =
+        Table::of_cells(&["variant", "samples", "requests", "decode drift, request 2 → N", "95% CI"], &[1, 2, 3, 4]);
     let pct = |x: f64| format!("{x:+.2}%");
     for v in &s.variants {
         let Some(k) = &v.soak else { continue };
@@ -45,7 +42,10 @@ pub(crate) fn per_request(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.soak.is_none()) {
         return None;
     }
-    let mut t = table(&["variant", "request", "decode tok/s", "prefill tok/s", "start °C", "power W", "gfx MHz"]);
+    let mut t = Table::of_cells(
+        &["variant", "request", "decode tok/s", "prefill tok/s", "start °C", "power W", "gfx MHz"],
+        &[1, 2, 3, 4, 5, 6],
+    );
     for v in &s.variants {
         let Some(k) = &v.soak else { continue };
         for r in &k.requests {

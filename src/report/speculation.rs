@@ -1,19 +1,9 @@
 //! A speculative study's acceptance and the server's memory per variant (docs/methodology.md
 //! §7.11), as tables of the one table model: drawn by `summarize`'s text and by the study report
 //! (HTML and Markdown) alike.
-use super::table::{Column, Table};
+use super::table::Table;
 use super::{num, NONE};
 use crate::summary::Summary;
-
-/// Display text cells under `head`, those in `numeric` right-aligned.
-fn table(head: &[&str], numeric: &[usize]) -> Table {
-    Table::new(
-        head.iter()
-            .enumerate()
-            .map(|(i, h)| if numeric.contains(&i) { Column::number(h) } else { Column::text(h) })
-            .collect(),
-    )
-}
 
 /// A speculative study's acceptance per variant (docs/methodology.md §7.11): every accepted
 /// sample's rate, the median with its 95% interval, the tokens one decode step yields and each
@@ -23,7 +13,7 @@ pub(crate) fn acceptance(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.acceptance.is_empty()) {
         return None;
     }
-    let mut t = table(
+    let mut t = Table::of_cells(
         &["variant", "acceptance per sample", "median", "95% CI", "tok/step", "per position (median)"],
         &[2, 3, 4],
     );
@@ -50,7 +40,7 @@ pub(crate) fn memory(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.memory.is_none()) {
         return None;
     }
-    let mut t = table(
+    let mut t = Table::of_cells(
         &[
             "variant",
             "samples",
@@ -105,7 +95,7 @@ pub(crate) fn mtp_yardstick(s: &Summary) -> Option<Table> {
     if s.variants.iter().all(|v| v.mtp_yardstick.is_none()) {
         return None;
     }
-    let mut t = table(
+    let mut t = Table::of_cells(
         &[
             "variant",
             "samples",

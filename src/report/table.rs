@@ -94,6 +94,16 @@ impl Table {
         Table { columns, rows: Vec::new() }
     }
 
+    /// Display text cells under `head`, those in `numeric` right-aligned.
+    pub(crate) fn of_cells(head: &[&str], numeric: &[usize]) -> Table {
+        Table::new(
+            head.iter()
+                .enumerate()
+                .map(|(i, h)| if numeric.contains(&i) { Column::number(h) } else { Column::text(h) })
+                .collect(),
+        )
+    }
+
     /// Machine columns, each a text column whose key is its header.
     pub(crate) fn named(keys: &[&str]) -> Table {
         Table::new(keys.iter().map(|k| Column::text(k)).collect())

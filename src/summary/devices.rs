@@ -37,6 +37,12 @@ pub(crate) fn one_device_caveat(argv: &[String], env: &[(String, String)], meter
     ))
 }
 
+/// [`one_device_caveat`] of a variant from its spec (its `env=`) and a sample's server argv.
+pub(crate) fn variant_caveat(spec: Option<&str>, argv: &[String], metered: bool) -> Option<String> {
+    let env = spec.and_then(|s| crate::variant::Variant::parse(s).ok()).map(|v| v.env).unwrap_or_default();
+    one_device_caveat(argv, &env, metered)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -326,9 +326,8 @@ fn acceptance_interval(rates: &[f64]) -> Option<[f64; 2]> {
     if rates.len() < 3 {
         return None;
     }
-    let t = t_test::one_sample(rates);
-    let half = t_test::two_sided_quantile(0.05, t.df) * t.se;
-    Some([(t.mean - half).clamp(0.0, 1.0), (t.mean + half).clamp(0.0, 1.0)])
+    let (lo, hi) = t_test::one_sample(rates).interval(0.05);
+    Some([lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0)])
 }
 
 /// Each draft position's median rate over the samples that printed per-position rates.
@@ -560,13 +559,13 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                     (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
                 })
                 .collect(),
-            caveats: {
-                let env = file.variants.get(vi).and_then(|spec| crate::variant::Variant::parse(spec).ok());
-                let env = env.map(|v| v.env).unwrap_or_default();
-                let metered = sample_phases.iter().any(|p| p[1].mean_power_w.is_some());
-                let argv = samples.first().map_or(&[][..], |s| s.server_argv.as_slice());
-                devices::one_device_caveat(argv, &env, metered).into_iter().collect()
-            },
+            caveats: devices::variant_caveat(
+                file.variants.get(vi).map(String::as_str),
+                samples.first().map_or(&[][..], |s| s.server_argv.as_slice()),
+                sample_phases.iter().any(|p| p[1].mean_power_w.is_some()),
+            )
+            .into_iter()
+            .collect(),
             // One decode context per request, not a sequence's summed prompt (§4.1, §4.2).
             floor: roofline
                 .as_ref()

@@ -12,6 +12,7 @@ use crate::telemetry::Reading;
 use serde::{Deserialize, Serialize};
 
 use super::t_test;
+use super::windows::reading_median;
 
 /// One request of the soak, medians over the accepted samples.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,11 +43,6 @@ pub(crate) struct SoakFigures {
     pub(crate) drift_ci_pct: Option<[f64; 2]>,
 }
 
-/// Readings of `series` from `a` to `b` (CLOCK_MONOTONIC ns).
-fn within(series: &[TelemetrySample], a: u64, b: u64) -> impl Iterator<Item = &Reading> {
-    series.iter().filter(move |s| s.at.mono_ns >= a && s.at.mono_ns <= b).map(|s| &s.reading)
-}
-
 /// What one sample's request `r` saw: (decode, prefill, start temperature, power, clock).
 type RequestReading = [Option<f64>; 5];
 
@@ -54,9 +50,7 @@ fn reading_of(r: &SequenceRequest, series: &[TelemetrySample]) -> RequestReading
     let (start, end) = (r.start_mono_ns, r.end_mono_ns);
     let start_temp =
         start.and_then(|a| series.iter().rev().find(|s| s.at.mono_ns <= a).and_then(|s| s.reading.hottest_c()));
-    let over = |f: fn(&Reading) -> Option<f64>| {
-        start.zip(end).and_then(|(a, b)| median(&within(series, a, b).filter_map(f).collect::<Vec<_>>()))
-    };
+    let over = |f: fn(&Reading) -> Option<f64>| start.zip(end).and_then(|(a, b)| reading_median(series, a, b, f));
     [r.decode_tps(), r.prefill_tps(), start_temp, over(|x| x.power_w.or(x.power_avg_w)), over(|x| x.gfx_clock_mhz)]
 }
 
@@ -90,9 +84,8 @@ pub(crate) fn figures(samples: &[(&Sample, Vec<TelemetrySample>)]) -> Option<Soa
     let span = n.saturating_sub(2) as f64;
     let pct = |slope: f64| 100.0 * (slope * span).exp_m1();
     let drift_ci_pct = (slopes.len() >= 3).then(|| {
-        let t = t_test::one_sample(&slopes);
-        let half = t_test::two_sided_quantile(0.05, t.df) * t.se;
-        [pct(t.mean - half), pct(t.mean + half)]
+        let (lo, hi) = t_test::one_sample(&slopes).interval(0.05);
+        [pct(lo), pct(hi)]
     });
     let drift_pct: Vec<f64> = slopes.iter().map(|&b| pct(b)).collect();
     Some(SoakFigures { requests, drift_pct_median: median(&drift_pct), drift_pct, drift_ci_pct })

@@ -109,11 +109,11 @@ pub(crate) struct ChangeCi {
 impl ChangeCi {
     /// The t-interval of `t` (a mean log ratio) at two-sided level `alpha`, in %, with its p-value.
     fn of_t(t: super::t_test::TStat, alpha: f64, confidence: f64, method: CiMethod, pairs: Option<usize>) -> ChangeCi {
-        let reach = t.se * super::t_test::two_sided_quantile(alpha, t.df);
+        let (lo, hi) = t.interval(alpha);
         let pct = |x: f64| 100.0 * (x.exp() - 1.0);
         ChangeCi {
-            lo_pct: pct(t.mean - reach),
-            hi_pct: pct(t.mean + reach),
+            lo_pct: pct(lo),
+            hi_pct: pct(hi),
             confidence,
             resamples: 0,
             seed: 0,

@@ -153,6 +153,12 @@ impl TStat {
         }
         two_sided_p(self.mean / self.se, self.df)
     }
+
+    /// The two-sided `1 − alpha` interval of the mean: `mean ± quantile × se`.
+    pub(crate) fn interval(&self, alpha: f64) -> (f64, f64) {
+        let reach = self.se * two_sided_quantile(alpha, self.df);
+        (self.mean - reach, self.mean + reach)
+    }
 }
 
 /// The one-sample t statistic of `d`'s mean; at least 2 values.

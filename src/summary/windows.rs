@@ -48,7 +48,13 @@ pub(crate) struct SampleWindows {
     pub(crate) throttled_by: Vec<String>,
 }
 
-fn reading_median(series: &[TelemetrySample], a: u64, b: u64, f: fn(&Reading) -> Option<f64>) -> Option<f64> {
+/// The median of `f` over the readings of `series` from `a` to `b` (CLOCK_MONOTONIC ns).
+pub(crate) fn reading_median(
+    series: &[TelemetrySample],
+    a: u64,
+    b: u64,
+    f: fn(&Reading) -> Option<f64>,
+) -> Option<f64> {
     median(
         &series
             .iter()

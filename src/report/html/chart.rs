@@ -92,6 +92,12 @@ pub(crate) fn svg(
     Ok(out)
 }
 
+/// One panel of a stacked chart: its axis name and the value it draws of each point.
+pub(crate) struct Signal<T> {
+    pub(crate) name: &'static str,
+    pub(crate) of: fn(&T) -> Option<f64>,
+}
+
 /// The height of one panel of a stacked chart (one field over time), px.
 pub(crate) const PANEL: u32 = 150;
 

@@ -3,7 +3,7 @@
 //! panels below, on one axis of the requests in the order sent. A signal no request measured gets
 //! no panel.
 use super::chart::{
-    line_with_dots, padded, stacked_panel, svg, variant_colour, ChartError, AXIS_TEXT, FONT, PANEL, WIDTH,
+    line_with_dots, padded, stacked_panel, svg, variant_colour, ChartError, Signal, AXIS_TEXT, FONT, PANEL, WIDTH,
 };
 use crate::summary::soak::SoakRequestLine;
 use crate::summary::Summary;
@@ -11,13 +11,7 @@ use plotters::prelude::*;
 
 const TITLE: u32 = 34;
 
-/// One panel: its axis name and each request's value.
-struct Signal {
-    name: &'static str,
-    of: fn(&SoakRequestLine) -> Option<f64>,
-}
-
-const SIGNALS: [Signal; 5] = [
+const SIGNALS: [Signal<SoakRequestLine>; 5] = [
     Signal { name: "decode (tok/s)", of: |r| r.decode_tps },
     Signal { name: "prefill (tok/s)", of: |r| r.prefill_tps },
     Signal { name: "start temp (°C)", of: |r| r.start_temp_c },
@@ -37,10 +31,10 @@ pub(crate) fn chart(s: &Summary) -> Option<Result<String, ChartError>> {
     if soaks.is_empty() {
         return None;
     }
-    let points = |requests: &[SoakRequestLine], s: &Signal| -> Vec<(f64, f64)> {
+    let points = |requests: &[SoakRequestLine], s: &Signal<SoakRequestLine>| -> Vec<(f64, f64)> {
         requests.iter().filter_map(|r| Some((r.request as f64, (s.of)(r)?))).collect()
     };
-    let drawn: Vec<&Signal> =
+    let drawn: Vec<&Signal<SoakRequestLine>> =
         SIGNALS.iter().filter(|sig| soaks.iter().any(|(_, _, r)| !points(r, sig).is_empty())).collect();
     let n = soaks.iter().map(|(_, _, r)| r.len()).max().unwrap_or(1) as f64;
     let height = TITLE + drawn.len() as u32 * PANEL + 30;

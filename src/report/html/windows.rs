@@ -3,7 +3,8 @@
 //! each window in panels below, on one time axis from the decode's first token. A signal no window
 //! measured gets no panel; the page says so in a line under the chart.
 use super::chart::{
-    line_with_dots, padded, series_colour, stacked_panel, svg, time_unit, ChartError, AXIS_TEXT, FONT, PANEL, WIDTH,
+    line_with_dots, padded, series_colour, stacked_panel, svg, time_unit, ChartError, Signal, AXIS_TEXT, FONT, PANEL,
+    WIDTH,
 };
 use super::markup::{esc, figure};
 use super::timeline::axis_name;
@@ -17,18 +18,12 @@ const TITLE: u32 = 34;
 /// One legend row per sample.
 const ROW: u32 = 22;
 
-/// One panel's signal: its axis name and its value in a window.
-struct Signal {
-    name: &'static str,
-    of: fn(&DecodeWindow) -> Option<f64>,
-}
-
 const DECODE: &str = "decode (tok/s)";
 /// The windows' temperature is the hottest reading (GPU, hotspot or memory; summary::windows).
 const TEMP: &str = "hottest temp (°C)";
 
 /// The telemetry panels, in drawing order.
-fn telemetry() -> [Signal; 3] {
+fn telemetry() -> [Signal<DecodeWindow>; 3] {
     [
         Signal { name: axis_name(Field::GfxClockMhz), of: |w| w.gfx_clock_mhz },
         Signal { name: axis_name(Field::PowerW), of: |w| w.power_w },
@@ -36,7 +31,7 @@ fn telemetry() -> [Signal; 3] {
     ]
 }
 
-fn measured(samples: &[SampleWindows], s: &Signal) -> bool {
+fn measured(samples: &[SampleWindows], s: &Signal<DecodeWindow>) -> bool {
     samples.iter().flat_map(|x| &x.windows).any(|w| (s.of)(w).is_some())
 }
 
@@ -65,14 +60,14 @@ pub(crate) fn chart(label: &str, samples: &[SampleWindows]) -> Option<Result<Str
     if samples.iter().all(|x| x.windows.is_empty()) {
         return None;
     }
-    let decode = Signal { name: DECODE, of: |w| Some(w.tokens_per_s) };
-    let signals: Vec<Signal> =
+    let decode: Signal<DecodeWindow> = Signal { name: DECODE, of: |w| Some(w.tokens_per_s) };
+    let signals: Vec<Signal<DecodeWindow>> =
         std::iter::once(decode).chain(telemetry().into_iter().filter(|s| measured(samples, s))).collect();
     let end_ms = samples.iter().flat_map(|x| &x.windows).map(|w| w.end_ms).fold(0.0, f64::max);
     let (per, unit) = time_unit(end_ms);
     let x_range = (0.0, end_ms.max(f64::MIN_POSITIVE) / per);
     // Each window at its middle, the value its rate or its telemetry's median.
-    let points = |sample: &SampleWindows, s: &Signal| -> Vec<(f64, f64)> {
+    let points = |sample: &SampleWindows, s: &Signal<DecodeWindow>| -> Vec<(f64, f64)> {
         sample.windows.iter().filter_map(|w| Some(((w.start_ms + w.end_ms) / 2.0 / per, (s.of)(w)?))).collect()
     };
     let legend_h = ROW * samples.len() as u32 + 8;
