@@ -43,8 +43,16 @@ fn set_up(work: &Path) {
     copy_tree(&study, &work.join("study"));
     // A folder an older release wrote itself (its study file has no `kind`).
     copy_tree(&root().join("tests/fixtures/evidence-today-ab/study"), &work.join("today"));
-    copy_tree(&study, &work.join("again"));
-    copy_tree(&study, &work.join("traced"));
+    // A copy of a folder is the same study (docs/methodology.md §15 "identity"): "again" and
+    // "traced" are made later runs of the same setup by their start, so the history holds three.
+    for (dir, hour) in [("again", "11"), ("traced", "12")] {
+        copy_tree(&study, &work.join(dir));
+        let host = work.join(dir).join("host.json");
+        let text = std::fs::read_to_string(&host).unwrap();
+        let later = text.replace("2026-11-30T10:23:39", &format!("2026-11-30T{hour}:23:39"));
+        assert_ne!(text, later, "the fixture's start moved");
+        std::fs::write(&host, later).unwrap();
+    }
     copy_tree(&root().join("traces/rocpd-kv-f16"), &work.join("traced/traces/f16"));
     copy_tree(&root().join("traces/rocpd-kv-q8_0"), &work.join("traced/traces/q8_0"));
     for t in ["rocpd-kv-f16", "rocpd-kv-q8_0"] {

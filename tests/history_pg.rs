@@ -65,7 +65,8 @@ fn the_history_location_is_a_path_or_a_postgres_url_and_any_other_scheme_is_refu
         ("env", "sqlite:///tmp/h.db", "unknown scheme sqlite://"),
         ("flag", "postgres://ci:hunter2@db/abprof", "carries a password"),
         ("env", "postgres://ci:hunter2@db/abprof", "carries a password"),
-        ("flag", "postgres://ci@db/abprof?sslmode=require", "sslmode=require is not supported"),
+        ("flag", "postgres://ci@db/abprof?sslcert=/c.pem", "sslcert is not supported"),
+        ("env", "postgres://ci@db/abprof?sslmode=verify-full", "needs the server's CA"),
     ] {
         let mut c = abprof();
         c.current_dir(d.path()).arg("history");
@@ -118,8 +119,11 @@ fn one_study_recorded_by_two_processes_at_once_lands_once() {
     assert_eq!(news.iter().filter(|n| **n).count(), 1, "{outs:#?}");
     assert_eq!(pg.query("team", "SELECT count(*) FROM studies"), "1");
     assert_eq!(pg.query("team", "SELECT count(*) FROM samples"), "4");
-    // Re-recording the same evidence later is a no-op too.
+    // Re-recording the same evidence later is a no-op too, from another path as well (a CI
+    // artifact downloaded elsewhere): the identity is the study's, not its folder's.
     assert!(import(&url, &[&study]).contains("already in the history"));
+    let moved = study_copy(&d.path().join("artifact"), |_| {});
+    assert!(import(&url, &[&moved]).contains("already in the history"));
     assert_eq!(pg.query("team", "SELECT count(*) FROM studies"), "1");
 }
 
@@ -207,21 +211,47 @@ fn a_study_that_cannot_reach_postgres_waits_in_the_outbox_and_push_sends_it_once
     assert_eq!(out.status.code(), Some(0), "{lines:?}");
     let said: Vec<&String> = lines.iter().filter(|l| l.contains("history")).collect();
     assert_eq!(said.len(), 1, "{lines:?}");
-    let pending = home.path().join("abprof/pending.db");
+    // The database's own outbox, named by its user, host, port and database.
+    let outboxes: Vec<PathBuf> =
+        std::fs::read_dir(home.path().join("abprof/pending")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(outboxes.len(), 1, "{outboxes:?}");
+    let pending = outboxes[0].clone();
+    let name = pending.file_name().unwrap().to_str().unwrap();
+    assert!(name.starts_with(&format!("abprof@127.0.0.1_{}_postgres-", pg.port)) && name.ends_with(".db"), "{name}");
     assert!(
         said[0].contains("cannot reach the history") && said[0].contains(&pending.display().to_string()),
         "{said:?}"
     );
     assert!(said[0].contains("abprof history push"), "{said:?}");
+    // Another database's outbox, and the one outbox an earlier abprof kept for every database:
+    // a push to this database sends neither, and names both.
+    let other = home.path().join("abprof/pending/abprof@db.example_5432_other-00000000.db");
+    let unnamed = home.path().join("abprof/pending.db");
+    for to in [&other, &unnamed] {
+        std::fs::copy(&pending, to).unwrap();
+    }
 
     pg.resume();
-    let push = |history: &str| {
-        run_ok(pg_abprof().env("XDG_DATA_HOME", home.path()).args(["history", "push", "--history", history]))
+    let push = |history: &str, extra: &[&str]| {
+        run_ok(
+            pg_abprof().env("XDG_DATA_HOME", home.path()).args(["history", "push", "--history", history]).args(extra),
+        )
     };
-    let first = push(&url);
+    let first = push(&url, &[]);
     assert!(first.contains("pushed") && first.contains("1 pending study sent"), "{first}");
-    let second = push(&url);
+    assert!(first.contains(&format!("1 study waits in {}, another database's outbox", other.display())), "{first}");
+    let hint = format!(
+        "1 study waits in {}, the outbox of an earlier abprof, which did not record their database: send them with `abprof history push --outbox {} --history URL`",
+        unnamed.display(),
+        unnamed.display()
+    );
+    assert!(first.contains(&hint), "{first}");
+    let second = push(&url, &[]);
     assert!(second.contains("0 pending studies sent"), "{second}");
+    let unnamed_arg = unnamed.to_str().unwrap();
+    let legacy = push(&url, &["--outbox", unnamed_arg]);
+    assert!(legacy.contains("already there:") && legacy.contains("1 pending study sent to"), "{legacy}");
+    assert!(!push(&url, &[]).contains("earlier abprof"), "the earlier outbox is empty now");
     let list = json_of(&url, &[]);
     assert_eq!(list["studies_total"], 1, "{list:#}");
     assert_eq!(list["rows"][0]["accepted"], 1);
@@ -262,7 +292,11 @@ fn a_study_killed_with_sigkill_leaves_no_row_in_postgres() {
 fn sqlite_writers_at_once_wait_briefly_and_all_succeed() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("h.db");
-    let dirs: Vec<PathBuf> = (0..3).map(|i| study_copy(&d.path().join(format!("s{i}")), |_| {})).collect();
+    // Three runs (a copy of one folder would be one study: its start makes each its own).
+    let run = |name: &str, hour: u32| {
+        study_copy(&d.path().join(name), |h| h["started_at"] = format!("2026-11-30T{hour}:00:00+00:00").into())
+    };
+    let dirs: Vec<PathBuf> = (0..3).map(|i| run(&format!("s{i}"), 11 + i)).collect();
     let bin = assert_cmd::cargo::cargo_bin("abprof");
     let spawn = |dir: &Path| {
         std::process::Command::new(&bin)
@@ -289,7 +323,7 @@ fn sqlite_writers_at_once_wait_briefly_and_all_succeed() {
     assert_eq!(n, 3);
     // Another writer holds the lock for 2 s: the import waits, then lands.
     conn.execute_batch("BEGIN IMMEDIATE").unwrap();
-    let extra = study_copy(&d.path().join("held"), |_| {});
+    let extra = run("held", 15);
     let child = spawn(&extra);
     std::thread::sleep(Duration::from_secs(2));
     conn.execute_batch("COMMIT").unwrap();
@@ -297,4 +331,60 @@ fn sqlite_writers_at_once_wait_briefly_and_all_succeed() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let n: i64 = conn.query_row("SELECT count(*) FROM studies", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 4);
+}
+
+/// A team database that takes TCP sessions over TLS only (docs/methodology.md §15 "TLS"):
+/// libpq's sslmode words mean what they mean to psql — `disable` is refused by the server,
+/// `prefer` and `require` encrypt without checking the certificate, `verify-ca` checks the chain,
+/// `verify-full` the chain and the host name — and a failed check is one line naming its cause.
+#[test]
+fn a_tls_only_database_is_reached_with_libpqs_sslmodes_and_a_failed_check_is_named() {
+    let Some(pg) = PgCluster::start_tls() else { return };
+    pg.query("postgres", "CREATE DATABASE team");
+    let home = tempfile::tempdir().unwrap();
+    let url = |host: &str, query: &str| format!("postgres://abprof@{host}:{}/team?{query}", pg.port);
+    let (ca, other) = (pg.ca().display().to_string(), pg.other_ca().display().to_string());
+    let list = |u: &str, env: &[(&str, &str)]| {
+        let mut c = pg_abprof();
+        c.env("HOME", home.path()).args(["history", "--history", u, "--format", "json"]);
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let reached = |u: &str, env: &[(&str, &str)]| {
+        let out = list(u, env);
+        assert_eq!(out.status.code(), Some(0), "{u}: {:?}", stderr_lines(&out));
+    };
+    let refused = |u: &str, env: &[(&str, &str)], why: &str| {
+        let out = list(u, env);
+        assert_eq!(out.status.code(), Some(1), "{u}");
+        let lines = stderr_lines(&out);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("cannot reach the history") && lines[0].contains(why), "{u}: {lines:?}");
+        assert!(!lines[0].contains(PG_PASSWORD), "{lines:?}");
+    };
+    refused(&url("127.0.0.1", "sslmode=disable"), &[], "no encryption");
+    reached(&url("127.0.0.1", ""), &[]);
+    reached(&url("127.0.0.1", "sslmode=require"), &[]);
+    reached(&url("localhost", &format!("sslmode=verify-full&sslrootcert={ca}")), &[]);
+    // The certificate is for localhost alone: the chain holds, the name does not.
+    reached(&url("127.0.0.1", &format!("sslmode=verify-ca&sslrootcert={ca}")), &[]);
+    refused(&url("127.0.0.1", &format!("sslmode=verify-full&sslrootcert={ca}")), &[], "not valid for name");
+    refused(&url("localhost", &format!("sslmode=verify-full&sslrootcert={other}")), &[], "UnknownIssuer");
+    // require with a root at hand checks the chain, as libpq does.
+    refused(&url("localhost", &format!("sslmode=require&sslrootcert={other}")), &[], "UnknownIssuer");
+    // libpq's environment stands in for the URL's parameters.
+    reached(&url("localhost", ""), &[("PGSSLMODE", "verify-full"), ("PGSSLROOTCERT", &ca)]);
+    refused(&url("localhost", ""), &[("PGSSLMODE", "disable")], "no encryption");
+
+    // A study recorded over verify-full lands, and is read back over require.
+    let d = tempfile::tempdir().unwrap();
+    let study = study_copy(&d.path().join("one"), |_| {});
+    let full = url("localhost", &format!("sslmode=verify-full&sslrootcert={ca}"));
+    assert!(import(&full, &[&study]).contains("imported"));
+    assert_eq!(pg.query("team", "SELECT count(*) FROM studies"), "1");
+    let out = list(&url("127.0.0.1", "sslmode=require"), &[]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["studies_total"], 1, "{v:#}");
 }

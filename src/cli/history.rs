@@ -33,8 +33,9 @@ pub(crate) enum HistoryAction {
     /// Load existing evidence folders (ab, trace, pi, exactness, bench) into the history; a study
     /// already there is recognized and not added twice.
     Import(ImportArgs),
-    /// Send the studies kept while the PostgreSQL history could not be reached
-    /// ($XDG_DATA_HOME/abprof/pending.db) to it; a study it already holds is not added twice.
+    /// Send the studies kept while the PostgreSQL history could not be reached (its own outbox,
+    /// $XDG_DATA_HOME/abprof/pending/USER@HOST_PORT_DB-HASH.db) to it; a study it already holds is
+    /// not added twice.
     Push(PushArgs),
 }
 
@@ -42,6 +43,10 @@ pub(crate) enum HistoryAction {
 pub(crate) struct PushArgs {
     #[command(flatten)]
     pub(crate) db: HistoryDb,
+    /// Send this outbox file instead of the database's own (e.g. the pending.db of an earlier
+    /// abprof, which kept one outbox for every database).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) outbox: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -186,7 +191,13 @@ fn push(a: PushArgs) -> Result<i32> {
             path.display()
         );
     }
+    if let Some(f) = a.outbox.as_ref().filter(|f| !f.is_file()) {
+        anyhow::bail!(
+            "--outbox {}: no such file: name an outbox file (FILE.db) that `abprof history push` listed",
+            f.display()
+        );
+    }
     let mut history = History::open(&location)?;
-    emit(&crate::history::push(&mut history)?, a.output.format());
+    emit(&crate::history::push(&mut history, a.outbox.as_deref())?, a.output.format());
     Ok(0)
 }

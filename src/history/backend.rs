@@ -85,7 +85,8 @@ impl History {
         // Later studies of this run (a sweep's points) go straight to the outbox.
         self.store = None;
         self.unreachable = Some(cause.clone());
-        let pending = pending_path()?;
+        let HistoryLocation::Postgres(target) = &self.location else { unreachable!("a SQLite history returned above") };
+        let pending = pending_path(target)?;
         sqlite::SqliteStore::open(&pending)?.record(study)?;
         Ok(Recording::Pending { pending, cause })
     }

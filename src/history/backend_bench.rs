@@ -11,7 +11,6 @@ use super::record::StudyRecord;
 use super::regressions::regressions;
 use super::row::Store;
 use super::sqlite::SqliteStore;
-use std::str::FromStr;
 use std::time::Instant;
 
 /// Study `i`: two variants of 15 samples each (30 samples), an hour after study `i - 1`.
@@ -85,9 +84,7 @@ fn bench_history_backends() {
     let lite = measure(|| Box::new(SqliteStore::open(&path).unwrap()), studies);
     let pg = PgCluster::start().expect("PostgreSQL for the bench");
     let url = pg.database("bench");
-    let mut config = postgres::Config::from_str(&url).unwrap();
-    config.password(PG_PASSWORD);
-    let target = PgTarget { url, config };
+    let target = PgTarget::with_password(&url, PG_PASSWORD);
     let post = measure(|| Box::new(PgStore::connect(&target).unwrap()), studies);
     let line = |what: &str, l: f64, p: f64| {
         println!("{what}: sqlite {l:.2} ms, postgres {p:.2} ms, ratio {:.1}x", p / l);

@@ -7,7 +7,7 @@ use thiserror::Error;
 pub(crate) enum HistoryError {
     #[error("cannot open the history {path}: {detail}: pass another --history FILE, or --no-history")]
     Open { path: PathBuf, detail: String },
-    #[error("cannot reach the history {url}: {detail}: check that the server is up and the URL right, and give the password in PGPASSWORD or ~/.pgpass")]
+    #[error("cannot reach the history {url}: {detail}: check that the server is up and the URL right (its sslmode and sslrootcert too), and give the password in PGPASSWORD or ~/.pgpass")]
     Unreachable { url: String, detail: String },
     #[error("is not an abprof history database ({0}): pass another --history FILE")]
     NotHistory(String),

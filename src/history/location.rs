@@ -3,6 +3,7 @@
 //! database; any other `scheme://` is refused, never taken for a path. A URL never carries the
 //! password (argv is visible to every user of the host): it comes from `PGPASSWORD` or a
 //! `.pgpass`-format file.
+use sha2::Digest;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -15,11 +16,13 @@ use super::error::HistoryError;
 #[error("{0}")]
 pub(crate) struct BadLocation(pub(crate) String);
 
-/// A PostgreSQL history: the URL as given (it holds no password) and its parsed settings.
+/// A PostgreSQL history: the URL as given (it holds no password), its parsed settings and how
+/// its connections are secured.
 #[derive(Debug, Clone)]
 pub(crate) struct PgTarget {
     pub(crate) url: String,
     pub(crate) config: postgres::Config,
+    pub(crate) tls: super::tls::TlsPolicy,
 }
 
 /// Where a command records or reads.
@@ -75,7 +78,8 @@ impl FromStr for HistoryLocation {
 
 /// The URL's settings with its user filled in as libpq would (`PGUSER`, else the login name).
 fn postgres_target(url: &str) -> Result<PgTarget, BadLocation> {
-    let mut config = postgres::Config::from_str(url).map_err(|e| {
+    let (client_url, tls) = super::tls::split_policy(url)?;
+    let mut config = postgres::Config::from_str(&client_url).map_err(|e| {
         BadLocation(format!("--history {url}: not a PostgreSQL URL ({e}): write postgres://USER@HOST:PORT/DB"))
     })?;
     if config.get_password().is_some() {
@@ -84,14 +88,7 @@ fn postgres_target(url: &str) -> Result<PgTarget, BadLocation> {
                 .into(),
         ));
     }
-    match config.get_ssl_mode() {
-        postgres::config::SslMode::Disable | postgres::config::SslMode::Prefer => {}
-        _ => {
-            return Err(BadLocation(format!(
-                "--history {url}: sslmode=require is not supported (this abprof has no TLS stack): use sslmode=disable or prefer over a trusted network or an SSH tunnel"
-            )))
-        }
-    }
+    config.ssl_mode(tls.mode.wire());
     if config.get_hosts().is_empty() {
         config.host("localhost");
     }
@@ -100,7 +97,7 @@ fn postgres_target(url: &str) -> Result<PgTarget, BadLocation> {
             ["PGUSER", "USER", "LOGNAME"].into_iter().find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()));
         config.user(user.as_deref().unwrap_or("postgres"));
     }
-    Ok(PgTarget { url: url.to_string(), config })
+    Ok(PgTarget { url: url.to_string(), config, tls })
 }
 
 impl PgTarget {
@@ -111,6 +108,21 @@ impl PgTarget {
             _ => "localhost".into(),
         };
         (host, self.config.get_ports().first().copied().unwrap_or(5432))
+    }
+
+    /// The target of `url` with `password` set (the tests' server).
+    #[cfg(test)]
+    pub(crate) fn with_password(url: &str, password: &str) -> PgTarget {
+        let mut t = postgres_target(url).expect("a PostgreSQL URL");
+        t.config.password(password);
+        t
+    }
+
+    /// The database itself, `postgres://USER@HOST:PORT/DB`: what names its outbox.
+    pub(crate) fn database_key(&self) -> String {
+        let (host, port) = self.host_port();
+        let user = self.config.get_user().unwrap_or("");
+        format!("postgres://{user}@{host}:{port}/{}", self.config.get_dbname().unwrap_or(user))
     }
 
     /// The settings to connect with: the password from `PGPASSWORD`, else the first matching
@@ -173,10 +185,31 @@ pub(crate) fn default_path() -> Option<PathBuf> {
     Some(data.join("abprof").join("history.db"))
 }
 
-/// The outbox: `pending.db` beside the default history.
-pub(crate) fn pending_path() -> Result<PathBuf, HistoryError> {
-    default_path().map(|p| p.with_file_name("pending.db")).ok_or_else(|| HistoryError::Open {
-        path: "pending.db".into(),
+/// The outbox of `target` (docs/methodology.md §15 "outbox"): one SQLite file per database,
+/// `pending/USER@HOST_PORT_DB-HASH.db` beside the default history, so a push sends to a database
+/// only the studies that were meant for it. The name is the database's (user, host, port,
+/// database), never its TLS settings or options: the same database reached another way has the
+/// same outbox.
+pub(crate) fn pending_path(target: &PgTarget) -> Result<PathBuf, HistoryError> {
+    let key = target.database_key();
+    let readable: String = key
+        .trim_start_matches("postgres://")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "@.-".contains(c) { c } else { '_' })
+        .collect();
+    let hash = hex::encode(&sha2::Sha256::digest(key.as_bytes())[..4]);
+    outbox_dir().map(|d| d.join(format!("{readable}-{hash}.db")))
+}
+
+/// The outbox an abprof before per-database outboxes kept for every database: `pending.db`.
+pub(crate) fn unnamed_pending_path() -> Option<PathBuf> {
+    default_path().map(|p| p.with_file_name("pending.db"))
+}
+
+/// The folder of the per-database outboxes.
+pub(crate) fn outbox_dir() -> Result<PathBuf, HistoryError> {
+    default_path().and_then(|p| Some(p.parent()?.join("pending"))).ok_or_else(|| HistoryError::Open {
+        path: "pending".into(),
         detail: "no place for the outbox: set XDG_DATA_HOME or HOME".into(),
     })
 }
@@ -202,8 +235,24 @@ mod tests {
         assert!(e.contains("unknown scheme mysql://") && e.contains("postgres://"), "{e}");
         let e = parse("postgres://ci:hunter2@db/abprof").unwrap_err();
         assert!(e.contains("carries a password") && e.contains("PGPASSWORD") && !e.contains("hunter2"), "{e}");
-        let e = parse("postgres://ci@db/abprof?sslmode=require").unwrap_err();
-        assert!(e.contains("sslmode=require is not supported"), "{e}");
+        let Ok(HistoryLocation::Postgres(t)) = parse("postgres://ci@db/abprof?sslmode=require") else { panic!() };
+        assert_eq!(t.tls.mode, super::super::tls::SslMode::Require);
+        assert_eq!(t.config.get_ssl_mode(), postgres::config::SslMode::Require);
+    }
+
+    #[test]
+    fn each_database_has_its_own_outbox_whatever_its_tls_settings() {
+        let path = |url: &str| {
+            let Ok(HistoryLocation::Postgres(t)) = parse(url) else { panic!("{url}") };
+            pending_path(&t).unwrap()
+        };
+        let a = path("postgres://ci@db.example:5433/team");
+        assert_eq!(a, path("postgres://ci@db.example:5433/team?sslmode=disable&application_name=x"));
+        assert_ne!(a, path("postgres://ci@db.example:5433/other"));
+        assert_ne!(a, path("postgres://ci@db.example/team"), "another port, another database");
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("ci@db.example_5433_team-") && name.ends_with(".db"), "{name}");
+        assert_eq!(a.parent().unwrap().file_name().unwrap(), "pending");
     }
 
     #[test]

@@ -18,11 +18,16 @@ mod regressions;
 mod row;
 mod schema;
 mod sqlite;
+mod tls;
 
 pub(crate) use backend::{History, Recording};
 pub(crate) use import::{import_folder, records_in, Imported};
 pub(crate) use location::{default_path, BadLocation, HistoryLocation};
 pub(crate) use outbox::{push, Pushed};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
+#[cfg(test)]
+pub(crate) use record::{testing, VerdictRow};
 pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord};
 pub(crate) use regressions::{regressions, Move, NotCompared, Regressions, Series, SeriesFloor};
+#[cfg(test)]
+pub(crate) use row::StoredStudy;

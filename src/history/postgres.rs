@@ -26,6 +26,20 @@ pub(crate) fn dialect(step: &str) -> String {
     real.replace_all(&s, "DOUBLE PRECISION").into_owned()
 }
 
+/// The error with its sources (a TLS failure's cause, e.g. an unknown issuer, is the source's).
+fn error_chain(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    text
+}
+
 fn sql_err(e: postgres::Error) -> HistoryError {
     // The server's own message (e.g. a unique violation), not the crate's "db error".
     match e.as_db_error() {
@@ -49,10 +63,15 @@ impl PgStore {
     pub(crate) fn connect_at(target: &PgTarget, version: u32) -> Result<PgStore, HistoryError> {
         let mut config = target.connect_config();
         config.connect_timeout(CONNECT_TIMEOUT).application_name("abprof");
-        let client = config.connect(NoTls).map_err(|e| HistoryError::Unreachable {
+        let unreachable = |detail: String| HistoryError::Unreachable {
             url: target.url.clone(),
-            detail: e.to_string().replace('\n', " "),
-        })?;
+            detail: format!("{detail} ({})", target.tls).replace('\n', " "),
+        };
+        let client = match target.tls.connector().map_err(unreachable)? {
+            None => config.connect(NoTls),
+            Some(tls) => config.connect(tls),
+        }
+        .map_err(|e| unreachable(error_chain(&e)))?;
         let mut store = PgStore { client };
         store.migrate_to(version)?;
         Ok(store)
@@ -262,12 +281,9 @@ mod tests {
     use super::super::row::Store;
     use super::*;
     use crate::history::postgres::pg_cluster::{PgCluster, PG_PASSWORD};
-    use std::str::FromStr;
 
     fn target(url: &str) -> PgTarget {
-        let mut config = postgres::Config::from_str(url).unwrap();
-        config.password(PG_PASSWORD);
-        PgTarget { url: url.into(), config }
+        PgTarget::with_password(url, PG_PASSWORD)
     }
 
     fn count(store: &mut PgStore, table: &str) -> i64 {
@@ -302,19 +318,38 @@ mod tests {
         assert_eq!(pg.query("empty", "SELECT count(*) FROM abprof_schema"), "1");
         assert_eq!(pg.query("empty", "SELECT count(*) FROM kernel_categories"), "0");
 
-        // The previous version with a study in it: migrated with its rows intact.
+        // The previous version with a study in it, as that version's abprof wrote it (its
+        // columns): migrated with its rows intact.
         let old = target(&pg.database("previous"));
-        let mut v1 = PgStore::connect_at(&old, LATEST - 1).unwrap();
-        assert_eq!(v1.version(), LATEST - 1);
-        assert_eq!(pg.query("previous", "SELECT to_regclass('sample_energy') IS NULL"), "t");
-        let s = study("one", 0, vec![variant("f16", "1", &[10.0, 10.5])]);
-        assert!(v1.record(&s).unwrap().1);
+        let v1 = PgStore::connect_at(&old, LATEST - 1).unwrap();
         drop(v1);
+        let mei =
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'studies' AND column_name = 'mei_pct'";
+        assert_eq!(pg.query("previous", mei), "0");
+        pg.query(
+            "previous",
+            r#"INSERT INTO studies (identity, kind, folder, aa, started_at, recorded_at, host, output_tokens,
+                   server_args, pure_decode, ignore_eos, missing)
+               VALUES ('x', 'ab', '/s', 0, '2026-11-30T10:00:00+00:00', 'now', 'vm', 8, '["-c","4096"]', 0, 1, 0);
+               INSERT INTO variants (study_id, position, label, spec, own_args, argv, env, planned, accepted)
+                   SELECT id, 0, 'f16', 'f16=/b', '[]', '[]', '[]', 2, 2 FROM studies;
+               INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps)
+                   SELECT id, i, 's/' || i, 1, 10.0 + i FROM variants, generate_series(0, 1) AS i;
+               INSERT INTO sample_energy (sample_id, metric, value)
+                   SELECT id, 'decode-j-per-token', 1.1 FROM samples WHERE idx = 0;"#,
+        );
         let mut now = PgStore::connect(&old).unwrap();
         assert_eq!(now.version(), LATEST);
+        assert_eq!(pg.query("previous", mei), "1");
         let back = now.studies().unwrap();
-        assert_eq!((back.len(), &back[0].record), (1, &s));
-        assert_eq!(count(&mut now, "sample_energy"), 0, "the later version's tables are there for the old rows");
+        assert_eq!((back.len(), back[0].record.output_tokens, back[0].record.mei_pct), (1, Some(8), None));
+        let decode: Vec<_> = back[0].record.variants[0].samples.iter().filter_map(|s| s.decode_tps).collect();
+        assert_eq!(decode, [10.0, 11.0]);
+        // A study of this version is written beside it, its margin kept.
+        let s = StudyRecord { mei_pct: Some(2.0), ..study("one", 0, vec![variant("f16", "1", &[10.0, 10.5])]) };
+        assert!(now.record(&s).unwrap().1);
+        assert_eq!(now.studies().unwrap()[1].record, s);
+        assert_eq!(count(&mut now, "sample_energy"), 1);
 
         // A newer abprof's database, and another program's.
         pg.query("previous", &format!("UPDATE abprof_schema SET version = {}", LATEST + 1));

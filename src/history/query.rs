@@ -42,6 +42,9 @@ pub(crate) struct HistoryRow {
     pub(crate) pure_decode: bool,
     pub(crate) ignore_eos: bool,
     pub(crate) outcome: Option<String>,
+    /// The study's minimum effect of interest (`--mei`): a `same` verdict is inside ± it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mei_pct: Option<f64>,
     #[serde(skip)]
     pub(crate) variant_id: i64,
     pub(crate) position: usize,
@@ -154,6 +157,7 @@ impl HistoryRow {
             pure_decode: r.pure_decode,
             ignore_eos: r.ignore_eos,
             outcome: r.outcome.clone(),
+            mei_pct: r.mei_pct,
             variant_id: s.variant_ids[position],
             position,
             label: v.label.clone(),

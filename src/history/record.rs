@@ -227,8 +227,12 @@ impl VariantRecord {
 /// A finished study, ready to be written in one transaction.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct StudyRecord {
-    /// Folder + plan + start, hashed: the same study imported twice has the same identity.
+    /// Kind + measuring host + plan and start, hashed: the same study imported twice, from any
+    /// path, has the same identity.
     pub(crate) identity: String,
+    /// The identity an earlier abprof gave it (with the folder's path), matched too when it is
+    /// recorded; `None` for a record read back from a history.
+    pub(crate) folder_identity: Option<String>,
     pub(crate) kind: RecordKind,
     pub(crate) folder: PathBuf,
     pub(crate) name: Option<String>,
@@ -250,6 +254,8 @@ pub(crate) struct StudyRecord {
     pub(crate) isolation_restored: Option<bool>,
     /// A study-level verdict (`exactness`: exact, cosine_pass, fail).
     pub(crate) outcome: Option<String>,
+    /// The study's minimum effect of interest (`--mei`), in %: its `same` verdicts mean inside ± it.
+    pub(crate) mei_pct: Option<f64>,
     pub(crate) variants: Vec<VariantRecord>,
 }
 
@@ -278,10 +284,33 @@ impl RecordedStudy {
     }
 }
 
-fn identity(kind: RecordKind, folder: &Path, discriminator: &str) -> String {
+/// A study's identity (docs/methodology.md §15 "identity"): its kind, the host that measured it
+/// and what only that run has (its plan and start, a bench's start, an exactness report's
+/// creation), hashed. Where its evidence folder lies is not part of it: the same folder copied
+/// to another path or host (a CI artifact, a backup) is the same study.
+fn identity(kind: RecordKind, host: &str, discriminator: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("study\0{}\0{host}\0{discriminator}", kind.name()));
+    hex::encode(h.finalize())
+}
+
+/// The identity an abprof before [`identity`] gave the same study (its kind, the folder's
+/// absolute path, the same discriminator): a history written by one still recognizes the study.
+fn folder_identity(kind: RecordKind, folder: &Path, discriminator: &str) -> String {
     let mut h = Sha256::new();
     h.update(format!("{}\0{}\0{discriminator}", kind.name(), folder.display()));
     hex::encode(h.finalize())
+}
+
+/// Both identities of one study.
+fn identities(
+    kind: RecordKind,
+    host: Option<&HostFacts>,
+    folder: &Path,
+    discriminator: &str,
+) -> (String, Option<String>) {
+    let hostname = host.map_or("", |h| h.hostname.as_str());
+    (identity(kind, hostname, discriminator), Some(folder_identity(kind, folder, discriminator)))
 }
 
 /// The folder as an absolute path, so one study reached by two relative paths is one study.
@@ -368,8 +397,11 @@ impl StudyRecord {
             })
             .collect();
         let model = facts.variants.iter().find(|v| v.model.path == facts.file.model).map(|v| &v.model);
+        let (identity, folder_identity) =
+            identities(kind, facts.host.as_ref(), &folder, &format!("{plan}\0{}", started_at.as_deref().unwrap_or("")));
         StudyRecord {
-            identity: identity(kind, &folder, &format!("{plan}\0{}", started_at.as_deref().unwrap_or(""))),
+            identity,
+            folder_identity,
             kind,
             folder,
             name: facts.file.name.clone(),
@@ -388,6 +420,7 @@ impl StudyRecord {
             missing: 0,
             isolation_restored: None,
             outcome: None,
+            mei_pct: facts.file.mei_pct,
             variants,
         }
     }
@@ -472,8 +505,10 @@ impl StudyRecord {
         let mut v = VariantRecord::of_facts(&f.variant, &f.common_args);
         v.planned = 1;
         v.samples.push(SampleRow::of(0, ".".into(), bench.rejections.clone(), Some(&bench.sample)));
+        let (identity, folder_identity) = identities(RecordKind::Bench, Some(&f.host), &folder, &f.host.started_at);
         StudyRecord {
-            identity: identity(RecordKind::Bench, &folder, &f.host.started_at),
+            identity,
+            folder_identity,
             kind: RecordKind::Bench,
             folder,
             name: None,
@@ -492,6 +527,7 @@ impl StudyRecord {
             missing: 0,
             isolation_restored: None,
             outcome: None,
+            mei_pct: None,
             variants: vec![v],
         }
     }
@@ -534,8 +570,11 @@ impl StudyRecord {
                 verdict: Some(report.headline.clone()),
             });
         }
+        let host = facts.map(|f| &f.host);
+        let (identity, folder_identity) = identities(RecordKind::Exactness, host, &folder, &report.created);
         StudyRecord {
-            identity: identity(RecordKind::Exactness, &folder, &report.created),
+            identity,
+            folder_identity,
             kind: RecordKind::Exactness,
             folder,
             name: None,
@@ -554,6 +593,7 @@ impl StudyRecord {
             missing: 0,
             isolation_restored: None,
             outcome: gate,
+            mei_pct: None,
             variants,
         }
     }
@@ -597,7 +637,8 @@ pub(crate) mod testing {
         let started = chrono::DateTime::parse_from_rfc3339("2026-11-30T10:00:00+00:00").unwrap()
             + chrono::Duration::minutes(minutes);
         StudyRecord {
-            identity: identity(RecordKind::Ab, Path::new(name), &started.to_rfc3339()),
+            identity: identity(RecordKind::Ab, "vm", &format!("{name}\0{}", started.to_rfc3339())),
+            folder_identity: None,
             kind: RecordKind::Ab,
             folder: PathBuf::from("/studies").join(name),
             name: None,
@@ -626,6 +667,7 @@ pub(crate) mod testing {
             missing: 0,
             isolation_restored: Some(true),
             outcome: None,
+            mei_pct: None,
             variants,
         }
     }

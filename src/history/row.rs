@@ -107,6 +107,7 @@ const STUDY: &[&str] = &[
     "missing",
     "isolation_restored",
     "outcome",
+    "mei_pct",
 ];
 const VARIANT: &[&str] = &[
     "study_id",
@@ -199,6 +200,7 @@ fn study_cells(s: &StudyRecord) -> Vec<Cell> {
         opt_int(Some(s.missing)),
         opt_int(s.isolation_restored.map(i64::from)),
         opt_text(s.outcome.as_deref()),
+        real(s.mei_pct),
     ]
 }
 
@@ -208,6 +210,13 @@ fn study_cells(s: &StudyRecord) -> Vec<Cell> {
 /// rows of the study go in one [`Exec::insert_rows`], so a server backend pays a round trip a
 /// table, not a row.
 pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64, bool), HistoryError> {
+    if let Some(earlier) = &study.folder_identity {
+        // Recorded by an abprof whose identity held the folder's path (src/history/record.rs).
+        let find = format!("SELECT id FROM studies WHERE identity = {}", x.placeholder(1));
+        if let Some(id) = x.returning(&find, &[text(earlier)])? {
+            return Ok((id, false));
+        }
+    }
     let sql = insert(x, "studies", STUDY, " ON CONFLICT (identity) DO NOTHING RETURNING id");
     let Some(study_id) = x.returning(&sql, &study_cells(study))? else {
         let find = format!("SELECT id FROM studies WHERE identity = {}", x.placeholder(1));
@@ -385,6 +394,7 @@ fn study_of(r: &dyn Columns) -> Result<StudyRecord, HistoryError> {
     let kind = need(r.text("kind")?, "kind")?;
     Ok(StudyRecord {
         identity: need(r.text("identity")?, "identity")?,
+        folder_identity: None,
         kind: RecordKind::from_name(&kind).unwrap_or(RecordKind::Ab),
         folder: PathBuf::from(need(r.text("folder")?, "folder")?),
         name: r.text("name")?,
@@ -403,6 +413,7 @@ fn study_of(r: &dyn Columns) -> Result<StudyRecord, HistoryError> {
         missing: count(r, "missing")?,
         isolation_restored: r.int("isolation_restored")?.map(|n| n != 0),
         outcome: r.text("outcome")?,
+        mei_pct: r.real("mei_pct")?,
         variants: Vec::new(),
     })
 }

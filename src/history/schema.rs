@@ -7,7 +7,7 @@
 pub(crate) const APPLICATION_ID: i32 = 0x6162_7048;
 
 /// The SQL that takes a database from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The version this abprof writes.
 pub(crate) const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -135,4 +135,11 @@ CREATE TABLE sample_energy (
     value     REAL NOT NULL,
     PRIMARY KEY (sample_id, metric)
 );
+"#;
+
+/// The study's minimum effect of interest (`--mei`, docs/methodology.md §8), in %: a stored
+/// `same` verdict means the change's interval lies inside ± it. NULL: the study had none (or
+/// was recorded before this version).
+const V4: &str = r#"
+ALTER TABLE studies ADD COLUMN mei_pct REAL;
 "#;

@@ -151,6 +151,18 @@ mod tests {
         );
     }
 
+    /// A study recorded by an abprof whose identity held the folder's path is recognized by
+    /// that identity (docs/methodology.md §15 "identity").
+    #[test]
+    fn a_study_recorded_under_its_folder_identity_is_not_written_again() {
+        let (_d, mut h) = history();
+        let earlier = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0])]);
+        let first = h.record(&StudyRecord { identity: "folder-identity".into(), ..earlier.clone() }).unwrap();
+        let now = StudyRecord { folder_identity: Some("folder-identity".into()), ..earlier };
+        assert_eq!(h.record(&now).unwrap(), (first.0, false));
+        assert_eq!(count(h.conn(), "studies"), 1);
+    }
+
     /// One transaction: a write that fails at its last insert leaves no trace of the study.
     #[test]
     fn a_write_that_fails_half_way_leaves_no_row() {

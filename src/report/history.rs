@@ -4,6 +4,7 @@ use super::{metric_digits, num, signed_pct, Render, Table};
 use crate::history::{
     HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor,
 };
+use crate::summary::stats::Verdict;
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
@@ -66,11 +67,14 @@ impl Render for HistoryList {
                 num(d.and_then(|d| d.median), 2),
                 match d {
                     Some(d) if d.change_pct.is_some() => format!(
-                        "  {} [{}, {}] {}",
+                        "  {} [{}, {}] {}{}",
                         signed_pct(d.change_pct),
                         signed_pct(d.ci_lo_pct),
                         signed_pct(d.ci_hi_pct),
-                        d.verdict.as_deref().unwrap_or("")
+                        d.verdict.as_deref().unwrap_or(""),
+                        r.mei_pct
+                            .filter(|_| d.verdict.as_deref() == Some(Verdict::Same.word()))
+                            .map_or(String::new(), |m| format!(" ±{m}%"))
                     ),
                     _ => String::new(),
                 }
@@ -396,6 +400,19 @@ impl Render for crate::history::Pushed {
             self.studies.iter().filter(|s| !s.new).count(),
             self.pending.display()
         );
+        for w in &self.waiting {
+            let n = format!("{} {}", w.studies, if w.studies == 1 { "study waits" } else { "studies wait" });
+            let _ = if w.unnamed {
+                writeln!(
+                    o,
+                    "{n} in {}, the outbox of an earlier abprof, which did not record their database: send them with `abprof history push --outbox {} --history URL`",
+                    w.outbox.display(),
+                    w.outbox.display()
+                )
+            } else {
+                writeln!(o, "{n} in {}, another database's outbox", w.outbox.display())
+            };
+        }
         o
     }
 
@@ -424,4 +441,34 @@ struct ImportedRow<'a> {
     new: bool,
     samples: usize,
     write_ms: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::testing::{study, variant};
+    use crate::history::{StoredStudy, VerdictRow};
+
+    /// A stored "same within the margin" verdict is printed with the study's margin
+    /// (docs/methodology.md §15 "The minimum effect of interest").
+    #[test]
+    fn the_listing_prints_a_same_verdicts_margin() {
+        let mut s =
+            study("one", 0, vec![variant("f16", "1", &[10.0, 10.1, 10.2]), variant("q8_0", "1", &[10.0, 10.1])]);
+        s.mei_pct = Some(2.0);
+        s.variants[1].verdicts = vec![VerdictRow {
+            metric: "server-decode-tps".into(),
+            median: Some(10.05),
+            mean: None,
+            change_pct: Some(-0.5),
+            ci: Some(crate::summary::stats::ChangeCi { lo_pct: -1.2, hi_pct: 0.4, ..Default::default() }),
+            verdict: Some(Verdict::Same.word().into()),
+        }];
+        let stored = StoredStudy { id: 1, record: s, variant_ids: vec![1, 2] };
+        let list = crate::history::list(&[stored], "h.db".into(), Default::default());
+        let text = list.text();
+        assert!(text.contains("same within the margin ±2%"), "{text}");
+        let json = serde_json::to_value(&list.rows[1]).unwrap();
+        assert_eq!(json["mei_pct"], 2.0);
+    }
 }

@@ -33,6 +33,8 @@ pub struct PgCluster {
     pub port: u16,
     bin: PathBuf,
     server: Option<Child>,
+    /// TCP sessions over TLS only ([`PgCluster::start_tls`]).
+    tls: bool,
 }
 
 /// Root (the owner of /proc/self is the effective user): the server must run as another user.
@@ -97,7 +99,80 @@ impl PgCluster {
             .output()
             .unwrap();
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
-        Some(PgCluster { dir, port: free_port(), bin, server: None })
+        Some(PgCluster { dir, port: free_port(), bin, server: None, tls: false })
+    }
+
+    /// A started cluster that takes TCP sessions over TLS only (`hostssl`; a plain one is
+    /// rejected), its certificate for the name `localhost` alone, signed by [`PgCluster::ca`].
+    pub fn start_tls() -> Option<PgCluster> {
+        let mut c = PgCluster::init()?;
+        let tls = c.dir.path().join("tls");
+        std::fs::create_dir(&tls).unwrap();
+        let openssl = |args: &[&str]| {
+            let out = Command::new("openssl").args(args).current_dir(&tls).output().unwrap();
+            assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2"];
+        let ca_ext =
+            ["-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"];
+        for (name, cn) in [("ca", "abprof-test-ca"), ("other-ca", "another-ca")] {
+            let (key, pem, subj) = (format!("{name}.key"), format!("{name}.pem"), format!("/CN={cn}"));
+            let mut args = vec!["req", "-x509"];
+            args.extend(ec);
+            args.extend(["-keyout", &key, "-out", &pem, "-subj", &subj]);
+            args.extend(ca_ext);
+            openssl(&args);
+        }
+        let mut args = vec!["req"];
+        args.extend(ec);
+        args.extend(["-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost"]);
+        openssl(&args);
+        std::fs::write(
+            tls.join("server.ext"),
+            "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-out",
+            "server.pem",
+            "-extfile",
+            "server.ext",
+        ]);
+        // The server refuses a key that others can read.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tls.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+        for p in [tls.clone(), tls.join("server.key"), tls.join("server.pem")] {
+            give_to_server_user(&p);
+        }
+        std::fs::write(
+            c.dir.path().join("data/pg_hba.conf"),
+            "local all all trust\nhostssl all all 127.0.0.1/32 scram-sha-256\nhostnossl all all 127.0.0.1/32 reject\n",
+        )
+        .unwrap();
+        c.tls = true;
+        c.resume();
+        Some(c)
+    }
+
+    /// The CA that signed a TLS cluster's certificate (PEM).
+    pub fn ca(&self) -> PathBuf {
+        self.dir.path().join("tls/ca.pem")
+    }
+
+    /// A CA that signed nothing of this cluster's (PEM).
+    pub fn other_ca(&self) -> PathBuf {
+        self.dir.path().join("tls/other-ca.pem")
     }
 
     /// Starts the server (again) on its port and waits until it accepts connections.
@@ -112,6 +187,7 @@ impl PgCluster {
             .arg(self.dir.path().join("sock"))
             .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "max_connections=40"])
+            .args(self.tls_settings())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -131,6 +207,18 @@ impl PgCluster {
             assert!(t0.elapsed() < Duration::from_secs(60), "PostgreSQL never answered: {}", self.log());
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    fn tls_settings(&self) -> Vec<String> {
+        if !self.tls {
+            return Vec::new();
+        }
+        let tls = self.dir.path().join("tls");
+        let file = |k: &str, f: &str| ["-c".to_string(), format!("{k}={}", tls.join(f).display())];
+        let mut args = vec!["-c".to_string(), "ssl=on".to_string()];
+        args.extend(file("ssl_cert_file", "server.pem"));
+        args.extend(file("ssl_key_file", "server.key"));
+        args
     }
 
     /// Stops the server (fast shutdown) and waits for it.
