@@ -1,7 +1,7 @@
 //! The backends' cost, measured (BENCHMARKS.md "History backends"; scripts/bench-history runs it):
 //! opening the history (for PostgreSQL: connecting), recording one 30-sample study on an open
 //! history, and `--regressions` over 1,000 studies, on SQLite and on a real PostgreSQL server on
-//! this host. Ignored by the test run: it takes a minute.
+//! this host, plain and over TLS (verify-full). Ignored by the test run: it takes a minute.
 use super::location::PgTarget;
 use super::postgres::pg_cluster::{PgCluster, PG_PASSWORD};
 use super::postgres::PgStore;
@@ -86,12 +86,26 @@ fn bench_history_backends() {
     let url = pg.database("bench");
     let target = PgTarget::with_password(&url, PG_PASSWORD);
     let post = measure(|| Box::new(PgStore::connect(&target).unwrap()), studies);
-    let line = |what: &str, l: f64, p: f64| {
-        println!("{what}: sqlite {l:.2} ms, postgres {p:.2} ms, ratio {:.1}x", p / l);
+    drop(pg);
+    // The same over TLS (docs/methodology.md §15 "TLS"): a TLS-only server, verify-full.
+    let pg = PgCluster::start_tls().expect("PostgreSQL for the bench");
+    pg.query("postgres", "CREATE DATABASE bench");
+    let ca = pg.ca().display().to_string();
+    let url = format!("postgres://abprof@localhost:{}/bench?sslmode=verify-full&sslrootcert={ca}", pg.port);
+    let target = PgTarget::with_password(&url, PG_PASSWORD);
+    let tls = measure(|| Box::new(PgStore::connect(&target).unwrap()), studies);
+    let line = |what: &str, l: f64, p: f64, t: f64| {
+        println!(
+            "{what}: sqlite {l:.2} ms, postgres {p:.2} ms ({:.1}x), postgres over TLS {t:.2} ms ({:.1}x)",
+            p / l,
+            t / l
+        );
     };
-    line("open the history (median of 20; postgres: connect + schema check)", lite.open, post.open);
-    line(&format!("record one 30-sample study, history open (median of {studies})"), lite.record, post.record);
-    line("open + record one study (a CI job's cost)", lite.open + lite.record, post.open + post.record);
-    line(&format!("read {studies} studies back (median of 3)"), lite.read, post.read);
-    line(&format!("--regressions over {studies} studies"), lite.regressions, post.regressions);
+    line("open the history (median of 20; postgres: connect + schema check)", lite.open, post.open, tls.open);
+    let record = format!("record one 30-sample study, history open (median of {studies})");
+    line(&record, lite.record, post.record, tls.record);
+    let (lo, po, to) = (lite.open + lite.record, post.open + post.record, tls.open + tls.record);
+    line("open + record one study (a CI job's cost)", lo, po, to);
+    line(&format!("read {studies} studies back (median of 3)"), lite.read, post.read, tls.read);
+    line(&format!("--regressions over {studies} studies"), lite.regressions, post.regressions, tls.regressions);
 }
