@@ -185,19 +185,22 @@ fn import(a: ImportArgs) -> Result<i32> {
 /// `abprof history push`: the outbox into the PostgreSQL history it waits for.
 fn push(a: PushArgs) -> Result<i32> {
     let location = a.db.location()?;
-    if let HistoryLocation::Sqlite(path) = &location {
-        anyhow::bail!(
+    let target = match &location {
+        HistoryLocation::Postgres(t) => t,
+        HistoryLocation::Sqlite(path) => anyhow::bail!(
             "--history {} is a SQLite file: only a PostgreSQL history keeps an outbox; pass --history postgres://USER@HOST:PORT/DB (or set ABPROF_HISTORY)",
             path.display()
-        );
-    }
-    if let Some(f) = a.outbox.as_ref().filter(|f| !f.is_file()) {
-        anyhow::bail!(
+        ),
+    };
+    let pending = match a.outbox {
+        Some(f) if !f.is_file() => anyhow::bail!(
             "--outbox {}: no such file: name an outbox file (FILE.db) that `abprof history push` listed",
             f.display()
-        );
-    }
+        ),
+        Some(f) => f,
+        None => crate::history::pending_path(target)?,
+    };
     let mut history = History::open(&location)?;
-    emit(&crate::history::push(&mut history, a.outbox.as_deref())?, a.output.format());
+    emit(&crate::history::push(&mut history, &pending)?, a.output.format());
     Ok(0)
 }

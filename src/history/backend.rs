@@ -76,17 +76,19 @@ impl History {
     /// As [`History::record`] for a study that just finished: a PostgreSQL history that cannot
     /// be reached, or fails the write, gets the record into the outbox instead.
     pub(crate) fn record_study(&mut self, study: &StudyRecord) -> Result<Recording, HistoryError> {
-        let cause = match self.record(study) {
+        let error = match self.record(study) {
             Ok(r) => return Ok(Recording::Stored(r)),
-            Err(e) if matches!(self.location, HistoryLocation::Sqlite(_)) => return Err(e),
-            Err(HistoryError::Unreachable { detail, .. }) => detail,
-            Err(e) => e.to_string().replace('\n', " "),
+            Err(e) => e,
         };
+        let HistoryLocation::Postgres(target) = &self.location else { return Err(error) };
+        let cause = match error {
+            HistoryError::Unreachable { detail, .. } => detail,
+            e => e.to_string().replace('\n', " "),
+        };
+        let pending = pending_path(target)?;
         // Later studies of this run (a sweep's points) go straight to the outbox.
         self.store = None;
         self.unreachable = Some(cause.clone());
-        let HistoryLocation::Postgres(target) = &self.location else { unreachable!("a SQLite history returned above") };
-        let pending = pending_path(target)?;
         sqlite::SqliteStore::open(&pending)?.record(study)?;
         Ok(Recording::Pending { pending, cause })
     }

@@ -22,7 +22,7 @@ mod tls;
 
 pub(crate) use backend::{History, Recording};
 pub(crate) use import::{import_folder, records_in, Imported};
-pub(crate) use location::{default_path, BadLocation, HistoryLocation};
+pub(crate) use location::{default_path, pending_path, BadLocation, HistoryLocation};
 pub(crate) use outbox::{push, Pushed};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! leaves the outbox only once the database has it.
 use super::backend::History;
 use super::error::HistoryError;
-use super::location::{outbox_dir, pending_path, unnamed_pending_path, HistoryLocation};
+use super::location::{outbox_dir, unnamed_pending_path};
 use super::record::RecordedStudy;
 use super::row::Store;
 use super::sqlite::SqliteStore;
@@ -32,24 +32,17 @@ pub(crate) struct Waiting {
     pub(crate) unnamed: bool,
 }
 
-/// Sends every study in `history`'s outbox (or in the outbox file `from`) to it, each in its
-/// own transaction, and removes it from the outbox once sent.
-pub(crate) fn push(history: &mut History, from: Option<&Path>) -> Result<Pushed, HistoryError> {
-    let HistoryLocation::Postgres(target) = &history.location else {
-        unreachable!("the command refuses a SQLite history before it opens one")
-    };
-    let pending = match from {
-        Some(p) => p.to_path_buf(),
-        None => pending_path(target)?,
-    };
+/// Sends every study in the outbox file `pending` to `history`, each in its own transaction,
+/// and removes it from the outbox once sent.
+pub(crate) fn push(history: &mut History, pending: &Path) -> Result<Pushed, HistoryError> {
     let mut done = Pushed {
         history: history.location.to_string(),
-        pending: pending.clone(),
+        pending: pending.to_path_buf(),
         studies: Vec::new(),
         waiting: Vec::new(),
     };
     if pending.exists() {
-        let mut outbox = SqliteStore::open(&pending)?;
+        let mut outbox = SqliteStore::open(pending)?;
         for s in outbox.studies()? {
             let t0 = Instant::now();
             let recorded = history.record(&s.record)?;
@@ -57,7 +50,7 @@ pub(crate) fn push(history: &mut History, from: Option<&Path>) -> Result<Pushed,
             done.studies.push(RecordedStudy { write_ms: t0.elapsed().as_secs_f64() * 1000.0, ..recorded });
         }
     }
-    done.waiting = waiting_besides(&pending)?;
+    done.waiting = waiting_besides(pending)?;
     Ok(done)
 }
 
@@ -76,7 +69,7 @@ fn waiting_besides(sent: &Path) -> Result<Vec<Waiting>, HistoryError> {
         if outbox == sent || !outbox.is_file() {
             continue;
         }
-        let studies = SqliteStore::open(&outbox)?.studies()?.len();
+        let studies = SqliteStore::open(&outbox)?.count()?;
         if studies > 0 {
             waiting.push(Waiting { outbox, studies, unnamed });
         }

@@ -26,20 +26,6 @@ pub(crate) fn dialect(step: &str) -> String {
     real.replace_all(&s, "DOUBLE PRECISION").into_owned()
 }
 
-/// The error with its sources (a TLS failure's cause, e.g. an unknown issuer, is the source's).
-fn error_chain(e: &postgres::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let more = s.to_string();
-        if !text.contains(&more) {
-            text = format!("{text}: {more}");
-        }
-        source = s.source();
-    }
-    text
-}
-
 fn sql_err(e: postgres::Error) -> HistoryError {
     // The server's own message (e.g. a unique violation), not the crate's "db error".
     match e.as_db_error() {
@@ -63,6 +49,7 @@ impl PgStore {
     pub(crate) fn connect_at(target: &PgTarget, version: u32) -> Result<PgStore, HistoryError> {
         let mut config = target.connect_config();
         config.connect_timeout(CONNECT_TIMEOUT).application_name("abprof");
+        // `{:#}`: the error with its causes (a TLS failure's is the cause's, e.g. an unknown issuer).
         let unreachable = |detail: String| HistoryError::Unreachable {
             url: target.url.clone(),
             detail: format!("{detail} ({})", target.tls).replace('\n', " "),
@@ -71,7 +58,7 @@ impl PgStore {
             None => config.connect(NoTls),
             Some(tls) => config.connect(tls),
         }
-        .map_err(|e| unreachable(error_chain(&e)))?;
+        .map_err(|e| unreachable(format!("{:#}", anyhow::Error::from(e))))?;
         let mut store = PgStore { client };
         store.migrate_to(version)?;
         Ok(store)

@@ -34,6 +34,11 @@ impl SqliteStore {
         &self.conn
     }
 
+    /// How many studies it holds (an outbox a push names without sending).
+    pub(crate) fn count(&self) -> Result<usize, HistoryError> {
+        Ok(self.conn.query_row("SELECT count(*) FROM studies", [], |r| r.get::<_, i64>(0))? as usize)
+    }
+
     /// Deletes a study and every row of it (the outbox, once the study is pushed).
     pub(crate) fn delete(&mut self, identity: &str) -> Result<(), HistoryError> {
         self.conn.execute("DELETE FROM studies WHERE identity = ?1", [identity])?;

@@ -78,10 +78,12 @@ pub(crate) struct TlsPolicy {
 
 impl fmt::Display for TlsPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sslmode={}", self.checks().word())?;
-        match &self.roots {
-            Some(Roots::File(p)) if self.checks() != SslMode::Prefer => write!(f, " (roots {})", p.display()),
-            Some(Roots::System) => f.write_str(" (the host's CA store)"),
+        let mode = self.checks();
+        write!(f, "sslmode={}", mode.word())?;
+        // The roots only where the check reads them.
+        match (&self.roots, mode) {
+            (Some(Roots::File(p)), SslMode::VerifyCa | SslMode::VerifyFull) => write!(f, " (roots {})", p.display()),
+            (Some(Roots::System), SslMode::VerifyCa | SslMode::VerifyFull) => f.write_str(" (the host's CA store)"),
             _ => Ok(()),
         }
     }
@@ -187,20 +189,19 @@ impl TlsPolicy {
     /// The TLS connector, `None` for `disable`. Errors name the roots that could not be read.
     pub(crate) fn connector(&self) -> Result<Option<MakeRustlsConnect>, String> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier: Arc<dyn ServerCertVerifier> = match self.checks() {
+        let mode = self.checks();
+        let chain = match mode {
             SslMode::Disable => return Ok(None),
-            SslMode::Prefer | SslMode::Require => Arc::new(Unchecked(provider.clone())),
-            mode => {
-                let roots = Arc::new(self.root_store()?);
-                let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
+            SslMode::Prefer | SslMode::Require => None,
+            SslMode::VerifyCa | SslMode::VerifyFull => Some(
+                WebPkiServerVerifier::builder_with_provider(Arc::new(self.root_store()?), provider.clone())
                     .build()
-                    .map_err(|e| e.to_string())?;
-                if mode == SslMode::VerifyCa {
-                    Arc::new(ChainOnly(webpki))
-                } else {
-                    webpki
-                }
-            }
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        let verifier: Arc<dyn ServerCertVerifier> = match chain {
+            Some(full) if mode == SslMode::VerifyFull => full,
+            chain => Arc::new(CertCheck { chain, provider: provider.clone() }),
         };
         let config = ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
@@ -232,52 +233,18 @@ impl TlsPolicy {
     }
 }
 
-/// `prefer`/`require` without roots: the session is encrypted, the certificate not checked
-/// (libpq's meaning of these words). The handshake's own signature is still verified.
+/// The certificate check of every mode short of `verify-full`: `prefer`/`require` without roots
+/// check no certificate (libpq's meaning of these words), `verify-ca` the chain to a trusted root
+/// whatever name the certificate is for (the WebPKI verifier checks the chain before the name, so
+/// a wrong name alone means the chain held). The handshake's own signature is always verified.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct CertCheck {
+    /// `None`: the certificate is not checked.
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
 }
 
-/// `verify-ca`: the chain to a trusted root, whatever name the certificate is for. The WebPKI
-/// verifier checks the chain before the name, so a wrong name alone means the chain held.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for CertCheck {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -286,7 +253,8 @@ impl ServerCertVerifier for ChainOnly {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -300,7 +268,7 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -309,11 +277,11 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 
