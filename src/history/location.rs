@@ -78,7 +78,7 @@ impl FromStr for HistoryLocation {
 
 /// The URL's settings with its user filled in as libpq would (`PGUSER`, else the login name).
 fn postgres_target(url: &str) -> Result<PgTarget, BadLocation> {
-    let (client_url, tls) = super::tls::split_policy(url)?;
+    let (client_url, tls) = super::tls::split_policy(url).map_err(|e| BadLocation(e.0))?;
     let mut config = postgres::Config::from_str(&client_url).map_err(|e| {
         BadLocation(format!("--history {url}: not a PostgreSQL URL ({e}): write postgres://USER@HOST:PORT/DB"))
     })?;

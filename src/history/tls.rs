@@ -6,7 +6,6 @@
 //! name. The roots are `sslrootcert=PATH` (PEM), `sslrootcert=system` (the host's CA store),
 //! else `PGSSLROOTCERT`, else `~/.postgresql/root.crt` where it exists; `PGSSLMODE` stands in
 //! for a URL without `sslmode`. Client certificates are not supported (refused in one line).
-use super::location::BadLocation;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
@@ -17,6 +16,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// TLS settings of a URL that cannot be used: one line naming the cause and the fix (the
+/// location's parser gives it as its own, src/history/location.rs).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct BadTls(pub(crate) String);
 
 /// libpq's `sslmode`, the five this abprof honours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +96,7 @@ impl fmt::Display for TlsPolicy {
 
 /// The URL's TLS parameters taken out (the client's own parser knows none but `sslmode`, and
 /// that one with three words): the URL left for it, and the policy.
-pub(crate) fn split_policy(url: &str) -> Result<(String, TlsPolicy), BadLocation> {
+pub(crate) fn split_policy(url: &str) -> Result<(String, TlsPolicy), BadTls> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     split_policy_with(url, env("PGSSLMODE"), env("PGSSLROOTCERT"), home.as_deref())
@@ -103,7 +108,7 @@ pub(crate) fn split_policy_with(
     env_mode: Option<String>,
     env_roots: Option<String>,
     home: Option<&Path>,
-) -> Result<(String, TlsPolicy), BadLocation> {
+) -> Result<(String, TlsPolicy), BadTls> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let (mut mode, mut roots) = (None, None);
     let mut kept = Vec::new();
@@ -113,7 +118,7 @@ pub(crate) fn split_policy_with(
             "sslmode" => mode = Some(percent_decode(v)),
             "sslrootcert" => roots = Some(percent_decode(v)),
             "sslcert" | "sslkey" | "sslpassword" | "sslcrl" | "sslcrldir" | "sslcertmode" => {
-                return Err(BadLocation(format!(
+                return Err(BadTls(format!(
                     "--history: {k} is not supported (this abprof has no client certificates): authenticate with a password from PGPASSWORD or a ~/.pgpass line, over sslmode=verify-full"
                 )))
             }
@@ -122,9 +127,7 @@ pub(crate) fn split_policy_with(
     }
     let mode_word = mode.or(env_mode).unwrap_or_else(|| "prefer".into());
     let mode = SslMode::parse(&mode_word).ok_or_else(|| {
-        BadLocation(format!(
-            "--history: sslmode={mode_word} is not one of disable, prefer, require, verify-ca, verify-full"
-        ))
+        BadTls(format!("--history: sslmode={mode_word} is not one of disable, prefer, require, verify-ca, verify-full"))
     })?;
     let roots = match roots.or(env_roots) {
         Some(r) if r == "system" => Some(Roots::System),
@@ -132,7 +135,7 @@ pub(crate) fn split_policy_with(
         None => home.map(|h| h.join(".postgresql/root.crt")).filter(|p| p.is_file()).map(Roots::File),
     };
     if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) && roots.is_none() {
-        return Err(BadLocation(format!(
+        return Err(BadTls(format!(
             "--history: sslmode={} needs the server's CA: add sslrootcert=PATH (a PEM file) or sslrootcert=system (the host's CA store) to the URL, or set PGSSLROOTCERT",
             mode.word()
         )));
@@ -142,10 +145,10 @@ pub(crate) fn split_policy_with(
 }
 
 /// A root-certificate file, checked to hold at least one certificate before anything is done.
-fn root_file(path: &str) -> Result<PathBuf, BadLocation> {
+fn root_file(path: &str) -> Result<PathBuf, BadTls> {
     let p = PathBuf::from(path);
     let bad = |why: String| {
-        BadLocation(format!(
+        BadTls(format!(
             "--history: sslrootcert={path}: {why}: give a PEM file of the CA that signed the server's certificate"
         ))
     };
