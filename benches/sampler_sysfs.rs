@@ -139,7 +139,7 @@ fn main() {
     let keep = (hz * seconds * 1.1) as usize + 16;
     let floor = Sampler::run_for(Box::new(NoTelemetry), SamplerConfig::new(hz, keep), Duration::from_secs_f64(seconds))
         .expect("sampler thread starts");
-    let fs = &floor.series.stats;
+    let fs = &floor.first().series.stats;
     println!(
         "floor:         empty source at {:.1} Hz: jitter p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs; CPU {:.3}% of one core ({:.2} µs per wake-up)",
         fs.achieved_hz,
@@ -197,7 +197,7 @@ fn main() {
     if let Some(t) = changer {
         let _ = t.join();
     }
-    let st = &done.series.stats;
+    let st = &done.first().series.stats;
     let busy = st.fields.iter().find(|f| f.field == Field::BusyPct);
 
     println!(

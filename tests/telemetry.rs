@@ -246,10 +246,10 @@ fn the_sampler_runs_a_sysfs_source_with_the_servers_cpu() {
     };
     let source = open(&o).unwrap().source;
     let done = Sampler::run_for(source, SamplerConfig::new(200.0, 1000), Duration::from_millis(400)).unwrap();
-    let st = &done.series.stats;
+    let st = &done.first().series.stats;
     assert!(st.reads >= 40 && st.read_errors == 0, "{st:?}");
-    assert!(done.series.samples.iter().all(|s| s.reading.power_w == Some(291.0)));
-    assert!(done.series.samples.last().unwrap().reading.cpu_pct.is_some(), "a 200 ms CPU window has closed");
+    assert!(done.first().series.samples.iter().all(|s| s.reading.power_w == Some(291.0)));
+    assert!(done.first().series.samples.last().unwrap().reading.cpu_pct.is_some(), "a 200 ms CPU window has closed");
     assert!(st.fields.iter().any(|f| f.field == Field::CpuPct));
     assert!(st.source.contains("/proc/"), "{}", st.source);
 }

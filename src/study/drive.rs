@@ -231,6 +231,13 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     if file.idle.thermal.is_some() && gpu.is_none() {
         bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");
     }
+    let mut telemetry = TelemetrySlot::new(gpu, f64::from(file.telemetry_hz));
+    // Every variant's devices are known before anything is created (docs/methodology.md §9.11).
+    for v in &variants {
+        telemetry
+            .devices_of(&v.server_args(&file.model, &common), &v.env)
+            .map_err(|e| anyhow!("variant {}: {e}", v.label))?;
+    }
     let port = StudyPort::new(file.port)?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
     let (mut plan, mut binaries) = if resume {
@@ -246,7 +253,6 @@ pub(crate) fn run_study_with<C: StudyConfig>(
             })
         })?
     };
-    let mut telemetry = TelemetrySlot { gpu, hz: f64::from(file.telemetry_hz), thermal_reference_c: None };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
@@ -398,7 +404,7 @@ async fn drive<C: StudyConfig>(
     }
     before.map_err(|e| anyhow!(e))?;
     // Under the study's isolation and before any of its servers runs (docs/methodology.md §18).
-    let gpu = telemetry.gpu.as_ref().map(|g| g.kind());
+    let gpu = telemetry.kind();
     tokio::task::block_in_place(|| super::roofline::record(ev, ctx.file, ctx.variants, ctx.common_args, gpu))?;
     // Under the listener: a calibration starts a server of its own, and a signal while it loads
     // must end it at once (dropping the future stops that server), as it ends a sample.
@@ -444,7 +450,8 @@ async fn drive<C: StudyConfig>(
         let mut load = config.load(ctx, slot)?;
         let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
         let in_flight = dir.clone();
-        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone())
+        let devices = telemetry.devices_of(&spec.launch.args, &spec.launch.env).map_err(|e| anyhow!("{label}: {e}"))?;
+        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone(), devices)
             .on_spawn(move |pid| {
                 let server = InFlight { pid, pgid: pid, sample_dir: in_flight.clone() };
                 run_file.lock().unwrap().set_server(Some(server));

@@ -5,9 +5,10 @@ use super::file::IdleGate;
 use crate::client::StreamRecord;
 use crate::measure::{GateError, SampleObserver, SamplePhase};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
-use crate::telemetry::phases::{split_series, RequestMarks};
-use crate::telemetry::record::{HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord};
-use crate::telemetry::sampler::{Sampler, SamplerConfig};
+use crate::server::devices::{devices_used, DeviceUse};
+use crate::telemetry::phases::{split_series, summed, RequestMarks};
+use crate::telemetry::record::{DeviceTelemetry, HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord};
+use crate::telemetry::sampler::{Sampler, SamplerConfig, Series};
 use crate::telemetry::task_cpu::{CpuShares, ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::thermal::{ThermalGate, ThermalState, ThermalTarget};
 use crate::telemetry::{SourceKind, TelemetrySource};
@@ -21,10 +22,13 @@ pub(crate) trait PhaseSink {
     fn phase(&self, label: &str, phase: SamplePhase);
 }
 
-/// The study's telemetry source, lent to one sample at a time. `None` inside: GPU-less host (the
-/// server's CPU is sampled instead).
+/// The study's GPU telemetry sources by backend index, lent to one sample at a time: the first
+/// device's is opened with the study, any other the first time a variant's server runs on it
+/// (docs/methodology.md §9.11). No source: GPU-less host (the server's CPU is sampled instead).
 pub(crate) struct TelemetrySlot {
-    pub(crate) gpu: Option<Box<dyn TelemetrySource>>,
+    gpus: Vec<(u32, Box<dyn TelemetrySource>)>,
+    /// The backend of every device's source, and how many devices it sees; `None`: GPU-less.
+    kind: Option<(SourceKind, u32)>,
     pub(crate) hz: f64,
     /// The study's first idle temperature, the thermal gate's reference (docs/methodology.md
     /// §9.9): set by the first sample's gate.
@@ -37,6 +41,10 @@ pub(crate) struct StudyObserver<'a> {
     sink: &'a dyn PhaseSink,
     telemetry: &'a mut TelemetrySlot,
     sample_dir: PathBuf,
+    /// The GPUs this sample's server runs on; `None` on a GPU-less host.
+    devices: Option<DeviceUse>,
+    /// The devices lent to the running sampler, in its tracks' order.
+    lent: Vec<u32>,
     /// How long the gate waited, for the sample's timeline.
     pub(crate) gate_ms: f64,
     sampler: Option<(Sampler, bool)>,
@@ -47,6 +55,44 @@ pub(crate) struct StudyObserver<'a> {
     on_spawn: Option<Box<dyn FnMut(u32) + 'a>>,
     /// Set when abprof is told to stop: the gate gives up waiting at its next reading.
     cancel: Option<Arc<AtomicBool>>,
+}
+
+impl TelemetrySlot {
+    pub(crate) fn new(gpu: Option<Box<dyn TelemetrySource>>, hz: f64) -> TelemetrySlot {
+        let kind = gpu.as_ref().map(|g| (g.kind(), g.devices_on_host()));
+        TelemetrySlot { gpus: gpu.map(|g| (0, g)).into_iter().collect(), kind, hz, thermal_reference_c: None }
+    }
+
+    /// The GPU backend, `None` on a GPU-less host.
+    pub(crate) fn kind(&self) -> Option<SourceKind> {
+        self.kind.map(|k| k.0)
+    }
+
+    /// The devices a server started with `argv` and its variant's `env` runs on
+    /// (docs/methodology.md §9.11); `None` on a GPU-less host. A list that names a device the
+    /// telemetry cannot match is refused in one line.
+    pub(crate) fn devices_of(&self, argv: &[String], env: &[(String, String)]) -> Result<Option<DeviceUse>, String> {
+        let Some((_, on_host)) = self.kind else { return Ok(None) };
+        devices_used(argv, env, &|k| std::env::var(k).ok(), on_host).map(Some)
+    }
+
+    /// The sources of `indices`, opening those not opened yet.
+    fn lend(&mut self, indices: &[u32]) -> Result<Vec<(u32, Box<dyn TelemetrySource>)>, String> {
+        let Some((kind, _)) = self.kind else { return Ok(Vec::new()) };
+        indices
+            .iter()
+            .map(|&i| match self.gpus.iter().position(|(d, _)| *d == i) {
+                Some(at) => Ok(self.gpus.swap_remove(at)),
+                None => crate::telemetry::open(&crate::telemetry::OpenOptions { kind, device: i, ..Default::default() })
+                    .map(|o| (i, o.source))
+                    .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}")),
+            })
+            .collect()
+    }
+
+    fn give_back(&mut self, device: u32, source: Box<dyn TelemetrySource>) {
+        self.gpus.push((device, source));
+    }
 }
 
 /// GPU sources refresh every 100–200 ms: gate samples closer than this would repeat one value.
@@ -62,6 +108,7 @@ impl<'a> StudyObserver<'a> {
         sink: &'a dyn PhaseSink,
         telemetry: &'a mut TelemetrySlot,
         sample_dir: PathBuf,
+        devices: Option<DeviceUse>,
     ) -> Self {
         StudyObserver {
             label: label.into(),
@@ -69,6 +116,8 @@ impl<'a> StudyObserver<'a> {
             sink,
             telemetry,
             sample_dir,
+            devices,
+            lent: Vec::new(),
             gate_ms: 0.0,
             sampler: None,
             load: None,
@@ -107,18 +156,23 @@ impl<'a> StudyObserver<'a> {
         let t0 = crate::clock::mono_ns();
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let mut thermal = None;
-        let (describe, spacing, thresholds, waited) = match self.telemetry.gpu.take() {
-            Some(source) => {
+        let indices = self.devices.as_ref().map_or(&[][..], |d| d.indices.as_slice());
+        let lent = self.telemetry.lend(indices).map_err(GateError::Failed)?;
+        let (describe, spacing, thresholds, waited) = match lent.first() {
+            Some((_, first)) => {
                 let thresholds = IdleThresholds {
                     max_busy_pct: Some(self.gate.busy_max_pct),
                     max_power_w: self.gate.power_max_w,
                     max_cpu_pct: None,
                 };
-                let describe = source.describe();
+                // The gates read the first device the server runs on (docs/methodology.md §9.11).
+                let describe = first.describe();
                 let (tx, rx) = std::sync::mpsc::sync_channel(4096);
                 let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
                 config.tap = Some(tx);
-                self.sampler = Some((self.start(source, config).map_err(GateError::Failed)?, true));
+                let (devices, sources): (Vec<u32>, Vec<_>) = lent.into_iter().unzip();
+                self.lent = devices;
+                self.sampler = Some((self.start(sources, config).map_err(GateError::Failed)?, true));
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
                 // Readings closer than the refresh interval would repeat one value.
                 let min_gap = GPU_GATE_SPACING.as_nanos() as u64 * 9 / 10;
@@ -167,7 +221,7 @@ impl<'a> StudyObserver<'a> {
                 };
                 let series = TaskCpuSource::of(TaskCpu::group(server_pid), REQUEST_CPU_WINDOW);
                 let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
-                self.sampler = Some((self.start(Box::new(series), config).map_err(GateError::Failed)?, false));
+                self.sampler = Some((self.start(vec![Box::new(series)], config).map_err(GateError::Failed)?, false));
                 (describe, spacing, thresholds, waited)
             }
         };
@@ -220,8 +274,28 @@ impl<'a> StudyObserver<'a> {
         }
     }
 
-    fn start(&self, source: Box<dyn TelemetrySource>, config: SamplerConfig) -> Result<Sampler, String> {
-        Sampler::start(source, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))
+    fn start(&self, sources: Vec<Box<dyn TelemetrySource>>, config: SamplerConfig) -> Result<Sampler, String> {
+        Sampler::start_on(sources, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))
+    }
+
+    /// Stops the sampler and hands its GPU sources back to the study.
+    fn stop_sampler(&mut self) -> Option<Vec<Series>> {
+        let (sampler, gpu) = self.sampler.take()?;
+        let finished = sampler.stop();
+        let lent = std::mem::take(&mut self.lent);
+        Some(
+            finished
+                .tracks
+                .into_iter()
+                .zip(lent.into_iter().map(Some).chain(std::iter::repeat(None)))
+                .map(|(track, device)| {
+                    if let (true, Some(device)) = (gpu, device) {
+                        self.telemetry.give_back(device, track.source);
+                    }
+                    track.series
+                })
+                .collect(),
+        )
     }
 
     /// One reading through the gate: `Some(waited)` once idle long enough, an error on timeout.
@@ -245,20 +319,8 @@ impl<'a> StudyObserver<'a> {
     }
 
     fn finish_telemetry(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
-        let (sampler, gpu) = self.sampler.take()?;
-        let finished = sampler.stop();
-        let series = finished.series;
-        if gpu {
-            self.telemetry.gpu = Some(finished.source);
-        }
-        let csv_path = self.sample_dir.join("telemetry.csv");
-        if let Ok(f) = std::fs::File::create(&csv_path) {
-            let mut w = std::io::BufWriter::new(f);
-            let _ = crate::telemetry::csv::write_header(&mut w);
-            for s in &series.samples {
-                let _ = crate::telemetry::csv::write_row(&mut w, s);
-            }
-        }
+        let lent = self.lent.clone();
+        let tracks = self.stop_sampler()?;
         let marks = |r: &crate::client::RequestSpan| match (r.start, r.first_token, r.last_token) {
             (Some(start), Some(first_token), Some(last_token)) => Some(RequestMarks {
                 start,
@@ -271,23 +333,61 @@ impl<'a> StudyObserver<'a> {
         };
         // A sequence's phases are its requests' own, combined: the span from the first token to
         // the last would hold every later request's prefill (docs/methodology.md §4.2).
-        let phases = match record.requests.as_slice() {
-            [] => marks(&crate::client::RequestSpan::of(record)).map(|m| split_series(&series, &m)),
+        let phases_of = |series: &Series| match record.requests.as_slice() {
+            [] => marks(&crate::client::RequestSpan::of(record)).map(|m| split_series(series, &m)),
             each => each
                 .iter()
-                .map(|r| marks(r).map(|m| split_series(&series, &m)))
+                .map(|r| marks(r).map(|m| split_series(series, &m)))
                 .collect::<Option<Vec<_>>>()
                 .and_then(|parts| crate::telemetry::phases::combined(&parts)),
         };
+        let devices: Vec<DeviceTelemetry> = tracks
+            .iter()
+            .enumerate()
+            .map(|(i, series)| {
+                let csv = match (i, lent.get(i)) {
+                    (0, _) | (_, None) => TELEMETRY_CSV.to_string(),
+                    (_, Some(d)) => format!("telemetry-gpu{d}.csv"),
+                };
+                write_csv(&self.sample_dir.join(&csv), series);
+                DeviceTelemetry {
+                    index: lent.get(i).copied().unwrap_or(0),
+                    source: series.stats.source.clone(),
+                    samples: series.samples.len(),
+                    phases: phases_of(series),
+                    csv,
+                }
+            })
+            .collect();
+        let first = &tracks[0];
+        let phases = match devices.as_slice() {
+            [one] => one.phases.clone(),
+            many => many.iter().map(|d| d.phases.clone()).collect::<Option<Vec<_>>>().and_then(|p| summed(&p)),
+        };
         Some(TelemetryRecord {
-            source: series.stats.source.clone(),
-            achieved_hz: series.stats.achieved_hz,
-            samples: series.samples.len(),
-            fields: series.stats.fields.clone(),
+            source: first.stats.source.clone(),
+            achieved_hz: first.stats.achieved_hz,
+            samples: first.samples.len(),
+            fields: first.stats.fields.clone(),
             phases,
-            csv: "telemetry.csv".into(),
+            csv: TELEMETRY_CSV.into(),
             host_cpu: None,
+            devices_from: self.devices.as_ref().filter(|_| devices.len() > 1).map(|d| d.from.clone()),
+            devices: if devices.len() > 1 { devices } else { Vec::new() },
         })
+    }
+}
+
+/// The first device's series, the one every release has written.
+const TELEMETRY_CSV: &str = "telemetry.csv";
+
+fn write_csv(path: &std::path::Path, series: &Series) {
+    if let Ok(f) = std::fs::File::create(path) {
+        let mut w = std::io::BufWriter::new(f);
+        let _ = crate::telemetry::csv::write_header(&mut w);
+        for s in &series.samples {
+            let _ = crate::telemetry::csv::write_row(&mut w, s);
+        }
     }
 }
 
@@ -336,12 +436,7 @@ impl SampleObserver for StudyObserver<'_> {
 impl Drop for StudyObserver<'_> {
     /// A sample cut short (an error, a signal) must still hand the GPU source back.
     fn drop(&mut self) {
-        if let Some((sampler, gpu)) = self.sampler.take() {
-            let finished = sampler.stop();
-            if gpu {
-                self.telemetry.gpu = Some(finished.source);
-            }
-        }
+        self.stop_sampler();
     }
 }
 

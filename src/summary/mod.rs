@@ -562,7 +562,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             caveats: devices::variant_caveat(
                 file.variants.get(vi).map(String::as_str),
                 samples.first().map_or(&[][..], |s| s.server_argv.as_slice()),
-                sample_phases.iter().any(|p| p[1].mean_power_w.is_some()),
+                devices::metered_devices(&samples),
             )
             .into_iter()
             .collect(),

@@ -45,6 +45,8 @@ pub struct AmdgpuSysfs {
     slow: Reading,
     slow_read_ns: Option<u64>,
     notes: Vec<String>,
+    /// amdgpu cards under the same root.
+    on_host: u32,
 }
 
 /// amdgpu cards under `root/class/drm` (card0, card1, … — not connectors or render nodes) that
@@ -138,6 +140,7 @@ impl AmdgpuSysfs {
             slow: Reading::default(),
             slow_read_ns: None,
             notes: Vec::new(),
+            on_host: cards.len() as u32,
             device_dir,
         };
         if hwmon.is_none() {
@@ -235,6 +238,10 @@ fn scaled(f: &Option<SysfsFile>, div: f64) -> Result<Option<f64>, TelemetryError
 }
 
 impl TelemetrySource for AmdgpuSysfs {
+    fn devices_on_host(&self) -> u32 {
+        self.on_host
+    }
+
     fn kind(&self) -> SourceKind {
         SourceKind::AmdgpuSysfs
     }

@@ -42,6 +42,12 @@ pub trait TelemetrySource: Send {
     /// evidence folders.
     fn describe(&self) -> String;
 
+    /// How many devices this source's backend sees on the host: a server's devices are looked up
+    /// among these indices (docs/methodology.md §9.11). 1 for a source of no GPU.
+    fn devices_on_host(&self) -> u32 {
+        1
+    }
+
     /// One reading of everything this source provides.
     fn read(&mut self) -> Result<Reading, TelemetryError>;
 

@@ -188,7 +188,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
             }
         }
     }
-    let finished = sampler.stop();
+    let mut finished = sampler.stop();
     let wall_s = started.elapsed().as_secs_f64();
     drain(&rx, &mut csv_out, &mut last)?;
     if let Err(e) = view.finish() {
@@ -199,7 +199,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
     if let Some(r) = csv_out {
         r.finish()?;
     }
-    let series = finished.series;
+    let series = finished.tracks.swap_remove(0).series;
     if let Some(path) = &plan.driver_power_csv {
         let mut r = Recorder::create(path)?;
         r.write(|w| csv::write_driver_power(w, &series.driver_power))?;

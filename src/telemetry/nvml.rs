@@ -111,6 +111,7 @@ impl NvmlLibrary {
             path: self.path,
             device: Device(std::ptr::null_mut()),
             index,
+            on_host: 0,
             name: String::new(),
             energy_every,
             last_energy_read_ns: None,
@@ -128,6 +129,7 @@ impl NvmlLibrary {
         if index >= count {
             return Err(TelemetryError::NoSuchDevice { backend: "nvml", index, count });
         }
+        nvml.on_host = count;
         let mut handle: sys::nvmlDevice_t = std::ptr::null_mut();
         // SAFETY: handle is a valid out-pointer.
         nvml_try("nvmlDeviceGetHandleByIndex_v2", unsafe {
@@ -157,6 +159,8 @@ pub struct Nvml {
     path: String,
     device: Device,
     index: u32,
+    /// Devices nvmlDeviceGetCount_v2 counts.
+    on_host: u32,
     name: String,
     energy_every: Option<Duration>,
     last_energy_read_ns: Option<u64>,
@@ -300,6 +304,10 @@ impl Nvml {
 }
 
 impl TelemetrySource for Nvml {
+    fn devices_on_host(&self) -> u32 {
+        self.on_host
+    }
+
     fn kind(&self) -> SourceKind {
         SourceKind::Nvml
     }

@@ -201,6 +201,39 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
     }
 }
 
+/// One request's phases on several devices (a server on several GPUs, docs/methodology.md
+/// §9.11) as the server's: energy and mean power summed (only where every device has them), busy
+/// averaged over the devices, the hottest peak, the lowest clock minimum and median (the slowest
+/// device paces a split model) and the highest maximum. Durations, samples and tokens are the
+/// request's own, the first device's. There is no median power of the sum (each device's
+/// median is its own), so it is left out. `None` for no device.
+pub(crate) fn summed(devices: &[[PhaseStats; 2]]) -> Option<[PhaseStats; 2]> {
+    let first = devices.first()?;
+    Some([0, 1].map(|i| {
+        let all = || devices.iter().map(move |d| &d[i]);
+        let sum = |f: fn(&PhaseStats) -> Option<f64>| -> Option<f64> { all().map(f).sum() };
+        let energy_j = sum(|p| p.energy_j);
+        let tokens = first[i].tokens;
+        PhaseStats {
+            mean_power_w: sum(|p| p.mean_power_w),
+            median_power_w: if devices.len() == 1 { first[i].median_power_w } else { None },
+            power_from: majority(all().map(|p| p.power_from)).unwrap_or(PowerFrom::Unavailable),
+            mean_busy_pct: mean(&all().filter_map(|p| p.mean_busy_pct).collect::<Vec<_>>()),
+            peak_temp_c: all().filter_map(|p| p.peak_temp_c).reduce(f64::max),
+            gfx_clock_min_mhz: all().filter_map(|p| p.gfx_clock_min_mhz).reduce(f64::min),
+            gfx_clock_median_mhz: all().filter_map(|p| p.gfx_clock_median_mhz).reduce(f64::min),
+            gfx_clock_max_mhz: all().filter_map(|p| p.gfx_clock_max_mhz).reduce(f64::max),
+            energy_j,
+            energy_from: match energy_j {
+                Some(_) => majority(all().map(|p| p.energy_from)).unwrap_or(EnergyFrom::Unavailable),
+                None => EnergyFrom::Unavailable,
+            },
+            j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+            ..first[i].clone()
+        }
+    }))
+}
+
 /// The value most of `all` hold; a tie goes to the one that came first.
 fn majority<T: Copy + PartialEq>(all: impl Iterator<Item = T>) -> Option<T> {
     let all: Vec<T> = all.collect();
@@ -375,6 +408,41 @@ mod tests {
         let whole = split(&series, &[], &RequestMarks { last_token: at(5900), ..request(0) });
         assert!(whole[1].mean_power_w.unwrap() < decode.mean_power_w.unwrap() - 20.0, "the span holds a prefill");
         assert!(combined(&[]).is_none());
+    }
+
+    /// Two GPUs under one request: the server's energy is theirs together, its clock the slower
+    /// one's, its temperature the hotter one's; one device is its own sum.
+    #[test]
+    fn a_server_on_two_devices_sums_their_energy() {
+        let hot: Vec<TelemetrySample> = square_wave(false);
+        let cool: Vec<TelemetrySample> = square_wave(false)
+            .into_iter()
+            .map(|mut s| {
+                s.reading.power_w = s.reading.power_w.map(|w| w / 2.0);
+                s.reading.gfx_clock_mhz = s.reading.gfx_clock_mhz.map(|c| c - 300.0);
+                s.reading.temp_gpu_c = s.reading.temp_gpu_c.map(|t| t - 20.0);
+                s.reading.busy_pct = s.reading.busy_pct.map(|b| b / 3.0);
+                s
+            })
+            .collect();
+        let (a, b) = (split(&hot, &[], &marks()), split(&cool, &[], &marks()));
+        let [prefill, decode] = summed(&[a.clone(), b.clone()]).unwrap();
+        assert!((decode.energy_j.unwrap() - 900.0).abs() < 1e-9, "600 J + 300 J: {decode:?}");
+        assert!((decode.j_per_token.unwrap() - 9.0).abs() < 1e-9);
+        assert!((decode.mean_power_w.unwrap() - 450.0).abs() < 1e-9);
+        assert!((prefill.energy_j.unwrap() - 165.0).abs() < 1e-9);
+        assert_eq!((decode.gfx_clock_min_mhz, decode.gfx_clock_max_mhz), (Some(1200.0), Some(1800.0)));
+        assert_eq!(decode.peak_temp_c, Some(90.0));
+        assert!((decode.mean_busy_pct.unwrap() - 60.0).abs() < 1e-9, "90% and 30%");
+        assert_eq!((decode.tokens, decode.samples, decode.duration_s), (100, a[1].samples, a[1].duration_s));
+        assert_eq!(decode.median_power_w, None, "no median of the sum");
+        assert_eq!(decode.energy_from, EnergyFrom::PowerIntegral);
+        assert_eq!(summed(std::slice::from_ref(&a)).unwrap(), a, "one device is its own sum");
+        let mut unmetered = b;
+        unmetered[1].energy_j = None;
+        let [_, decode] = summed(&[a, unmetered]).unwrap();
+        assert_eq!((decode.energy_j, decode.energy_from), (None, EnergyFrom::Unavailable), "a device without energy");
+        assert!(summed(&[]).is_none());
     }
 
     #[test]

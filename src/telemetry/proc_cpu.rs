@@ -90,6 +90,10 @@ impl TelemetrySource for WithProcessCpu {
         format!("{}; plus {}", self.inner.describe(), self.cpu.describe())
     }
 
+    fn devices_on_host(&self) -> u32 {
+        self.inner.devices_on_host()
+    }
+
     fn read(&mut self) -> Result<Reading, TelemetryError> {
         let mut r = self.inner.read()?;
         r.cpu_pct = self.cpu.read_pct()?;

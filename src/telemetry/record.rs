@@ -60,4 +60,26 @@ pub(crate) struct TelemetryRecord {
     pub(crate) csv: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) host_cpu: Option<HostCpu>,
+    /// A server on several GPUs (docs/methodology.md §9.11): each device's series, whose phases
+    /// `phases` sums; empty for one device (`source`, `samples`, `fields` and `csv` are then its
+    /// own; for several they are the first device's).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) devices: Vec<DeviceTelemetry>,
+    /// What said the server runs on these devices (its flags and environment).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) devices_from: Option<String>,
+}
+
+/// One device's telemetry over one request of a server on several GPUs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct DeviceTelemetry {
+    /// The telemetry backend's index (NVML and ROCm SMI index, n-th amdgpu card).
+    pub(crate) index: u32,
+    pub(crate) source: String,
+    pub(crate) samples: usize,
+    /// [prefill, decode] on this device alone.
+    pub(crate) phases: Option<[PhaseStats; 2]>,
+    /// File name of this device's series, relative to the sample folder.
+    pub(crate) csv: String,
 }

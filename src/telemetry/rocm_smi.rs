@@ -119,7 +119,8 @@ impl RocmSmiLibrary {
             return Err(TelemetryError::InitFailed { call: "rsmi_init", code, name: status_name(code).into() });
         }
         let version = self.version();
-        let mut smi = RocmSmi { lib: self.lib, path: self.path, device: index, name: String::new(), version, skip: 0 };
+        let mut smi =
+            RocmSmi { lib: self.lib, path: self.path, device: index, on_host: 0, name: String::new(), version, skip: 0 };
         let mut count = 0u32;
         // SAFETY: count is a valid out-pointer.
         rsmi_try("rsmi_num_monitor_devices", unsafe { smi.lib.rsmi_num_monitor_devices(&mut count) })?;
@@ -131,6 +132,7 @@ impl RocmSmiLibrary {
         if index >= count {
             return Err(TelemetryError::NoSuchDevice { backend: "rocm-smi", index, count });
         }
+        smi.on_host = count;
         smi.name = smi.device_name().unwrap_or_else(|| "AMD GPU".into());
         Ok(smi)
     }
@@ -141,6 +143,8 @@ pub struct RocmSmi {
     lib: sys::RocmSmiLib,
     path: String,
     device: u32,
+    /// Devices rsmi_num_monitor_devices counts.
+    on_host: u32,
     name: String,
     version: Option<(u32, u32, u32)>,
     /// Bit per `Call` that answered NOT_SUPPORTED (or is missing from the library): not asked again.
@@ -308,6 +312,10 @@ impl RocmSmi {
 }
 
 impl TelemetrySource for RocmSmi {
+    fn devices_on_host(&self) -> u32 {
+        self.on_host
+    }
+
     fn kind(&self) -> SourceKind {
         SourceKind::RocmSmi
     }

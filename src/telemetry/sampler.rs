@@ -133,10 +133,23 @@ pub struct Series {
     pub stats: SamplerStats,
 }
 
-/// The series, and the source back for the next run (ROCm SMI and NVML are slow to open).
-pub struct Finished {
+/// One source's series, and the source back for the next run (ROCm SMI and NVML are slow to
+/// open).
+pub struct Track {
     pub series: Series,
     pub(crate) source: Box<dyn TelemetrySource>,
+}
+
+/// What a run produced: a track per source, in the order they were given.
+pub struct Finished {
+    pub tracks: Vec<Track>,
+}
+
+impl Finished {
+    /// The first source's track (the only one of a one-source sampler).
+    pub fn first(&self) -> &Track {
+        &self.tracks[0]
+    }
 }
 
 /// A running sampler; `stop` ends it.
@@ -146,13 +159,22 @@ pub struct Sampler {
 }
 
 impl Sampler {
-    /// Starts the sampler thread; the first read is due one period from now.
+    /// Starts the sampler thread on one source; the first read is due one period from now.
     pub fn start(source: Box<dyn TelemetrySource>, config: SamplerConfig) -> std::io::Result<Sampler> {
+        Sampler::start_on(vec![source], config)
+    }
+
+    /// Starts one sampler thread that reads every source at each deadline, one after the other
+    /// (a server on several GPUs, docs/methodology.md §9.11): one thread, so the devices' samples
+    /// share their deadlines and the sampler's cost grows by a read, not by a thread's wake-up.
+    /// The tap carries the first source's samples.
+    pub fn start_on(sources: Vec<Box<dyn TelemetrySource>>, config: SamplerConfig) -> std::io::Result<Sampler> {
         assert!(config.hz > 0.0 && config.hz.is_finite(), "sampler rate must be positive");
+        assert!(!sources.is_empty(), "a sampler reads at least one source");
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let handle =
-            std::thread::Builder::new().name("abprof-telemetry".into()).spawn(move || run(source, config, &flag))?;
+            std::thread::Builder::new().name("abprof-telemetry".into()).spawn(move || run(sources, config, &flag))?;
         Ok(Sampler { stop, handle })
     }
 
@@ -260,19 +282,114 @@ fn median_spacing_ms(samples: &[DriverPowerSample]) -> Option<f64> {
     Some(gaps[gaps.len() / 2] as f64 / 1e6)
 }
 
-fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &AtomicBool) -> Finished {
+/// What the whole run shares: the schedule, the thread's cost, the tap.
+struct RunTotals {
+    hz: f64,
+    wall_s: f64,
+    reads: u64,
+    missed: u64,
+    tap_dropped: u64,
+    thread_cpu_s: f64,
+}
+
+/// One source's state inside the sampler thread: everything is allocated before the first read.
+struct Reader {
+    source: Box<dyn TelemetrySource>,
+    samples: Vec<TelemetrySample>,
+    driver: Vec<DriverPowerSample>,
+    driver_batch: Vec<DriverPowerSample>,
+    jitter: Histogram<u64>,
+    read_cost: Histogram<u64>,
+    changes: ChangeTracker,
+    read_errors: u64,
+    first_error: Option<String>,
+    dropped: u64,
+    driver_dropped: u64,
+}
+
+impl Reader {
+    fn new(source: Box<dyn TelemetrySource>, keep: usize) -> Reader {
+        Reader {
+            source,
+            samples: Vec::with_capacity(keep),
+            driver: Vec::new(),
+            driver_batch: Vec::with_capacity(512),
+            jitter: histogram(),
+            read_cost: histogram(),
+            changes: ChangeTracker::new(),
+            read_errors: 0,
+            first_error: None,
+            dropped: 0,
+            driver_dropped: 0,
+        }
+    }
+
+    /// One read for `deadline`; the clock read that ends it is returned for the schedule.
+    fn read(&mut self, deadline: u64, keep: usize) -> (u64, Option<TelemetrySample>) {
+        let at = Stamp::now();
+        let late = at.mono_ns.saturating_sub(deadline);
+        let _ = self.jitter.record(late.max(1));
+        let result = self.source.read();
+        let after = mono_ns();
+        let _ = self.read_cost.record(after.saturating_sub(at.mono_ns).max(1));
+        match result {
+            Ok(reading) => {
+                let sample = TelemetrySample { at, late_ns: late, reading };
+                self.changes.observe(at.mono_ns, &reading);
+                if self.samples.len() < keep {
+                    self.samples.push(sample);
+                } else {
+                    self.dropped += 1;
+                }
+                (after, Some(sample))
+            }
+            Err(e) => {
+                self.read_errors += 1;
+                self.first_error.get_or_insert_with(|| e.to_string());
+                (after, None)
+            }
+        }
+    }
+
+    fn drain(&mut self, keep: usize) {
+        drain(&mut *self.source, &mut self.driver_batch, &mut self.driver, keep, &mut self.driver_dropped);
+    }
+
+    fn finish(self, run: &RunTotals) -> Track {
+        let Reader {
+            source, samples, driver, jitter, read_cost, changes, read_errors, first_error, dropped, driver_dropped, ..
+        } = self;
+        let stats = SamplerStats {
+            source: source.describe(),
+            requested_hz: run.hz,
+            wall_s: run.wall_s,
+            reads: run.reads,
+            read_errors,
+            first_error,
+            achieved_hz: (run.reads - read_errors) as f64 / run.wall_s.max(1e-9),
+            missed_deadlines: run.missed,
+            kept: samples.len(),
+            dropped,
+            tap_dropped: run.tap_dropped,
+            jitter: Quantiles::of(&jitter),
+            read_cost: Quantiles::of(&read_cost),
+            thread_cpu_s: run.thread_cpu_s,
+            cpu_share_pct: 100.0 * run.thread_cpu_s / run.wall_s.max(1e-9),
+            fields: changes.summary(),
+            driver_power_samples: driver.len(),
+            driver_power_dropped: driver_dropped,
+            driver_power_median_interval_ms: median_spacing_ms(&driver),
+        };
+        Track { series: Series { samples, driver_power: driver, stats }, source }
+    }
+}
+
+fn run(sources: Vec<Box<dyn TelemetrySource>>, mut cfg: SamplerConfig, stop: &AtomicBool) -> Finished {
     // The default 50 µs timer slack would be most of the jitter budget; 1 µs costs nothing.
     let _ = nix::sys::prctl::set_timerslack(1_000);
     let period = ((1e9 / cfg.hz) as u64).max(1);
-    let mut samples = Vec::with_capacity(cfg.keep);
-    let mut driver = Vec::new();
-    let mut driver_batch = Vec::with_capacity(512);
-    let mut jitter = histogram();
-    let mut read_cost = histogram();
-    let mut changes = ChangeTracker::new();
-    let (mut reads, mut read_errors, mut missed, mut dropped, mut tap_dropped, mut driver_dropped) =
-        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
-    let mut first_error = None;
+    let mut readers: Vec<Reader> = sources.into_iter().map(|s| Reader::new(s, cfg.keep)).collect();
+    let (mut reads, mut missed, mut tap_dropped) = (0u64, 0u64, 0u64);
     let drain_every = cfg.driver_drain_every.as_nanos() as u64;
 
     let cpu_start = thread_cpu_ns();
@@ -291,40 +408,24 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
         }
         sleep_until(deadline);
 
-        let at = Stamp::now();
-        let late = at.mono_ns.saturating_sub(deadline);
-        let _ = jitter.record(late.max(1));
-        let result = source.read();
-        // One clock read ends the read and serves the drain and the schedule below.
-        let after = mono_ns();
-        let _ = read_cost.record(after.saturating_sub(at.mono_ns).max(1));
-        reads += 1;
-        match result {
-            Ok(reading) => {
-                let sample = TelemetrySample { at, late_ns: late, reading };
-                changes.observe(at.mono_ns, &reading);
-                if samples.len() < cfg.keep {
-                    samples.push(sample);
-                } else {
-                    dropped += 1;
+        // The last read's closing clock read serves the drain and the schedule below.
+        let mut after = 0;
+        for (i, reader) in readers.iter_mut().enumerate() {
+            let (end, sample) = reader.read(deadline, cfg.keep);
+            after = end;
+            if let (0, Some(sample), Some(tap)) = (i, sample, &cfg.tap) {
+                match tap.try_send(sample) {
+                    Ok(()) => {}
+                    Err(TrySendError::Full(_)) => tap_dropped += 1,
+                    Err(TrySendError::Disconnected(_)) => cfg.tap = None,
                 }
-                if let Some(tap) = &cfg.tap {
-                    match tap.try_send(sample) {
-                        Ok(()) => {}
-                        Err(TrySendError::Full(_)) => tap_dropped += 1,
-                        Err(TrySendError::Disconnected(_)) => cfg.tap = None,
-                    }
-                }
-            }
-            Err(e) => {
-                read_errors += 1;
-                first_error.get_or_insert_with(|| e.to_string());
             }
         }
+        reads += 1;
 
         if after - last_drain >= drain_every {
             last_drain = after;
-            drain(&mut *source, &mut driver_batch, &mut driver, cfg.driver_keep, &mut driver_dropped);
+            readers.iter_mut().for_each(|r| r.drain(cfg.driver_keep));
         }
         // Next deadline; if this read overran one or more slots, skip them rather than burst.
         k += 1;
@@ -334,32 +435,16 @@ fn run(mut source: Box<dyn TelemetrySource>, mut cfg: SamplerConfig, stop: &Atom
             k = next;
         }
     }
-    drain(&mut *source, &mut driver_batch, &mut driver, cfg.driver_keep, &mut driver_dropped);
-    let wall_s = (mono_ns() - start) as f64 / 1e9;
-    let thread_cpu_s = (thread_cpu_ns() - cpu_start) as f64 / 1e9;
-
-    let stats = SamplerStats {
-        source: source.describe(),
-        requested_hz: cfg.hz,
-        wall_s,
+    readers.iter_mut().for_each(|r| r.drain(cfg.driver_keep));
+    let totals = RunTotals {
+        hz: cfg.hz,
+        wall_s: (mono_ns() - start) as f64 / 1e9,
         reads,
-        read_errors,
-        first_error,
-        achieved_hz: (reads - read_errors) as f64 / wall_s.max(1e-9),
-        missed_deadlines: missed,
-        kept: samples.len(),
-        dropped,
+        missed,
         tap_dropped,
-        jitter: Quantiles::of(&jitter),
-        read_cost: Quantiles::of(&read_cost),
-        thread_cpu_s,
-        cpu_share_pct: 100.0 * thread_cpu_s / wall_s.max(1e-9),
-        fields: changes.summary(),
-        driver_power_samples: driver.len(),
-        driver_power_dropped: driver_dropped,
-        driver_power_median_interval_ms: median_spacing_ms(&driver),
+        thread_cpu_s: (thread_cpu_ns() - cpu_start) as f64 / 1e9,
     };
-    Finished { series: Series { samples, driver_power: driver, stats }, source }
+    Finished { tracks: readers.into_iter().map(|r| r.finish(&totals)).collect() }
 }
 
 fn drain(
@@ -414,6 +499,7 @@ mod tests {
         let mut cfg = SamplerConfig::new(500.0, 100);
         cfg.tap = Some(tx);
         let done = Sampler::run_for(source, cfg, Duration::from_millis(600)).unwrap();
+        let done = done.first();
         let st = &done.series.stats;
         assert!(st.reads > 150, "{st:?}");
         assert_eq!(done.series.samples.len(), 100);
@@ -433,6 +519,33 @@ mod tests {
             .all(|w| w[0].at.mono_ns < w[1].at.mono_ns && w[0].at.boot_ns < w[1].at.boot_ns));
     }
 
+    /// A server on two GPUs (docs/methodology.md §9.11): one thread reads both sources at every
+    /// deadline, each into its own track, and the tap carries the first source's samples alone.
+    #[test]
+    fn one_thread_reads_every_source_on_the_same_deadlines() {
+        let sources: Vec<Box<dyn TelemetrySource>> =
+            vec![Box::new(Stepping { reads: 0, every: 1 }), Box::new(Stepping { reads: 0, every: 1000 })];
+        let (tx, rx) = std::sync::mpsc::sync_channel(10_000);
+        let mut cfg = SamplerConfig::new(200.0, 1000);
+        cfg.tap = Some(tx);
+        let sampler = Sampler::start_on(sources, cfg).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let done = sampler.stop();
+        let [a, b] = &done.tracks[..] else { panic!("two tracks") };
+        assert!(a.series.stats.reads > 30, "{:?}", a.series.stats);
+        assert_eq!(a.series.samples.len(), b.series.samples.len());
+        for (x, y) in a.series.samples.iter().zip(&b.series.samples) {
+            // The same deadline: the second read starts right after the first.
+            let deadline = |s: &TelemetrySample| s.at.mono_ns - s.late_ns;
+            assert_eq!(deadline(x), deadline(y));
+            assert!(y.at.mono_ns >= x.at.mono_ns);
+        }
+        assert!(a.series.samples.iter().zip(&b.series.samples).any(|(x, y)| x.reading != y.reading));
+        let tapped: Vec<TelemetrySample> = rx.try_iter().collect();
+        assert_eq!(tapped, a.series.samples, "the tap is the first source's");
+        assert_eq!(b.series.stats.fields.iter().find(|f| f.field == Field::PowerW).unwrap().changes, 0);
+    }
+
     #[test]
     fn stops_promptly_at_a_low_rate() {
         let sampler = Sampler::start(Box::new(Stepping { reads: 0, every: 1 }), SamplerConfig::new(0.5, 10)).unwrap();
@@ -440,7 +553,7 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         let done = sampler.stop();
         assert!(t.elapsed() < Duration::from_millis(500));
-        assert_eq!(done.series.stats.reads, 0);
+        assert_eq!(done.first().series.stats.reads, 0);
     }
 
     #[test]
