@@ -50,7 +50,8 @@ fn picked(argv: &[String]) -> Result<Picked, String> {
     let mut positions: Option<Vec<usize>> = None;
     if let Some(list) = value(argv, &["--device", "-dev"]) {
         from.push(format!("--device {list}"));
-        positions = Some(if list == "none" { Vec::new() } else { entries(list).map(position).collect::<Result<_, _>>()? });
+        positions =
+            Some(if list == "none" { Vec::new() } else { entries(list).map(position).collect::<Result<_, _>>()? });
     }
     if value(argv, &["--split-mode", "-sm"]) == Some("none") {
         let main: usize = match value(argv, &["--main-gpu", "-mg"]) {
@@ -127,11 +128,7 @@ pub(crate) fn devices_used(
     let mut indices = Vec::with_capacity(positions.len());
     for p in positions {
         let i = *visible.get(p).ok_or_else(|| {
-            format!(
-                "{} picks GPU {p}, but the server sees {} device(s): fix the flag",
-                from.join(", "),
-                visible.len()
-            )
+            format!("{} picks GPU {p}, but the server sees {} device(s): fix the flag", from.join(", "), visible.len())
         })?;
         if !indices.contains(&i) {
             indices.push(i);
@@ -188,7 +185,11 @@ mod tests {
         assert_eq!(used("-ngl 99", NONE, 2), Ok(vec![0, 1]), "llama.cpp splits over every visible device");
         assert_eq!(used("-ngl 99", &env("CUDA_VISIBLE_DEVICES", "1"), 2), Ok(vec![1]));
         assert_eq!(used("-ngl 99", &env("HIP_VISIBLE_DEVICES", "3,1"), 4), Ok(vec![3, 1]));
-        assert_eq!(used("-dev CUDA1", &env("CUDA_VISIBLE_DEVICES", "2,3"), 4), Ok(vec![3]), "CUDA1 is the second visible");
+        assert_eq!(
+            used("-dev CUDA1", &env("CUDA_VISIBLE_DEVICES", "2,3"), 4),
+            Ok(vec![3]),
+            "CUDA1 is the second visible"
+        );
         assert_eq!(used("-dev ROCm0,ROCm1", NONE, 2), Ok(vec![0, 1]));
         assert_eq!(used("-ts 0,1", NONE, 2), Ok(vec![1]), "a zero share leaves a device out");
         assert_eq!(used("-dev CUDA1,CUDA2 -ts 1,0", NONE, 3), Ok(vec![1]), "shares apply to the picked list");

@@ -4,8 +4,8 @@
 use super::file::IdleGate;
 use crate::client::StreamRecord;
 use crate::measure::{GateError, SampleObserver, SamplePhase};
-use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::server::devices::{devices_used, DeviceUse};
+use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, summed, RequestMarks};
 use crate::telemetry::record::{DeviceTelemetry, HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord};
 use crate::telemetry::sampler::{Sampler, SamplerConfig, Series};
@@ -29,6 +29,8 @@ pub(crate) struct TelemetrySlot {
     gpus: Vec<(u32, Box<dyn TelemetrySource>)>,
     /// The backend of every device's source, and how many devices it sees; `None`: GPU-less.
     kind: Option<(SourceKind, u32)>,
+    /// What stands for `/sys` when another device is opened (a fixture tree in tests).
+    sysfs_root: PathBuf,
     pub(crate) hz: f64,
     /// The study's first idle temperature, the thermal gate's reference (docs/methodology.md
     /// §9.9): set by the first sample's gate.
@@ -60,7 +62,13 @@ pub(crate) struct StudyObserver<'a> {
 impl TelemetrySlot {
     pub(crate) fn new(gpu: Option<Box<dyn TelemetrySource>>, hz: f64) -> TelemetrySlot {
         let kind = gpu.as_ref().map(|g| (g.kind(), g.devices_on_host()));
-        TelemetrySlot { gpus: gpu.map(|g| (0, g)).into_iter().collect(), kind, hz, thermal_reference_c: None }
+        TelemetrySlot {
+            gpus: gpu.map(|g| (0, g)).into_iter().collect(),
+            kind,
+            sysfs_root: crate::telemetry::OpenOptions::default().sysfs_root,
+            hz,
+            thermal_reference_c: None,
+        }
     }
 
     /// The GPU backend, `None` on a GPU-less host.
@@ -83,9 +91,16 @@ impl TelemetrySlot {
             .iter()
             .map(|&i| match self.gpus.iter().position(|(d, _)| *d == i) {
                 Some(at) => Ok(self.gpus.swap_remove(at)),
-                None => crate::telemetry::open(&crate::telemetry::OpenOptions { kind, device: i, ..Default::default() })
-                    .map(|o| (i, o.source))
-                    .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}")),
+                None => {
+                    crate::telemetry::open(&crate::telemetry::OpenOptions {
+                        kind,
+                        device: i,
+                        sysfs_root: self.sysfs_root.clone(),
+                        ..Default::default()
+                    })
+                        .map(|o| (i, o.source))
+                        .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}"))
+                }
             })
             .collect()
     }
@@ -321,60 +336,73 @@ impl<'a> StudyObserver<'a> {
     fn finish_telemetry(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
         let lent = self.lent.clone();
         let tracks = self.stop_sampler()?;
-        let marks = |r: &crate::client::RequestSpan| match (r.start, r.first_token, r.last_token) {
-            (Some(start), Some(first_token), Some(last_token)) => Some(RequestMarks {
-                start,
-                first_token,
-                last_token,
-                prompt_tokens: r.prompt_tokens?,
-                output_tokens: r.completion_tokens?,
-            }),
-            _ => None,
-        };
-        // A sequence's phases are its requests' own, combined: the span from the first token to
-        // the last would hold every later request's prefill (docs/methodology.md §4.2).
-        let phases_of = |series: &Series| match record.requests.as_slice() {
-            [] => marks(&crate::client::RequestSpan::of(record)).map(|m| split_series(series, &m)),
-            each => each
-                .iter()
-                .map(|r| marks(r).map(|m| split_series(series, &m)))
-                .collect::<Option<Vec<_>>>()
-                .and_then(|parts| crate::telemetry::phases::combined(&parts)),
-        };
-        let devices: Vec<DeviceTelemetry> = tracks
+        Some(telemetry_record(&tracks, &lent, self.devices.as_ref(), record, &self.sample_dir))
+    }
+}
+
+/// The record of one request's telemetry: each track's series written beside the sample (the
+/// first as `telemetry.csv`), split into its phases, and for a server on several devices
+/// (`lent`, in the tracks' order) every device's phases and their sum.
+fn telemetry_record(
+    tracks: &[Series],
+    lent: &[u32],
+    devices_used: Option<&DeviceUse>,
+    record: &StreamRecord,
+    sample_dir: &std::path::Path,
+) -> TelemetryRecord {
+    let marks = |r: &crate::client::RequestSpan| match (r.start, r.first_token, r.last_token) {
+        (Some(start), Some(first_token), Some(last_token)) => Some(RequestMarks {
+            start,
+            first_token,
+            last_token,
+            prompt_tokens: r.prompt_tokens?,
+            output_tokens: r.completion_tokens?,
+        }),
+        _ => None,
+    };
+    // A sequence's phases are its requests' own, combined: the span from the first token to
+    // the last would hold every later request's prefill (docs/methodology.md §4.2).
+    let phases_of = |series: &Series| match record.requests.as_slice() {
+        [] => marks(&crate::client::RequestSpan::of(record)).map(|m| split_series(series, &m)),
+        each => each
             .iter()
-            .enumerate()
-            .map(|(i, series)| {
-                let csv = match (i, lent.get(i)) {
-                    (0, _) | (_, None) => TELEMETRY_CSV.to_string(),
-                    (_, Some(d)) => format!("telemetry-gpu{d}.csv"),
-                };
-                write_csv(&self.sample_dir.join(&csv), series);
-                DeviceTelemetry {
-                    index: lent.get(i).copied().unwrap_or(0),
-                    source: series.stats.source.clone(),
-                    samples: series.samples.len(),
-                    phases: phases_of(series),
-                    csv,
-                }
-            })
-            .collect();
-        let first = &tracks[0];
-        let phases = match devices.as_slice() {
-            [one] => one.phases.clone(),
-            many => many.iter().map(|d| d.phases.clone()).collect::<Option<Vec<_>>>().and_then(|p| summed(&p)),
-        };
-        Some(TelemetryRecord {
-            source: first.stats.source.clone(),
-            achieved_hz: first.stats.achieved_hz,
-            samples: first.samples.len(),
-            fields: first.stats.fields.clone(),
-            phases,
-            csv: TELEMETRY_CSV.into(),
-            host_cpu: None,
-            devices_from: self.devices.as_ref().filter(|_| devices.len() > 1).map(|d| d.from.clone()),
-            devices: if devices.len() > 1 { devices } else { Vec::new() },
+            .map(|r| marks(r).map(|m| split_series(series, &m)))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|parts| crate::telemetry::phases::combined(&parts)),
+    };
+    let devices: Vec<DeviceTelemetry> = tracks
+        .iter()
+        .enumerate()
+        .map(|(i, series)| {
+            let csv = match (i, lent.get(i)) {
+                (0, _) | (_, None) => TELEMETRY_CSV.to_string(),
+                (_, Some(d)) => format!("telemetry-gpu{d}.csv"),
+            };
+            write_csv(&sample_dir.join(&csv), series);
+            DeviceTelemetry {
+                index: lent.get(i).copied().unwrap_or(0),
+                source: series.stats.source.clone(),
+                samples: series.samples.len(),
+                phases: phases_of(series),
+                csv,
+            }
         })
+        .collect();
+    let first = &tracks[0];
+    let phases = match devices.as_slice() {
+        [one] => one.phases.clone(),
+        many => many.iter().map(|d| d.phases.clone()).collect::<Option<Vec<_>>>().and_then(|p| summed(&p)),
+    };
+    TelemetryRecord {
+        source: first.stats.source.clone(),
+        achieved_hz: first.stats.achieved_hz,
+        samples: first.samples.len(),
+        fields: first.stats.fields.clone(),
+        phases,
+        csv: TELEMETRY_CSV.into(),
+        host_cpu: None,
+        devices_from: devices_used.filter(|_| devices.len() > 1).map(|d| d.from.clone()),
+        devices: if devices.len() > 1 { devices } else { Vec::new() },
     }
 }
 
@@ -453,4 +481,95 @@ pub(crate) fn open_gpu_source(kind: SourceKind) -> Result<(Option<Box<dyn Teleme
     }
     let desc = format!("{} ({})", opened.source.describe(), opened.why);
     Ok((Some(opened.source), desc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::amdgpu_sysfs::AmdgpuSysfs;
+    use crate::telemetry::phases::PhaseStats;
+
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap().flatten() {
+            let target = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_tree(&e.path(), &target);
+            } else {
+                std::fs::copy(e.path(), &target).unwrap();
+            }
+        }
+    }
+
+    /// Two amdgpu cards from the recorded dGPU tree: card1 draws 100 W where card0 draws 291 W.
+    fn two_card_tree() -> tempfile::TempDir {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/dgpu-v1_3");
+        let root = tempfile::tempdir().unwrap();
+        for card in ["card0", "card1"] {
+            copy_tree(&fixture.join("class/drm/card0"), &root.path().join("class/drm").join(card));
+        }
+        let hwmon = root.path().join("class/drm/card1/device/hwmon/hwmon3");
+        std::fs::write(hwmon.join("power1_input"), "100000000\n").unwrap();
+        std::fs::write(hwmon.join("power1_average"), "100000000\n").unwrap();
+        root
+    }
+
+    /// A server split over two GPUs (docs/methodology.md §9.11): the study meters both, each
+    /// device's phases are kept, and the sample's phases are their sum.
+    #[test]
+    fn a_server_on_two_gpus_is_metered_on_both_and_its_energy_summed() {
+        let tree = two_card_tree();
+        let first = AmdgpuSysfs::open(tree.path(), 0).unwrap();
+        let mut slot = TelemetrySlot::new(Some(Box::new(first)), 200.0);
+        slot.sysfs_root = tree.path().to_owned();
+        let argv: Vec<String> = ["-m", "x.gguf", "-ts", "1,1"].map(String::from).to_vec();
+        let devices = slot.devices_of(&argv, &[]).unwrap().unwrap();
+        assert_eq!(devices.indices, [0, 1], "{devices:?}");
+        let one: Vec<String> = ["-m", "x.gguf", "-dev", "ROCm1"].map(String::from).to_vec();
+        assert_eq!(slot.devices_of(&one, &[]).unwrap().unwrap().indices, [1]);
+
+        let lent = slot.lend(&devices.indices).unwrap();
+        assert!(slot.gpus.is_empty(), "both lent, card1 opened on first use");
+        let (indices, sources): (Vec<u32>, Vec<_>) = lent.into_iter().unzip();
+        let sampler = Sampler::start_on(sources, SamplerConfig::new(200.0, 10_000)).unwrap();
+        let start = crate::clock::Stamp::now();
+        std::thread::sleep(Duration::from_millis(150));
+        let first_token = crate::clock::Stamp::now();
+        std::thread::sleep(Duration::from_millis(300));
+        let last_token = crate::clock::Stamp::now();
+        std::thread::sleep(Duration::from_millis(20));
+        let finished = sampler.stop();
+        let mut tracks = Vec::new();
+        for (track, i) in finished.tracks.into_iter().zip(&indices) {
+            slot.give_back(*i, track.source);
+            tracks.push(track.series);
+        }
+        assert_eq!(slot.lend(&[1, 0]).unwrap().len(), 2, "given back, lent again without reopening");
+
+        let record = StreamRecord {
+            request_start: Some(start),
+            first_token: Some(first_token),
+            last_token: Some(last_token),
+            usage: Some(crate::client::Usage { prompt_tokens: 64, completion_tokens: 30, ..Default::default() }),
+            ..Default::default()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let t = telemetry_record(&tracks, &indices, Some(&devices), &record, dir.path());
+        let files: Vec<(u32, &str)> = t.devices.iter().map(|d| (d.index, d.csv.as_str())).collect();
+        assert_eq!(files, [(0, "telemetry.csv"), (1, "telemetry-gpu1.csv")]);
+        assert!(dir.path().join("telemetry.csv").is_file() && dir.path().join("telemetry-gpu1.csv").is_file());
+        assert_eq!(t.devices_from.as_deref(), Some(devices.from.as_str()));
+        let decode = |p: &Option<[PhaseStats; 2]>| p.as_ref().unwrap()[1].clone();
+        let (a, b, sum) = (decode(&t.devices[0].phases), decode(&t.devices[1].phases), decode(&t.phases));
+        assert!((a.mean_power_w.unwrap() - 291.0).abs() < 1e-6, "{a:?}");
+        assert!((b.mean_power_w.unwrap() - 100.0).abs() < 1e-6, "{b:?}");
+        assert!((sum.mean_power_w.unwrap() - 391.0).abs() < 1e-6, "{sum:?}");
+        assert!((sum.energy_j.unwrap() - a.energy_j.unwrap() - b.energy_j.unwrap()).abs() < 1e-9);
+        assert!((sum.j_per_token.unwrap() - sum.energy_j.unwrap() / 30.0).abs() < 1e-12);
+
+        // One device: the record every earlier release wrote, no device list.
+        let t = telemetry_record(&tracks[..1], &indices[..1], None, &record, dir.path());
+        assert!(t.devices.is_empty() && t.devices_from.is_none());
+        assert!((decode(&t.phases).mean_power_w.unwrap() - 291.0).abs() < 1e-6);
+    }
 }

@@ -119,8 +119,15 @@ impl RocmSmiLibrary {
             return Err(TelemetryError::InitFailed { call: "rsmi_init", code, name: status_name(code).into() });
         }
         let version = self.version();
-        let mut smi =
-            RocmSmi { lib: self.lib, path: self.path, device: index, on_host: 0, name: String::new(), version, skip: 0 };
+        let mut smi = RocmSmi {
+            lib: self.lib,
+            path: self.path,
+            device: index,
+            on_host: 0,
+            name: String::new(),
+            version,
+            skip: 0,
+        };
         let mut count = 0u32;
         // SAFETY: count is a valid out-pointer.
         rsmi_try("rsmi_num_monitor_devices", unsafe { smi.lib.rsmi_num_monitor_devices(&mut count) })?;

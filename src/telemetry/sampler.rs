@@ -357,7 +357,17 @@ impl Reader {
 
     fn finish(self, run: &RunTotals) -> Track {
         let Reader {
-            source, samples, driver, jitter, read_cost, changes, read_errors, first_error, dropped, driver_dropped, ..
+            source,
+            samples,
+            driver,
+            jitter,
+            read_cost,
+            changes,
+            read_errors,
+            first_error,
+            dropped,
+            driver_dropped,
+            ..
         } = self;
         let stats = SamplerStats {
             source: source.describe(),
