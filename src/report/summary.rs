@@ -379,6 +379,10 @@ pub(crate) fn render_text(s: &Summary) -> String {
             }
         }
     }
+    if let Some(t) = super::devices::per_device(s) {
+        let _ = writeln!(o, "\nper device (medians over accepted samples; the per-phase figures are their sum; §9.11)");
+        o.push_str(&t.render(&Text::of(&t, "  ", true)));
+    }
     if s.variants.iter().any(|v| !v.decode_windows.is_empty()) {
         windows_section(&mut o, s);
     }

@@ -26,6 +26,38 @@ pub(crate) fn metered_devices(samples: &[&crate::measure::Sample]) -> usize {
         .unwrap_or(0)
 }
 
+/// One device's phase figures over a variant's accepted samples.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub(crate) struct DeviceFigures {
+    /// The telemetry backend's index.
+    pub(crate) index: u32,
+    pub(crate) prefill: Option<super::phases::PhaseFigures>,
+    pub(crate) decode: Option<super::phases::PhaseFigures>,
+}
+
+/// Each device's figures, where accepted samples recorded several devices; in the devices' order
+/// of the first such sample.
+pub(crate) fn device_figures(samples: &[&crate::measure::Sample]) -> Vec<DeviceFigures> {
+    let per_sample: Vec<&[crate::telemetry::record::DeviceTelemetry]> =
+        samples.iter().filter_map(|s| s.extra.telemetry.as_ref()).map(|t| t.devices.as_slice()).collect();
+    let Some(order) = per_sample.iter().find(|d| !d.is_empty()) else { return Vec::new() };
+    order
+        .iter()
+        .map(|d| {
+            let phases: Vec<&[crate::telemetry::phases::PhaseStats; 2]> = per_sample
+                .iter()
+                .filter_map(|all| all.iter().find(|x| x.index == d.index)?.phases.as_ref())
+                .collect();
+            DeviceFigures {
+                index: d.index,
+                prefill: super::phases::figures(&phases.iter().map(|p| &p[0]).collect::<Vec<_>>()),
+                decode: super::phases::figures(&phases.iter().map(|p| &p[1]).collect::<Vec<_>>()),
+            }
+        })
+        .collect()
+}
+
 /// [`one_device_caveat`] of a variant from its spec (its `env=`) and a sample's server argv.
 pub(crate) fn variant_caveat(spec: Option<&str>, argv: &[String], metered: usize) -> Option<String> {
     let env = spec.and_then(|s| crate::variant::Variant::parse(s).ok()).map(|v| v.env).unwrap_or_default();

@@ -125,3 +125,29 @@ fn an_energy_change_gets_the_speed_metrics_interval_and_a_verdict_in_its_own_wor
     assert_eq!(Metric::DecodeMeanPowerW.verdict_word(Verdict::Slower), "higher power");
     assert_eq!(Metric::DecodeJPerToken.verdict_word(Verdict::Slower), "less efficient");
 }
+
+/// A server on two GPUs (docs/methodology.md §9.11): the energy metrics read the devices' sum,
+/// each device keeps its own figures, and the variant is not caveated as metered on one.
+#[test]
+fn a_two_device_sample_is_measured_as_their_sum_and_each_device_kept() {
+    use crate::telemetry::record::DeviceTelemetry;
+    let (a, b) = (phases(1.0, 100, true), phases(0.5, 100, false));
+    let mut s = sample_with(crate::telemetry::phases::summed(&[a.clone(), b.clone()]));
+    let device = |index: u32, phases: &[PhaseStats; 2]| DeviceTelemetry {
+        index,
+        phases: Some(phases.clone()),
+        ..DeviceTelemetry::default()
+    };
+    s.extra.telemetry.as_mut().unwrap().devices = vec![device(0, &a), device(1, &b)];
+    // 291 W and 145.5 W for 2 s over 100 tokens.
+    assert!((Metric::DecodeJPerToken.of(&s).unwrap() - 8.73).abs() < 0.01);
+    assert!((Metric::DecodeMeanPowerW.of(&s).unwrap() - 436.5).abs() < 0.5);
+    let figures = super::devices::device_figures(&[&s, &s]);
+    assert_eq!(figures.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
+    let j = |i: usize| figures[i].decode.as_ref().unwrap().j_per_token.unwrap();
+    assert!((j(0) - 5.82).abs() < 0.01 && (j(1) - 2.91).abs() < 1e-9, "{figures:?}");
+    assert_eq!(super::devices::metered_devices(&[&s]), 2);
+    let argv: Vec<String> = ["-ts", "1,1"].map(String::from).to_vec();
+    assert!(super::devices::one_device_caveat(&argv, &[], super::devices::metered_devices(&[&s])).is_none());
+    assert!(super::devices::device_figures(&[&sample_with(Some(a))]).is_empty(), "one device: no list");
+}

@@ -212,6 +212,7 @@ mod tests {
             throttled: vec![],
             decode_windows: vec![],
             caveats: vec![],
+            devices: vec![],
             floor: None,
         }
     }

@@ -229,6 +229,10 @@ pub(crate) struct VariantSummary {
     pub(crate) decode_windows: Vec<windows::SampleWindows>,
     /// Comparison caveats, e.g. acceptance differing materially from the baseline's.
     pub(crate) caveats: Vec<String>,
+    /// A server on several GPUs (docs/methodology.md §9.11): each device's phase figures, whose
+    /// sum `prefill` and `decode` are; empty for one device.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) devices: Vec<devices::DeviceFigures>,
     /// Decode against its bandwidth floor (docs/methodology.md §18); none for a study recorded
     /// before the roofline (no roofline.json).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -559,6 +563,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                     (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
                 })
                 .collect(),
+            devices: devices::device_figures(&samples),
             caveats: devices::variant_caveat(
                 file.variants.get(vi).map(String::as_str),
                 samples.first().map_or(&[][..], |s| s.server_argv.as_slice()),

@@ -181,6 +181,10 @@ fn timelines_section(o: &mut String, v: &StudyView) {
         let _ = writeln!(o, "<h3 id=\"phases\">Per phase (medians over accepted samples)</h3>");
         o.push_str(&table(&t));
     }
+    if let Some(t) = tables::per_device(&v.summary) {
+        let _ = writeln!(o, "<h3 id=\"devices\">Per device (the per-phase figures are their sum)</h3>");
+        o.push_str(&table(&t));
+    }
     close(o);
 }
 

@@ -48,6 +48,9 @@ pub(crate) fn document(v: &StudyView) -> String {
             let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
             section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);
         }
+        if let Some(t) = tables::per_device(s) {
+            section(&mut o, "Per device (the per-phase figures are their sum; §9.11)", &t);
+        }
     }
     match &v.traces {
         Some(TraceComparison::Compared { comparison, category_deltas, .. }) => {
