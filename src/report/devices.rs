@@ -48,8 +48,8 @@ mod tests {
     use crate::summary::phases::PhaseFigures;
 
     fn recorded() -> Summary {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-today-ab/study/summary.json");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/evidence-today-ab/study/summary.json");
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
     }
 

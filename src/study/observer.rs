@@ -26,7 +26,7 @@ pub(crate) trait PhaseSink {
 /// device's is opened with the study, any other the first time a variant's server runs on it
 /// (docs/methodology.md §9.11). No source: GPU-less host (the server's CPU is sampled instead).
 pub(crate) struct TelemetrySlot {
-    gpus: Vec<(u32, Box<dyn TelemetrySource>)>,
+    gpus: Vec<Lent>,
     /// The backend of every device's source, and how many devices it sees; `None`: GPU-less.
     kind: Option<(SourceKind, u32)>,
     /// What stands for `/sys` when another device is opened (a fixture tree in tests).
@@ -59,6 +59,9 @@ pub(crate) struct StudyObserver<'a> {
     cancel: Option<Arc<AtomicBool>>,
 }
 
+/// A device's backend index and its source.
+type Lent = (u32, Box<dyn TelemetrySource>);
+
 impl TelemetrySlot {
     pub(crate) fn new(gpu: Option<Box<dyn TelemetrySource>>, hz: f64) -> TelemetrySlot {
         let kind = gpu.as_ref().map(|g| (g.kind(), g.devices_on_host()));
@@ -85,22 +88,20 @@ impl TelemetrySlot {
     }
 
     /// The sources of `indices`, opening those not opened yet.
-    fn lend(&mut self, indices: &[u32]) -> Result<Vec<(u32, Box<dyn TelemetrySource>)>, String> {
+    fn lend(&mut self, indices: &[u32]) -> Result<Vec<Lent>, String> {
         let Some((kind, _)) = self.kind else { return Ok(Vec::new()) };
         indices
             .iter()
             .map(|&i| match self.gpus.iter().position(|(d, _)| *d == i) {
                 Some(at) => Ok(self.gpus.swap_remove(at)),
-                None => {
-                    crate::telemetry::open(&crate::telemetry::OpenOptions {
-                        kind,
-                        device: i,
-                        sysfs_root: self.sysfs_root.clone(),
-                        ..Default::default()
-                    })
-                        .map(|o| (i, o.source))
-                        .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}"))
-                }
+                None => crate::telemetry::open(&crate::telemetry::OpenOptions {
+                    kind,
+                    device: i,
+                    sysfs_root: self.sysfs_root.clone(),
+                    ..Default::default()
+                })
+                .map(|o| (i, o.source))
+                .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}")),
             })
             .collect()
     }

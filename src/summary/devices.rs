@@ -45,10 +45,8 @@ pub(crate) fn device_figures(samples: &[&crate::measure::Sample]) -> Vec<DeviceF
     order
         .iter()
         .map(|d| {
-            let phases: Vec<&[crate::telemetry::phases::PhaseStats; 2]> = per_sample
-                .iter()
-                .filter_map(|all| all.iter().find(|x| x.index == d.index)?.phases.as_ref())
-                .collect();
+            let phases: Vec<&[crate::telemetry::phases::PhaseStats; 2]> =
+                per_sample.iter().filter_map(|all| all.iter().find(|x| x.index == d.index)?.phases.as_ref()).collect();
             DeviceFigures {
                 index: d.index,
                 prefill: super::phases::figures(&phases.iter().map(|p| &p[0]).collect::<Vec<_>>()),

@@ -25,8 +25,10 @@ pub(crate) struct CsvError {
 }
 
 /// Every finite value of every drawn field as one counter event, read by the series' own reader
-/// (src/telemetry/csv.rs).
-pub(crate) fn from_csv(path: &Path) -> Result<Counters, CsvError> {
+/// (src/telemetry/csv.rs). `device` names the tracks of one device of a server on several GPUs
+/// (`gpu1 power_w`, docs/methodology.md §9.11); `None` leaves a one-device sample's names as
+/// they were.
+pub(crate) fn from_csv(path: &Path, device: Option<u32>) -> Result<Counters, CsvError> {
     let err = |detail: String| CsvError { path: path.display().to_string(), detail };
     // The reader stands the monotonic clock in for a missing boottime one; a timeline placed on
     // CLOCK_BOOTTIME beside kernels cannot.
@@ -41,17 +43,24 @@ pub(crate) fn from_csv(path: &Path) -> Result<Counters, CsvError> {
     }
     let rows = read_series(path).map_err(|e| err(e.to_string()))?;
     let drawn: Vec<Field> = Field::ALL.iter().copied().filter(|f| !NOT_DRAWN.contains(f)).collect();
+    let names: Vec<String> = drawn
+        .iter()
+        .map(|f| match device {
+            Some(d) => format!("gpu{d} {}", f.name()),
+            None => f.name().to_string(),
+        })
+        .collect();
     let mut seen = vec![false; drawn.len()];
     let mut events = Vec::new();
     for row in &rows {
         for (k, &f) in drawn.iter().enumerate() {
             if let Some(v) = row.reading.get(f) {
                 seen[k] = true;
-                events.push(TELEMETRY.counter(f.name().to_string(), f.unit(), row.at.boot_ns as i64, v));
+                events.push(TELEMETRY.counter(names[k].clone(), f.unit(), row.at.boot_ns as i64, v));
             }
         }
     }
-    let tracks = drawn.iter().zip(&seen).filter(|(_, s)| **s).map(|(f, _)| f.name().to_string()).collect();
+    let tracks = names.into_iter().zip(&seen).filter(|(_, s)| **s).map(|(n, _)| n).collect();
     Ok(Counters { events, tracks })
 }
 
@@ -65,7 +74,7 @@ mod tests {
     fn a_real_series_becomes_one_track_per_recorded_value() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/evidence-pre-engine/study/samples/001-f16/telemetry.csv");
-        let c = from_csv(&path).unwrap();
+        let c = from_csv(&path, None).unwrap();
         assert_eq!(c.tracks, ["cpu_pct"]);
         let rows = std::fs::read_to_string(&path).unwrap().lines().count() - 1;
         assert_eq!(c.events.len(), rows - 1, "every row but the first has a value");
@@ -75,12 +84,23 @@ mod tests {
         assert!(c.events.windows(2).all(|w| w[0].ts <= w[1].ts));
     }
 
+    /// One device of a server on several GPUs (docs/methodology.md §9.11): its tracks are named
+    /// by its index, so two devices' series stand apart on one time axis.
+    #[test]
+    fn a_devices_series_is_named_by_its_index() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/evidence-pre-engine/study/samples/001-f16/telemetry.csv");
+        let c = from_csv(&path, Some(1)).unwrap();
+        assert_eq!(c.tracks, ["gpu1 cpu_pct"]);
+        assert_eq!(serde_json::to_value(&c.events[0]).unwrap()["name"], "gpu1 cpu_pct");
+    }
+
     #[test]
     fn a_series_without_boottime_is_refused_with_its_name() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("telemetry.csv");
         std::fs::write(&p, "mono_ns,power_w\n1,2\n").unwrap();
-        let e = from_csv(&p).err().unwrap().to_string();
+        let e = from_csv(&p, None).err().unwrap().to_string();
         assert!(e.contains("no boot_ns column") && e.contains("telemetry.csv"), "{e}");
     }
 }

@@ -67,15 +67,23 @@ pub(crate) fn build(input: &TimelineInput, rules: &crate::trace::Rules) -> Timel
 
     let telemetry = s.extra.telemetry.as_ref();
     let mut counter_tracks = Vec::new();
-    match telemetry.filter(|t| !t.csv.is_empty()) {
-        Some(t) => match counters::from_csv(&input.dir.join(&t.csv)) {
+    // A server on several GPUs has a series per device (docs/methodology.md §9.11).
+    let series: Vec<(Option<u32>, &str)> = match telemetry.filter(|t| !t.csv.is_empty()) {
+        Some(t) if !t.devices.is_empty() => t.devices.iter().map(|d| (Some(d.index), d.csv.as_str())).collect(),
+        Some(t) => vec![(None, t.csv.as_str())],
+        None => {
+            notes.push("telemetry: the sample recorded no series".into());
+            Vec::new()
+        }
+    };
+    for (device, csv) in series {
+        match counters::from_csv(&input.dir.join(csv), device) {
             Ok(c) => {
-                counter_tracks = c.tracks;
+                counter_tracks.extend(c.tracks);
                 events.extend(c.events);
             }
             Err(e) => notes.push(e.to_string()),
-        },
-        None => notes.push("telemetry: the sample recorded no series".into()),
+        }
     }
     if let (Some(cpu), Some(m)) = (telemetry.and_then(|t| t.host_cpu.as_ref()), sample::RequestMarks::of(s)) {
         // The host's foreign CPU is one mean over the request (src/study/observer.rs).

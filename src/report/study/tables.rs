@@ -142,10 +142,10 @@ pub(crate) fn per_variant(s: &Summary) -> Table {
     t
 }
 
+pub(crate) use crate::report::devices::per_device;
 pub(crate) use crate::report::soak::{
     drift as soak_drift, per_request as soak_per_request, unmeasured_note as soak_unmeasured_note,
 };
-pub(crate) use crate::report::devices::per_device;
 pub(crate) use crate::report::speculation::{acceptance, memory, mtp_yardstick};
 
 /// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
