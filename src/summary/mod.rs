@@ -461,15 +461,21 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             .collect()
     };
     let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
-    // A sample's telemetry series (its telemetry.csv), empty where none was recorded.
+    // A sample's telemetry series (its telemetry.csv), empty where none was recorded; of a server
+    // on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
     let series_of = |fi: usize| {
-        let s = sample_of(fi);
-        s.extra
-            .telemetry
-            .as_ref()
-            .filter(|t| !t.csv.is_empty())
-            .and_then(|t| crate::telemetry::csv::read_series(&found[fi].dir.join(&t.csv)).ok())
-            .unwrap_or_default()
+        let read = |csv: &str| crate::telemetry::csv::read_series(&found[fi].dir.join(csv)).ok();
+        match sample_of(fi).extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
+            Some(t) if !t.devices.is_empty() => t
+                .devices
+                .iter()
+                .map(|d| read(&d.csv))
+                .collect::<Option<Vec<_>>>()
+                .map(|each| crate::telemetry::sampler::server_series(&each))
+                .unwrap_or_default(),
+            Some(t) => read(&t.csv).unwrap_or_default(),
+            None => Vec::new(),
+        }
     };
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
     let per_look_alpha = adaptive::per_look_alpha(file);

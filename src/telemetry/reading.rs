@@ -101,6 +101,48 @@ impl Reading {
         }
     }
 
+    /// Raises every field to `other`'s where that is higher: across a server's devices, the most
+    /// loaded device's value of each, which the idle and thermal gates wait on, so every device
+    /// must be idle and cool (docs/methodology.md §9.11).
+    pub(crate) fn raise_to(&mut self, other: &Reading) {
+        for &f in Field::ALL {
+            if let Some(v) = other.get(f) {
+                if self.get(f).is_none_or(|mine| v > mine) {
+                    self.set(f, Some(v));
+                }
+            }
+        }
+    }
+
+    /// The reading of a server on several devices at one deadline (docs/methodology.md §9.11):
+    /// power, energy and memory used summed (only where every device holds the field), the
+    /// hottest temperatures, busy averaged, the slowest clocks; the rest (the process's CPU, the
+    /// driver's stamps) the first device's. `None` for no device.
+    pub(crate) fn of_server(devices: &[Reading]) -> Option<Reading> {
+        let mut server = *devices.first()?;
+        let all = |f: Field| devices.iter().map(|r| r.get(f)).collect::<Option<Vec<f64>>>();
+        for f in [
+            Field::PowerW,
+            Field::PowerAvgW,
+            Field::GfxPowerW,
+            Field::EnergyJ,
+            Field::VramUsedBytes,
+            Field::GttUsedBytes,
+        ] {
+            server.set(f, all(f).map(|v| v.iter().sum()));
+        }
+        for f in [Field::BusyPct, Field::MemBusyPct] {
+            server.set(f, all(f).map(|v| v.iter().sum::<f64>() / v.len() as f64));
+        }
+        for f in [Field::TempGpuC, Field::TempHotspotC, Field::TempMemC] {
+            server.set(f, devices.iter().filter_map(|r| r.get(f)).reduce(f64::max));
+        }
+        for f in [Field::GfxClockMhz, Field::MemClockMhz] {
+            server.set(f, devices.iter().filter_map(|r| r.get(f)).reduce(f64::min));
+        }
+        Some(server)
+    }
+
     /// The hottest temperature present (GPU, hotspot or memory).
     pub(crate) fn hottest_c(&self) -> Option<f64> {
         [self.temp_gpu_c, self.temp_hotspot_c, self.temp_mem_c].into_iter().flatten().reduce(f64::max)
@@ -128,6 +170,40 @@ mod tests {
         let json = serde_json::to_value(r).unwrap();
         assert_eq!(json.as_object().unwrap().len(), Field::ALL.len());
         assert_eq!(serde_json::to_string(&Reading::default()).unwrap(), "{}");
+    }
+
+    #[test]
+    fn a_servers_devices_make_one_reading_and_the_gates_see_the_most_loaded() {
+        let a = Reading {
+            power_w: Some(300.0),
+            busy_pct: Some(90.0),
+            temp_gpu_c: Some(60.0),
+            gfx_clock_mhz: Some(1980.0),
+            cpu_pct: Some(5.0),
+            ..Default::default()
+        };
+        let b = Reading {
+            power_w: Some(100.0),
+            busy_pct: Some(10.0),
+            temp_gpu_c: Some(70.0),
+            gfx_clock_mhz: Some(1500.0),
+            ..Default::default()
+        };
+        let s = Reading::of_server(&[a, b]).unwrap();
+        assert_eq!(
+            (s.power_w, s.busy_pct, s.temp_gpu_c, s.gfx_clock_mhz),
+            (Some(400.0), Some(50.0), Some(70.0), Some(1500.0))
+        );
+        assert_eq!(s.cpu_pct, Some(5.0), "the process's CPU is the first device's reading's");
+        assert_eq!(Reading::of_server(&[a, Reading::default()]).unwrap().power_w, None, "a device without power");
+        assert_eq!(Reading::of_server(&[a]).unwrap(), a);
+        assert!(Reading::of_server(&[]).is_none());
+        let mut gate = a;
+        gate.raise_to(&b);
+        assert_eq!(
+            (gate.power_w, gate.busy_pct, gate.temp_gpu_c, gate.gfx_clock_mhz),
+            (Some(300.0), Some(90.0), Some(70.0), Some(1980.0))
+        );
     }
 
     #[test]

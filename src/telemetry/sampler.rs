@@ -167,7 +167,8 @@ impl Sampler {
     /// Starts one sampler thread that reads every source at each deadline, one after the other
     /// (a server on several GPUs, docs/methodology.md §9.11): one thread, so the devices' samples
     /// share their deadlines and the sampler's cost grows by a read, not by a thread's wake-up.
-    /// The tap carries the first source's samples.
+    /// The tap carries one sample a deadline: the first source's, each field raised to the
+    /// highest any source read (`Reading::raise_to`), which is what the gates wait on.
     pub fn start_on(sources: Vec<Box<dyn TelemetrySource>>, config: SamplerConfig) -> std::io::Result<Sampler> {
         assert!(config.hz > 0.0 && config.hz.is_finite(), "sampler rate must be positive");
         assert!(!sources.is_empty(), "a sampler reads at least one source");
@@ -270,6 +271,38 @@ impl ChangeTracker {
             })
             .collect()
     }
+}
+
+/// The series of a server on several devices (docs/methodology.md §9.11): at each deadline that
+/// every device's series holds, `Reading::of_server` of their readings, stamped as the first
+/// device's. A deadline one device missed (a failed read) is left out.
+pub(crate) fn server_series(devices: &[Vec<TelemetrySample>]) -> Vec<TelemetrySample> {
+    let Some((first, others)) = devices.split_first() else { return Vec::new() };
+    let deadline = |s: &TelemetrySample| s.at.mono_ns.saturating_sub(s.late_ns);
+    // Deadlines are one period apart, at least 1 ms at the fastest study rate; the CSV keeps
+    // lateness to 0.1 µs.
+    let same = |a: u64, b: u64| a.abs_diff(b) < 500_000;
+    let mut next = vec![0usize; others.len()];
+    let mut out = Vec::with_capacity(first.len());
+    let mut readings = Vec::with_capacity(devices.len());
+    'deadlines: for s in first {
+        let d = deadline(s);
+        readings.clear();
+        readings.push(s.reading);
+        for (series, at) in others.iter().zip(next.iter_mut()) {
+            while *at < series.len() && deadline(&series[*at]) < d && !same(deadline(&series[*at]), d) {
+                *at += 1;
+            }
+            match series.get(*at) {
+                Some(x) if same(deadline(x), d) => readings.push(x.reading),
+                _ => continue 'deadlines,
+            }
+        }
+        if let Some(reading) = Reading::of_server(&readings) {
+            out.push(TelemetrySample { reading, ..*s });
+        }
+    }
+    out
 }
 
 /// Median spacing of driver samples, in ms.
@@ -420,15 +453,22 @@ fn run(sources: Vec<Box<dyn TelemetrySource>>, mut cfg: SamplerConfig, stop: &At
 
         // The last read's closing clock read serves the drain and the schedule below.
         let mut after = 0;
+        // The tap's sample: the first device's, raised to the most loaded device's values.
+        let mut tapped: Option<TelemetrySample> = None;
         for (i, reader) in readers.iter_mut().enumerate() {
             let (end, sample) = reader.read(deadline, cfg.keep);
             after = end;
-            if let (0, Some(sample), Some(tap)) = (i, sample, &cfg.tap) {
-                match tap.try_send(sample) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => tap_dropped += 1,
-                    Err(TrySendError::Disconnected(_)) => cfg.tap = None,
-                }
+            match (i, sample, tapped.as_mut()) {
+                (0, Some(s), _) => tapped = Some(s),
+                (_, Some(s), Some(t)) => t.reading.raise_to(&s.reading),
+                _ => {}
+            }
+        }
+        if let (Some(sample), Some(tap)) = (tapped, &cfg.tap) {
+            match tap.try_send(sample) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_)) => tap_dropped += 1,
+                Err(TrySendError::Disconnected(_)) => cfg.tap = None,
             }
         }
         reads += 1;
@@ -552,8 +592,23 @@ mod tests {
         }
         assert!(a.series.samples.iter().zip(&b.series.samples).any(|(x, y)| x.reading != y.reading));
         let tapped: Vec<TelemetrySample> = rx.try_iter().collect();
-        assert_eq!(tapped, a.series.samples, "the tap is the first source's");
+        assert_eq!(tapped.len(), a.series.samples.len());
+        for ((t, x), y) in tapped.iter().zip(&a.series.samples).zip(&b.series.samples) {
+            // The first source's stamp; each value the higher of the two sources' (the gates').
+            assert_eq!(t.at, x.at);
+            assert_eq!(t.reading.power_w, Some(x.reading.power_w.unwrap().max(y.reading.power_w.unwrap())));
+        }
         assert_eq!(b.series.stats.fields.iter().find(|f| f.field == Field::PowerW).unwrap().changes, 0);
+        let server = server_series(&[a.series.samples.clone(), b.series.samples.clone()]);
+        assert_eq!(server.len(), a.series.samples.len());
+        for ((s, x), y) in server.iter().zip(&a.series.samples).zip(&b.series.samples) {
+            assert_eq!(s.at, x.at);
+            assert_eq!(s.reading.power_w, Some(x.reading.power_w.unwrap() + y.reading.power_w.unwrap()));
+        }
+        // A deadline the second device missed is left out of the server's series.
+        let mut gap = b.series.samples.clone();
+        gap.remove(3);
+        assert_eq!(server_series(&[a.series.samples.clone(), gap]).len(), a.series.samples.len() - 1);
     }
 
     #[test]
