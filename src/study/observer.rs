@@ -181,7 +181,8 @@ impl<'a> StudyObserver<'a> {
                     max_power_w: self.gate.power_max_w,
                     max_cpu_pct: None,
                 };
-                // The gates read the first device the server runs on (docs/methodology.md §9.11).
+                // The gates read the tap: the first device's sample raised to the most loaded
+                // device's values, so every device must be idle and cool (docs/methodology.md §9.11).
                 let describe = first.describe();
                 let (tx, rx) = std::sync::mpsc::sync_channel(4096);
                 let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
