@@ -45,11 +45,11 @@ pub(crate) struct StudyObserver<'a> {
     sample_dir: PathBuf,
     /// The GPUs this sample's server runs on; `None` on a GPU-less host.
     devices: Option<DeviceUse>,
-    /// The devices lent to the running sampler, in its tracks' order.
-    lent: Vec<u32>,
     /// How long the gate waited, for the sample's timeline.
     pub(crate) gate_ms: f64,
-    sampler: Option<(Sampler, bool)>,
+    /// The running sampler and the devices lent to it, in its tracks' order; none lent: it reads
+    /// the server's CPU (a GPU-less host).
+    sampler: Option<(Sampler, Vec<u32>)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
     /// Foreign load over the request, measured when it finished.
     host_cpu: Option<CpuShares>,
@@ -133,7 +133,6 @@ impl<'a> StudyObserver<'a> {
             telemetry,
             sample_dir,
             devices,
-            lent: Vec::new(),
             gate_ms: 0.0,
             sampler: None,
             load: None,
@@ -188,8 +187,7 @@ impl<'a> StudyObserver<'a> {
                 let mut config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
                 config.tap = Some(tx);
                 let (devices, sources): (Vec<u32>, Vec<_>) = lent.into_iter().unzip();
-                self.lent = devices;
-                self.sampler = Some((self.start(sources, config).map_err(GateError::Failed)?, true));
+                self.sampler = Some((self.start(sources, config).map_err(GateError::Failed)?, devices));
                 let mut gate = Gate::new(thresholds, self.gate.consecutive as usize, timeout, t0);
                 // Readings closer than the refresh interval would repeat one value.
                 let min_gap = GPU_GATE_SPACING.as_nanos() as u64 * 9 / 10;
@@ -238,7 +236,8 @@ impl<'a> StudyObserver<'a> {
                 };
                 let series = TaskCpuSource::of(TaskCpu::group(server_pid), REQUEST_CPU_WINDOW);
                 let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
-                self.sampler = Some((self.start(vec![Box::new(series)], config).map_err(GateError::Failed)?, false));
+                self.sampler =
+                    Some((self.start(vec![Box::new(series)], config).map_err(GateError::Failed)?, Vec::new()));
                 (describe, spacing, thresholds, waited)
             }
         };
@@ -295,24 +294,20 @@ impl<'a> StudyObserver<'a> {
         Sampler::start_on(sources, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))
     }
 
-    /// Stops the sampler and hands its GPU sources back to the study.
-    fn stop_sampler(&mut self) -> Option<Vec<Series>> {
-        let (sampler, gpu) = self.sampler.take()?;
-        let finished = sampler.stop();
-        let lent = std::mem::take(&mut self.lent);
-        Some(
-            finished
-                .tracks
-                .into_iter()
-                .zip(lent.into_iter().map(Some).chain(std::iter::repeat(None)))
-                .map(|(track, device)| {
-                    if let (true, Some(device)) = (gpu, device) {
-                        self.telemetry.give_back(device, track.source);
-                    }
-                    track.series
-                })
-                .collect(),
-        )
+    /// Stops the sampler, hands its GPU sources back to the study, and returns its series with
+    /// the devices they are of (none for the server's CPU series).
+    fn stop_sampler(&mut self) -> Option<(Vec<Series>, Vec<u32>)> {
+        let (sampler, devices) = self.sampler.take()?;
+        let mut tracks = sampler.stop().tracks.into_iter();
+        let mut series = Vec::with_capacity(tracks.len());
+        // A GPU sampler has a track per lent device; the CPU sampler has one and lent none.
+        for &device in &devices {
+            let track = tracks.next().expect("a track per lent device");
+            self.telemetry.give_back(device, track.source);
+            series.push(track.series);
+        }
+        series.extend(tracks.map(|t| t.series));
+        Some((series, devices))
     }
 
     /// One reading through the gate: `Some(waited)` once idle long enough, an error on timeout.
@@ -336,8 +331,7 @@ impl<'a> StudyObserver<'a> {
     }
 
     fn finish_telemetry(&mut self, record: &StreamRecord) -> Option<TelemetryRecord> {
-        let lent = self.lent.clone();
-        let tracks = self.stop_sampler()?;
+        let (tracks, lent) = self.stop_sampler()?;
         Some(telemetry_record(&tracks, &lent, self.devices.as_ref(), record, &self.sample_dir))
     }
 }
