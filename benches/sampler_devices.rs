@@ -8,7 +8,6 @@
 //! its ratio to `one`, and the second card's lateness behind its deadline.
 //!
 //!   cargo bench --bench sampler_devices [-- SECONDS_PER_RUN [ROUNDS [HZ]]]
-use std::fs;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,19 +15,9 @@ use abprof::telemetry::amdgpu_sysfs::AmdgpuSysfs;
 use abprof::telemetry::sampler::{Finished, Sampler, SamplerConfig};
 use abprof::telemetry::TelemetrySource;
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
+#[path = "support/tree.rs"]
+mod tree;
+use tree::copy_tree;
 
 /// Sampler-thread CPU µs per deadline, summed over the threads, and the last track's p99 lateness.
 fn cost(runs: &[Finished]) -> (f64, f64) {

@@ -16,7 +16,7 @@
 //! its interrupt), alternating, show the platform's own cost per wake-up and that changing how
 //! the sampler sleeps would not change it.
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::fs::{self, OpenOptions};
+use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -47,19 +47,9 @@ unsafe impl GlobalAlloc for CountingAlloc {
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_tree(&entry.path(), &target)?;
-        } else {
-            fs::copy(entry.path(), &target)?;
-        }
-    }
-    Ok(())
-}
+#[path = "support/tree.rs"]
+mod tree;
+use tree::copy_tree;
 
 fn verdict(ok: bool) -> &'static str {
     if ok {

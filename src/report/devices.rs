@@ -1,8 +1,8 @@
 //! A server on several GPUs (docs/methodology.md §9.11): each device's phase figures, as a table
 //! of the one table model, drawn by `summarize`'s text and by the study report (HTML and
 //! Markdown) alike.
+use super::num;
 use super::table::Table;
-use super::{num, NONE};
 use crate::summary::Summary;
 
 /// Per variant, device and phase: power, busy, peak temperature, clocks and J/token, medians over
@@ -20,10 +20,7 @@ pub(crate) fn per_device(s: &Summary) -> Option<Table> {
         for d in &v.devices {
             for (name, p) in [("prefill", &d.prefill), ("decode", &d.decode)] {
                 let Some(p) = p else { continue };
-                let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
-                    (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
-                    _ => NONE.into(),
-                };
+                let clocks = super::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
                 t.push_text(vec![
                     v.label.clone(),
                     format!("GPU {}", d.index),

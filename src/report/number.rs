@@ -32,3 +32,10 @@ pub(crate) fn p_value(p: Option<f64>) -> String {
 pub(crate) fn cv_pct(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.2}%"))
 }
+/// A phase's gfx clock as `min/median/max` MHz, or [`NONE`] where any is missing.
+pub(crate) fn clock_range(min: Option<f64>, median: Option<f64>, max: Option<f64>) -> String {
+    match (min, median, max) {
+        (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
+        _ => NONE.into(),
+    }
+}

@@ -348,10 +348,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
             let first = t.rows.len();
             for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
                 let Some(p) = p else { continue };
-                let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
-                    (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
-                    _ => "—".into(),
-                };
+                let clocks = super::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
                 t.push_text(vec![
                     v.label.clone(),
                     name.into(),

@@ -167,10 +167,7 @@ pub(crate) fn phases(s: &Summary) -> Option<Table> {
     for v in &s.variants {
         for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
             let Some(p) = p else { continue };
-            let clocks = match (p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz) {
-                (Some(a), Some(b), Some(c)) => format!("{a:.0}/{b:.0}/{c:.0}"),
-                _ => NONE.into(),
-            };
+            let clocks = crate::report::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
             t.push_text(vec![
                 v.label.clone(),
                 name.into(),
