@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Regenerates sys/src/{rocm_smi,nvml,cudart,hip}.rs with bindgen from the real vendor headers.
+# Regenerates sys/src/{rocm_smi,amd_smi,nvml,cudart,hip}.rs with bindgen from the real vendor headers.
 #
 # Headers come from package registries only:
 #   rocm_smi/rocm_smi.h     Debian bookworm `librocm-smi-dev` (5.2.3), plus sys/include/rocm_smi_abprof.h
+#   amd_smi/amdsmi.h        Debian sid `libamd-smi-dev` 10.1-1 (AMD SMI library 27.1.0, SONAME
+#                           libamd_smi.so.27; Debian's build of amdsmi_10.1.orig.tar.xz, sha256
+#                           ac81aeddcf9a364220333bef8af60f93abe0acc58c56807e12f60500dbd2e098), the
+#                           .deb fetched from Debian's pool and checked against the sha256 pinned below
 #   nvml.h                  PyPI wheel `nvidia-nvml-dev` (pinned below), unpacked into a temp folder
 #   cuda_runtime_api.h      PyPI wheels `nvidia-cuda-runtime` and `nvidia-cuda-crt` (its crt/ headers), pinned below
 #   hip/hip_runtime_api.h   Debian bookworm `libamdhip64-dev` (5.2.3)
@@ -16,6 +20,8 @@ set -euo pipefail
 NVML_DEV_VERSION=13.5.37
 CUDA_RUNTIME_VERSION=13.5.37
 BINDGEN_VERSION=0.73.2
+AMDSMI_DEV_DEB=pool/main/a/amdsmi/libamd-smi-dev_10.1-1_amd64.deb
+AMDSMI_DEV_SHA256=05c6500e3fd038b9138ca00b8fc309f08e5c0917e6e3de9beb7a20a7f56dd09d
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
@@ -52,6 +58,25 @@ bindgen "$here/include/rocm_smi_abprof.h" "${common[@]}" \
     --allowlist-type 'rsmi_status_t|rsmi_temperature_type_t|rsmi_temperature_metric_t|rsmi_clk_type_t|rsmi_memory_type_t|RSMI_POWER_TYPE|rsmi_frequencies_t|abprof_rsmi_frequencies_v6_t|rsmi_version_t' \
     --allowlist-var 'RSMI_MAX_NUM_FREQUENCIES' \
     -o "$here/src/rocm_smi.rs" -- -I/usr/include "${rsmi_defines[@]}"
+
+# AMD SMI: what src/telemetry/amd_smi.rs calls. amdsmi_gpu_metrics_t carries, from 27.x on, a
+# pointer to amdsmi_apu_metrics_t (the v2_4/v3_0 APU tables, power in mW, the v3_0 filter constant).
+curl -sSfL -o "$work/amdsmi-dev.deb" "http://deb.debian.org/debian/$AMDSMI_DEV_DEB" || {
+    echo "regen.sh: cannot fetch $AMDSMI_DEV_DEB from Debian's pool (superseded? take it from snapshot.debian.org)" >&2
+    exit 1
+}
+echo "$AMDSMI_DEV_SHA256  $work/amdsmi-dev.deb" | sha256sum -c --quiet - >&2
+dpkg-deb -x "$work/amdsmi-dev.deb" "$work/amdsmi-dev"
+amdsmi_functions='amdsmi_(init|shut_down|get_lib_version|status_code_to_string|get_socket_handles'
+amdsmi_functions+='|get_processor_handles|get_gpu_metrics_info|get_power_info|get_energy_count'
+amdsmi_functions+='|get_gpu_memory_usage|get_gpu_asic_info)'
+bindgen "$work/amdsmi-dev/usr/include/amd_smi/amdsmi.h" "${common[@]}" \
+    --raw-line "// From amd_smi/amdsmi.h of Debian's libamd-smi-dev 10.1-1 (AMD SMI 27.1.0), sha256 $AMDSMI_DEV_SHA256." \
+    --dynamic-loading AmdSmiLib \
+    --allowlist-function "$amdsmi_functions" \
+    --allowlist-type 'amdsmi_status_t|amdsmi_init_flags_t|amdsmi_version_t|amdsmi_gpu_metrics_t|amdsmi_apu_metrics_t|amdsmi_power_info_t|amdsmi_memory_type_t|amdsmi_asic_info_t|amd_metrics_table_header_t' \
+    --allowlist-var 'AMDSMI_LIB_VERSION_(MAJOR|MINOR|RELEASE)|AMDSMI_MAX_STRING_LENGTH' \
+    -o "$here/src/amd_smi.rs" -- -I"$work/amdsmi-dev/usr/include"
 
 python3 -m pip download --quiet --no-deps --dest "$work" "nvidia-nvml-dev==$NVML_DEV_VERSION"
 python3 -m zipfile -e "$work"/nvidia_nvml_dev-*.whl "$work/wheel"
@@ -93,6 +118,6 @@ bindgen /usr/include/hip/hip_runtime_api.h "${common[@]}" \
     --allowlist-type 'hipError_t|hipMemcpyKind' \
     -o "$here/src/hip.rs" -- -I/usr/include -D__HIP_PLATFORM_AMD__
 
-for f in rocm_smi nvml cudart hip; do
+for f in rocm_smi amd_smi nvml cudart hip; do
     echo "regen.sh: wrote $here/src/$f.rs ($(wc -l <"$here/src/$f.rs") lines)" >&2
 done

@@ -34,7 +34,7 @@ fn calibrate_refuses_zero_prompt_tokens() {
 #[test]
 fn an_unknown_telemetry_backend_lists_the_choices() {
     let line = usage_error(&["monitor", "--telemetry", "bogus"], "--telemetry");
-    assert!(line.contains("choose one of auto, rocm-smi, amdgpu-sysfs, nvml, cpu, none"), "{line}");
+    assert!(line.contains("choose one of auto, amd-smi, rocm-smi, amdgpu-sysfs, nvml, cpu, none"), "{line}");
     usage_error(&["ab", "--root", "r", "--telemetry", "bogus"], "--telemetry");
 }
 

@@ -462,7 +462,6 @@ const FOLDERS_WITH_RINGS: &[(&str, usize)] = &[
     ("src/roofline", 1),
     ("src/roofline/bandwidth", 14),
     ("src/summary", 6),
-    ("src/telemetry", 11),
     ("src/trace", 2),
 ];
 

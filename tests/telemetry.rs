@@ -1,6 +1,7 @@
 //! Telemetry against real things: the gpu_metrics fixture blobs (made field by field by
 //! scripts/make_gpu_metrics_fixtures.py from the kernel header), fake sysfs trees, Debian's real
-//! librocm_smi64, and NVML's absence (or presence, on a GPU host).
+//! librocm_smi64, Debian's real AMD SMI 10.1 (scripts/amdsmi, in a child process), AMD's own
+//! ctypes statement of its struct layouts, and NVML's absence (or presence, on a GPU host).
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -148,6 +149,44 @@ fn an_undecodable_table_is_reported_and_the_text_attributes_still_work() {
     }
 }
 
+/// A table that tears mid-run (its header no longer the first table's) is left out of that one
+/// reading, which keeps its text attributes, and counted; the next whole table is read again.
+#[test]
+fn a_torn_table_is_rejected_per_reading_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let copied =
+        std::process::Command::new("cp").arg("-r").arg(sysfs("apu-v3_0").join("class")).arg(dir.path()).status();
+    assert!(copied.unwrap().success());
+    let table = dir.path().join("class/drm/card1/device/gpu_metrics");
+    let mut s = AmdgpuSysfs::open(dir.path(), 0).unwrap();
+    assert_eq!(s.read().unwrap().gfx_power_w, Some(97.25));
+    for torn in ["v2_1_header_v3_0_body.bin", "v3_0_truncated.bin", "v2_4.bin"] {
+        std::fs::write(&table, blob(torn)).unwrap();
+        let r = s.read().unwrap_or_else(|e| panic!("{torn}: a torn table fails no reading: {e}"));
+        assert_eq!((r.busy_pct, r.power_w, r.gfx_power_w), (Some(93.0), Some(121.0), None), "{torn}");
+    }
+    assert_eq!(s.torn_reads(), 3);
+    std::fs::write(&table, blob("v3_0.bin")).unwrap();
+    assert_eq!(s.read().unwrap().gfx_power_w, Some(97.25));
+    assert_eq!(s.torn_reads(), 3);
+}
+
+/// Every power value names whose power it is: on an APU the socket includes the CPU and the v3_0
+/// table's averages went through a 10 ms filter (the fixture's time_filter_alphavalue, µs).
+#[test]
+fn an_apus_power_fields_say_socket_or_gfx_and_the_filter() {
+    use abprof::telemetry::power_field::{PowerKind, PowerScope};
+    let s = AmdgpuSysfs::open(&sysfs("apu-v3_0"), 0).unwrap();
+    let fields = s.power_fields();
+    let by = |f: Field| fields.iter().find(|p| p.field == f).unwrap_or_else(|| panic!("{f:?} in {fields:?}"));
+    assert_eq!(by(Field::PowerW).scope, PowerScope::ApuSocket);
+    assert_eq!(by(Field::PowerW).kind, PowerKind::Instant);
+    assert_eq!(by(Field::GfxPowerW).scope, PowerScope::Gfx);
+    assert_eq!(by(Field::GfxPowerW).filter_ms, Some(10.0));
+    let d = AmdgpuSysfs::open(&sysfs("dgpu-v1_3"), 0).unwrap();
+    assert!(d.power_fields().iter().all(|p| p.scope == PowerScope::GpuSocket), "{:?}", d.power_fields());
+}
+
 #[test]
 fn sysfs_without_a_card_or_with_a_bad_index_names_the_fix() {
     let empty = tempfile::tempdir().unwrap();
@@ -170,7 +209,7 @@ fn rocm_smi_from_debian_loads_and_names_the_missing_device() {
     eprintln!("loaded {} version {:?}", lib.path(), lib.version());
     assert!(lib.version().is_some(), "rsmi_version_get works before rsmi_init");
     match lib.init(0) {
-        Err(TelemetryError::NoAmdDevice { detail }) => {
+        Err(TelemetryError::NoAmdDevice { detail, .. }) => {
             assert!(detail.contains("RSMI_STATUS_INIT_ERROR") || detail.contains("0 devices"), "{detail}");
         }
         Ok(mut smi) => {
@@ -319,4 +358,208 @@ fn monitor_stops_cleanly_on_sigterm_and_sighup() {
         assert!(st["stats"]["reads"].as_u64().unwrap() > 0, "{signal}: {st}");
         assert!(rows > 2, "{signal}: the CSV is flushed: {rows} lines");
     }
+}
+
+/// The real AMD SMI that scripts/amdsmi made: (library, runtime folder or None for this host's).
+/// `None` (and a note) where the script was not run, unless scripts/test requires it.
+fn amd_smi() -> Option<(PathBuf, Option<PathBuf>)> {
+    match std::env::var_os("AMDSMI_LIB") {
+        Some(lib) => {
+            let runtime = std::env::var_os("AMDSMI_RUNTIME").filter(|r| !r.is_empty()).map(PathBuf::from);
+            Some((PathBuf::from(lib), runtime))
+        }
+        None => {
+            assert!(
+                std::env::var_os("ABPROF_REQUIRE_AMDSMI").is_none(),
+                "AMDSMI_LIB is unset: run eval \"$(scripts/amdsmi)\" first"
+            );
+            eprintln!("SKIP AMD SMI test: AMDSMI_LIB unset (eval \"$(scripts/amdsmi)\"; scripts/test does)");
+            None
+        }
+    }
+}
+
+/// A command that runs `program` in a process that can load `lib`: under the runtime's own
+/// loader when scripts/amdsmi took Debian's build, which needs a newer C library than the host's.
+fn under_amd_smi_runtime(program: &Path, lib: &Path, runtime: Option<&Path>) -> std::process::Command {
+    let mut cmd = match runtime {
+        Some(rt) => {
+            let mut c = std::process::Command::new(rt.join("usr/lib64/ld-linux-x86-64.so.2"));
+            c.arg("--library-path").arg(rt.join("usr/lib/x86_64-linux-gnu")).arg(program);
+            c
+        }
+        None => std::process::Command::new(program),
+    };
+    cmd.env("ABPROF_AMDSMI_LIB", lib);
+    cmd
+}
+
+/// The files the dynamic loader opened in a child, from glibc's own LD_DEBUG=files trace.
+fn loaded_by(mut cmd: std::process::Command, dir: &Path) -> (std::process::Output, String) {
+    let trace = dir.join("ld");
+    let out = cmd.env("LD_DEBUG", "files").env("LD_DEBUG_OUTPUT", &trace).output().unwrap();
+    let mut files = String::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("ld.") {
+            files += &std::fs::read_to_string(e.path()).unwrap();
+        }
+    }
+    (out, files)
+}
+
+/// Every struct abprof hands AMD SMI, laid out by bindgen from amdsmi.h 10.1, against AMD's own
+/// generated ctypes wrapper (PyPI amdsmi 7.0.2): the fields abprof reads sit where both say, and
+/// the unified table is at least as large as the older library writes.
+#[test]
+fn amd_smi_bindings_match_amds_own_ctypes_layouts() {
+    use abprof_sys::amd_smi as sys;
+    use std::mem::{offset_of, size_of};
+    let fixture: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("amdsmi/layout-pypi-amdsmi-7.0.2.json")).unwrap(),
+    )
+    .unwrap();
+    let structs = &fixture["structs"];
+    let want = |s: &str, f: &str| structs[s]["offsets"][f].as_u64().unwrap() as usize;
+    let size = |s: &str| structs[s]["size"].as_u64().unwrap() as usize;
+
+    assert_eq!(size_of::<sys::amdsmi_version_t>(), size("amdsmi_version_t"));
+    assert_eq!(offset_of!(sys::amdsmi_version_t, major), want("amdsmi_version_t", "major"));
+    assert_eq!(offset_of!(sys::amdsmi_version_t, release), want("amdsmi_version_t", "release"));
+    assert_eq!(offset_of!(sys::amdsmi_version_t, build), want("amdsmi_version_t", "build"));
+
+    let p = "amdsmi_power_info_t";
+    assert_eq!(size_of::<sys::amdsmi_power_info_t>(), size(p));
+    assert_eq!(offset_of!(sys::amdsmi_power_info_t, socket_power), want(p, "socket_power"));
+    assert_eq!(offset_of!(sys::amdsmi_power_info_t, current_socket_power), want(p, "current_socket_power"));
+    assert_eq!(offset_of!(sys::amdsmi_power_info_t, average_socket_power), want(p, "average_socket_power"));
+    assert_eq!(offset_of!(sys::amdsmi_power_info_t, power_limit), want(p, "power_limit"));
+
+    let h = "amd_metrics_table_header_t";
+    assert_eq!(size_of::<sys::amd_metrics_table_header_t>(), size(h));
+    assert_eq!(offset_of!(sys::amd_metrics_table_header_t, format_revision), want(h, "format_revision"));
+    assert_eq!(offset_of!(sys::amd_metrics_table_header_t, content_revision), want(h, "content_revision"));
+
+    let m = "amdsmi_gpu_metrics_t";
+    macro_rules! same {
+        ($($field:ident),*) => {$(
+            assert_eq!(offset_of!(sys::amdsmi_gpu_metrics_t, $field), want(m, stringify!($field)), stringify!($field));
+        )*};
+    }
+    // What abprof reads of the unified table sits where both say…
+    same!(
+        common_header,
+        temperature_edge,
+        temperature_hotspot,
+        temperature_mem,
+        average_gfx_activity,
+        average_umc_activity,
+        average_socket_power,
+        energy_accumulator,
+        system_clock_counter,
+        current_gfxclk,
+        current_uclk
+    );
+    // …and past it the two disagree: AMD SMI 27 widened the v1.1 activity accumulators to 64 bits,
+    // which moved every later field by 8 bytes. abprof reads none of them from this table (its
+    // socket power comes from amdsmi_power_info_t), so one reader serves libraries 24–27.
+    assert_eq!(offset_of!(sys::amdsmi_gpu_metrics_t, current_socket_power), want(m, "current_socket_power") + 8);
+    // 27.x grew the table (per-partition XCD temperatures, the APU pointer at its end): a 7.0.2
+    // library writes less than abprof's buffer holds, never more, and leaves the pointer null.
+    assert!(size_of::<sys::amdsmi_gpu_metrics_t>() >= size(m));
+    assert!(offset_of!(sys::amdsmi_gpu_metrics_t, apu_metrics) >= want(m, "xgmi_link_status"));
+    assert!(fixture["source"].as_str().unwrap().contains("amdsmi==7.0.2"));
+}
+
+/// The real AMD SMI in a child process (the test binary itself, re-run under the library's
+/// runtime): its version before init, the library's own status words, "no device" on this
+/// GPU-less host, ROCm SMI refused afterwards, and the process's maps holding AMD SMI alone.
+#[test]
+fn amd_smi_real_library_version_status_no_device_and_one_smi_per_process() {
+    if std::env::var_os("ABPROF_AMDSMI_CHILD").is_some() {
+        return amd_smi_child();
+    }
+    let Some((lib, runtime)) = amd_smi() else { return };
+    let me = std::env::current_exe().unwrap();
+    let mut cmd = under_amd_smi_runtime(&me, &lib, runtime.as_deref());
+    let out = cmd
+        .args(["--exact", "amd_smi_real_library_version_status_no_device_and_one_smi_per_process", "--nocapture"])
+        .env("ABPROF_AMDSMI_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "the child failed:\n{text}");
+    assert!(text.contains("AMD SMI child checks passed"), "the child ran no check:\n{text}");
+}
+
+fn amd_smi_child() {
+    use abprof::telemetry::amd_smi::AmdSmiLibrary;
+    let lib_path = std::env::var("ABPROF_AMDSMI_LIB").unwrap();
+    let lib = AmdSmiLibrary::load_from(&[lib_path.as_str()]).unwrap_or_else(|e| panic!("{e}"));
+    let (major, minor, release) = lib.version().expect("amdsmi_get_lib_version works before amdsmi_init");
+    assert!(major >= 24, "{major}.{minor}.{release}");
+    eprintln!("loaded {} version {major}.{minor}.{release}", lib.path());
+    let maps = || std::fs::read_to_string("/proc/self/maps").unwrap();
+    assert!(maps().contains("libamd_smi.so"), "AMD SMI is mapped");
+    // The status→error step words a status as the library does.
+    assert!(lib.status(34).contains("AMDSMI_STATUS_DRIVER_NOT_LOADED"), "{}", lib.status(34));
+    assert!(lib.status(2).contains("AMDSMI_STATUS_NOT_SUPPORTED"), "{}", lib.status(2));
+    match lib.init(0) {
+        Err(TelemetryError::NoAmdDevice { library, detail }) => {
+            assert_eq!(library, "AMD SMI");
+            assert!(detail.contains("amdsmi_init returned AMDSMI_STATUS_"), "{detail}");
+            eprintln!("no device: {detail}");
+        }
+        Ok(mut smi) => {
+            let r = smi.read().unwrap();
+            assert!(r.present().count() > 0, "{}", smi.describe());
+        }
+        Err(e) => panic!("unexpected AMD SMI error: {e}"),
+    }
+    // Once AMD SMI was loaded (even unloaded again after its failed init), ROCm SMI never is.
+    let e = RocmSmiLibrary::load().err().expect("ROCm SMI must not load beside AMD SMI");
+    assert!(matches!(e, TelemetryError::OtherSmiLoaded { .. }) && e.to_string().contains("§9.2"), "{e}");
+    assert!(!maps().contains("librocm_smi64"), "ROCm SMI was never loaded:\n{}", maps());
+    assert_eq!(
+        std::env::var("AMDSMI_GPU_METRICS_CACHE_MS").as_deref(),
+        Ok("0"),
+        "the library's metrics cache is off for abprof's reads"
+    );
+    println!("AMD SMI child checks passed");
+}
+
+/// `abprof monitor --telemetry amdsmi` on a host without an AMD GPU: one line naming the cause,
+/// a failing exit and no crash, and the loader never opened ROCm SMI in that process.
+#[test]
+fn monitor_with_amd_smi_names_the_missing_device_and_never_loads_rocm_smi() {
+    let Some((lib, runtime)) = amd_smi() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = under_amd_smi_runtime(&assert_cmd::cargo::cargo_bin("abprof"), &lib, runtime.as_deref());
+    cmd.args(["monitor", "--telemetry", "amdsmi", "--duration", "200ms"]);
+    let (out, loaded) = loaded_by(cmd, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "a clear failure, not a crash: {stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one line: {stderr}");
+    assert!(lines[0].contains("no AMD GPU found by AMD SMI") && lines[0].contains("AMDSMI_STATUS_"), "{stderr}");
+    assert!(loaded.contains("libamd_smi.so"), "AMD SMI was loaded: {loaded}");
+    assert!(!loaded.contains("librocm_smi64"), "ROCm SMI was opened in the same process:\n{loaded}");
+}
+
+/// `auto` tries AMD SMI first; once it loaded (and found no device here), ROCm SMI is passed
+/// over unopened and amdgpu sysfs (a fixture tree) is chosen.
+#[test]
+fn auto_tries_amd_smi_first_and_then_never_opens_rocm_smi() {
+    let Some((lib, runtime)) = amd_smi() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = under_amd_smi_runtime(&assert_cmd::cargo::cargo_bin("abprof"), &lib, runtime.as_deref());
+    cmd.args(["monitor", "--telemetry", "auto", "--hz", "50", "--duration", "200ms", "--sysfs-root"])
+        .arg(sysfs("apu-v3_0"));
+    let (out, loaded) = loaded_by(cmd, dir.path());
+    let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("auto chose amdgpu-sysfs"), "{text}");
+    assert!(text.contains("amd-smi: no AMD GPU found by AMD SMI"), "{text}");
+    assert!(text.contains("rocm-smi: ROCm SMI (librocm_smi64) not opened"), "{text}");
+    assert!(loaded.contains("libamd_smi.so"), "AMD SMI was loaded: {loaded}");
+    assert!(!loaded.contains("librocm_smi64"), "ROCm SMI was opened in the same process:\n{loaded}");
 }

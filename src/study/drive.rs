@@ -229,9 +229,20 @@ pub(crate) fn run_study_with<C: StudyConfig>(
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
     check_rate(file, gpu.as_deref())?;
     if file.idle.thermal.is_some() && gpu.is_none() {
-        bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");
+        bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");
     }
-    let mut telemetry = TelemetrySlot::new(gpu, f64::from(file.telemetry_hz));
+    // The source's refresh measured and the rate bounded by it (docs/methodology.md §9.2).
+    let (gpu, telemetry_hz, telemetry_desc) = match gpu {
+        Some(g) => {
+            let (g, hz, desc, line) = crate::telemetry::refresh::study_rate(g, file.telemetry_hz, telemetry_desc);
+            if let Some(line) = line {
+                eprintln!("abprof: {line}");
+            }
+            (Some(g), hz, desc)
+        }
+        None => (None, file.telemetry_hz, telemetry_desc),
+    };
+    let mut telemetry = TelemetrySlot::new(gpu, f64::from(telemetry_hz));
     // Every variant's devices are known before anything is created (docs/methodology.md §9.11).
     for v in &variants {
         telemetry

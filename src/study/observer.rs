@@ -398,6 +398,8 @@ fn telemetry_record(
         csv: TELEMETRY_CSV.into(),
         host_cpu: None,
         devices_from: devices_used.filter(|_| devices.len() > 1).map(|d| d.from.clone()),
+        power_fields: first.stats.power_fields.clone(),
+        torn_reads: tracks.iter().map(|t| t.stats.torn_reads).sum(),
         devices: if devices.len() > 1 { devices } else { Vec::new() },
     }
 }

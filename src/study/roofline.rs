@@ -14,7 +14,7 @@ use crate::variant::Variant;
 fn vendor(kind: Option<SourceKind>) -> Option<GpuVendor> {
     match kind? {
         SourceKind::Nvml => Some(GpuVendor::Nvidia),
-        SourceKind::RocmSmi | SourceKind::AmdgpuSysfs => Some(GpuVendor::Amd),
+        SourceKind::AmdSmi | SourceKind::RocmSmi | SourceKind::AmdgpuSysfs => Some(GpuVendor::Amd),
         _ => None,
     }
 }

@@ -84,7 +84,7 @@ fn each_energy_metric_reads_its_phase_and_a_cpu_only_sample_has_none() {
     assert!((v(Metric::PrefillJPerPromptToken) - 0.582).abs() < 0.01);
     assert!((v(Metric::DecodeMeanPowerW) - 291.0).abs() < 0.5);
     assert!((v(Metric::DecodeTokensPerJ) - 1.0 / 5.82).abs() < 1e-3);
-    assert_eq!(Metric::DecodeJPerToken.energy_from(&s), Some(EnergyFrom::Counter));
+    assert_eq!(Metric::DecodeJPerToken.energy_basis(&s).map(|b| b.from), Some(EnergyFrom::Counter));
     let cpu = sample_with(None);
     assert!(Metric::ENERGY.iter().all(|m| m.of(&cpu).is_none()));
     // The recorded sample as it is: server CPU only, its phases without power.

@@ -101,7 +101,7 @@ impl Gate {
         let m = self.metric.metric();
         if let (true, Some(why)) = (m.is_energy(), &s.energy_not_measured) {
             return format!(
-                "the gate cannot judge {} by {}: {why}; judge it on a host whose telemetry reads power or energy (--telemetry nvml, amdgpu-sysfs or rocm-smi)",
+                "the gate cannot judge {} by {}: {why}; judge it on a host whose telemetry reads power or energy (--telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi)",
                 unjudged.join(", "),
                 m.title()
             );

@@ -144,12 +144,13 @@ impl Metric {
     }
 
     /// Where an energy metric's value of `s` came from: the energy counter or an integral of
-    /// power (docs/methodology.md §9.6); None for a speed metric.
-    pub(crate) fn energy_from(self, s: &Sample) -> Option<crate::telemetry::phases::EnergyFrom> {
+    /// power (docs/methodology.md §9.6), with the power an integral is of (§9.7); None for a
+    /// speed metric.
+    pub(crate) fn energy_basis(self, s: &Sample) -> Option<crate::telemetry::phases::EnergyBasis> {
         let [p, d] = phases::sample_phases(s)?;
         match self {
-            Metric::PrefillJPerPromptToken => Some(p.energy_from),
-            m if m.is_energy() => Some(d.energy_from),
+            Metric::PrefillJPerPromptToken => Some(p.energy_basis()),
+            m if m.is_energy() => Some(d.energy_basis()),
             _ => None,
         }
     }
@@ -512,7 +513,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 ci,
                 verdict,
                 measures: file.pure_decode.then(|| m.pure_decode_caveat()).flatten().map(String::from),
-                energy_from: phases::energy_from_line(samples.iter().filter_map(|s| m.energy_from(s))),
+                energy_from: phases::energy_from_line(samples.iter().filter_map(|s| m.energy_basis(s))),
             });
         }
         let decode_med = median(&values(vi, Metric::ServerDecodeTps));
@@ -630,7 +631,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         isolation_restored: restored,
         energy_not_measured: (!measured_metrics.iter().any(|m| m.is_energy()))
             .then(|| phases::not_measured_line(facts.host.as_ref().and_then(|h| h.telemetry.as_deref()))),
-        telemetry: facts.host.as_ref().and_then(|h| h.telemetry.clone()),
+        telemetry: phases::telemetry_line(
+            facts.host.as_ref().and_then(|h| h.telemetry.clone()),
+            found.iter().filter_map(|f| f.sample.as_ref()?.extra.telemetry.as_ref()).map(|t| t.torn_reads).sum(),
+        ),
         power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
         noise_hint,
         dead_time_ms_median: dead_med,

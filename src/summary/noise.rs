@@ -21,7 +21,7 @@ pub(crate) fn samples_on_device(argv: &[String]) -> bool {
 /// The hint line, or None: a GPU telemetry source, and some variant sampling on the CPU with a
 /// decode CV above [`HINT_CV_PCT`].
 pub(crate) fn backend_sampling_hint(telemetry: Option<&str>, variants: &[DecodeNoise<'_>]) -> Option<String> {
-    if !matches!(telemetry, Some("nvml" | "rocm-smi" | "amdgpu-sysfs")) {
+    if !matches!(telemetry, Some("nvml" | "amd-smi" | "rocm-smi" | "amdgpu-sysfs")) {
         return None;
     }
     let noisy: Vec<String> = variants

@@ -2,7 +2,7 @@
 //! (first → last token) power, busy, temperature, clocks and energy per token, and the samples
 //! whose GPU clock sagged during decode ("throttled").
 use crate::measure::Sample;
-use crate::telemetry::phases::{EnergyFrom, PhaseStats};
+use crate::telemetry::phases::{EnergyBasis, EnergyFrom, PhaseStats};
 use serde::{Deserialize, Serialize};
 
 use super::stats::median;
@@ -68,10 +68,11 @@ pub(crate) fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> b
 }
 
 /// What an energy metric's values came from, in words: one source, or each source with its count
-/// where samples differ; None where none was measured.
-pub(crate) fn energy_from_line(sources: impl Iterator<Item = EnergyFrom>) -> Option<String> {
-    let mut counts: Vec<(EnergyFrom, usize)> = Vec::new();
-    for e in sources.filter(|e| *e != EnergyFrom::Unavailable) {
+/// where samples differ; the power an integral is of, named (docs/methodology.md §9.7); None
+/// where none was measured.
+pub(crate) fn energy_from_line<E: Into<EnergyBasis>>(sources: impl Iterator<Item = E>) -> Option<String> {
+    let mut counts: Vec<(EnergyBasis, usize)> = Vec::new();
+    for e in sources.map(Into::into).filter(|e| e.from != EnergyFrom::Unavailable) {
         match counts.iter_mut().find(|(x, _)| *x == e) {
             Some((_, n)) => *n += 1,
             None => counts.push((e, 1)),
@@ -79,11 +80,21 @@ pub(crate) fn energy_from_line(sources: impl Iterator<Item = EnergyFrom>) -> Opt
     }
     match counts.as_slice() {
         [] => None,
-        [(e, _)] => Some(energy_from_words(*e).into()),
-        many => {
-            Some(many.iter().map(|(e, n)| format!("{} ({n})", energy_from_words(*e))).collect::<Vec<_>>().join(", "))
-        }
+        [(e, _)] => Some(basis_words(e)),
+        many => Some(many.iter().map(|(e, n)| format!("{} ({n})", basis_words(e))).collect::<Vec<_>>().join(", ")),
     }
+}
+
+/// An energy source, the power it integrates, and a phase shorter than that power's filter.
+fn basis_words(e: &EnergyBasis) -> String {
+    let mut words = energy_from_words(e.from).to_string();
+    if let Some(p) = &e.power {
+        words += &format!(" of {}", p.words());
+    }
+    if e.shorter_than_filter {
+        words += "; a phase was shorter than that filter, so its mean still holds what came before it";
+    }
+    words
 }
 
 /// The source of a phase's energy, for people (docs/methodology.md §9.6).
@@ -96,10 +107,60 @@ pub(crate) fn energy_from_words(e: EnergyFrom) -> &'static str {
     }
 }
 
+/// The study's telemetry line (host.json's), with the torn gpu_metrics reads its samples rejected
+/// (docs/methodology.md §9.2) where there were any.
+pub(crate) fn telemetry_line(host: Option<String>, torn_reads: u64) -> Option<String> {
+    match (host, torn_reads) {
+        (host, 0) => host,
+        (Some(h), n) => Some(format!("{h}; {n} torn gpu_metrics reads rejected")),
+        (None, n) => Some(format!("{n} torn gpu_metrics reads rejected")),
+    }
+}
+
 /// The summary's line where no sample measured power or energy.
 pub(crate) fn not_measured_line(telemetry: Option<&str>) -> String {
     format!(
         "not measured on this host: the telemetry ({}) read no power or energy",
         telemetry.unwrap_or("none recorded")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::power_field::{PowerField, PowerKind, PowerScope};
+    use crate::telemetry::Field;
+
+    /// An APU's J/token says it integrates a filtered socket average, which one, and that a phase
+    /// was shorter than the filter (docs/methodology.md §9.7).
+    #[test]
+    fn the_energy_line_names_the_power_it_integrates() {
+        let socket = PowerField::new(
+            Field::PowerAvgW,
+            "gpu_metrics average_socket_power",
+            PowerScope::ApuSocket,
+            PowerKind::Average,
+            Some(10.0),
+        );
+        let basis =
+            EnergyBasis { from: EnergyFrom::PowerIntegral, power: Some(socket.clone()), shorter_than_filter: false };
+        assert_eq!(
+            energy_from_line([basis.clone(), basis.clone()].into_iter()).as_deref(),
+            Some("power integral (sampled power) of APU socket power (CPU and GPU), firmware average (filter 10.0 ms), gpu_metrics average_socket_power")
+        );
+        let short = EnergyBasis { shorter_than_filter: true, ..basis };
+        assert!(energy_from_line([short].into_iter())
+            .unwrap()
+            .ends_with("so its mean still holds what came before it"));
+    }
+
+    #[test]
+    fn the_telemetry_line_counts_torn_reads_where_there_were_any() {
+        assert_eq!(telemetry_line(Some("amdgpu sysfs card1".into()), 0).as_deref(), Some("amdgpu sysfs card1"));
+        assert_eq!(
+            telemetry_line(Some("amdgpu sysfs card1".into()), 3).as_deref(),
+            Some("amdgpu sysfs card1; 3 torn gpu_metrics reads rejected")
+        );
+        assert_eq!(telemetry_line(None, 0), None);
+    }
 }

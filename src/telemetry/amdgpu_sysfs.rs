@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::gpu_metrics::Scale;
-use super::gpu_metrics::{GpuMetrics, Interpretation};
+use super::gpu_metrics::{GpuMetrics, Header, Interpretation};
+use super::power_field::{PowerField, PowerKind, PowerScope};
 use super::sysfs_file::{parse_dpm_current_mhz, SysfsFile};
-use super::{Reading, SourceKind, TelemetryError, TelemetrySource};
+use super::{Field, Reading, SourceKind, TelemetryError, TelemetrySource};
 use crate::clock::mono_ns;
 
 /// Big enough for any gpu_metrics revision (v1_8 is under 1.5 KiB); sysfs caps a read at a page.
@@ -41,6 +42,10 @@ pub struct AmdgpuSysfs {
     gtt_used: Option<SysfsFile>,
     gpu_metrics: Option<SysfsFile>,
     interpretation: Interpretation,
+    /// The first table's revision and, for v3_0, its filter constant (µs); `None` without a table.
+    table: Option<TableFacts>,
+    /// Readings whose table was rejected as torn.
+    torn: u64,
     metrics_buf: Box<[u8; METRICS_BUF]>,
     slow: Reading,
     slow_read_ns: Option<u64>,
@@ -136,6 +141,8 @@ impl AmdgpuSysfs {
             gtt_used: dev("mem_info_gtt_used"),
             gpu_metrics: None,
             interpretation: Interpretation { temperature: Scale::Plain, activity: Scale::Plain },
+            table: None,
+            torn: 0,
             metrics_buf: Box::new([0u8; METRICS_BUF]),
             slow: Reading::default(),
             slow_read_ns: None,
@@ -165,6 +172,11 @@ impl AmdgpuSysfs {
             Err(e) => return self.notes.push(format!("gpu_metrics not used: {e}")),
         };
         self.interpretation = metrics.default_interpretation();
+        self.table = Some(TableFacts {
+            header: metrics.header(),
+            apu: !matches!(metrics, GpuMetrics::V1(_)),
+            filter_us: metrics.filter_us(),
+        });
         let mut note = format!("gpu_metrics {}", metrics.revision());
         if !matches!(metrics, GpuMetrics::V1(_)) {
             let hwmon_c = self.temp_gpu.as_ref().and_then(|f| f.read_i64().ok()).map(|m| m as f64 / 1000.0);
@@ -232,6 +244,17 @@ impl AmdgpuSysfs {
     }
 }
 
+/// What the first gpu_metrics table said about the device's power fields.
+#[derive(Debug, Clone, Copy)]
+struct TableFacts {
+    /// Its header: every later read must carry the same (size, revision).
+    header: Header,
+    /// A v2_x/v3_0 table: an APU, whose socket power includes its CPU.
+    apu: bool,
+    /// v3_0 `time_filter_alphavalue`: the time constant of the firmware's averages, µs.
+    filter_us: Option<u32>,
+}
+
 /// An integer attribute divided by `div`, or `None` where the attribute does not exist.
 fn scaled(f: &Option<SysfsFile>, div: f64) -> Result<Option<f64>, TelemetryError> {
     f.as_ref().map(|f| f.read_i64().map(|x| x as f64 / div)).transpose()
@@ -244,6 +267,34 @@ impl TelemetrySource for AmdgpuSysfs {
 
     fn kind(&self) -> SourceKind {
         SourceKind::AmdgpuSysfs
+    }
+
+    fn torn_reads(&self) -> u64 {
+        self.torn
+    }
+
+    /// hwmon's power where it exists, the table's where hwmon has none (`read` fills the gaps
+    /// from the table); on an APU all socket power includes the CPU, and only the table's
+    /// gfx power is the GPU's own.
+    fn power_fields(&self) -> Vec<PowerField> {
+        let apu = self.table.is_some_and(|t| t.apu);
+        let socket = if apu { PowerScope::ApuSocket } else { PowerScope::GpuSocket };
+        let filter_ms = self.table.and_then(|t| t.filter_us).map(|us| us as f64 / 1000.0);
+        let mut out = Vec::new();
+        if self.power_input.is_some() {
+            out.push(PowerField::new(Field::PowerW, "hwmon power1_input", socket, PowerKind::Instant, None));
+        }
+        if self.power_average.is_some() {
+            out.push(PowerField::new(Field::PowerAvgW, "hwmon power1_average", socket, PowerKind::Average, None));
+        } else if self.gpu_metrics.is_some() {
+            let origin = "gpu_metrics average_socket_power";
+            out.push(PowerField::new(Field::PowerAvgW, origin, socket, PowerKind::Average, filter_ms));
+        }
+        if apu && self.gpu_metrics.is_some() {
+            let origin = "gpu_metrics average_gfx_power";
+            out.push(PowerField::new(Field::GfxPowerW, origin, PowerScope::Gfx, PowerKind::Average, filter_ms));
+        }
+        out
     }
 
     fn describe(&self) -> String {
@@ -268,12 +319,17 @@ impl TelemetrySource for AmdgpuSysfs {
         }
         let mut r = self.fast_reading()?;
         r.fill_missing_from(&self.slow);
-        if let Some(file) = &self.gpu_metrics {
+        if let (Some(file), Some(table)) = (&self.gpu_metrics, self.table) {
             let n = file.read_into(&mut self.metrics_buf[..])?;
-            let m = GpuMetrics::decode(&self.metrics_buf[..n])
-                .map_err(|source| TelemetryError::GpuMetrics { path: file.path().to_owned(), source })?;
-            // Text attributes win where both exist: they are what rocm-smi and users see.
-            r.fill_missing_from(&m.to_reading(self.interpretation));
+            // A table whose header or size is not the first table's was torn by a concurrent
+            // update (docs/methodology.md §9.2): this reading goes on without it, and it is counted.
+            match GpuMetrics::decode(&self.metrics_buf[..n]) {
+                Ok(m) if m.header() == table.header => {
+                    // Text attributes win where both exist: they are what rocm-smi and users see.
+                    r.fill_missing_from(&m.to_reading(self.interpretation));
+                }
+                _ => self.torn += 1,
+            }
         }
         Ok(r)
     }

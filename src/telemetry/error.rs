@@ -15,10 +15,13 @@ pub enum TelemetryError {
     #[error("{call} failed with {name} ({code})")]
     InitFailed { call: &'static str, code: u32, name: String },
 
-    #[error("no AMD GPU found by ROCm SMI ({detail}); on a host without amdgpu use --telemetry nvml, cpu or none")]
-    NoAmdDevice { detail: String },
+    #[error("no AMD GPU found by {library} ({detail}); on a host without amdgpu use --telemetry nvml, cpu or none")]
+    NoAmdDevice { library: &'static str, detail: String },
 
-    #[error("no NVIDIA GPU found by NVML ({detail}); on a host without the NVIDIA driver use --telemetry amdgpu-sysfs, rocm-smi, cpu or none")]
+    #[error("{wanted} not opened: {loaded} is already loaded in this process, and AMD SMI sees no device while ROCm SMI shares its process (docs/methodology.md §9.2); use --telemetry {flag} or amdgpu-sysfs")]
+    OtherSmiLoaded { wanted: &'static str, loaded: &'static str, flag: &'static str },
+
+    #[error("no NVIDIA GPU found by NVML ({detail}); on a host without the NVIDIA driver use --telemetry amd-smi, amdgpu-sysfs, rocm-smi, cpu or none")]
     NoNvidiaDevice { detail: String },
 
     #[error(

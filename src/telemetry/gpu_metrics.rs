@@ -277,6 +277,15 @@ impl GpuMetrics {
         }
     }
 
+    /// v3_0's `time_filter_alphavalue`: the time constant of the firmware's averages, in µs (as
+    /// AMD SMI 10.1's `amdsmi_apu_metrics_t` documents it); `None` for other revisions.
+    pub(crate) fn filter_us(&self) -> Option<u32> {
+        match self {
+            GpuMetrics::V3(m) => m.time_filter_alphavalue,
+            _ => None,
+        }
+    }
+
     /// The raw GPU temperature word (edge on v1, gfx on v2/v3), unscaled.
     pub(crate) fn raw_gpu_temperature(&self) -> Option<u16> {
         match self {

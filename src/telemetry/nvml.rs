@@ -11,7 +11,8 @@ use std::time::Duration;
 use abprof_sys::nvml as sys;
 use nix::time::ClockId;
 
-use super::{DriverPowerSample, Reading, SourceKind, TelemetryError, TelemetrySource};
+use super::power_field::{PowerField, PowerKind, PowerScope};
+use super::{DriverPowerSample, Field, Reading, SourceKind, TelemetryError, TelemetrySource};
 use crate::clock::mono_ns;
 
 const LIBRARY: &str = "libnvidia-ml";
@@ -304,6 +305,19 @@ impl Nvml {
 }
 
 impl TelemetrySource for Nvml {
+    fn power_fields(&self) -> Vec<PowerField> {
+        vec![
+            PowerField::new(
+                Field::PowerW,
+                "NVML field NVML_FI_DEV_POWER_INSTANT",
+                PowerScope::GpuBoard,
+                PowerKind::Instant,
+                None,
+            ),
+            PowerField::new(Field::PowerAvgW, "NVML GetPowerUsage", PowerScope::GpuBoard, PowerKind::Average, None),
+        ]
+    }
+
     fn devices_on_host(&self) -> u32 {
         self.on_host
     }

@@ -10,8 +10,9 @@
 use crate::stats::{mean, median};
 use serde::{Deserialize, Serialize};
 
+use super::power_field::PowerField;
 use super::sampler::{Series, TelemetrySample};
-use super::DriverPowerSample;
+use super::{DriverPowerSample, Field};
 use crate::clock::Stamp;
 
 /// The request's timeline, as the client observed it.
@@ -75,6 +76,41 @@ pub(crate) struct PhaseStats {
     /// Prompt tokens for prefill, output tokens for decode.
     pub(crate) tokens: u64,
     pub(crate) j_per_token: Option<f64>,
+    /// The power the mean and (for an integral) the energy are of: whose, how averaged, from
+    /// which field (docs/methodology.md §9.7); absent in records of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) power_field: Option<PowerField>,
+    /// The phase is shorter than the time constant of that power's firmware filter: its mean
+    /// still holds much of what came before it (docs/methodology.md §9.7).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) shorter_than_filter: bool,
+}
+
+/// What an energy figure is: its source, the power it integrates where it is an integral, and
+/// whether a phase was shorter than that power's filter.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct EnergyBasis {
+    pub(crate) from: EnergyFrom,
+    pub(crate) power: Option<PowerField>,
+    pub(crate) shorter_than_filter: bool,
+}
+
+impl From<EnergyFrom> for EnergyBasis {
+    fn from(from: EnergyFrom) -> EnergyBasis {
+        EnergyBasis { from, power: None, shorter_than_filter: false }
+    }
+}
+
+impl PhaseStats {
+    /// What this phase's energy is (docs/methodology.md §9.7).
+    pub(crate) fn energy_basis(&self) -> EnergyBasis {
+        let integral = matches!(self.energy_from, EnergyFrom::PowerIntegral | EnergyFrom::DriverPowerIntegral);
+        EnergyBasis {
+            from: self.energy_from,
+            power: self.power_field.clone().filter(|_| integral),
+            shorter_than_filter: integral && self.shorter_than_filter,
+        }
+    }
 }
 
 /// Prefill and decode statistics of one request.
@@ -103,9 +139,23 @@ pub(crate) fn split(
     ]
 }
 
-/// `split` over a sampler's series (its samples and the driver's power samples).
+/// `split` over a sampler's series (its samples and the driver's power samples), each phase's
+/// power named by the fields the source said it fills.
 pub(crate) fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {
-    split(&series.samples, &series.driver_power, marks)
+    split(&series.samples, &series.driver_power, marks).map(|p| name_power(p, &series.stats.power_fields))
+}
+
+/// Names the power a phase's figures are of, and marks a phase shorter than its filter.
+pub(crate) fn name_power(mut p: PhaseStats, fields: &[PowerField]) -> PhaseStats {
+    let field = match p.power_from {
+        PowerFrom::Instant => Field::PowerW,
+        PowerFrom::Averaged => Field::PowerAvgW,
+        PowerFrom::DriverSamples | PowerFrom::Unavailable => return p,
+    };
+    p.power_field = PowerField::of(fields, field).cloned();
+    let filter_s = p.power_field.as_ref().and_then(|f| f.filter_ms).map(|ms| ms / 1000.0);
+    p.shorter_than_filter = filter_s.is_some_and(|tau| p.duration_s < tau);
+    p
 }
 
 /// Value at `t` from time-sorted points: linear between neighbours, held beyond the ends.
@@ -198,6 +248,8 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
         },
         tokens,
         j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+        power_field: parts.clone().find_map(|p| p.power_field.clone()),
+        shorter_than_filter: parts.clone().any(|p| p.shorter_than_filter),
     }
 }
 
@@ -302,6 +354,8 @@ fn phase_stats(
         energy_from,
         tokens,
         j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+        power_field: None,
+        shorter_than_filter: false,
     }
 }
 
@@ -485,6 +539,48 @@ mod tests {
         assert_eq!(decode.energy_from, EnergyFrom::DriverPowerIntegral);
         assert!((decode.energy_j.unwrap() - 500.0).abs() < 1e-9);
         assert_eq!(decode.mean_power_w, Some(250.0));
+    }
+
+    /// An APU: only the table's filtered socket average, a 10 ms filter, and a 5 ms prefill.
+    #[test]
+    fn a_phase_names_its_power_and_one_shorter_than_the_filter_is_marked() {
+        use crate::telemetry::power_field::{PowerKind, PowerScope};
+        let fields = [PowerField::new(
+            Field::PowerAvgW,
+            "gpu_metrics average_socket_power",
+            PowerScope::ApuSocket,
+            PowerKind::Average,
+            Some(10.0),
+        )];
+        let series: Vec<TelemetrySample> =
+            (0..=400).map(|i| sample(990 + i, Reading { power_avg_w: Some(80.0), ..Default::default() })).collect();
+        let short = RequestMarks {
+            start: at(1000),
+            first_token: at(1005),
+            last_token: at(1300),
+            prompt_tokens: 8,
+            output_tokens: 30,
+        };
+        let [prefill, decode] = split(&series, &[], &short).map(|p| name_power(p, &fields));
+        assert_eq!(prefill.power_field.as_ref(), Some(&fields[0]));
+        assert!(prefill.shorter_than_filter, "5 ms < 10 ms: {prefill:?}");
+        assert!(!decode.shorter_than_filter, "295 ms: {decode:?}");
+        let basis = prefill.energy_basis();
+        assert_eq!(
+            (basis.from, basis.power.as_ref(), basis.shorter_than_filter),
+            (EnergyFrom::PowerIntegral, Some(&fields[0]), true)
+        );
+        // Instant power is named by its own field; a counter's energy names no power.
+        let instant = name_power(split(&square_wave(false), &[], &marks())[1].clone(), &fields);
+        assert_eq!((instant.power_field, instant.shorter_than_filter), (None, false), "no power_w field was named");
+        let counted = name_power(split(&square_wave(true), &[], &marks())[1].clone(), &fields);
+        assert_eq!(counted.energy_basis().power, None);
+        // A record of an earlier release has neither field and still loads.
+        let old = serde_json::to_value(&decode).unwrap();
+        let mut old = old.as_object().unwrap().clone();
+        old.remove("power_field");
+        let back: PhaseStats = serde_json::from_value(serde_json::Value::Object(old)).unwrap();
+        assert_eq!((back.power_field, back.shorter_than_filter), (None, false));
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! The power state a study runs under (docs/methodology.md §9.7): the device's power limits, the
-//! host's power profile, the GPU driver and runtime versions, the clocks policy. Read once when
-//! the study starts (host.json); two studies whose states differ are not compared by `history
-//! --regressions`.
+//! host's power profile, the GPU driver and runtime versions, the clocks policy, and what decides
+//! an APU's number (the ACPI platform profile, the GPU's power profile mode, the STAPM limit, the
+//! carve-out and GTT sizes, TTM's page limit, the kernel command line, the linux-firmware
+//! version), each "not present" where the host has none. Read when the study starts (host.json)
+//! and after every sample (the power-state rule); two studies whose states differ are not
+//! compared by `history --regressions`.
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -39,12 +42,34 @@ pub(crate) struct PowerState {
     /// amdgpu's `power_dpm_force_performance_level` per card.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) clocks_policy: Vec<String>,
+    /// ACPI `platform_profile` (/sys/firmware/acpi/platform_profile): the firmware's power
+    /// profile, which moves an APU's prefill by tens of percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) platform_profile: Option<String>,
+    /// Per card: the active `pp_power_profile_mode`, the carve-out (`mem_info_vram_total`) and
+    /// GTT (`mem_info_gtt_total`) sizes, each "not present" where the card has none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) cards: Vec<String>,
+    /// The TTM module's `pages_limit`: how much system memory the GPU may map (an APU's model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttm_pages_limit: Option<String>,
+    /// /proc/cmdline: amdgpu.*, ttm.*, amd_iommu and the kernel that booted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) kernel_cmdline: Option<String>,
+    /// The installed linux-firmware package (the GPU's firmware blobs), by the package manager.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) linux_firmware: Option<String>,
 }
+
+/// What a host without a value says in its place.
+pub(crate) const NOT_PRESENT: &str = "not present";
 
 /// Where [`PowerState::read`] looks: the sysfs root, the ROCm folder, and how it runs a command
 /// (a test gives canned outputs).
 pub(crate) struct PowerStateRoots<'a> {
     pub(crate) sysfs: &'a Path,
+    /// What stands for `/proc` (the kernel command line).
+    pub(crate) proc: &'a Path,
     pub(crate) rocm: &'a Path,
     pub(crate) run: &'a dyn Fn(&str, &[&str]) -> Option<String>,
 }
@@ -72,11 +97,54 @@ fn read_trimmed(p: &Path) -> Option<String> {
     std::fs::read_to_string(p).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
+/// A file's trimmed text, or [`NOT_PRESENT`].
+fn present_or_not(p: &Path) -> String {
+    read_trimmed(p).unwrap_or_else(|| NOT_PRESENT.into())
+}
+
+/// The active profile of a `pp_power_profile_mode` table: the row marked `*`, by its name
+/// (`1 3D_FULL_SCREEN*:` or `5 COMPUTE *`).
+pub(crate) fn active_power_profile(table: &str) -> Option<String> {
+    let row = table.lines().find(|l| l.contains('*'))?;
+    let words: Vec<&str> = row.split_whitespace().collect();
+    let at = words.iter().position(|w| w.contains('*'))?;
+    let own = words[at].trim_matches(|c| c == '*' || c == ':');
+    let name = if own.is_empty() { words.get(at.checked_sub(1)?)?.trim_end_matches(':') } else { own };
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Bytes as MiB, for the carve-out and GTT sizes.
+fn mib(text: &str) -> String {
+    text.trim().parse::<u64>().map_or_else(|_| text.trim().to_string(), |b| format!("{} MiB", b >> 20))
+}
+
+/// The package that carries the GPU firmware, by each distribution's package manager: Debian's
+/// firmware-amd-graphics, Ubuntu's linux-firmware, Fedora's and Arch's linux-firmware.
+const FIRMWARE_PROBES: [(&str, &[&str]); 4] = [
+    ("dpkg-query", &["-W", "-f=${Version}", "firmware-amd-graphics"]),
+    ("dpkg-query", &["-W", "-f=${Version}", "linux-firmware"]),
+    ("rpm", &["-q", "--qf", "%{VERSION}-%{RELEASE}", "linux-firmware"]),
+    ("pacman", &["-Q", "linux-firmware"]),
+];
+
+fn linux_firmware(run: &dyn Fn(&str, &[&str]) -> Option<String>) -> String {
+    FIRMWARE_PROBES
+        .iter()
+        .find_map(|(program, args)| {
+            let out = run(program, args)?;
+            let version = out.split_whitespace().last()?.to_string();
+            Some(format!("{version} ({} {})", program, args.last().unwrap_or(&"")))
+        })
+        .unwrap_or_else(|| NOT_PRESENT.into())
+}
+
 impl PowerState {
     /// The host's power state as `roots` show it; every field it cannot read stays empty.
     pub(crate) fn read(roots: &PowerStateRoots<'_>) -> PowerState {
         let mut st = PowerState::default();
         st.read_amdgpu(roots.sysfs);
+        st.read_host(roots.sysfs, roots.proc);
+        st.linux_firmware = Some(linux_firmware(roots.run));
         st.read_nvidia(roots.run);
         st.power_profile =
             (roots.run)("powerprofilesctl", &["get"]).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
@@ -88,17 +156,27 @@ impl PowerState {
     /// This host's power state (the real sysfs, `/opt/rocm`, the probes on PATH).
     pub(crate) fn of_host() -> PowerState {
         let rocm = std::env::var_os("ROCM_PATH").map_or_else(|| "/opt/rocm".into(), std::path::PathBuf::from);
-        PowerState::read(&PowerStateRoots { sysfs: Path::new("/sys"), rocm: &rocm, run: &run_probe })
+        PowerState::read(&PowerStateRoots {
+            sysfs: Path::new("/sys"),
+            proc: Path::new("/proc"),
+            rocm: &rocm,
+            run: &run_probe,
+        })
     }
 
-    /// What a sample may run under other than the study's first: the power limits, the power
-    /// profile and the clocks policy (docs/methodology.md §7.17). Driver and runtime versions
-    /// cannot change under a running study without stopping its GPU work first.
+    /// What a sample may run under other than the study's first: the power limits (the STAPM
+    /// limit among them), the power profiles, the clocks policy, the memory split, TTM's limit and
+    /// the kernel command line (docs/methodology.md §7.17, §9.7). Driver, runtime and firmware
+    /// versions cannot change under a running study without stopping its GPU work first.
     pub(crate) fn conditions(&self) -> PowerState {
         PowerState {
             power_limits: self.power_limits.clone(),
             power_profile: self.power_profile.clone(),
             clocks_policy: self.clocks_policy.clone(),
+            platform_profile: self.platform_profile.clone(),
+            cards: self.cards.clone(),
+            ttm_pages_limit: self.ttm_pages_limit.clone(),
+            kernel_cmdline: self.kernel_cmdline.clone(),
             ..PowerState::default()
         }
     }
@@ -109,14 +187,30 @@ impl PowerState {
     pub(crate) fn conditions_of_host() -> PowerState {
         let mut st = PowerState::default();
         st.read_amdgpu(Path::new("/sys"));
+        st.read_host(Path::new("/sys"), Path::new("/proc"));
         st.read_nvidia_limits(&run_probe);
         st.power_profile =
             run_probe("powerprofilesctl", &["get"]).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
         st.conditions()
     }
 
+    /// The host's own: ACPI's platform profile, TTM's page limit, the kernel command line.
+    fn read_host(&mut self, sysfs: &Path, proc: &Path) {
+        self.platform_profile = Some(present_or_not(&sysfs.join("firmware/acpi/platform_profile")));
+        self.ttm_pages_limit = Some(present_or_not(&sysfs.join("module/ttm/parameters/pages_limit")));
+        self.kernel_cmdline = Some(present_or_not(&proc.join("cmdline")));
+    }
+
     fn read_amdgpu(&mut self, sysfs: &Path) {
         for (card, device) in crate::telemetry::amdgpu_sysfs::discover_cards(sysfs) {
+            let profile = std::fs::read_to_string(device.join("pp_power_profile_mode")).ok();
+            let profile = profile.as_deref().and_then(active_power_profile).unwrap_or_else(|| NOT_PRESENT.into());
+            let size = |name: &str| read_trimmed(&device.join(name)).map_or_else(|| NOT_PRESENT.into(), |t| mib(&t));
+            self.cards.push(format!(
+                "amdgpu {card} pp_power_profile_mode={profile} mem_info_vram_total={} mem_info_gtt_total={}",
+                size("mem_info_vram_total"),
+                size("mem_info_gtt_total")
+            ));
             if let Some(hwmon) = std::fs::read_dir(device.join("hwmon")).ok().and_then(|d| d.flatten().next()) {
                 if let Some(uw) = read_trimmed(&hwmon.path().join("power1_cap")).and_then(|s| s.parse::<f64>().ok()) {
                     self.power_limits.push(PowerLimit { source: format!("amdgpu {card} power1_cap"), watts: uw / 1e6 });
@@ -129,15 +223,21 @@ impl PowerState {
             let metrics = metrics.and_then(|b| crate::telemetry::gpu_metrics::GpuMetrics::decode(&b).ok());
             // The APU's STAPM limit, in units of 10 mW (scripts/make_gpu_metrics_fixtures.py
             // writes 120 W as 120_00).
+            // The current limit is what STAPM enforces now (it falls as the skin heats).
             let stapm = match metrics {
-                Some(crate::telemetry::gpu_metrics::GpuMetrics::V3(m)) => m.stapm_power_limit,
-                _ => None,
+                Some(crate::telemetry::gpu_metrics::GpuMetrics::V3(m)) => [
+                    ("stapm_power_limit", m.stapm_power_limit),
+                    ("current_stapm_power_limit", m.current_stapm_power_limit),
+                ],
+                _ => [("stapm_power_limit", None), ("current_stapm_power_limit", None)],
             };
-            if let Some(cw) = stapm {
-                self.power_limits.push(PowerLimit {
-                    source: format!("amdgpu {card} gpu_metrics stapm_power_limit"),
-                    watts: cw as f64 / 100.0,
-                });
+            for (name, cw) in stapm {
+                if let Some(cw) = cw {
+                    self.power_limits.push(PowerLimit {
+                        source: format!("amdgpu {card} gpu_metrics {name}"),
+                        watts: cw as f64 / 100.0,
+                    });
+                }
             }
         }
     }
@@ -176,17 +276,30 @@ impl PowerState {
     pub(crate) fn line(&self) -> String {
         let mut parts: Vec<String> =
             self.power_limits.iter().map(|l| format!("{} {:.1} W", l.source, l.watts)).collect();
-        let mut field = |name: &str, v: &Option<String>| {
-            if let Some(v) = v {
-                parts.push(format!("{name} {v}"));
-            }
-        };
-        field("profile", &self.power_profile);
-        field("driver", &self.gpu_driver);
-        field("CUDA", &self.cuda_driver);
-        field("ROCm", &self.rocm);
-        field("HIP", &self.hip);
+        let field = |name: &str, v: &Option<String>| v.as_ref().map(|v| format!("{name} {v}"));
+        parts.extend(
+            [
+                field("profile", &self.power_profile),
+                field("driver", &self.gpu_driver),
+                field("CUDA", &self.cuda_driver),
+                field("ROCm", &self.rocm),
+                field("HIP", &self.hip),
+            ]
+            .into_iter()
+            .flatten(),
+        );
         parts.extend(self.clocks_policy.iter().cloned());
+        parts.extend(field("platform_profile", &self.platform_profile));
+        parts.extend(self.cards.iter().cloned());
+        parts.extend(
+            [
+                field("ttm pages_limit", &self.ttm_pages_limit),
+                field("linux-firmware", &self.linux_firmware),
+                field("cmdline", &self.kernel_cmdline),
+            ]
+            .into_iter()
+            .flatten(),
+        );
         if parts.is_empty() {
             "not measured on this host: no power limit, power profile, GPU driver or runtime readable".into()
         } else {
@@ -224,6 +337,80 @@ mod tests {
         }
     }
 
+    /// A Strix Halo-like host, crafted: ACPI's profile, the GPU's power profile mode, a 512 MiB
+    /// carve-out with 96 GiB of GTT, TTM's limit, the command line and the firmware package.
+    fn strix_halo(root: &Path, profile: &str) {
+        let apu = fixtures().join("sysfs/apu-v3_0");
+        let copy = std::process::Command::new("cp").arg("-r").arg(apu.join("class")).arg(root).status().unwrap();
+        assert!(copy.success());
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        write("firmware/acpi/platform_profile", &format!("{profile}\n"));
+        write(
+            "class/drm/card1/device/pp_power_profile_mode",
+            "PROFILE_INDEX(NAME) CLOCK_TYPE(NAME) FPS MinActiveFreqType MinActiveFreq BoosterFreqType BoosterFreq\n 0 BOOTUP_DEFAULT :\n 1 3D_FULL_SCREEN :\n 5 COMPUTE*:\n 6 CUSTOM :\n",
+        );
+        write("class/drm/card1/device/mem_info_vram_total", "536870912\n");
+        write("class/drm/card1/device/mem_info_gtt_total", "103079215104\n");
+        write("module/ttm/parameters/pages_limit", "27648000\n");
+        write(
+            "proc/cmdline",
+            "BOOT_IMAGE=/vmlinuz-6.18.2 root=UUID=x ro amd_iommu=off amdgpu.gttsize=131072 ttm.pages_limit=27648000\n",
+        );
+    }
+
+    #[test]
+    fn a_strix_halo_hosts_state_is_recorded_and_a_changed_profile_is_a_changed_condition() {
+        let dir = tempfile::tempdir().unwrap();
+        strix_halo(dir.path(), "balanced");
+        let firmware = |program: &str, args: &[&str]| {
+            (program == "dpkg-query" && args.last() == Some(&"firmware-amd-graphics")).then(|| "20250509-1".to_string())
+        };
+        let read = |root: &Path| {
+            PowerState::read(&PowerStateRoots {
+                sysfs: root,
+                proc: &root.join("proc"),
+                rocm: Path::new("/nonexistent"),
+                run: &firmware,
+            })
+        };
+        let st = read(dir.path());
+        assert_eq!(st.platform_profile.as_deref(), Some("balanced"));
+        assert_eq!(
+            st.cards,
+            ["amdgpu card1 pp_power_profile_mode=COMPUTE mem_info_vram_total=512 MiB mem_info_gtt_total=98304 MiB"]
+        );
+        assert_eq!(st.ttm_pages_limit.as_deref(), Some("27648000"));
+        assert!(st.kernel_cmdline.as_deref().unwrap().contains("ttm.pages_limit=27648000"));
+        assert_eq!(st.linux_firmware.as_deref(), Some("20250509-1 (dpkg-query firmware-amd-graphics)"));
+        assert!(st.power_limits.iter().any(|l| l.source.ends_with("current_stapm_power_limit") && l.watts == 120.0));
+        let line = st.line();
+        assert!(line.contains("platform_profile balanced") && line.contains("pp_power_profile_mode=COMPUTE"), "{line}");
+
+        // The power-state rule compares conditions: a new ACPI profile is a different condition,
+        // the firmware (not re-read after a sample) is not one.
+        strix_halo(dir.path(), "performance");
+        let after = read(dir.path());
+        assert_ne!(after.conditions(), st.conditions());
+        assert_eq!(after.conditions().linux_firmware, None);
+        let mut same = after.clone();
+        same.platform_profile = st.platform_profile.clone();
+        assert_eq!(same.conditions(), st.conditions());
+    }
+
+    #[test]
+    fn the_active_power_profile_is_the_marked_row_in_either_layout() {
+        assert_eq!(
+            active_power_profile(" 0 BOOTUP_DEFAULT :\n 1 3D_FULL_SCREEN*:\n").as_deref(),
+            Some("3D_FULL_SCREEN")
+        );
+        assert_eq!(active_power_profile("  0 BOOTUP_DEFAULT\n  5 COMPUTE *\n").as_deref(), Some("COMPUTE"));
+        assert_eq!(active_power_profile(" 0 BOOTUP_DEFAULT :\n"), None);
+    }
+
     #[test]
     fn reads_the_amdgpu_cap_the_apu_stapm_limit_and_the_nvidia_limits() {
         let none = |_: &str, _: &[&str]| None;
@@ -237,21 +424,35 @@ mod tests {
         )
         .unwrap();
         let dgpu = fixtures().join("sysfs/dgpu-v1_3");
-        let st = PowerState::read(&PowerStateRoots { sysfs: &dgpu, rocm: rocm.path(), run: &none });
+        let st = PowerState::read(&PowerStateRoots {
+            sysfs: &dgpu,
+            proc: Path::new("/nonexistent"),
+            rocm: rocm.path(),
+            run: &none,
+        });
         assert_eq!(st.power_limits, [PowerLimit { source: "amdgpu card0 power1_cap".into(), watts: 300.0 }]);
         assert_eq!(st.clocks_policy, ["amdgpu card0 power_dpm_force_performance_level=auto"]);
         assert_eq!((st.rocm.as_deref(), st.hip.as_deref()), (Some("6.4.1-120"), Some("6.4.43483")));
         assert_eq!(st.power_profile, None);
 
         let apu = fixtures().join("sysfs/apu-v3_0");
-        let st = PowerState::read(&PowerStateRoots { sysfs: &apu, rocm: Path::new("/nonexistent"), run: &none });
+        let st = PowerState::read(&PowerStateRoots {
+            sysfs: &apu,
+            proc: Path::new("/nonexistent"),
+            rocm: Path::new("/nonexistent"),
+            run: &none,
+        });
         assert_eq!(
             st.power_limits,
-            [PowerLimit { source: "amdgpu card1 gpu_metrics stapm_power_limit".into(), watts: 120.0 }]
+            [
+                PowerLimit { source: "amdgpu card1 gpu_metrics stapm_power_limit".into(), watts: 120.0 },
+                PowerLimit { source: "amdgpu card1 gpu_metrics current_stapm_power_limit".into(), watts: 120.0 }
+            ]
         );
 
         let st = PowerState::read(&PowerStateRoots {
             sysfs: Path::new("/nonexistent"),
+            proc: Path::new("/nonexistent"),
             rocm: Path::new("/nonexistent"),
             run: &h200,
         });
@@ -264,14 +465,26 @@ mod tests {
         assert_eq!(st.power_profile.as_deref(), Some("performance"));
         assert_eq!(
             st.line(),
-            "nvidia-smi gpu0 power.limit 700.0 W · nvidia-smi gpu0 enforced.power.limit 700.0 W · profile performance · driver 580.95.05 · CUDA 13.0"
+            "nvidia-smi gpu0 power.limit 700.0 W · nvidia-smi gpu0 enforced.power.limit 700.0 W · profile performance · driver 580.95.05 · CUDA 13.0 · platform_profile not present · ttm pages_limit not present · linux-firmware not present · cmdline not present"
         );
         let bare = PowerState::read(&PowerStateRoots {
             sysfs: Path::new("/nonexistent"),
+            proc: Path::new("/nonexistent"),
             rocm: Path::new("/nonexistent"),
             run: &none,
         });
-        assert_eq!(bare, PowerState::default());
-        assert!(bare.line().starts_with("not measured on this host"), "{}", bare.line());
+        // A host with none of them says so for each, rather than leaving them out.
+        let not_present = Some(NOT_PRESENT.to_string());
+        assert_eq!(
+            bare,
+            PowerState {
+                platform_profile: not_present.clone(),
+                ttm_pages_limit: not_present.clone(),
+                kernel_cmdline: not_present.clone(),
+                linux_firmware: not_present,
+                ..PowerState::default()
+            }
+        );
+        assert!(PowerState::default().line().starts_with("not measured on this host"));
     }
 }

@@ -94,6 +94,10 @@ impl TelemetrySource for WithProcessCpu {
         self.inner.devices_on_host()
     }
 
+    fn power_fields(&self) -> Vec<super::power_field::PowerField> {
+        self.inner.power_fields()
+    }
+
     fn read(&mut self) -> Result<Reading, TelemetryError> {
         let mut r = self.inner.read()?;
         r.cpu_pct = self.cpu.read_pct()?;

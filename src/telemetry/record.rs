@@ -2,6 +2,7 @@
 //! reads fields, never string keys; every field has a default so records written by earlier
 //! releases (where some of these were absent) still load.
 use super::phases::PhaseStats;
+use super::power_field::PowerField;
 use super::sampler::FieldActivity;
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +69,16 @@ pub(crate) struct TelemetryRecord {
     /// What said the server runs on these devices (its flags and environment).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) devices_from: Option<String>,
+    /// What each power value of the source measures (docs/methodology.md §9.7).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) power_fields: Vec<PowerField>,
+    /// Readings whose gpu_metrics table was rejected as torn during the request (§9.2).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) torn_reads: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One device's telemetry over one request of a server on several GPUs.

@@ -5,7 +5,9 @@ use std::ffi::CStr;
 
 use abprof_sys::rocm_smi as sys;
 
-use super::{Reading, SourceKind, TelemetryError, TelemetrySource};
+use super::one_smi::{load_exclusive, SmiLibrary};
+use super::power_field::{PowerField, PowerKind, PowerScope};
+use super::{Field, Reading, SourceKind, TelemetryError, TelemetrySource};
 
 const LIBRARY: &str = "librocm_smi64";
 
@@ -71,8 +73,13 @@ impl RocmSmiLibrary {
         Self::load_from(&candidates)
     }
 
-    /// Loads the first of `candidates` that opens.
+    /// Loads the first of `candidates` that opens, unless AMD SMI is loaded in this process
+    /// (docs/methodology.md §9.2).
     pub fn load_from(candidates: &[&str]) -> Result<RocmSmiLibrary, TelemetryError> {
+        load_exclusive(SmiLibrary::RocmSmi, || Self::open(candidates))
+    }
+
+    fn open(candidates: &[&str]) -> Result<RocmSmiLibrary, TelemetryError> {
         // SAFETY: loading runs the library's initialisers; librocm_smi64's only set up
         // C++ statics and do not touch the process state abprof relies on.
         match crate::dylib::open_first(candidates, |name| unsafe { sys::RocmSmiLib::new(name) }) {
@@ -112,6 +119,7 @@ impl RocmSmiLibrary {
         if code == sys::rsmi_status_t_RSMI_STATUS_INIT_ERROR {
             // What rsmi_init returns when /sys/class/drm has no amdgpu device (or does not exist).
             return Err(TelemetryError::NoAmdDevice {
+                library: "ROCm SMI",
                 detail: format!("rsmi_init returned {} ({code})", status_name(code)),
             });
         }
@@ -133,6 +141,7 @@ impl RocmSmiLibrary {
         rsmi_try("rsmi_num_monitor_devices", unsafe { smi.lib.rsmi_num_monitor_devices(&mut count) })?;
         if count == 0 {
             return Err(TelemetryError::NoAmdDevice {
+                library: "ROCm SMI",
                 detail: "rsmi_init succeeded but rsmi_num_monitor_devices reports 0 devices".into(),
             });
         }
@@ -319,6 +328,27 @@ impl RocmSmi {
 }
 
 impl TelemetrySource for RocmSmi {
+    /// ROCm SMI reads the dGPU tables (v1_x); on an APU its power calls answer NOT_SUPPORTED
+    /// and these fields stay empty.
+    fn power_fields(&self) -> Vec<PowerField> {
+        vec![
+            PowerField::new(
+                Field::PowerW,
+                "ROCm SMI rsmi_dev_current_socket_power_get",
+                PowerScope::GpuSocket,
+                PowerKind::Instant,
+                None,
+            ),
+            PowerField::new(
+                Field::PowerAvgW,
+                "ROCm SMI rsmi_dev_power_ave_get",
+                PowerScope::GpuSocket,
+                PowerKind::Average,
+                None,
+            ),
+        ]
+    }
+
     fn devices_on_host(&self) -> u32 {
         self.on_host
     }

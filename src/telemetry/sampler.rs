@@ -21,6 +21,7 @@ use nix::sys::time::TimeSpec;
 use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 use serde::{Deserialize, Serialize};
 
+use super::power_field::PowerField;
 use super::{DriverPowerSample, Field, Reading, TelemetrySource};
 use crate::clock::{mono_ns, Stamp};
 
@@ -123,6 +124,12 @@ pub struct SamplerStats {
     pub driver_power_samples: usize,
     pub driver_power_dropped: u64,
     pub driver_power_median_interval_ms: Option<f64>,
+    /// What each power value of the source measures (docs/methodology.md §9.7).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power_fields: Vec<PowerField>,
+    /// Readings whose gpu_metrics table was rejected as torn during the run (§9.2).
+    #[serde(default)]
+    pub torn_reads: u64,
 }
 
 /// What a run produced.
@@ -338,11 +345,14 @@ struct Reader {
     first_error: Option<String>,
     dropped: u64,
     driver_dropped: u64,
+    /// The source's torn-read count when the run began.
+    torn_before: u64,
 }
 
 impl Reader {
     fn new(source: Box<dyn TelemetrySource>, keep: usize) -> Reader {
         Reader {
+            torn_before: source.torn_reads(),
             source,
             samples: Vec::with_capacity(keep),
             driver: Vec::new(),
@@ -400,6 +410,7 @@ impl Reader {
             first_error,
             dropped,
             driver_dropped,
+            torn_before,
             ..
         } = self;
         let stats = SamplerStats {
@@ -422,6 +433,8 @@ impl Reader {
             driver_power_samples: driver.len(),
             driver_power_dropped: driver_dropped,
             driver_power_median_interval_ms: median_spacing_ms(&driver),
+            power_fields: source.power_fields(),
+            torn_reads: source.torn_reads().saturating_sub(torn_before),
         };
         Track { series: Series { samples, driver_power: driver, stats }, source }
     }

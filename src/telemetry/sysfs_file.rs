@@ -29,10 +29,6 @@ impl SysfsFile {
         Self::open_readable(path).ok()
     }
 
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Reads the whole attribute into `buf`; returns the bytes read. A read that returns less
     /// than asked is taken as the end: sysfs and procfs hand over a whole attribute in one read,
     /// and stopping there saves the second, empty read on every sample.

@@ -277,7 +277,7 @@ pub struct StudyFile {
     /// (docs/methodology.md §2 step 7).
     #[serde(default = "default_stop_timeout")]
     pub stop_timeout_s: u64,
-    /// `auto`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
+    /// `auto`, `amd-smi`, `rocm-smi`, `amdgpu-sysfs`, `nvml`, `none`.
     #[serde(default = "default_telemetry")]
     pub telemetry: crate::telemetry::SourceKind,
     /// Telemetry sampling rate during each request.
@@ -622,7 +622,7 @@ impl StudyFile {
             && matches!(self.telemetry, crate::telemetry::SourceKind::None | crate::telemetry::SourceKind::Cpu)
         {
             return Err(StudyFileError::Contradiction(format!(
-                "the thermal gate needs a device temperature and telemetry = {} reads none: pass --telemetry nvml, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate",
+                "the thermal gate needs a device temperature and telemetry = {} reads none: pass --telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate",
                 self.telemetry
             )));
         }
