@@ -271,6 +271,20 @@ impl PowerState {
         }
     }
 
+    /// Whether anything that sets a GPU's power was read: a limit, a profile, a driver or runtime,
+    /// a clocks policy, an amdgpu card or ACPI's platform profile. The kernel command line, TTM's
+    /// limit and the firmware package alone describe any Linux host, a CPU test bed included, so
+    /// they are kept in host.json but do not make a power state (docs/methodology.md §9.7).
+    pub(crate) fn has_gpu_power_state(&self) -> bool {
+        let present = |v: &Option<String>| v.as_deref().is_some_and(|v| v != NOT_PRESENT);
+        !self.power_limits.is_empty()
+            || !self.clocks_policy.is_empty()
+            || !self.cards.is_empty()
+            || [&self.power_profile, &self.gpu_driver, &self.cuda_driver, &self.rocm, &self.hip, &self.platform_profile]
+                .into_iter()
+                .any(present)
+    }
+
     /// One line for people and for the history's comparability key: every field read, in a fixed
     /// order.
     pub(crate) fn line(&self) -> String {
@@ -300,7 +314,7 @@ impl PowerState {
             .into_iter()
             .flatten(),
         );
-        if parts.is_empty() {
+        if !self.has_gpu_power_state() {
             "not measured on this host: no power limit, power profile, GPU driver or runtime readable".into()
         } else {
             parts.join(" · ")
@@ -486,5 +500,15 @@ mod tests {
             }
         );
         assert!(PowerState::default().line().starts_with("not measured on this host"));
+        // A CPU host: a kernel command line and a firmware package, no GPU power state (the
+        // CPU test bed's summary says "not measured", tests/ab.rs).
+        let cpu_host = PowerState {
+            kernel_cmdline: Some("console=ttyS0 quiet".into()),
+            linux_firmware: Some("20240909-2 (dpkg-query linux-firmware)".into()),
+            ..bare.clone()
+        };
+        assert!(cpu_host.line().starts_with("not measured on this host"), "{}", cpu_host.line());
+        let apu = PowerState { platform_profile: Some("balanced".into()), ..cpu_host };
+        assert!(apu.line().contains("platform_profile balanced"), "{}", apu.line());
     }
 }
