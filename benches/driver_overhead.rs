@@ -50,6 +50,7 @@ fn main() {
         until_ci_pct: None,
         until_decided: false,
         mei_pct: None,
+        retakes: None,
         max_samples: None,
         sweep: None,
     };

@@ -930,6 +930,49 @@ fn a_count_duration_or_rate_out_of_bounds_is_one_line_exit_2_and_nothing_created
     assert_eq!(f.hooks(), [0, 0, 0]);
 }
 
+/// The first hour's bad inputs (docs/methodology.md §20): a margin or precision that calls any
+/// slowdown the same, a zero timeout, a flag abprof owns in a variant, an empty or binary prompt
+/// file — each one line naming the cause and the fix, exit 2, before the folder exists; a file
+/// given as --root is one line that says it is a file.
+#[test]
+fn bad_inputs_of_the_first_hour_are_refused_before_anything_is_created() {
+    let f = Fault::new();
+    let root = f.root();
+    for (bad, want) in [
+        (&["--until-decided", "--mei", "1e308"][..], "above 50%"),
+        (&["--until-ci", "100"][..], "above 50%"),
+        (&["--variant", "b=/bin/true|extra=--port 9"][..], "--port"),
+    ] {
+        let out = run(&flag_study(&root, bad));
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {}", err(&out));
+        let line = one_line(&out);
+        assert!(line.contains(want), "{bad:?}: {line}");
+        assert!(!root.exists(), "{bad:?} created {}", root.display());
+    }
+    let empty = f.dir.path().join("empty.txt");
+    std::fs::write(&empty, "  \n").unwrap();
+    let binary = f.dir.path().join("binary.txt");
+    std::fs::write(&binary, b"abc\0\x01\x02").unwrap();
+    for (key, value, want) in [
+        ("stall_timeout_s", serde_json::json!(0), "stall_timeout_s = 0 is below 1"),
+        ("prompt", serde_json::json!(empty.display().to_string()), "is empty"),
+        ("prompt", serde_json::json!(binary.display().to_string()), "NUL bytes"),
+    ] {
+        let out = run(&Study::new(&f, 8, 1, &[variant("a", "")]).set(key, value).args());
+        assert_eq!(out.status.code(), Some(2), "{key}: {}", err(&out));
+        let line = one_line(&out);
+        assert!(line.contains(want) && (key != "prompt" || line.contains("abprof calibrate")), "{key}: {line}");
+        assert!(!root.exists(), "{key} created {}", root.display());
+    }
+    let mut args = flag_study(&root, &[]);
+    args[2] = "/etc/passwd".into();
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("/etc/passwd is a file, not a folder") && !line.contains("--resume"), "{line}");
+    assert_eq!(f.hooks(), [0, 0, 0]);
+}
+
 #[test]
 fn sigint_while_the_baseline_loads_for_calibration_exits_130_at_once() {
     let f = Fault::new();
@@ -1041,6 +1084,37 @@ impl Drop for OtherWorkload {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// A host busy through the first block (a real busy loop, this test's own child) spoils it
+/// `other-workload`; the block is retaken at the end of the schedule, every attempt stays in the
+/// evidence, and the study ends with its planned accepted samples a side and a verdict
+/// (docs/methodology.md §7.19).
+#[test]
+fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() {
+    let f = Fault::new();
+    let study = Study::new(&f, 32, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", 50.0);
+    let other = OtherWorkload(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
+    let mut child = spawn(&study.args());
+    let order = f.root().join("order.jsonl");
+    let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
+    wait_for("the first block", Duration::from_secs(300), || lines() >= 2 || child.try_wait().unwrap().is_some());
+    drop(other);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", err(&out));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rejected = s["rejected"].as_array().unwrap();
+    assert!(rejected.iter().any(|r| r["reasons"][0]["rule"] == "other-workload"), "{:#}", s["rejected"]);
+    let retakes = &s["retakes"];
+    let taken = retakes["taken"].as_u64().unwrap();
+    assert!(taken >= 1 && taken == retakes["spoiled"].as_array().unwrap().len() as u64, "{retakes:#}");
+    assert_eq!(lines() as u64, 2 * (3 + taken), "every attempt is in order.jsonl");
+    for v in s["variants"].as_array().unwrap() {
+        assert_eq!(v["planned"].as_u64(), Some(3 + taken), "{v:#}");
+        assert!(v["accepted"].as_u64().unwrap() >= 3, "{v:#}");
+    }
+    let decode = s["variants"][1]["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == "server-decode-tps");
+    assert_ne!(decode.unwrap()["verdict"], "too-few-samples", "{:#}", s["variants"][1]);
 }
 
 #[test]

@@ -22,7 +22,7 @@ use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
 use crate::stop_signal::StopSignal;
 use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
-use crate::study::{run_ab, AnotherBlock, Outcome};
+use crate::study::{run_ab, AnotherBlock, NextBlock, Outcome};
 use crate::summary::stats::{PooledSpread, MIN_VALUES, PROBE_FIRST_BLOCKS};
 use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
@@ -192,10 +192,10 @@ fn measure(
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
         if blocks >= max || decided(&read(&judge_with(ev, TraceReading::Skip)?.summary)) {
-            return Ok(false);
+            return Ok(None);
         }
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
-        Ok(true)
+        Ok(Some(NextBlock::Adaptive))
     });
     let run = run_ab(&file, dir, false, Some(rule))?;
     let summary = summarize(&run.evidence)?;

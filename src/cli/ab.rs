@@ -26,11 +26,11 @@ pub(crate) struct AbArgs {
     pub(crate) root: Option<PathBuf>,
     /// Run the study defined in this TOML file (written into every evidence folder as study.toml).
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
-    #[arg(conflicts_with_all = ["axes", "until_ci", "until_decided", "mei", "max_samples"])]
+    #[arg(conflicts_with_all = ["axes", "until_ci", "until_decided", "mei", "max_samples", "retakes"])]
     pub(crate) study: Option<PathBuf>,
     /// Continue an interrupted study (or sweep) in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed", "axes", "until_ci", "until_decided", "mei", "max_samples"])]
+    #[arg(conflicts_with_all = ["tokens", "workload", "samples", "prompt", "prompt_tokens", "ignore_eos", "pure_decode", "aa", "order_seed", "axes", "until_ci", "until_decided", "mei", "max_samples", "retakes"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -110,6 +110,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
             .then(|| a.adaptive.limit.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)),
         until_decided: a.adaptive.until_decided,
         mei_pct: a.adaptive.mei,
+        retakes: a.adaptive.retakes,
         variants,
         ..chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens)
     };

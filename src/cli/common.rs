@@ -74,6 +74,7 @@ pub(crate) fn study_file(
         max_samples: None,
         until_decided: false,
         mei_pct: None,
+        retakes: None,
         sweep: None,
     }
 }

@@ -1,7 +1,7 @@
 //! The A/B configuration of the study loop: every sample is one streamed chat request of the
 //! study's calibrated prompt (docs/methodology.md §3, §4), or the MTP yardstick's nine (§4.1).
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::Evidence;
+use super::evidence::{Evidence, NextBlock};
 use super::file::{StudyFile, Workload};
 use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
@@ -16,7 +16,7 @@ use std::time::Duration;
 /// Whether a study needs another interleaved block, judged from its evidence after its planned
 /// samples: the `until_ci_pct` rule of the summary floor (docs/methodology.md §17), or a bisect
 /// step's "not decided yet" (§19), handed down so this floor imports nothing above it.
-pub type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<bool> + Send + Sync>;
+pub type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<Option<NextBlock>> + Send + Sync>;
 
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]
@@ -103,10 +103,10 @@ impl StudyConfig for ChatStudy {
         self.expected_prompt_tokens
     }
 
-    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<bool> {
+    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
         match &self.another_block {
             Some(rule) => rule(ctx.evidence),
-            None => Ok(false),
+            None => Ok(None),
         }
     }
 

@@ -37,6 +37,8 @@ use thiserror::Error;
 pub(crate) enum EvidenceError {
     #[error("{0} already holds files: pass a new --root, or --resume {0} to continue that study")]
     NotEmpty(PathBuf),
+    #[error("{0} is a file, not a folder: pass a new --root (a folder that does not exist yet, or an empty one)")]
+    NotAFolder(PathBuf),
     #[error("{0} is not an abprof study folder (no study.toml): pass the --root of an earlier `abprof ab`")]
     NotAStudy(PathBuf),
     #[error("cannot write {path}: {source}")]
@@ -102,6 +104,23 @@ pub(crate) struct Plan {
     /// never part of the medians (a tracer slows decode).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) traced: Vec<usize>,
+    /// Blocks added at the end of the schedule to retake blocks a rule about the host spoiled
+    /// (docs/methodology.md §7.19); counted apart from the blocks an adaptive rule adds.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) retakes: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Why the study loop plans one more interleaved block once its planned samples are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextBlock {
+    /// The adaptive rule asks for more precision or a decision (docs/methodology.md §17, §19).
+    Adaptive,
+    /// A block a rule about the host spoiled is retaken (docs/methodology.md §7.19).
+    Retake,
 }
 
 impl Plan {
@@ -114,12 +133,20 @@ impl Plan {
         self.slots.iter().filter(|s| !self.is_traced(s)).map(|s| s.repeat + 1).max().unwrap_or(0)
     }
 
+    /// Interleaved blocks planned other than retakes: the count an adaptive rule's cap bounds.
+    pub(crate) fn counted_blocks(&self) -> usize {
+        self.blocks().saturating_sub(self.retakes)
+    }
+
     /// Plans one more interleaved block, exactly the one a study planned with one more sample
-    /// per variant would have had (docs/methodology.md §5, §17).
-    pub(crate) fn add_block(&mut self, variants: usize) {
+    /// per variant would have had (docs/methodology.md §5, §17), for `why`.
+    pub(crate) fn add_block(&mut self, variants: usize, why: NextBlock) {
         let next = crate::schedule::interleaved(variants, self.blocks() + 1, self.order_seed);
         debug_assert!(next.starts_with(&self.slots), "an adaptive plan is the prefix of a longer one");
         self.slots = next;
+        if why == NextBlock::Retake {
+            self.retakes += 1;
+        }
     }
 }
 
@@ -298,6 +325,9 @@ impl Evidence {
     /// is not resumable, so it is reused rather than refused both ways. Two runs racing for one
     /// folder meet at the lock: the loser is told the folder already holds files.
     pub(crate) fn create(root: &Path) -> Result<Evidence, EvidenceError> {
+        if root.exists() && !root.is_dir() {
+            return Err(EvidenceError::NotAFolder(root.into()));
+        }
         let reusable = match start_leftovers(root) {
             Leftovers::None => false,
             Leftovers::OwnPartialStart => true,
@@ -581,6 +611,7 @@ mod tests {
             slots: vec![slot],
             layout: SampleLayout::Study,
             traced: vec![],
+            retakes: 0,
         };
         let dir = ev.sample_dir(&plan, &slot);
         std::fs::create_dir_all(&dir).unwrap();

@@ -308,6 +308,7 @@ impl StudyConfig for TraceStudy {
             slots,
             layout: SampleLayout::Study,
             traced,
+            retakes: 0,
         }
     }
 

@@ -6,7 +6,6 @@
 //! however early the study stops (simulated in `simulate.rs`).
 use super::stats::ChangeCi;
 use super::{Metric, Summary};
-use crate::study::evidence::Evidence;
 use crate::study::file::{AdaptiveRule, KindSection, StudyFile};
 use serde::{Deserialize, Serialize};
 
@@ -94,11 +93,32 @@ pub(crate) fn judge(rule: AdaptiveRule, blocks: usize, candidates: Vec<Candidate
     }
 }
 
-/// The per-look level of the study's intervals: a study that looks after every block takes the
-/// repeated confidence interval of `sequential.rs`; a fixed study its plain 95% interval.
-pub(crate) fn per_look_alpha(file: &StudyFile) -> Option<f64> {
-    file.is_adaptive()
-        .then(|| super::sequential::per_look_alpha(file.samples as usize, file.max_samples() as usize, 0.05))
+/// The two-sided levels of one look of an adaptive study (`sequential.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LookLevels {
+    /// Of the interval whose excluding 0 is a difference verdict.
+    pub(crate) difference: f64,
+    /// Of the interval whose lying inside ± the margin is the verdict "same".
+    pub(crate) equivalence: f64,
+}
+
+impl LookLevels {
+    /// The levels after `blocks` blocks of a study that looks after `first` and every block up
+    /// to `max`.
+    pub(crate) fn at(first: usize, max: usize, blocks: usize) -> LookLevels {
+        use super::sequential::Boundary;
+        LookLevels {
+            difference: Boundary::difference(first, max).alpha_at(blocks),
+            equivalence: Boundary::equivalence(first, max).alpha_at(blocks),
+        }
+    }
+}
+
+/// The levels of the study's intervals after `blocks` counted blocks: a study that looks after
+/// every block takes the repeated confidence intervals of `sequential.rs`; a fixed study (None)
+/// its plain 95% interval.
+pub(crate) fn look_levels(file: &StudyFile, blocks: usize) -> Option<LookLevels> {
+    file.is_adaptive().then(|| LookLevels::at(file.samples as usize, file.max_samples() as usize, blocks))
 }
 
 /// The rule on a summary of the study `file` describes, with `blocks` planned.
@@ -111,15 +131,6 @@ pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option
         .map(|v| CandidatePrecision::of(&v.label, v.metric(PRIMARY).and_then(|m| m.ci.as_ref()), rule.mei_pct))
         .collect();
     Some(judge(rule, blocks, candidates))
-}
-
-/// The study driver's question after its planned samples: plan another block?
-pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<bool> {
-    if !StudyFile::load(&ev.study_toml())?.is_adaptive() {
-        return Ok(false);
-    }
-    let judged = super::judge_with(ev, super::TraceReading::Skip)?;
-    Ok(judged.summary.adaptive.is_some_and(|a| a.stopped.is_none()))
 }
 
 impl Adaptive {

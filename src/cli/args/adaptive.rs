@@ -3,8 +3,12 @@
 use clap::Args;
 
 fn positive_pct(s: &str) -> Result<f64, String> {
+    let max = crate::bounds::MAX_MARGIN_PCT;
     match s.parse::<f64>() {
-        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        Ok(x) if x.is_finite() && x > 0.0 && x <= max => Ok(x),
+        Ok(x) if x.is_finite() && x > max => {
+            Err(format!("{s} is above {max}%, abprof's bound (docs/methodology.md §20): a margin that wide calls any slowdown the same; give e.g. 2"))
+        }
         _ => Err(format!("{s:?} is not a positive percentage (the interval's half width wanted, e.g. 2)")),
     }
 }
@@ -28,6 +32,11 @@ pub(crate) struct AdaptiveArgs {
     pub(crate) mei: Option<f64>,
     #[command(flatten)]
     pub(crate) limit: MaxSamplesArg,
+    /// Blocks the study may add at the end of its schedule to retake blocks that a rule about
+    /// the host spoiled (other-workload, abprof-cpu, power-state-changed, isolation-restored):
+    /// default 3, 0 for none (docs/methodology.md §7.19).
+    #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(0, crate::bounds::MAX_SAMPLES))]
+    pub(crate) retakes: Option<u32>,
 }
 
 /// How far a study may grow by interleaved blocks: ab's --until-ci and bisect's undecided steps
