@@ -376,6 +376,9 @@ mod tests {
                 pairs: None,
                 p_value: None,
                 per_look_alpha: None,
+                equivalence: None,
+                mde_pct: None,
+                blocks_to_decide: None,
             }),
             verdict: None,
         }];

@@ -471,6 +471,9 @@ fn verdict_of(r: &dyn Columns) -> Result<VerdictRow, HistoryError> {
             pairs: None,
             p_value: None,
             per_look_alpha: None,
+            equivalence: None,
+            mde_pct: None,
+            blocks_to_decide: None,
         }),
         _ => None,
     };

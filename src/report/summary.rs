@@ -24,7 +24,10 @@ pub(crate) struct VerdictLine<'a> {
     pub(crate) median: Option<f64>,
     /// The per-sample noise: the accepted values' coefficient of variation, % (docs/methodology.md §8).
     pub(crate) cv_pct: Option<f64>,
+    /// The estimate the interval is built on (docs/methodology.md §8).
     pub(crate) change_pct: Option<f64>,
+    /// The ratio of medians, a secondary figure no verdict uses.
+    pub(crate) median_change_pct: Option<f64>,
     pub(crate) ci_lo_pct: Option<f64>,
     pub(crate) ci_hi_pct: Option<f64>,
     pub(crate) verdict: &'static str,
@@ -69,6 +72,7 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 median: ms.median,
                 cv_pct: crate::stats::cv_pct(&ms.runs),
                 change_pct: ms.change_pct,
+                median_change_pct: ms.median_change_pct,
                 ci_lo_pct: ms.ci.map(|c| c.lo_pct),
                 ci_hi_pct: ms.ci.map(|c| c.hi_pct),
                 verdict: ms.verdict.map_or("baseline", |v| m.verdict_word(v)),
@@ -110,6 +114,7 @@ impl Render for Summary {
             "median",
             "cv_pct",
             "change_pct",
+            "median_change_pct",
             "ci_lo_pct",
             "ci_hi_pct",
             "verdict",
@@ -145,6 +150,24 @@ impl Render for Summary {
         }
         t
     }
+}
+
+/// What an undecided interval rules out (docs/methodology.md §8): the smallest change the
+/// study would have found, and the blocks a change the size of its estimate needs.
+pub(crate) fn undecided_line(ci: &ChangeCi) -> Option<String> {
+    let mde = ci.mde_pct?;
+    let need = match ci.blocks_to_decide {
+        Some(n) => format!(
+            "a change the size of this estimate ({:+.2}%) needs about {n} blocks (`--until-decided --max-samples {n}`)",
+            ci.center_pct()
+        ),
+        None => format!(
+            "a change the size of this estimate ({:+.2}%) needs more than {} blocks at this spread",
+            ci.center_pct(),
+            crate::summary::stats::MAX_BLOCKS_ADVISED
+        ),
+    };
+    Some(format!("no clear difference rules out changes beyond ±{mde:.2}% (found 80% of the time by this study); {need}"))
 }
 
 pub(crate) fn render_text(s: &Summary) -> String {
@@ -210,6 +233,7 @@ pub(crate) fn render_text(s: &Summary) -> String {
             Column::number("CV").width(6),
             Column::number(&format!("vs {base}")).width(8),
             Column::number("95% CI").width(19),
+            Column::number("medians").width(8),
             Column::verdict("verdict"),
         ]);
         let d = metric_digits(m);
@@ -222,10 +246,16 @@ pub(crate) fn render_text(s: &Summary) -> String {
                 super::cv_pct(l.cv_pct),
                 super::signed_pct(l.change_pct),
                 super::ci_pct(l.ci),
+                super::signed_pct(l.median_change_pct),
                 l.verdict.into(),
             ]);
         }
         o.push_str(&t.render(&Text::of(&t, "  ", false)));
+        for l in lines.iter().filter(|l| l.metric == m) {
+            if let Some(why) = l.ci.as_ref().and_then(undecided_line) {
+                let _ = writeln!(o, "  {}: {why}", l.variant);
+            }
+        }
     }
     if let Some(t) = super::speculation::mtp_yardstick(s) {
         let _ = writeln!(
@@ -392,6 +422,9 @@ pub(crate) fn render_text(s: &Summary) -> String {
             let why = r.reasons.iter().map(|x| format!("{}: {}", x.rule, x.reason)).collect::<Vec<_>>().join("; ");
             let _ = writeln!(o, "  #{} {} ({}): {why}", r.index + 1, r.label, r.dir);
         }
+    }
+    if let Some(r) = &s.retakes {
+        let _ = writeln!(o, "\n{}", r.line());
     }
     if let Some(a) = &s.adaptive {
         let _ = writeln!(o, "\n{}", a.line());

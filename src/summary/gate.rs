@@ -175,6 +175,9 @@ mod tests {
             pairs: None,
             p_value: None,
             per_look_alpha: None,
+            equivalence: None,
+            mde_pct: None,
+            blocks_to_decide: None,
         });
         let m = MetricSummary {
             metric,
@@ -182,6 +185,8 @@ mod tests {
             blocks: vec![],
             mean: None,
             median: None,
+            cv_pct: None,
+            median_change_pct: None,
             change_pct: ci.as_ref().map(|c| (c.lo_pct + c.hi_pct) / 2.0),
             ci,
             verdict: None,

@@ -16,6 +16,7 @@ pub(crate) mod mtp_yardstick;
 pub(crate) mod noise;
 pub(crate) mod phases;
 pub(crate) mod pi;
+pub(crate) mod retake;
 pub(crate) mod rules;
 pub(crate) mod sequential;
 #[cfg(test)]
@@ -34,7 +35,7 @@ use crate::study::isolation::IsolationRecord;
 use fingerprint::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
-use stats::{change_ci, mean, median, pct_change, ChangeCi, Measured, Verdict};
+use stats::{mean, median, pct_change, ChangeCi, Measured, Verdict};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
@@ -168,8 +169,17 @@ pub(crate) struct MetricSummary {
     pub(crate) blocks: Vec<usize>,
     pub(crate) mean: Option<f64>,
     pub(crate) median: Option<f64>,
-    /// `100*(median/baseline median - 1)`; None for the baseline.
+    /// The accepted values' coefficient of variation, % (docs/methodology.md §8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cv_pct: Option<f64>,
+    /// The change vs the baseline, %: the estimate the interval is built on (the paired mean
+    /// log ratio, else the difference of the two sides' mean logs; docs/methodology.md §8), the
+    /// centre of `ci` on the log scale. None for the baseline.
     pub(crate) change_pct: Option<f64>,
+    /// `100*(median/baseline median - 1)`: the ratio of medians, a secondary figure (§8) that
+    /// no verdict uses. None for the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) median_change_pct: Option<f64>,
     pub(crate) ci: Option<ChangeCi>,
     pub(crate) verdict: Option<Verdict>,
     /// What this metric measured when it is not what its name says (pure decode).
@@ -296,6 +306,9 @@ pub(crate) struct Summary {
     /// An adaptive study (`until_ci_pct`): its samples per variant and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) adaptive: Option<adaptive::Adaptive>,
+    /// Blocks spoiled by a rule about the host and the blocks added to retake them (§7.19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) retakes: Option<retake::Retakes>,
 }
 
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
@@ -479,7 +492,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         }
     };
     let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
-    let per_look_alpha = adaptive::per_look_alpha(file);
+    let levels = adaptive::look_levels(file, plan.counted_blocks());
     // An energy metric is in the summary only where some accepted sample measured it (§9.6).
     let measured_metrics: Vec<Metric> = Metric::every()
         .filter(|m| !m.is_energy() || (0..plan.labels.len()).any(|vi| !values(vi, *m).is_empty()))
@@ -498,15 +511,18 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             let (change_pct, ci, verdict) = if vi == 0 {
                 (None, None, None)
             } else {
-                let base = values(0, m);
-                let change = median(&base).zip(median(&runs)).map(|(b, c)| pct_change(b, c));
-                let ci = change_ci(&measured(0, m), &measured(vi, m), 0.95, per_look_alpha);
-                (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.mei_pct)))
+                let change = stats::change_estimate(&measured(0, m), &measured(vi, m));
+                let ci = stats::look_ci(&measured(0, m), &measured(vi, m), levels);
+                (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct())))
             };
+            let median_change_pct =
+                (vi > 0).then(|| median(&values(0, m)).zip(median(&runs)).map(|(b, c)| pct_change(b, c))).flatten();
             metrics.push(MetricSummary {
                 metric: m,
                 mean: mean(&runs),
                 median: median(&runs),
+                cv_pct: crate::stats::cv_pct(&runs),
+                median_change_pct,
                 runs,
                 blocks: measured(vi, m).iter().map(|x| x.block).collect(),
                 change_pct,
@@ -616,6 +632,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 backend_sampling,
             })
             .collect::<Vec<_>>(),
+        found.iter().any(|f| f.sample.as_ref().and_then(|s| s.extra.backend_sampling.as_ref()).is_some_and(|p| !p.engaged)),
     );
     let mut summary = Summary {
         root: ev.root.display().to_string(),
@@ -642,9 +659,11 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         traces,
         exactness: ev.read_exactness().ok(),
         adaptive: None,
+        retakes: None,
         covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
     };
-    summary.adaptive = adaptive::of_summary(file, plan.blocks(), &summary);
+    summary.adaptive = adaptive::of_summary(file, plan.counted_blocks(), &summary);
+    summary.retakes = retake::Retakes::of(file, plan, &summary.rejected);
     Ok(Judged { summary, samples: judged, facts })
 }
 

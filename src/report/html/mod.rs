@@ -61,11 +61,15 @@ fn verdict_section(o: &mut String, v: &StudyView) {
     open(o, "verdict", "Verdict");
     note(
         o,
-        "Median change of each candidate against the baseline with a 95% confidence interval from Student's t on \
+        "Change of each candidate against the baseline (the mean log ratio its interval is built on; the ratio of \
+         medians beside it) with a 95% confidence interval from Student's t on \
          log values, paired within interleaved blocks once 3 blocks hold both sides, Welch's otherwise \
          (docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole interval is on one side of 0.",
     );
     o.push_str(&table(&tables::verdicts(s)));
+    for n in tables::undecided_notes(s) {
+        note(o, &esc(&n));
+    }
     if let Some(c) = s.variants.first().and_then(|b| b.metric(crate::summary::Metric::TtftMs)?.measures.clone()) {
         note(o, &esc(&format!("TTFT and prefill: {c}")));
     }
@@ -244,6 +248,9 @@ fn rejected_section(o: &mut String, v: &StudyView) {
     } else {
         note(o, "Listed with the rule each broke (docs/methodology.md §7); none is in the statistics.");
         o.push_str(&table(&t));
+    }
+    if let Some(r) = &v.summary.retakes {
+        note(o, &r.line());
     }
     close(o);
 }

@@ -23,6 +23,9 @@ pub(crate) fn document(v: &StudyView) -> String {
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
     if v.pi.is_none() {
         section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
+        for n in tables::undecided_notes(s) {
+            let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
+        }
         if let Some(n) = tables::energy_note(s) {
             let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
         }
@@ -77,6 +80,9 @@ pub(crate) fn document(v: &StudyView) -> String {
         let _ = writeln!(o, "\n### Rejected samples\n\nnone");
     } else {
         section(&mut o, "Rejected samples (not in the statistics)", &rejected);
+    }
+    if let Some(r) = &s.retakes {
+        let _ = writeln!(o, "\n{}", crate::report::md_cell(&r.line()));
     }
     section(&mut o, "Host and study", &tables::host(v));
     section(&mut o, "Binaries and models", &tables::binaries(v));

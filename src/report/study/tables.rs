@@ -34,9 +34,9 @@ pub(crate) fn verdicts(s: &Summary) -> Table {
     let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
     let change = format!("vs {base}");
     let mut t = page_table_with_verdict(
-        &["metric", "variant", "runs", "median", "CV", &change, "95% CI", "verdict"],
-        &[3, 4, 5, 6],
-        7,
+        &["metric", "variant", "runs", "median", "CV", &change, "95% CI", "medians", "verdict"],
+        &[3, 4, 5, 6, 7],
+        8,
     );
     let shown = |m: Metric| REPORT_METRICS.contains(&m) || m.is_energy();
     for l in crate::report::summary::verdict_lines(s).iter().filter(|l| shown(l.metric)) {
@@ -49,10 +49,25 @@ pub(crate) fn verdicts(s: &Summary) -> Table {
             crate::report::cv_pct(l.cv_pct),
             signed_pct(l.change_pct),
             ci_pct(l.ci),
+            signed_pct(l.median_change_pct),
             l.verdict.into(),
         ]);
     }
     t
+}
+
+/// What each undecided interval of the verdict table rules out (docs/methodology.md §8), one
+/// line per candidate and metric.
+pub(crate) fn undecided_notes(s: &Summary) -> Vec<String> {
+    let shown = |m: Metric| REPORT_METRICS.contains(&m) || m.is_energy();
+    crate::report::summary::verdict_lines(s)
+        .iter()
+        .filter(|l| shown(l.metric))
+        .filter_map(|l| {
+            let why = l.ci.as_ref().and_then(crate::report::summary::undecided_line)?;
+            Some(format!("{} {}: {why}", l.variant, l.metric.title()))
+        })
+        .collect()
 }
 
 /// The energy metrics in one line under the verdicts: where their values came from, or that this

@@ -243,6 +243,10 @@ pub struct StudyFile {
     /// The minimum effect of interest, %: an interval inside ± it is the verdict "same" (§8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mei_pct: Option<f64>,
+    /// Blocks a study may add to retake blocks a rule about the host spoiled (default
+    /// [`DEFAULT_RETAKES`]; 0: none; docs/methodology.md §7.19).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retakes: Option<u32>,
     /// Variant specs; the first is the baseline.
     pub variants: Vec<String>,
     /// A calibrated prompt file…
@@ -310,6 +314,16 @@ fn is_zero(n: &u32) -> bool {
 /// The sample count an adaptive study stops at when its study gives none.
 pub(crate) const DEFAULT_MAX_SAMPLES: u32 = 20;
 
+/// The margin of an `until_decided` study without `mei_pct` (docs/methodology.md §17): a study
+/// where nothing changed ends "the same within ±2.5%" in about 6 blocks at 1.6% block noise,
+/// and a real change of 2% is still called by its sign in at least 80% of studies of 10 blocks.
+pub(crate) const DEFAULT_MARGIN_PCT: f64 = 2.5;
+
+/// Retake blocks a study adds when none is given (docs/methodology.md §7.19): enough for a host
+/// busy through the first blocks of a 3-sample study, few enough that a host busy throughout
+/// ends the study within a few blocks of its plan.
+pub(crate) const DEFAULT_RETAKES: u32 = 3;
+
 pub(crate) fn default_health_timeout() -> u64 {
     600
 }
@@ -362,7 +376,7 @@ impl StudyFile {
             (StudyKind::Ab, _, _) => KindSection::Ab(self.is_adaptive().then(|| AdaptiveRule {
                 until_ci_pct: self.until_ci_pct,
                 until_decided: self.until_decided,
-                mei_pct: self.mei_pct,
+                mei_pct: self.margin_pct(),
                 max_samples: self.max_samples(),
             })),
             (kind, _, _) => panic!("a {kind:?} study file without its section passed check()"),
@@ -452,6 +466,17 @@ impl StudyFile {
     }
 
     /// The sample count an adaptive study stops at.
+    /// The margin of the verdict "same": `mei_pct`, else [`DEFAULT_MARGIN_PCT`] in a study that
+    /// stops on decisions (`until_decided`), else none (docs/methodology.md §8, §17).
+    pub(crate) fn margin_pct(&self) -> Option<f64> {
+        self.mei_pct.or(self.until_decided.then_some(DEFAULT_MARGIN_PCT))
+    }
+
+    /// Retake blocks this study may add (docs/methodology.md §7.19).
+    pub(crate) fn retakes(&self) -> u32 {
+        self.retakes.unwrap_or(DEFAULT_RETAKES)
+    }
+
     pub(crate) fn max_samples(&self) -> u32 {
         self.max_samples.unwrap_or(DEFAULT_MAX_SAMPLES)
     }
@@ -488,7 +513,7 @@ impl StudyFile {
             ));
         }
         if self.samples < 2 {
-            return Err(StudyFileError::Missing("samples >= 2 with until_ci_pct (an interval needs 2 a side)"));
+            return Err(StudyFileError::Missing("samples >= 2 with until_ci_pct or until_decided (its first look needs 3 a side: a study of 2 first adds a block)"));
         }
         if self.max_samples() < self.samples {
             return Err(StudyFileError::Contradiction(format!(
@@ -546,10 +571,21 @@ impl StudyFile {
     /// The flags' bounds (docs/methodology.md §20), for the values a study file gives.
     fn check_bounds(&self) -> Result<(), String> {
         use crate::bounds::*;
-        let timeout = |v: u64, what: &str| within(v, 0, MAX_TIMEOUT_S, what).map(drop);
+        // A timeout of 0 would fail every wait at once, after the folder exists: from 1 s.
+        let timeout = |v: u64, what: &str| within(v, 1, MAX_TIMEOUT_S, what).map(drop);
         within(self.samples, 1, MAX_SAMPLES, "samples")?;
         if let Some(m) = self.max_samples {
             within(m, 1, MAX_SAMPLES, "max_samples")?;
+        }
+        if let Some(r) = self.retakes {
+            within(r, 0, MAX_SAMPLES, "retakes")?;
+        }
+        for (what, pct) in [("until_ci_pct", self.until_ci_pct), ("mei_pct", self.mei_pct)] {
+            if let Some(p) = pct {
+                if !(p > 0.0 && p <= MAX_MARGIN_PCT) {
+                    return Err(format!("{what} = {p} is outside 0 < {what} ≤ {MAX_MARGIN_PCT}, abprof's bound (docs/methodology.md §20)"));
+                }
+            }
         }
         within(self.tokens, 0, MAX_TOKENS, "tokens")?;
         if let Some(n) = self.soak_requests {
