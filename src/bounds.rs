@@ -14,6 +14,10 @@ pub(crate) const MAX_TOKENS: u32 = 1 << 20;
 pub(crate) const MAX_SOAK_REQUESTS: u32 = 1000;
 /// Any timeout, in seconds: one week. A deadline this far ahead never overflows an `Instant`.
 pub(crate) const MAX_TIMEOUT_S: u64 = 7 * 24 * 3600;
+/// A margin or interval half-width in % (`--mei`, `--until-ci`): a slowdown of half is no
+/// longer "the same" or "precise" in any sense a study can mean, and from 100% every slowdown
+/// would read "the same within the margin".
+pub(crate) const MAX_MARGIN_PCT: f64 = 50.0;
 /// Telemetry samples per second, before the source's own bound (methodology §9.2): no source
 /// abprof reads refreshes faster than 1 kHz.
 pub(crate) const MAX_TELEMETRY_HZ: u32 = 1000;

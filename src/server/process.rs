@@ -157,7 +157,8 @@ pub(crate) fn check_port_free(host: &str, port: u16) -> Result<(), ServerError> 
     }
 }
 
-fn check_owned_args(args: &[String]) -> Result<(), ServerError> {
+/// Refuses the flags abprof sets itself on every server (its port, host and log file).
+pub(crate) fn check_owned_args(args: &[String]) -> Result<(), ServerError> {
     for a in args {
         let flag = a.split('=').next().unwrap_or(a);
         if matches!(flag, "--host" | "--port" | "--log-file") {

@@ -6,7 +6,7 @@
 use super::binary_watch::{VariantFiles, WatchedBinary};
 use super::evidence::{AttemptStatus, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
 use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
-use super::file::StudyFile;
+use super::file::{StudyFile, StudyFileError};
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::port::StudyPort;
@@ -78,6 +78,7 @@ pub(crate) trait StudyConfig {
             slots: interleaved(variants.len(), file.samples as usize, file.order_seed),
             layout: self.layout(),
             traced: Vec::new(),
+            retakes: 0,
         }
     }
     /// Once per run (new or resumed), before the first sample: e.g. the calibrated prompt.
@@ -102,10 +103,10 @@ pub(crate) trait StudyConfig {
     /// Shown beside the progress display (a tracer's finalize wait, say).
     fn phase(&self, _label: &str, _traced: bool, _phase: SamplePhase) {}
     /// Once every planned sample is taken (and nothing interrupted the study): whether to plan
-    /// one more interleaved block (`until_ci_pct`, docs/methodology.md §17). The default plans
-    /// no more.
-    fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<bool> {
-        Ok(false)
+    /// one more interleaved block, and why (`until_ci_pct`, docs/methodology.md §17; a retake,
+    /// §7.19). The default plans no more.
+    fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<Option<super::evidence::NextBlock>> {
+        Ok(None)
     }
     /// After each recorded sample; an error ends the study (restore hooks still run).
     fn after_sample(&mut self, _ctx: &StudyContext<'_>, _slot: &Slot, _sample: &Sample) -> Result<()> {
@@ -143,8 +144,26 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
         if !m.is_file() {
             bail!("model {} (variant {}) does not exist: pass a GGUF file", m.display(), v.label);
         }
+        // Refused here, before the folder exists, not at the variant's first sample.
+        crate::server::check_owned_args(&v.server_args(&file.model, &common))
+            .map_err(|e| StudyFileError::Refused(format!("variant {}: {e}", v.label)))?;
     }
     Ok((variants, common))
+}
+
+/// A prompt file a study can send: readable text with something in it (a study of an empty
+/// prompt would measure nothing but the chat template).
+fn check_prompt_file(p: &std::path::Path) -> Result<()> {
+    let refuse = |why: String| StudyFileError::Refused(format!("the prompt file {} {why}: pass a text file with the prompt in it (`abprof calibrate` writes one)", p.display()));
+    let bytes = std::fs::read(p).map_err(|e| refuse(format!("cannot be read ({e})")))?;
+    let text = std::str::from_utf8(&bytes).map_err(|_| refuse("is not UTF-8 text".into()))?;
+    if text.contains('\0') {
+        return Err(refuse("holds NUL bytes, so it is not text".into()).into());
+    }
+    if text.trim().is_empty() {
+        return Err(refuse("is empty".into()).into());
+    }
+    Ok(())
 }
 
 /// The study's telemetry rate within what its source refreshes (docs/methodology.md §9.2),
@@ -187,12 +206,20 @@ fn record_facts(
             for (what, a, b) in
                 [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)]
             {
+                let is_sha256 = a.len() == 64 && a.bytes().all(|c| c.is_ascii_hexdigit());
+                if !is_sha256 {
+                    bail!(
+                        "{} records variant {}'s {what} sha256 as {a:?}, which is not a sha256: the evidence was edited, so it cannot show what was measured; start a new study",
+                        ev.root.join("variants.json").display(),
+                        new.label
+                    );
+                }
                 if a != b {
                     bail!(
                         "variant {}'s {what} changed since the study started (sha256 {} → {}): a resumed study must measure the same bytes; start a new study",
                         new.label,
                         &a[..12],
-                        &b[..12]
+                        b.get(..12).unwrap_or(b)
                     );
                 }
             }
@@ -225,6 +252,10 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     config: &mut C,
 ) -> Result<StudyRun> {
     let (variants, common) = check_study(file)?;
+    // A resumed study sends the copy in its folder; a new one reads the file once it starts.
+    if let Some(p) = file.prompt.as_ref().filter(|_| !resume) {
+        check_prompt_file(p)?;
+    }
     let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)
         .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
     check_rate(file, gpu.as_deref())?;
@@ -305,12 +336,12 @@ pub(crate) fn run_study_with<C: StudyConfig>(
         if *signal.borrow() != 0 {
             break Ok(());
         }
-        match config.another_block(&ctx) {
-            Ok(true) => {}
-            Ok(false) => break Ok(()),
+        let why = match config.another_block(&ctx) {
+            Ok(Some(why)) => why,
+            Ok(None) => break Ok(()),
             Err(e) => break Err(e),
-        }
-        plan.add_block(variants.len());
+        };
+        plan.add_block(variants.len(), why);
         if let Err(e) = ev.write_plan(&plan) {
             break Err(e.into());
         }

@@ -16,4 +16,8 @@ pub(crate) enum StudyFileError {
     BadHook(String),
     #[error("study file: {0}")]
     OutOfBounds(String),
+    /// An input the study cannot run with, found before anything is created (a variant's
+    /// server arguments, the prompt file).
+    #[error("{0}")]
+    Refused(String),
 }
