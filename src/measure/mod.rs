@@ -1,6 +1,7 @@
 //! ONE sample: start the server cold → health → idle gate → the load → stop → parse → a typed
 //! record. Every artefact lands in the sample's evidence folder as soon as it exists, so a failure
 //! at any step loses nothing that was already measured.
+pub(crate) mod backend_sampling;
 pub(crate) mod calibrate;
 mod chat;
 mod files;

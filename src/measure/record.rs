@@ -176,6 +176,9 @@ pub(crate) struct SampleExtra {
     pub(crate) telemetry: Option<TelemetryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) expect: Option<ExpectOutcome>,
+    /// Whether `--backend-sampling` engaged, where the server asked for it (§7.20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) backend_sampling: Option<super::backend_sampling::BackendSamplingProof>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pi: Option<PiRun>,
     /// The variant's binary changed on disk while this sample ran (docs/methodology.md §7

@@ -251,6 +251,7 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     if let Some(re) = &spec.expect {
         sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
     }
+    sample.extra.backend_sampling = super::backend_sampling::prove(&spec.launch.args, &log);
     read_log(&mut sample, &log, load);
     load.finish(&mut sample, files);
     save_record(files, &sample)?;

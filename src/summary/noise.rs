@@ -15,13 +15,18 @@ pub(crate) struct DecodeNoise<'a> {
 
 /// Whether a server argv asks llama.cpp to sample on the device.
 pub(crate) fn samples_on_device(argv: &[String]) -> bool {
-    argv.iter().any(|a| a == "--backend-sampling" || a == "-bs")
+    crate::measure::backend_sampling::requested(argv)
 }
 
-/// The hint line, or None: a GPU telemetry source, and some variant sampling on the CPU with a
-/// decode CV above [`HINT_CV_PCT`].
-pub(crate) fn backend_sampling_hint(telemetry: Option<&str>, variants: &[DecodeNoise<'_>]) -> Option<String> {
-    if !matches!(telemetry, Some("nvml" | "amd-smi" | "rocm-smi" | "amdgpu-sysfs")) {
+/// The hint line, or None: a GPU telemetry source, some variant sampling on the CPU with a
+/// decode CV above [`HINT_CV_PCT`], and no sample of the study that asked for the flag and fell
+/// back to the CPU (`fell_back`, docs/methodology.md §7.20: on such a host the flag is no cure).
+pub(crate) fn backend_sampling_hint(
+    telemetry: Option<&str>,
+    variants: &[DecodeNoise<'_>],
+    fell_back: bool,
+) -> Option<String> {
+    if fell_back || !matches!(telemetry, Some("nvml" | "amd-smi" | "rocm-smi" | "amdgpu-sysfs")) {
         return None;
     }
     let noisy: Vec<String> = variants
@@ -49,13 +54,14 @@ mod tests {
 
     #[test]
     fn only_a_noisy_gpu_variant_sampling_on_the_cpu_gets_the_hint() {
-        let line = backend_sampling_hint(Some("nvml"), &[v("a", 3.18, false), v("b", 1.2, false)]).unwrap();
+        let line = backend_sampling_hint(Some("nvml"), &[v("a", 3.18, false), v("b", 1.2, false)], false).unwrap();
         assert!(line.starts_with("decode CV a 3.18% is above") && line.contains("--backend-sampling"), "{line}");
         assert!(!line.contains("b 1.20%"), "{line}");
-        assert_eq!(backend_sampling_hint(Some("nvml"), &[v("a", 3.18, true)]), None, "already on the GPU");
-        assert_eq!(backend_sampling_hint(Some("cpu"), &[v("a", 9.0, false)]), None, "the CPU test bed");
-        assert_eq!(backend_sampling_hint(None, &[v("a", 9.0, false)]), None);
-        assert!(backend_sampling_hint(Some("rocm-smi"), &[v("a", 2.5, false)]).is_some());
+        assert_eq!(backend_sampling_hint(Some("nvml"), &[v("a", 3.18, true)], false), None, "already on the GPU");
+        assert_eq!(backend_sampling_hint(Some("cpu"), &[v("a", 9.0, false)], false), None, "the CPU test bed");
+        assert_eq!(backend_sampling_hint(None, &[v("a", 9.0, false)], false), None);
+        assert!(backend_sampling_hint(Some("rocm-smi"), &[v("a", 2.5, false)], false).is_some());
+        assert_eq!(backend_sampling_hint(Some("rocm-smi"), &[v("a", 2.5, false)], true), None, "it fell back here");
         assert!(samples_on_device(&["-ngl".into(), "99".into(), "-bs".into()]));
         assert!(!samples_on_device(&["--spec-draft-backend-sampling".into()]));
     }

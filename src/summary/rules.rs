@@ -100,6 +100,15 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             format!("expect= regex {:?} not in the server log: the feature did not engage", e.regex),
         ));
     }
+    if let Some(p) = s.extra.backend_sampling.as_ref().filter(|p| !p.engaged) {
+        out.push(reject(
+            "backend-sampling-not-engaged",
+            format!(
+                "--backend-sampling was asked for but the server sampled on the CPU: {}",
+                p.fallback.as_deref().unwrap_or("a fallback line in server.log")
+            ),
+        ));
+    }
     let foreign = s.extra.telemetry.as_ref().and_then(|t| t.host_cpu.as_ref()).map(|h| h.foreign_pct);
     if let (Some(foreign), Some(max)) = (foreign, exp.foreign_cpu_max_pct) {
         if foreign > max {
