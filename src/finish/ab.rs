@@ -5,7 +5,7 @@ use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::file::StudyFile;
 use crate::study::run_ab;
-use crate::summary::retake::another_block;
+use crate::summary::adaptive::another_block;
 use crate::summary::gate::Gate;
 use crate::summary::{judge, Summary};
 use anyhow::Result;

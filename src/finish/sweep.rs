@@ -7,7 +7,7 @@ use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FIL
 use crate::study::evidence::{summary_in, write_json, Evidence};
 use crate::study::file::StudyFile;
 use crate::study::run_sweep;
-use crate::summary::retake::another_block;
+use crate::summary::adaptive::another_block;
 use crate::summary::sweep::summarize_sweep;
 use anyhow::Result;
 use std::path::Path;

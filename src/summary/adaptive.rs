@@ -4,8 +4,9 @@
 //! stops when each variant has `max_samples`. Either way the study looks after every block, so
 //! its intervals are the repeated confidence intervals of `sequential.rs`, which hold the truth
 //! however early the study stops (simulated in `simulate.rs`).
-use super::stats::ChangeCi;
+use super::stats::{ChangeCi, LookLevels};
 use super::{Metric, Summary};
+use crate::study::evidence::{Evidence, NextBlock};
 use crate::study::file::{AdaptiveRule, KindSection, StudyFile};
 use serde::{Deserialize, Serialize};
 
@@ -93,24 +94,13 @@ pub(crate) fn judge(rule: AdaptiveRule, blocks: usize, candidates: Vec<Candidate
     }
 }
 
-/// The two-sided levels of one look of an adaptive study (`sequential.rs`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct LookLevels {
-    /// Of the interval whose excluding 0 is a difference verdict.
-    pub(crate) difference: f64,
-    /// Of the interval whose lying inside ± the margin is the verdict "same".
-    pub(crate) equivalence: f64,
-}
-
-impl LookLevels {
-    /// The levels after `blocks` blocks of a study that looks after `first` and every block up
-    /// to `max`.
-    pub(crate) fn at(first: usize, max: usize, blocks: usize) -> LookLevels {
-        use super::sequential::Boundary;
-        LookLevels {
-            difference: Boundary::difference(first, max).alpha_at(blocks),
-            equivalence: Boundary::equivalence(first, max).alpha_at(blocks),
-        }
+/// The levels after `blocks` blocks of a study that looks after `first` and every block up to
+/// `max` (`sequential.rs`).
+pub(crate) fn levels_at(first: usize, max: usize, blocks: usize) -> LookLevels {
+    use super::sequential::Boundary;
+    LookLevels {
+        difference: Boundary::difference(first, max).alpha_at(blocks),
+        equivalence: Boundary::equivalence(first, max).alpha_at(blocks),
     }
 }
 
@@ -118,7 +108,7 @@ impl LookLevels {
 /// every block takes the repeated confidence intervals of `sequential.rs`; a fixed study (None)
 /// its plain 95% interval.
 pub(crate) fn look_levels(file: &StudyFile, blocks: usize) -> Option<LookLevels> {
-    file.is_adaptive().then(|| LookLevels::at(file.samples as usize, file.max_samples() as usize, blocks))
+    file.is_adaptive().then(|| levels_at(file.samples as usize, file.max_samples() as usize, blocks))
 }
 
 /// The rule on a summary of the study `file` describes, with `blocks` planned.
@@ -131,6 +121,20 @@ pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option
         .map(|v| CandidatePrecision::of(&v.label, v.metric(PRIMARY).and_then(|m| m.ci.as_ref()), rule.mei_pct))
         .collect();
     Some(judge(rule, blocks, candidates))
+}
+
+/// The study driver's question once its planned samples are taken: retake a block a rule about
+/// the host spoiled (§7.19), or, in an adaptive study, add one for precision or a decision (§17)?
+pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<Option<NextBlock>> {
+    let file = StudyFile::load(&ev.study_toml())?;
+    if file.retakes() == 0 && !file.is_adaptive() {
+        return Ok(None);
+    }
+    let summary = super::judge_with(ev, super::TraceReading::Skip)?.summary;
+    if summary.retakes.as_ref().is_some_and(super::retake::Retakes::due) {
+        return Ok(Some(NextBlock::Retake));
+    }
+    Ok(summary.adaptive.is_some_and(|a| a.stopped.is_none()).then_some(NextBlock::Adaptive))
 }
 
 impl Adaptive {

@@ -663,7 +663,8 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
     };
     summary.adaptive = adaptive::of_summary(file, plan.counted_blocks(), &summary);
-    summary.retakes = retake::Retakes::of(file, plan, &summary.rejected);
+    summary.retakes =
+        retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
     Ok(Judged { summary, samples: judged, facts })
 }
 

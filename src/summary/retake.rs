@@ -4,8 +4,8 @@
 //! study's `retakes`. A whole block keeps the interleaving balanced and gives the paired model
 //! one more complete block; the spoiled block's samples stay in the evidence and in the rejected
 //! list. Rules that say the variant itself is wrong are never retaken: a retake would fail alike.
-use super::RejectedSample;
-use crate::study::evidence::{Evidence, NextBlock, Plan};
+use super::rules::Rejection;
+use crate::study::evidence::Plan;
 use crate::study::file::StudyFile;
 use serde::{Deserialize, Serialize};
 
@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 pub(crate) const HOST_RULES: [&str; 4] = ["other-workload", "abprof-cpu", "power-state-changed", "isolation-restored"];
 
 /// A rejection every reason of which is about the host.
-fn about_the_host(r: &RejectedSample) -> bool {
-    !r.reasons.is_empty() && r.reasons.iter().all(|x| HOST_RULES.contains(&x.rule.as_str()))
+fn about_the_host(reasons: &[Rejection]) -> bool {
+    !reasons.is_empty() && reasons.iter().all(|x| HOST_RULES.contains(&x.rule.as_str()))
 }
 
 /// A study's retakes: the blocks a host rule spoiled and the blocks added for them.
@@ -29,13 +29,17 @@ pub(crate) struct Retakes {
 }
 
 impl Retakes {
-    /// The standing of the study `file` describes, `plan` planned and `rejected` lists; None
-    /// where no block was spoiled and none retaken.
-    pub(crate) fn of(file: &StudyFile, plan: &Plan, rejected: &[RejectedSample]) -> Option<Retakes> {
+    /// The standing of the study `file` describes and `plan` planned, from its rejected samples
+    /// (each its slot index and reasons); None where no block was spoiled and none retaken.
+    pub(crate) fn of<'a>(
+        file: &StudyFile,
+        plan: &Plan,
+        rejected: impl IntoIterator<Item = (usize, &'a [Rejection])>,
+    ) -> Option<Retakes> {
         let mut spoiled: Vec<usize> = rejected
-            .iter()
-            .filter(|r| about_the_host(r))
-            .filter_map(|r| plan.slots.iter().find(|s| s.index == r.index && !plan.is_traced(s)))
+            .into_iter()
+            .filter(|(_, reasons)| about_the_host(reasons))
+            .filter_map(|(index, _)| plan.slots.iter().find(|s| s.index == index && !plan.is_traced(s)))
             .map(|s| s.repeat + 1)
             .collect();
         spoiled.sort_unstable();
@@ -66,32 +70,16 @@ impl Retakes {
     }
 }
 
-/// The study loop's question once its planned samples are taken: retake a spoiled block, or
-/// (an adaptive study) add a block for precision or a decision (§17)?
-pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<Option<NextBlock>> {
-    let file = StudyFile::load(&ev.study_toml())?;
-    if file.retakes() == 0 && !file.is_adaptive() {
-        return Ok(None);
-    }
-    let summary = super::judge_with(ev, super::TraceReading::Skip)?.summary;
-    if summary.retakes.as_ref().is_some_and(Retakes::due) {
-        return Ok(Some(NextBlock::Retake));
-    }
-    Ok(summary.adaptive.is_some_and(|a| a.stopped.is_none()).then_some(NextBlock::Adaptive))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::summary::rules::Rejection;
 
-    fn rejected(index: usize, rules: &[&str]) -> RejectedSample {
-        RejectedSample {
-            index,
-            label: "b".into(),
-            dir: String::new(),
-            reasons: rules.iter().map(|r| Rejection { rule: (*r).into(), reason: String::new() }).collect(),
-        }
+    fn rejected(index: usize, rules: &[&str]) -> (usize, Vec<Rejection>) {
+        (index, rules.iter().map(|r| Rejection { rule: (*r).into(), reason: String::new() }).collect())
+    }
+
+    fn of(file: &StudyFile, plan: &Plan, list: &[(usize, Vec<Rejection>)]) -> Option<Retakes> {
+        Retakes::of(file, plan, list.iter().map(|(i, r)| (*i, r.as_slice())))
     }
 
     fn plan(blocks: usize, retakes: usize) -> Plan {
@@ -113,15 +101,15 @@ mod tests {
         };
         // Slot 3 is block 2's second sample, slot 5 block 3's: other-workload and locked-length.
         let list = [rejected(3, &["other-workload"]), rejected(5, &["locked-length", "other-workload"])];
-        let r = Retakes::of(&file(None), &plan(3, 0), &list).unwrap();
+        let r = of(&file(None), &plan(3, 0), &list).unwrap();
         assert_eq!((r.spoiled.clone(), r.due()), (vec![2], true), "{r:?}");
-        let r = Retakes::of(&file(None), &plan(4, 1), &list).unwrap();
+        let r = of(&file(None), &plan(4, 1), &list).unwrap();
         assert!(!r.due(), "{r:?}");
-        assert!(Retakes::of(&file(Some(0)), &plan(3, 0), &list).is_some_and(|r| !r.due()));
-        assert!(Retakes::of(&file(None), &plan(3, 0), &list[1..]).is_none(), "the variant is wrong: no retake");
+        assert!(of(&file(Some(0)), &plan(3, 0), &list).is_some_and(|r| !r.due()));
+        assert!(of(&file(None), &plan(3, 0), &list[1..]).is_none(), "the variant is wrong: no retake");
         // A retake spoiled again asks for another, until the limit.
         let again = [rejected(3, &["abprof-cpu"]), rejected(7, &["power-state-changed"])];
-        let r = Retakes::of(&file(Some(1)), &plan(4, 1), &again).unwrap();
+        let r = of(&file(Some(1)), &plan(4, 1), &again).unwrap();
         assert_eq!((r.spoiled.clone(), r.due()), (vec![2, 4], false));
         assert!(r.line().contains("limit of 1 is reached"), "{}", r.line());
     }

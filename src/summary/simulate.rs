@@ -169,7 +169,7 @@ pub(crate) fn sequential_study(
     let [base, cand] = study(rng, host, max, effect);
     let mut n = first;
     loop {
-        let levels = repeated.then(|| super::adaptive::LookLevels::at(first, max, n));
+        let levels = repeated.then(|| super::adaptive::levels_at(first, max, n));
         let ci = super::stats::look_ci(&first_blocks(&base, n), &first_blocks(&cand, n), levels);
         let judged = judge(rule, n, vec![CandidatePrecision::of("b", ci.as_ref(), rule.mei_pct)]);
         if judged.stopped.is_some() || ci.as_ref().is_some_and(&stop) {

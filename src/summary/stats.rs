@@ -304,9 +304,18 @@ pub(crate) fn change_ci(
     Some(ChangeCi { per_look_alpha, ..ChangeCi::of_t(t, alpha, confidence, method, pairs) })
 }
 
+/// The two-sided levels of one look of an adaptive study (`sequential.rs`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LookLevels {
+    /// Of the interval whose excluding 0 is a difference verdict.
+    pub(crate) difference: f64,
+    /// Of the interval whose lying inside ± the margin is the verdict "same".
+    pub(crate) equivalence: f64,
+}
+
 /// [`change_ci`] at a sequential look's `levels`, with its equivalence interval
 /// (docs/methodology.md §17); the plain 95% interval where `levels` is None (a fixed study).
-pub(crate) fn look_ci(base: &[Measured], cand: &[Measured], levels: Option<super::adaptive::LookLevels>) -> Option<ChangeCi> {
+pub(crate) fn look_ci(base: &[Measured], cand: &[Measured], levels: Option<LookLevels>) -> Option<ChangeCi> {
     let Some(l) = levels else { return change_ci(base, cand, 0.95, None) };
     let ci = change_ci(base, cand, 0.95, Some(l.difference))?;
     let eq = change_ci(base, cand, 0.90, Some(l.equivalence))?;

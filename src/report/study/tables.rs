@@ -491,9 +491,9 @@ mod tests {
         let t = verdicts(&v.summary);
         assert_eq!(t.rows.len(), 6, "3 metrics × 2 variants");
         assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
-        assert_eq!(t.rows[0][7], "baseline");
+        assert_eq!(t.rows[0][8], "baseline");
         // 2 samples a side: no interval and no verdict (docs/methodology.md §8).
-        assert_eq!(t.rows[1][7].as_str().unwrap(), "too few samples", "{:?}", t.rows[1]);
+        assert_eq!(t.rows[1][8].as_str().unwrap(), "too few samples", "{:?}", t.rows[1]);
         assert_eq!(t.rows[0][4].as_str().unwrap(), "4.42%", "the baseline's per-sample CV: {:?}", t.rows[0]);
         assert_eq!(per_variant(&v.summary).rows[0][1], "2/2");
         let p = phases(&v.summary).unwrap();
