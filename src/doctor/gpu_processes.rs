@@ -2,7 +2,7 @@
 //! the amdgpu KFD's per-process folders (/sys/class/kfd/kfd/proc/PID).
 use std::path::Path;
 
-use super::Finding;
+use super::finding::Finding;
 
 const NAME: &str = "gpu processes";
 
@@ -77,7 +77,7 @@ pub(crate) fn finding(sysfs: &Path, run: &dyn Fn(&str, &[&str]) -> Option<String
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
 
     /// What nvidia-smi prints with one other job on the GPU (the query's format).

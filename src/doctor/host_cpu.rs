@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::Finding;
+use super::finding::Finding;
 use crate::telemetry::power_state::PowerState;
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu};
 
@@ -124,7 +124,7 @@ pub(crate) fn judge_load(foreign_pct: Option<f64>, window: Duration, max_pct: f6
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
 
     fn write(root: &Path, rel: &str, text: &str) {

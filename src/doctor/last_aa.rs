@@ -1,6 +1,6 @@
 //! The noise this host showed last: the latest `abprof ab --aa` study recorded for it in the
 //! results history, its variant-against-itself interval (docs/methodology.md §15).
-use super::Finding;
+use super::finding::Finding;
 use crate::history::{list, Filters, History, HistoryLocation, HistoryRow};
 
 const NAME: &str = "last A/A";
@@ -66,7 +66,7 @@ fn spread(r: &HistoryRow) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
     use crate::history::testing::{study, variant};
     use crate::history::VerdictRow;

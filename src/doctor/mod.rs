@@ -1,5 +1,6 @@
 //! `abprof doctor`: whether this host is ready to measure and what would add noise, each a
 //! [`Finding`] with its fix (docs/methodology.md §21). It reads and probes; it changes nothing.
+mod finding;
 mod gpu_processes;
 mod host_cpu;
 mod last_aa;
@@ -7,58 +8,13 @@ mod room;
 mod server_binary;
 mod telemetry;
 
+pub(crate) use finding::{Finding, Status};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::history::HistoryLocation;
 use crate::telemetry::OpenOptions;
-
-/// What a finding says about the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Status {
-    /// Ready: nothing here adds noise.
-    Ok,
-    /// Measurements would be noisier, or a study would stop: the fix says what to do.
-    Warn,
-    /// The host has no such thing (a VM has no cpufreq, a CPU host no GPU telemetry).
-    NotPresent,
-}
-
-impl Status {
-    pub(crate) fn word(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::NotPresent => "not present",
-        }
-    }
-}
-
-/// One line of the checkup: what was looked at, what it measured, and what to do about it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Finding {
-    pub(crate) name: &'static str,
-    pub(crate) status: Status,
-    pub(crate) value: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) fix: Option<String>,
-}
-
-impl Finding {
-    pub(crate) fn ok(name: &'static str, value: impl Into<String>) -> Finding {
-        Finding { name, status: Status::Ok, value: value.into(), fix: None }
-    }
-
-    pub(crate) fn warn(name: &'static str, value: impl Into<String>, fix: impl Into<String>) -> Finding {
-        Finding { name, status: Status::Warn, value: value.into(), fix: Some(fix.into()) }
-    }
-
-    pub(crate) fn not_present(name: &'static str, value: impl Into<String>, fix: Option<String>) -> Finding {
-        Finding { name, status: Status::NotPresent, value: value.into(), fix }
-    }
-}
 
 /// The whole checkup of one host.
 #[derive(Debug, Clone, Serialize)]

@@ -1,7 +1,7 @@
 //! Room for a study: a free loopback port for its servers and free disk for its evidence.
 use std::path::Path;
 
-use super::Finding;
+use super::finding::Finding;
 
 const HOST: &str = "127.0.0.1";
 
@@ -67,7 +67,7 @@ pub(crate) fn judge_disk(free: u64, at: &Path) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
 
     #[test]

@@ -2,7 +2,7 @@
 //! studies ask of it (`--spec-type draft-mtp`, `--backend-sampling`).
 use std::path::Path;
 
-use super::Finding;
+use super::finding::Finding;
 use crate::study::facts::{probe, VERSION_PROBE_TIMEOUT};
 
 const NAME: &str = "llama-server";
@@ -98,7 +98,7 @@ pub(crate) fn judge(binary: &Path, version: &str, help: &str) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
 
     /// The lines of the pinned llama-server's (0c1e57098) `--help` that matter here.

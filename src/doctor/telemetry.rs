@@ -1,6 +1,6 @@
 //! Which telemetry source a study's `--telemetry` would open, why, and its refresh measured now
 //! as a study measures it at its start (docs/methodology.md §9.2).
-use super::Finding;
+use super::finding::Finding;
 use crate::telemetry::refresh::{measure, PROBE};
 use crate::telemetry::{open, OpenOptions, SourceKind};
 
@@ -43,7 +43,7 @@ pub(crate) fn finding(o: &OpenOptions) -> Finding {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Status;
+    use super::super::finding::Status;
     use super::*;
     use std::path::Path;
 
