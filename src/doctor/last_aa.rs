@@ -26,7 +26,7 @@ pub(crate) fn finding(location: Option<&HistoryLocation>, host: &str) -> Finding
     };
     let filters = Filters { host: Some(host.to_string()), ..Filters::default() };
     let rows = list(&studies, location.to_string(), filters).rows;
-    match rows.iter().filter(|r| r.aa && r.position == 1).last() {
+    match rows.iter().rfind(|r| r.aa && r.position == 1) {
         Some(r) => Finding::ok(NAME, spread(r)),
         None => Finding::not_present(
             NAME,

@@ -43,7 +43,7 @@ fn existing_ancestor(root: &Path) -> &Path {
 pub(crate) fn disk(root: &Path) -> Finding {
     let at = existing_ancestor(if root.as_os_str().is_empty() { Path::new(".") } else { root });
     match nix::sys::statvfs::statvfs(at) {
-        Ok(s) => judge_disk(s.blocks_available() as u64 * s.fragment_size() as u64, at),
+        Ok(s) => judge_disk(s.blocks_available().saturating_mul(s.fragment_size()), at),
         Err(e) => Finding::warn(
             "disk",
             format!("cannot read the free space at {}: {e}", at.display()),
