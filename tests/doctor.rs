@@ -59,3 +59,27 @@ fn doctor_checks_the_test_beds_llama_server_and_a_held_port() {
     assert!(root.path().read_dir().unwrap().next().is_none(), "doctor creates nothing under --root");
     drop(held);
 }
+
+/// A crafted /sys: a powersave governor warns, the amdgpu fixture card is the telemetry source.
+#[test]
+fn doctor_reads_a_crafted_sysfs_tree() {
+    let sys = tempfile::tempdir().unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sysfs/dgpu-v1_3");
+    let copy = std::process::Command::new("cp").arg("-r").arg(fixture.join("class")).arg(sys.path()).status().unwrap();
+    assert!(copy.success());
+    let gov = sys.path().join("devices/system/cpu/cpu0/cpufreq");
+    std::fs::create_dir_all(&gov).unwrap();
+    std::fs::write(gov.join("scaling_governor"), "powersave\n").unwrap();
+    let out = abprof()
+        .args(["doctor", "--json", "--telemetry", "amdgpu-sysfs", "--sysfs-root"])
+        .arg(sys.path())
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let get = |name: &str| json["findings"].as_array().unwrap().iter().find(|f| f["name"] == name).unwrap().clone();
+    assert_eq!(get("cpu governor")["status"], "warn", "{}", get("cpu governor"));
+    assert_eq!(get("cpu governor")["value"], "powersave on 1 of 1 CPUs");
+    assert_eq!(get("telemetry")["status"], "ok", "{}", get("telemetry"));
+    assert_eq!(get("cpu boost")["status"], "not-present");
+    assert_eq!(out.status.code(), Some(3));
+}

@@ -25,6 +25,10 @@ pub(crate) struct DoctorArgs {
     pub(crate) port: Option<u16>,
     #[command(flatten)]
     pub(crate) telemetry: TelemetryArg,
+    /// What stands for /sys: telemetry, the CPU governor and boost, and the KFD's GPU processes
+    /// are read under it (for fixture trees; the power state reads the real /sys).
+    #[arg(long, default_value = "/sys", value_name = "DIR")]
+    pub(crate) sysfs_root: PathBuf,
     #[command(flatten)]
     pub(crate) db: HistoryDb,
     #[command(flatten)]
@@ -57,7 +61,12 @@ pub(crate) fn run(a: DoctorArgs) -> Result<i32> {
         Err(_) => None,
     };
     let plan = DoctorPlan {
-        telemetry: OpenOptions { kind: a.telemetry.telemetry, ..OpenOptions::default() },
+        telemetry: OpenOptions {
+            kind: a.telemetry.telemetry,
+            sysfs_root: a.sysfs_root.clone(),
+            ..OpenOptions::default()
+        },
+        sysfs: a.sysfs_root,
         server: a.server_bin,
         root: a.root,
         port: a.port,

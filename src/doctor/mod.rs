@@ -47,6 +47,8 @@ impl Checkup {
 /// What `abprof doctor` was asked to look at.
 pub(crate) struct DoctorPlan {
     pub(crate) telemetry: OpenOptions,
+    /// What stands for `/sys` (fixture trees).
+    pub(crate) sysfs: PathBuf,
     /// The llama-server binary (or artifact folder) a study would run.
     pub(crate) server: Option<PathBuf>,
     /// Where a study's evidence would go.
@@ -62,7 +64,7 @@ pub(crate) struct DoctorPlan {
 /// Every finding about this host, in a fixed order.
 pub(crate) fn examine(plan: &DoctorPlan) -> Checkup {
     let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default();
-    let sys = std::path::Path::new("/sys");
+    let sys = plan.sysfs.as_path();
     let findings = vec![
         telemetry::finding(&plan.telemetry),
         host_cpu::power_state(&crate::telemetry::power_state::PowerState::of_host()),
