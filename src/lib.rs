@@ -2,11 +2,11 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`FLOORS` in `tests/layers.rs` checks it):
-//! `cli` → `report` → `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study`
-//! (THE study loop) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory
-//! bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact`, `model` →
-//! `client`, `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`,
-//! `dylib`, `bounds`.
+//! `cli` → `report` → `doctor` (is this host ready to measure) → `history`, `bisect`, `timeline` →
+//! `summary` → `pi`, `exactness` → `study` (THE study loop) → `measure` (THE sample lifecycle) →
+//! `roofline` (decode bytes and memory bandwidth) → `trace` (pure trace analysis), `telemetry`,
+//! `server`, `artifact`, `model` → `client`, `child`, `atomic_file`, `cache_dir` → `variant`,
+//! `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod bisect;
@@ -16,6 +16,7 @@ pub(crate) mod child;
 pub mod cli;
 pub mod client;
 pub mod clock;
+pub(crate) mod doctor;
 pub(crate) mod dylib;
 pub(crate) mod exactness;
 pub(crate) mod finish;

@@ -18,6 +18,16 @@ fn usage_error(args: &[&str], flag: &str) -> String {
     stderr
 }
 
+/// `abprof doctor` refuses a missing binary, a file for --root and a bad port before it looks.
+#[test]
+fn doctor_refuses_bad_input_with_one_line() {
+    let line = usage_error(&["doctor", "--server-bin", "/nonexistent/llama-server"], "--server-bin");
+    assert!(line.contains("no such llama-server"), "{line}");
+    let line = usage_error(&["doctor", "--root", "/etc/passwd"], "--root");
+    assert!(line.contains("is a file, not a folder"), "{line}");
+    usage_error(&["doctor", "--port", "70000"], "--port");
+}
+
 #[test]
 fn monitor_refuses_a_zero_rate() {
     usage_error(&["monitor", "--hz", "0"], "--hz");

@@ -202,6 +202,7 @@ const FLOORS: &[&[&str]] = &[
     &["cli", "fuzzing"],
     &["finish"],
     &["report"],
+    &["doctor"],
     &["history", "bisect", "timeline"],
     &["summary"],
     &["pi", "exactness"],

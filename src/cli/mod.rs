@@ -12,6 +12,7 @@ mod common;
 mod compare_traces;
 mod completions;
 mod conditions;
+mod doctor;
 mod exactness;
 mod history;
 mod monitor;
@@ -68,6 +69,10 @@ pub(crate) enum Command {
     Roofline(roofline::RooflineArgs),
     /// Live GPU telemetry view and CSV recorder; ends with read rate, real update intervals, jitter and CPU cost.
     Monitor(monitor::Args),
+    /// Is this host ready to measure: telemetry, power state, CPU governor and load, GPU processes,
+    /// ports, disk, the llama-server's flags, the last A/A spread; each finding with its fix.
+    /// Changes nothing; exits 0 ready, 3 when a finding warns.
+    Doctor(doctor::DoctorArgs),
     /// Shell completions for bash, zsh, fish, elvish or PowerShell, on stdout.
     Completions(completions::CompletionsArgs),
     /// The man page (roff) of abprof and every subcommand, on stdout.
@@ -128,6 +133,7 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Attribute(a) => attribute::run(a),
         Command::CompareTraces(a) => compare_traces::run(a),
         Command::Timeline(a) => timeline::run(a),
+        Command::Doctor(a) => doctor::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

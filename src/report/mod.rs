@@ -4,6 +4,7 @@ pub(crate) mod artifact;
 pub(crate) mod bisect;
 pub(crate) mod calibration;
 pub(crate) mod devices;
+pub(crate) mod doctor;
 pub(crate) mod error_line;
 pub(crate) mod exactness;
 pub(crate) mod history;

@@ -134,15 +134,22 @@ pub(crate) fn binary_version(binary: &Path, timeout: Duration) -> String {
 /// when it did not finish within `timeout` and was ended. Every `--version` abprof runs (a
 /// variant's server, the Pi agent) goes through here.
 pub(crate) fn version_probe(binary: &Path, env: &[(&str, &str)], timeout: Duration) -> std::io::Result<Option<String>> {
+    probe(binary, "--version", env, timeout)
+}
+
+/// What `binary arg` printed (stdout and stderr together, trimmed), with `env` set; `None` when
+/// it did not finish within `timeout` and was ended (`--version` here, `--help` in doctor).
+pub(crate) fn probe(
+    binary: &Path,
+    arg: &str,
+    env: &[(&str, &str)],
+    timeout: Duration,
+) -> std::io::Result<Option<String>> {
     // A file, not a pipe: a pipe held open by something the binary left behind would block
     // the read after the kill.
     let mut out = tempfile::tempfile()?;
     let mut cmd = Command::new(binary);
-    cmd.arg("--version")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(out.try_clone()?)
-        .stderr(out.try_clone()?);
+    cmd.arg(arg).envs(env.iter().copied()).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?);
     // abprof's own Ctrl-C before the study's signal listener exists ends abprof at once; the
     // probe, in a process group of its own, must not outlive it.
     // SAFETY: prctl is async-signal-safe and touches only the child's own state.
