@@ -93,7 +93,7 @@ mod tests {
                 method: Default::default(),
                 pairs: None,
                 p_value: None,
-                per_look_alpha: None,
+                ..ChangeCi::default()
             }),
             verdict: None,
         }];

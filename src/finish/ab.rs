@@ -47,7 +47,7 @@ fn says_nothing_to_compare(summary: &Summary) -> bool {
     }
     super::ending::say_nothing_to_compare(&format!("variant {}", empty.join(", ")), "above");
     if all_other_workload(summary) {
-        eprintln!("abprof: every sample was rejected other-workload (other processes used the CPU during its request): rerun on a quiet host, or raise --foreign-cpu-max PCT (docs/methodology.md §7.7) if that load is part of the host you mean to measure");
+        eprintln!("abprof: every sample was rejected other-workload (other processes used the CPU during its request): rerun on a quiet host (`abprof doctor` names what else runs), or raise --foreign-cpu-max PCT (docs/methodology.md §7.7) if that load is part of the host you mean to measure");
     }
     true
 }
