@@ -2,11 +2,13 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`FLOORS` in `tests/layers.rs` checks it):
-//! `cli` → `report` → `doctor` (is this host ready to measure) → `history`, `bisect`, `timeline` →
-//! `summary` → `pi`, `exactness` → `study` (THE study loop) → `measure` (THE sample lifecycle) →
-//! `roofline` (decode bytes and memory bandwidth) → `trace` (pure trace analysis), `telemetry`,
-//! `server`, `artifact`, `model` → `client`, `child`, `atomic_file`, `cache_dir` → `variant`,
-//! `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`.
+//! `cli`, `fuzzing` (the fuzz harness's entry points) → `finish` (a study's ending: summary,
+//! report, history, exit status) → `report` → `doctor` (is this host ready to measure) →
+//! `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study` (THE study loop) →
+//! `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory bandwidth) → `trace`
+//! (pure trace analysis), `telemetry`, `server`, `artifact` → `client`, `child`, `atomic_file`,
+//! `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`,
+//! `stop_signal`.
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod bisect;

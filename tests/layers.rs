@@ -3,7 +3,7 @@
 //! The floors listed in `src/lib.rs` hold only while something checks them. This does:
 //! - the import graph between top-level modules has no cycle (a cycle means two rooms share one
 //!   concern, and neither can be read or changed alone);
-//! - every import points down the floors of `FLOORS` (shared/design/layers.md, adapted): a module
+//! - every import points down the floors of `FLOORS` (the floors `src/lib.rs` lists): a module
 //!   uses only modules on lower floors, and a new module must be given a floor;
 //! - `trace/` is pure analysis of trace files: it imports no driver or presentation layer;
 //! - renderers live in `report/`: no `render.rs` and no `fn render_text` anywhere else;
