@@ -59,7 +59,11 @@ mod tests {
         assert!(!fell.engaged);
         assert!(fell.fallback.unwrap().contains("backend sampling is not compatible with grammar"));
         let long = vec!["--backend-sampling".to_string()];
-        assert!(prove(&long, "W llama_context: set_sampler: sampler 'chain' for seq_id = 0, cannot be offloaded to the backend").is_some_and(|p| !p.engaged));
+        assert!(prove(
+            &long,
+            "W llama_context: set_sampler: sampler 'chain' for seq_id = 0, cannot be offloaded to the backend"
+        )
+        .is_some_and(|p| !p.engaged));
         assert_eq!(prove(&["-m".into()], &fixture("backend-sampling-grammar-fallback.log")), None, "not asked");
     }
 }

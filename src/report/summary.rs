@@ -153,8 +153,12 @@ impl Render for Summary {
 }
 
 /// What an undecided interval rules out (docs/methodology.md §8): the smallest change the
-/// study would have found, and the blocks a change the size of its estimate needs.
+/// study would have found, and the blocks a change the size of its estimate needs. An adaptive
+/// study's interval says first which interval its verdict "same" read (§17).
 pub(crate) fn undecided_line(ci: &ChangeCi) -> Option<String> {
+    let same = ci.equivalence.map(|[lo, hi]| {
+        format!("its equivalence interval (repeated 90%, docs/methodology.md §17) is [{lo:+.2}%, {hi:+.2}%]; ")
+    });
     let mde = ci.mde_pct?;
     let need = match ci.blocks_to_decide {
         Some(n) => format!(
@@ -167,7 +171,10 @@ pub(crate) fn undecided_line(ci: &ChangeCi) -> Option<String> {
             crate::summary::stats::MAX_BLOCKS_ADVISED
         ),
     };
-    Some(format!("no clear difference rules out changes beyond ±{mde:.2}% (found 80% of the time by this study); {need}"))
+    Some(format!(
+        "{}no clear difference rules out changes beyond ±{mde:.2}% (found 80% of the time by this study); {need}",
+        same.unwrap_or_default()
+    ))
 }
 
 pub(crate) fn render_text(s: &Summary) -> String {

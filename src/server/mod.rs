@@ -5,9 +5,9 @@ pub(crate) mod log;
 pub(crate) mod placement;
 mod process;
 
+pub(crate) use process::check_owned_args;
 pub(crate) use process::check_port_free;
 pub use process::{LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};
-pub(crate) use process::check_owned_args;
 
 /// A port on `host` that nothing listens on right now (the OS picks it), for an isolated server.
 pub fn free_port(host: &str) -> std::io::Result<u16> {

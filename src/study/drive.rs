@@ -154,7 +154,12 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
 /// A prompt file a study can send: readable text with something in it (a study of an empty
 /// prompt would measure nothing but the chat template).
 fn check_prompt_file(p: &std::path::Path) -> Result<()> {
-    let refuse = |why: String| StudyFileError::Refused(format!("the prompt file {} {why}: pass a text file with the prompt in it (`abprof calibrate` writes one)", p.display()));
+    let refuse = |why: String| {
+        StudyFileError::Refused(format!(
+            "the prompt file {} {why}: pass a text file with the prompt in it (`abprof calibrate` writes one)",
+            p.display()
+        ))
+    };
     let bytes = std::fs::read(p).map_err(|e| refuse(format!("cannot be read ({e})")))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| refuse("is not UTF-8 text".into()))?;
     if text.contains('\0') {

@@ -17,9 +17,9 @@ pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 
 pub use chat::AnotherBlock;
-pub use evidence::NextBlock;
 pub(crate) use chat::ChatStudy;
 pub(crate) use drive::{check_study, run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub use evidence::NextBlock;
 pub(crate) use open::{open, run_by, OpenError, Shape, WrongKind};
 pub(crate) use sweep::run_sweep;
 

@@ -632,7 +632,9 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 backend_sampling,
             })
             .collect::<Vec<_>>(),
-        found.iter().any(|f| f.sample.as_ref().and_then(|s| s.extra.backend_sampling.as_ref()).is_some_and(|p| !p.engaged)),
+        found
+            .iter()
+            .any(|f| f.sample.as_ref().and_then(|s| s.extra.backend_sampling.as_ref()).is_some_and(|p| !p.engaged)),
     );
     let mut summary = Summary {
         root: ev.root.display().to_string(),
@@ -663,8 +665,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
     };
     summary.adaptive = adaptive::of_summary(file, plan.counted_blocks(), &summary);
-    summary.retakes =
-        retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
+    summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
     Ok(Judged { summary, samples: judged, facts })
 }
 

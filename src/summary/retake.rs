@@ -44,7 +44,11 @@ impl Retakes {
             .collect();
         spoiled.sort_unstable();
         spoiled.dedup();
-        (!spoiled.is_empty() || plan.retakes > 0).then(|| Retakes { limit: file.retakes(), taken: plan.retakes, spoiled })
+        (!spoiled.is_empty() || plan.retakes > 0).then(|| Retakes {
+            limit: file.retakes(),
+            taken: plan.retakes,
+            spoiled,
+        })
     }
 
     /// Another block is due: more blocks spoiled than retaken, and the limit not reached.

@@ -122,9 +122,8 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> f64 {
         }
     }
     let crossing = |level: f64| -> f64 {
-        let q: Vec<f64> = (first..=max)
-            .map(|n| two_sided_quantile(look_level(shape, level, n, max), n as f64 - 1.0))
-            .collect();
+        let q: Vec<f64> =
+            (first..=max).map(|n| two_sided_quantile(look_level(shape, level, n, max), n as f64 - 1.0)).collect();
         t.chunks(looks).filter(|path| path.iter().zip(&q).any(|(t, q)| t > q)).count() as f64 / PATHS as f64
     };
     // Bonferroni's α/looks crosses at most α, α itself at least α (the earlier looks cross too).

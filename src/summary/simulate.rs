@@ -348,7 +348,9 @@ mod tests {
         };
         let seq = smallest(&|e| cell(1601 + (e * 1e4) as u64, e, None).0);
         let fix = smallest(&|e| fixed(1602 + (e * 1e4) as u64, e));
-        eprintln!("smallest change called in 80% within 10 blocks: sequential {seq:.2}%, fixed 10-block paired t {fix:.2}%");
+        eprintln!(
+            "smallest change called in 80% within 10 blocks: sequential {seq:.2}%, fixed 10-block paired t {fix:.2}%"
+        );
         assert!(seq <= 1.1 * fix, "sequential {seq}% against fixed {fix}%");
         let m = Some(DEFAULT_MARGIN_PCT);
         let aa = cell(1603, 1.0, m);

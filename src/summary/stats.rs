@@ -142,9 +142,8 @@ impl ChangeCi {
         let paired = matches!(method, CiMethod::PairedT | CiMethod::PooledT) && lo <= 0.0 && hi >= 0.0;
         let spread = pairs.filter(|&n| paired && n >= 2 && t.df >= 1.0).map(|n| (n, t.se * (n as f64).sqrt()));
         let mde_pct = spread.map(|(n, sd)| pct(log_mde(sd, n, alpha)));
-        let blocks_to_decide = spread.and_then(|(_, sd)| {
-            (MIN_VALUES..=MAX_BLOCKS_ADVISED).find(|&n| log_mde(sd, n, 0.05) <= t.mean.abs())
-        });
+        let blocks_to_decide = spread
+            .and_then(|(_, sd)| (MIN_VALUES..=MAX_BLOCKS_ADVISED).find(|&n| log_mde(sd, n, 0.05) <= t.mean.abs()));
         ChangeCi {
             lo_pct: pct(lo),
             hi_pct: pct(hi),
@@ -780,7 +779,9 @@ mod tests {
                 }
             }
         }
-        eprintln!("{studies} studies: the estimate inside every interval; the ratio of medians outside {medians_outside}");
+        eprintln!(
+            "{studies} studies: the estimate inside every interval; the ratio of medians outside {medians_outside}"
+        );
         assert!(studies > 10_000, "{studies}");
     }
 
