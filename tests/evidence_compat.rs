@@ -222,3 +222,24 @@ fn the_h200_energy_report_draws_decode_windows_with_clock_power_and_temperature(
     assert_eq!(windows.matches("<figcaption>").count(), 2);
     assert!(!windows.contains("not measured on this host") && !windows.contains("class=\"problem\""));
 }
+
+/// A folder whose summary.json cannot be written (here a folder stands in its place, which no
+/// write can replace, even root's) still prints its whole summary, then one line says it was not
+/// kept, exit 1 (issue 35: a read-only folder printed nothing).
+#[test]
+fn a_summary_that_cannot_be_kept_is_printed_anyway_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
+    let dir = d.path().join("study");
+    assert!(std::process::Command::new("cp").arg("-r").arg(&src).arg(&dir).status().unwrap().success());
+    std::fs::remove_file(dir.join("summary.json")).unwrap();
+    std::fs::create_dir_all(dir.join("summary.json").join("blocker")).unwrap();
+    let out = abprof().arg("summarize").arg(&dir).arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["variants"].as_array().unwrap().len(), 2, "{s}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].contains("was not kept") && lines[0].contains("summary"), "{}", lines[0]);
+}

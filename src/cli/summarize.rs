@@ -19,16 +19,30 @@ pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
     let folder = crate::study::open(&a.dir)?;
     if folder.shape == Shape::Sweep {
         let s = crate::summary::sweep::summarize_sweep(&folder.evidence)?;
-        for (dir, point) in &s.point_summaries {
-            write_json(&summary_in(dir), &point.summary)?;
-        }
-        folder.evidence.write_summary(&s)?;
+        // Printed first: a folder that cannot be written (read-only, a full disk) still shows
+        // its summary, and one line says what was not kept.
         emit(&s, a.output.format());
-        return Ok(0);
+        let written = s
+            .point_summaries
+            .iter()
+            .try_for_each(|(dir, point)| write_json(&summary_in(dir), &point.summary))
+            .and_then(|()| folder.evidence.write_summary(&s));
+        return Ok(not_kept(written.map_err(Into::into)));
     }
     let ev = folder.evidence;
     let s = crate::summary::summarize(&ev)?;
-    ev.write_summary(&s)?;
     emit(&s, a.output.format());
-    Ok(0)
+    Ok(not_kept(ev.write_summary(&s).map_err(Into::into)))
+}
+
+/// The exit status after the summary was printed: 0 when it was also kept in the folder, else 1
+/// with one line naming what could not be written.
+fn not_kept(written: anyhow::Result<()>) -> i32 {
+    match written {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("abprof: the summary above is complete but was not kept in the folder: {e}: make the folder writable (or free space) and run summarize again to keep it");
+            1
+        }
+    }
 }
