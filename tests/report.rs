@@ -220,9 +220,10 @@ fn the_markdown_tables_of_the_captured_evidence() {
     };
     // The verdicts: what that release's own summary.json computed, metric by metric.
     let verdicts = table_after("### Verdicts");
-    // The per-sample CV column (docs/methodology.md §8) stands between the median and the change.
-    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "CV", "vs f16", "95% CI", "verdict"]);
-    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---:", "---"]);
+    // The per-sample CV column (docs/methodology.md §8) stands between the median and the change;
+    // the ratio of medians ("medians", the change of earlier releases) after the interval.
+    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "CV", "vs f16", "95% CI", "medians", "verdict"]);
+    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---"]);
     let old = read_json(&src.join("summary.json"));
     let mut rows = verdicts[2..].iter();
     for metric in ["server-decode-tps", "server-prefill-tps", "ttft-ms"] {
@@ -237,7 +238,14 @@ fn the_markdown_tables_of_the_captured_evidence() {
             let mean = runs.iter().sum::<f64>() / runs.len() as f64;
             let sd = (runs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (runs.len() - 1) as f64).sqrt();
             assert_eq!(row[4], format!("{:.2}%", 100.0 * sd / mean), "{metric} {row:?}: the sample CV");
-            assert_eq!(row[7], verdict, "{metric} {row:?}");
+            if let Some(c) = m["change_pct"].as_f64() {
+                assert_eq!(
+                    row[7],
+                    format!("{c:+.2}%"),
+                    "{metric} {row:?}: that release's change, the ratio of medians"
+                );
+            }
+            assert_eq!(row[8], verdict, "{metric} {row:?}");
         }
     }
     assert!(rows.next().is_none());

@@ -482,7 +482,7 @@ pub(crate) fn scaled_delta_p(base: Scaled<'_>, cand: Scaled<'_>) -> Option<f64> 
     Some(super::t_test::welch_p(&scaled(base)?, &scaled(cand)?))
 }
 
-/// The verdict word beside a median change.
+/// The verdict word beside a change.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Verdict {

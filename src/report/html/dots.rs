@@ -1,5 +1,6 @@
 //! One metric, every sample: each variant's samples as dots with their median (left), and each
-//! candidate's median change vs the baseline with its 95% confidence interval (right).
+//! candidate's change vs the baseline (the estimate its interval is built on) with its 95%
+//! confidence interval (right).
 use super::chart::{
     padded, svg, tick, variant_colour, verdict_colour, whisker, ChartError, Slots, AXIS_TEXT, FONT, SLOWER, UNCLEAR,
     WIDTH,
@@ -23,7 +24,7 @@ fn unit(m: Metric) -> &'static str {
     }
 }
 
-/// One candidate's median change vs the baseline, with its 95% interval (both in %).
+/// One candidate's change vs the baseline, with its 95% interval (both in %).
 struct ChangeMark {
     variant: usize,
     change: f64,

@@ -123,7 +123,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
     let _ = writeln!(
         o,
         "<p class=\"note\">{} · ● accepted sample · ✕ rejected (not in the statistics) · △ traced (never a median) · \
-         bar and number: the variant's median. Right: the candidate's median change, bars the 95% CI.</p>",
+         bar and number: the variant's median. Right: the candidate's change (the estimate its interval is built on), bars the 95% CI.</p>",
         variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
     for m in REPORT_METRICS.into_iter().chain(crate::summary::Metric::ENERGY) {

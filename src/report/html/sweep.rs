@@ -175,7 +175,7 @@ pub(crate) fn page(s: &SweepSummary) -> String {
     note(
         &mut body,
         &format!(
-            "{key} · every point is a whole interleaved study of all variants. Right: each candidate's median change \
+            "{key} · every point is a whole interleaved study of all variants. Right: each candidate's change \
              with its own 95% interval, the ring coloured by its verdict (green faster, red slower, grey no clear \
              difference), Holm-adjusted across each metric's family of points × candidates, familywise α = 5% \
              (docs/methodology.md §16)."
