@@ -1,8 +1,14 @@
-//! Good, bad or not yet known (docs/methodology.md §19): a probed commit is bad only when the 95%
-//! interval of its change against the good build lies wholly beyond the threshold, on the side of
-//! the change measured between good and bad; good only when it lies wholly on the other side.
-//! Anything in between takes more samples.
-use crate::summary::stats::{paired_log_ratios, probe_change_ci, ChangeCi, Measured, PooledSpread, Verdict};
+//! Good, bad or not yet known (docs/methodology.md §19). A probed commit is called by Wald's
+//! sequential probability ratio test between "as good as good" (no change) and "as bad as bad"
+//! (twice the threshold, so that the threshold lies midway), on its within-block log ratios with
+//! the pooled spread of the steps before it ([`sequential_call`]); a probe that reaches the sample
+//! cap undecided is called only when the 95% interval of its change lies wholly on one side of the
+//! threshold ([`call`]), else it is inconclusive. The reference step (good against bad) is read
+//! by its interval.
+use crate::summary::stats::{
+    disagree, paired_log_ratios, probe_change_ci, ChangeCi, Measured, PooledSpread, Verdict, MIN_VALUES,
+    PROBE_FIRST_BLOCKS,
+};
 use crate::summary::{Metric, Summary};
 use serde::{Deserialize, Serialize};
 
@@ -117,25 +123,52 @@ pub(crate) fn call(r: &Reading, threshold: f64) -> Call {
     }
 }
 
-/// The call of a step that reached the sample cap undecided (docs/methodology.md §19): the side
-/// of the threshold its interval's centre lies on. The threshold sits midway between good and
-/// bad, so at the cap the centre is several standard errors from it and the call is rarely
-/// wrong (simulated: `a_bisect_of_a_6_percent_step_names_the_first_bad_commit`), while stopping
-/// there would end nearly every bisect of a small step on a noisy host. Without an interval
-/// there is nothing to call.
-pub(crate) fn call_at_cap(r: &Reading, threshold: f64) -> Call {
-    match (call(r, threshold), r.ci) {
-        (Call::Undecided, Some(ci)) => {
-            let c = ci.center_pct();
-            if !c.is_finite() {
-                Call::Undecided
-            } else if (threshold < 0.0 && c < threshold) || (threshold >= 0.0 && c > threshold) {
-                Call::Bad
-            } else {
-                Call::Good
-            }
-        }
-        (c, _) => c,
+/// The error rates of a probe's sequential call: a commit exactly as good as good called bad, or
+/// one exactly as bad as bad called good, each at most this often (Wald's bounds, A = ln((1 −
+/// β) / α)).
+pub(crate) const PROBE_ERROR: f64 = 0.001;
+
+/// A probe's call by Wald's sequential probability ratio test (docs/methodology.md §19): the
+/// within-block log ratios `log_ratios` against the good build, each N(μ, σ²), with μ = 0 ("good")
+/// against μ = 2·ln(1 + threshold) ("bad": the threshold midway between them on the log scale).
+/// σ² is the pooled spread of the earlier steps with the probe's own, or the probe's own where
+/// that is larger (from [`MIN_VALUES`] blocks), so that a build noisier than the pool is judged by
+/// its own spread; at two blocks a pair that disagrees with the pool ([`disagree`]) waits for a
+/// third. Undecided below [`PROBE_FIRST_BLOCKS`] blocks.
+pub(crate) fn sequential_call(log_ratios: &[f64], pool: PooledSpread, threshold: f64) -> Call {
+    let n = log_ratios.len();
+    if n < PROBE_FIRST_BLOCKS || disagree(log_ratios, pool) || !threshold.is_finite() || threshold == 0.0 {
+        return Call::Undecided;
+    }
+    let bad = 2.0 * (1.0 + threshold / 100.0).ln();
+    let mean = log_ratios.iter().sum::<f64>() / n as f64;
+    let pooled = pool.with(log_ratios);
+    let mut var = if pooled.df > 0.0 { pooled.ss / pooled.df } else { return Call::Undecided };
+    if n >= MIN_VALUES {
+        let own = PooledSpread::default().with(log_ratios);
+        var = var.max(own.ss / own.df);
+    }
+    if var.is_nan() || var <= 0.0 {
+        return Call::Undecided;
+    }
+    let llr = n as f64 * bad * (mean - bad / 2.0) / var;
+    let a = ((1.0 - PROBE_ERROR) / PROBE_ERROR).ln();
+    if llr >= a {
+        Call::Bad
+    } else if llr <= -a {
+        Call::Good
+    } else {
+        Call::Undecided
+    }
+}
+
+/// A probe's call (docs/methodology.md §19): [`sequential_call`] while it grows; at the sample cap
+/// (`at_cap`), still undecided, the side of the threshold its interval lies wholly on ([`call`]),
+/// else undecided: inconclusive, and skipped as a commit that does not build.
+pub(crate) fn probe_call(r: &Reading, log_ratios: &[f64], pool: PooledSpread, threshold: f64, at_cap: bool) -> Call {
+    match sequential_call(log_ratios, pool, threshold) {
+        Call::Undecided if at_cap => call(r, threshold),
+        c => c,
     }
 }
 
@@ -179,15 +212,35 @@ mod tests {
     }
 
     #[test]
-    fn at_the_cap_the_centre_of_the_interval_calls_the_step() {
+    fn a_probe_whose_interval_reaches_the_threshold_is_not_called_even_at_the_cap() {
+        // The interval's centre lies on one side, the interval reaches the other (§19: such a
+        // probe is inconclusive and skipped, never called by its centre).
         let t = threshold_pct(-6.0, None);
-        assert_eq!(call_at_cap(&reading(Some((-4.5, -1.0))), t), Call::Good);
-        assert_eq!(call_at_cap(&reading(Some((-5.5, -1.0))), t), Call::Bad);
-        assert_eq!(call_at_cap(&reading(Some((-9.0, -6.0))), t), Call::Bad);
-        assert_eq!(call_at_cap(&reading(None), t), Call::Undecided);
-        let t = threshold_pct(8.0, None);
-        assert_eq!(call_at_cap(&reading(Some((3.0, 6.0))), t), Call::Bad);
-        assert_eq!(call_at_cap(&reading(Some((1.0, 6.0))), t), Call::Good);
+        assert_eq!(call(&reading(Some((-4.5, -1.0))), t), Call::Undecided);
+        assert_eq!(call(&reading(Some((-5.5, -1.0))), t), Call::Undecided);
+        assert_eq!(call(&reading(Some((-9.0, -6.0))), t), Call::Bad);
+        assert_eq!(call(&reading(Some((-2.9, 1.0))), t), Call::Good);
+    }
+
+    #[test]
+    fn the_sequential_call_weighs_the_mean_against_the_midway_threshold() {
+        // A pool of 20 degrees of freedom at 3% per block.
+        let pool = PooledSpread { ss: 20.0 * 0.03f64.powi(2), df: 20.0 };
+        let t = -3.0;
+        let at = |pct: f64| (1.0 + pct / 100.0f64).ln();
+        assert_eq!(sequential_call(&[at(-6.0)], pool, t), Call::Undecided, "one block never calls");
+        assert_eq!(sequential_call(&[at(-6.5), at(-5.5), at(-6.2)], pool, t), Call::Bad);
+        assert_eq!(sequential_call(&[at(0.5), at(-0.5), at(0.2)], pool, t), Call::Good);
+        assert_eq!(sequential_call(&[at(-3.2), at(-2.8), at(-3.0)], pool, t), Call::Undecided, "at the threshold");
+        // A probe whose own spread is far wider than the pool's is judged by its own.
+        let wild = [at(-12.0), at(2.0), at(-8.0)];
+        assert_eq!(sequential_call(&wild, pool, t), Call::Undecided);
+        // Undecided at the cap: the interval decides only when it lies wholly on one side.
+        let r = reading(Some((-9.0, -6.0)));
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), Call::Bad);
+        let r = reading(Some((-4.0, -1.0)));
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), Call::Undecided);
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, false), Call::Undecided);
     }
 
     #[test]

@@ -28,11 +28,18 @@ use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
-use judge::{call, call_at_cap, reference_clear, reference_settled, threshold_pct, Call, Reading};
+use judge::{probe_call, reference_clear, reference_settled, sequential_call, threshold_pct, Call, Reading};
 use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+
+/// Samples per variant a step may grow to when `--max-samples` is not given: sized by simulation
+/// so that a −6% step at 3% noise is named at least 90% of the time with at most 1% wrong calls
+/// per probe, and at least 85% with at most 1.5% where builds are noisier than the pool
+/// (docs/methodology.md §19; `bisect/simulate.rs`). A probe rarely gets near it (7.4 blocks on
+/// average at 3% noise); the reference step does (27).
+pub(crate) const DEFAULT_MAX_SAMPLES: u32 = 60;
 
 /// Everything a bisect needs, checked by `cli/` before anything is created.
 #[derive(Debug, Clone)]
@@ -171,11 +178,11 @@ fn measure(
     variants: [String; 2],
     prompt: Option<&Path>,
     pool: Option<PooledSpread>,
-    decided: impl Fn(&Reading) -> bool + Send + Sync + 'static,
+    decided: impl Fn(&Reading, &[f64]) -> bool + Send + Sync + 'static,
 ) -> Result<Measured> {
-    // A step's own intervals are the plain ones of §8, not §17's repeated ones: a call is wrong
-    // only when the interval lies wholly on the far side of a threshold that sits half-way between
-    // good and bad, which simulated bisects make rare (docs/methodology.md §19).
+    // A step is read after every block, not by §17's repeated intervals: a probe's call is Wald's
+    // test between the two ends, whose error bounds hold however often it looks; the reference's
+    // interval only sets the threshold half-way between them (docs/methodology.md §19).
     let mut file = StudyFile { variants: variants.to_vec(), ..plan.study.clone() };
     if let (None, Some(p)) = (&file.prompt, prompt) {
         file.prompt = Some(p.to_path_buf());
@@ -191,7 +198,8 @@ fn measure(
     let shown = dir.display().to_string();
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
-        if blocks >= max || decided(&read(&judge_with(ev, TraceReading::Skip)?.summary)) {
+        let summary = judge_with(ev, TraceReading::Skip)?.summary;
+        if blocks >= max || decided(&read(&summary), &judge::log_ratios(&summary, metric)) {
             return Ok(None);
         }
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
@@ -344,7 +352,7 @@ fn drive(
     say(&format!("step 0: good against bad {}", short(&bad)));
     let given = plan.threshold_pct;
     let clear = move |r: &Reading| reference_clear(r, given);
-    let settled = move |r: &Reading| reference_settled(r, given);
+    let settled = move |r: &Reading, _: &[f64]| reference_settled(r, given);
     let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, None, settled)?;
     step.study = Some("steps/00-bad".into());
     step.samples_per_variant = m.samples;
@@ -407,7 +415,9 @@ fn drive(
             Built::Interrupted => return Ok(interrupted(stop).unwrap_or(BisectOutcome::Interrupted { signal: 2 })),
         };
         let rel = format!("steps/{index:02}-{}", short(&sha));
-        let decided = move |r: &Reading| call(r, t) != Call::Undecided;
+        // The pool of the steps before this one: the probe's own ratios join it after its call.
+        let before = pool;
+        let decided = move |r: &Reading, ratios: &[f64]| probe_call(r, ratios, before, t, false) != Call::Undecided;
         let m = measure(
             plan,
             &plan.root.join(&rel),
@@ -416,7 +426,6 @@ fn drive(
             Some(pool),
             decided,
         )?;
-        pool = pool.with(&m.log_ratios);
         step.study = Some(rel);
         step.samples_per_variant = m.samples;
         step.reading = Some(m.reading);
@@ -425,14 +434,19 @@ fn drive(
             b.log.steps.push(step);
             return Ok(BisectOutcome::Interrupted { signal });
         }
-        // Undecided at the cap, a probe is called by its interval's centre (§19, judge::call_at_cap).
+        // Wald's test calls a probe as it grows; undecided at the cap, only an interval wholly on
+        // one side of the threshold calls it, else it is inconclusive and skipped as a commit
+        // that does not build (§19): a call by the interval's centre there would be a coin toss
+        // for a commit near the threshold.
         let at_cap = m.samples >= plan.max_samples;
-        let c = if at_cap { call_at_cap(&m.reading, t) } else { call(&m.reading, t) };
+        let c = probe_call(&m.reading, &m.log_ratios, before, t, at_cap);
+        pool = pool.with(&m.log_ratios);
+        step.at_cap = at_cap && c != Call::Undecided && sequential_call(&m.log_ratios, before, t) == Call::Undecided;
         step.call = StepCall::from_call(c);
-        let how = if at_cap && call(&m.reading, t) == Call::Undecided {
-            " (at the sample cap, by the interval's centre)"
-        } else {
-            ""
+        let how = match (c, step.at_cap) {
+            (Call::Undecided, _) => format!(" at the sample cap ({}): skipped", plan.max_samples),
+            (_, true) => " (at the sample cap's look)".into(),
+            _ => String::new(),
         };
         say(&format!(
             "step {index}: {} vs good: {} → {}{how}",
@@ -445,7 +459,7 @@ fn drive(
         pos = match c {
             Call::Good => tree.mark(&sha, Mark::Good)?,
             Call::Bad => tree.mark(&sha, Mark::Bad)?,
-            Call::Undecided => return Ok(BisectOutcome::Inconclusive { commit: sha, step: index }),
+            Call::Undecided => tree.mark(&sha, Mark::Skip)?,
         };
     }
     unreachable!("the loop returns")

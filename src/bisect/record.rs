@@ -54,7 +54,7 @@ pub(crate) enum StepCall {
     Bad,
     /// Does not build: `git bisect skip`.
     Skip,
-    /// Still undecided at the sample cap: the bisect stops here.
+    /// Still undecided at the sample cap: `git bisect skip`, as a commit that does not build.
     Inconclusive,
     /// Stopped by a signal before a call.
     Interrupted,
@@ -75,7 +75,7 @@ impl StepCall {
             StepCall::Good => "good",
             StepCall::Bad => "bad",
             StepCall::Skip => "skip (does not build)",
-            StepCall::Inconclusive => "inconclusive",
+            StepCall::Inconclusive => "inconclusive (skipped)",
             StepCall::Interrupted => "interrupted",
         }
     }
@@ -94,6 +94,9 @@ pub(crate) struct Step {
     pub(crate) samples_per_variant: u32,
     pub(crate) reading: Option<Reading>,
     pub(crate) call: StepCall,
+    /// Called good or bad only at the sample cap's look (reported apart, §19).
+    #[serde(default)]
+    pub(crate) at_cap: bool,
 }
 
 impl Step {
@@ -109,6 +112,7 @@ impl Step {
             samples_per_variant: 0,
             reading: None,
             call,
+            at_cap: false,
         }
     }
 }
@@ -134,7 +138,8 @@ pub(crate) enum BisectOutcome {
     OnlySkipped {
         candidates: Vec<String>,
     },
-    /// This step stayed undecided at the sample cap.
+    /// This step stayed undecided at the sample cap (a bisect before §19's skip of such steps;
+    /// read from old logs, no longer written).
     Inconclusive {
         commit: String,
         step: usize,

@@ -109,7 +109,7 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
 pub(crate) fn run(a: BisectArgs) -> Result<i32> {
     let (study, variant_fields) = study(&a)?;
     let samples = study.samples;
-    let max_samples = a.limit.max_samples.unwrap_or(3 * samples);
+    let max_samples = a.limit.max_samples.unwrap_or(crate::bisect::DEFAULT_MAX_SAMPLES.max(samples));
     if max_samples < samples {
         bail!("--max-samples {max_samples} is fewer than --samples {samples}: a step can only grow");
     }

@@ -37,8 +37,9 @@ fn step_line(o: &mut String, s: &Step) {
     let (change, ci) = change_text(&s.reading);
     let samples = if s.samples_per_variant > 0 { s.samples_per_variant.to_string() } else { "—".into() };
     let call = match s.call {
-        StepCall::Reference => "reference (bad vs good)",
-        c => c.word(),
+        StepCall::Reference => "reference (bad vs good)".to_string(),
+        c if s.at_cap => format!("{} (at the cap)", c.word()),
+        c => c.word().to_string(),
     };
     let subject: String = s.subject.chars().take(48).collect();
     let _ = writeln!(
@@ -101,7 +102,7 @@ impl Render for BisectLog {
                 let list: Vec<&str> = candidates.iter().map(|c| short(c)).collect();
                 let _ = writeln!(
                     o,
-                    "no single first bad commit: commits that do not build hide the boundary; it is one of {}",
+                    "no single first bad commit: skipped commits (that do not build, or stayed inconclusive at the sample cap) hide the boundary; it is one of {}",
                     list.join(" ")
                 );
             }
@@ -130,6 +131,16 @@ impl Render for BisectLog {
         for s in self.steps.iter().filter(|s| s.call == StepCall::Skip) {
             let why = s.build.error.as_deref().unwrap_or("");
             let _ = writeln!(o, "skipped {} (does not build): {why}", short(&s.commit));
+        }
+        let count = |f: &dyn Fn(&Step) -> bool| self.steps.iter().filter(|s| f(s)).count();
+        let called = count(&|s| matches!(s.call, StepCall::Good | StepCall::Bad));
+        let (at_cap, inconclusive) = (count(&|s| s.at_cap), count(&|s| s.call == StepCall::Inconclusive));
+        if at_cap + inconclusive > 0 {
+            let _ = writeln!(
+                o,
+                "at the sample cap ({} per variant): {at_cap} of {called} calls made at its look, {inconclusive} probe(s) inconclusive and skipped (docs/methodology.md §19)",
+                self.max_samples
+            );
         }
         if self.git_log.is_some() {
             let _ = writeln!(o, "git bisect log: {}/bisect-log.txt", self.root.display());
@@ -178,12 +189,35 @@ mod tests {
                 accepted: [3, 3],
             }),
             call,
+            at_cap: false,
         }
     }
 
     #[test]
-    fn names_the_first_bad_commit_with_the_ab_that_convicts_it() {
-        let log = BisectLog {
+    fn calls_at_the_cap_and_inconclusive_probes_are_reported_apart() {
+        let mut log = log();
+        log.steps[2].at_cap = true;
+        log.steps.push(step(4, "e", StepCall::Inconclusive, Some((-18.0, -9.0)), None));
+        let text = log.text();
+        let row = text.lines().find(|l| l.contains("cccccccccccc")).unwrap();
+        assert!(row.contains("good (at the cap)"), "{row}");
+        let row = text.lines().find(|l| l.contains("eeeeeeeeeeee")).unwrap();
+        assert!(row.contains("inconclusive (skipped)"), "{row}");
+        assert!(
+            text.contains(
+                "at the sample cap (9 per variant): 1 of 2 calls made at its look, 1 probe(s) inconclusive and skipped"
+            ),
+            "{text}"
+        );
+        assert!(!log_text_without_cap().contains("at the sample cap"), "no line when nothing reached the cap");
+    }
+
+    fn log_text_without_cap() -> String {
+        log().text()
+    }
+
+    fn log() -> BisectLog {
+        BisectLog {
             root: "/tmp/b".into(),
             repo: "/src/llama.cpp".into(),
             good: "a".repeat(40),
@@ -206,8 +240,12 @@ mod tests {
             git_log: Some("git bisect start\n".into()),
             started_at: String::new(),
             wall_s: 12.0,
-        };
-        let text = log.text();
+        }
+    }
+
+    #[test]
+    fn names_the_first_bad_commit_with_the_ab_that_convicts_it() {
+        let text = log().text();
         assert!(text.contains("threshold -15.00% (half the good→bad change of -30.00%)"), "{text}");
         assert!(text.contains(&format!("first bad commit: {} commit d", "d".repeat(40))), "{text}");
         assert!(

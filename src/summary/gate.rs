@@ -1,8 +1,11 @@
-//! The CI gate (docs/methodology.md §8): a study fails a build only when a candidate is decided
-//! worse — its interval excludes 0 on the failing side — and the interval's estimate lies beyond
-//! the threshold. Noise (an interval that reaches 0) never fails it; a real regression past the
-//! threshold fails once the interval is decided, which a sequential study (`--until-decided`,
-//! §17) reaches within a few blocks. Simulated in `simulate.rs`.
+//! The CI gate (docs/methodology.md §8), two rules over the same interval. `estimate` (the
+//! default) fails a build when a candidate is decided worse — its interval excludes 0 on the
+//! failing side — and the interval's estimate lies beyond the threshold: it catches regressions
+//! near the threshold, and fails a build exactly at it about half the time. `interval` fails only
+//! when the whole interval lies beyond the threshold, a one-sided test at 2.5% against a change
+//! exactly at the threshold: a build there fails at most that often, and a regression has to lie
+//! well past the threshold to fail. Noise (an interval that reaches 0) fails neither. Both rules'
+//! operating curves are simulated in `simulate.rs` and printed in §8 and `--help`.
 use super::stats::ChangeCi;
 use super::{Metric, Summary};
 
@@ -46,12 +49,33 @@ impl GateMetric {
     }
 }
 
+/// How a decided change is held against the threshold (docs/methodology.md §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub(crate) enum GateRule {
+    /// Decided worse, and the interval's estimate beyond the threshold.
+    #[default]
+    Estimate,
+    /// The whole interval beyond the threshold (a non-inferiority test: a build exactly at the
+    /// threshold fails at most 2.5% of the time).
+    Interval,
+}
+
+impl GateRule {
+    fn flag(self) -> &'static str {
+        match self {
+            GateRule::Estimate => "--gate-rule estimate",
+            GateRule::Interval => "--gate-rule interval",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Gate {
     pub(crate) fail_on: FailOn,
     pub(crate) metric: GateMetric,
     /// % change the interval must lie beyond (0: any change the interval proves).
     pub(crate) threshold_pct: f64,
+    pub(crate) rule: GateRule,
 }
 
 /// Why a variant failed the gate.
@@ -65,8 +89,12 @@ pub(crate) struct GateFailure {
 
 impl GateFailure {
     pub(crate) fn line(&self, gate: &Gate) -> String {
+        let beyond = match gate.rule {
+            GateRule::Estimate => "is decided and its estimate lies beyond",
+            GateRule::Interval => "lies wholly beyond",
+        };
         format!(
-            "{} {} {:+.2}% [{:+.2}%, {:+.2}%] is decided and beyond the {}% threshold ({})",
+            "{} {} {:+.2}% [{:+.2}%, {:+.2}%] {beyond} the {}% threshold ({}, {})",
             self.label,
             self.metric,
             self.change_pct,
@@ -76,7 +104,8 @@ impl GateFailure {
             match gate.fail_on {
                 FailOn::Slower => "--fail-on slower",
                 FailOn::Changed => "--fail-on changed",
-            }
+            },
+            gate.rule.flag(),
         )
     }
 }
@@ -143,13 +172,18 @@ impl Gate {
             .collect()
     }
 
-    /// Whether an interval fails the gate: it excludes 0 on a failing side and its estimate (the
-    /// centre, on the log scale) lies beyond the threshold on that side.
+    /// Whether an interval fails the gate. `estimate`: it excludes 0 on a failing side and its
+    /// estimate (the centre, on the log scale) lies beyond the threshold on that side.
+    /// `interval`: it lies wholly beyond the threshold on a failing side.
     pub(crate) fn fails(&self, ci: &ChangeCi, higher_is_better: bool) -> bool {
         let t = self.threshold_pct.abs();
-        let centre = ci.center_pct();
-        let up = ci.lo_pct > 0.0 && centre > t;
-        let down = ci.hi_pct < 0.0 && centre < -t;
+        let (up, down) = match self.rule {
+            GateRule::Estimate => {
+                let centre = ci.center_pct();
+                (ci.lo_pct > 0.0 && centre > t, ci.hi_pct < 0.0 && centre < -t)
+            }
+            GateRule::Interval => (ci.lo_pct > 0.0 && ci.lo_pct > t, ci.hi_pct < 0.0 && ci.hi_pct < -t),
+        };
         // "Worse" is down for a rate, up for a latency.
         let worse = if higher_is_better { down } else { up };
         match self.fail_on {
@@ -233,7 +267,8 @@ mod tests {
     #[test]
     fn a_candidate_without_an_interval_is_unjudged_and_the_line_says_why() {
         let d = Metric::ServerDecodeTps;
-        let gate = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
+        let gate =
+            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
         let mut s: Summary =
             serde_json::from_str(include_str!("../../tests/fixtures/evidence-pre-engine/study/summary.json"))
                 .expect("a real summary");
@@ -255,18 +290,9 @@ mod tests {
     #[test]
     fn only_a_decided_change_beyond_the_threshold_fails() {
         let d = Metric::ServerDecodeTps;
-        let slower = Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0 };
-        let vs = || {
-            vec![
-                variant("base", d, None),
-                variant("regressed", d, Some((-40.0, -26.0))),
-                variant("noise", d, Some((-6.0, 3.0))),
-                variant("small", d, Some((-4.9, -1.0))),
-                // Decided slower, its estimate (−6.3%) past the threshold, the interval reaching it.
-                variant("past", d, Some((-9.0, -3.5))),
-                variant("faster", d, Some((10.0, 20.0))),
-            ]
-        };
+        let slower =
+            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
+        let vs = || vs_for(d);
         assert_eq!(labels(slower, vs()), ["regressed", "past"]);
         let changed = Gate { fail_on: FailOn::Changed, ..slower };
         assert_eq!(labels(changed, vs()), ["regressed", "past", "faster"]);
@@ -274,12 +300,47 @@ mod tests {
         assert_eq!(labels(any, vs()), ["regressed", "small", "past"]);
         // TTFT: worse is up.
         let t = Metric::TtftMs;
-        let ttft = Gate { fail_on: FailOn::Slower, metric: GateMetric::Ttft, threshold_pct: 0.0 };
+        let ttft =
+            Gate { fail_on: FailOn::Slower, metric: GateMetric::Ttft, threshold_pct: 0.0, rule: GateRule::Estimate };
         let vs = vec![
             variant("base", t, None),
             variant("later", t, Some((3.0, 9.0))),
             variant("sooner", t, Some((-9.0, -3.0))),
         ];
         assert_eq!(labels(ttft, vs), ["later"]);
+        // The interval rule: only an interval wholly past the threshold fails.
+        let interval = Gate { rule: GateRule::Interval, ..slower };
+        assert_eq!(labels(interval, vs_for(d)), ["regressed"]);
+        let changed = Gate { fail_on: FailOn::Changed, ..interval };
+        assert_eq!(labels(changed, vs_for(d)), ["regressed", "faster"]);
+        // At threshold 0 the two rules are one: the interval excludes 0.
+        let any = Gate { threshold_pct: 0.0, ..interval };
+        assert_eq!(labels(any, vs_for(d)), ["regressed", "small", "past"]);
+    }
+
+    fn vs_for(d: Metric) -> Vec<VariantSummary> {
+        vec![
+            variant("base", d, None),
+            variant("regressed", d, Some((-40.0, -26.0))),
+            variant("noise", d, Some((-6.0, 3.0))),
+            variant("small", d, Some((-4.9, -1.0))),
+            // Decided slower, its estimate (−6.3%) past the threshold, the interval reaching it.
+            variant("past", d, Some((-9.0, -3.5))),
+            variant("faster", d, Some((10.0, 20.0))),
+        ]
+    }
+
+    #[test]
+    fn the_failure_line_names_the_rule_it_applied() {
+        let f = GateFailure { label: "cand".into(), metric: "decode", change_pct: -8.0, ci: [-11.0, -6.0] };
+        let g =
+            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Interval };
+        let line = f.line(&g);
+        assert!(
+            line.contains("lies wholly beyond the 5% threshold") && line.contains("--gate-rule interval"),
+            "{line}"
+        );
+        let line = f.line(&Gate { rule: GateRule::Estimate, ..g });
+        assert!(line.contains("its estimate lies beyond") && line.contains("--gate-rule estimate"), "{line}");
     }
 }

@@ -159,9 +159,10 @@ fn table(m: Metric, record: &SweepRecord, summaries: &[Option<Summary>]) -> Metr
         }
     }
     // The family: every comparison with a p-value (a candidate with too few samples has none).
+    // An adaptive point's p is its repeated p (§17), valid at the look it stopped on.
     let tested: Vec<usize> =
-        (0..rows.len()).filter(|&i| rows[i].ci.as_ref().and_then(|c| c.p_value).is_some()).collect();
-    let p: Vec<f64> = tested.iter().map(|&i| rows[i].ci.and_then(|c| c.p_value).expect("tested")).collect();
+        (0..rows.len()).filter(|&i| rows[i].ci.as_ref().and_then(|c| c.family_p()).is_some()).collect();
+    let p: Vec<f64> = tested.iter().map(|&i| rows[i].ci.and_then(|c| c.family_p()).expect("tested")).collect();
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         rows[i].p_holm = Some(adjusted);
     }

@@ -213,6 +213,7 @@ pub(crate) fn welch(a: &[f64], b: &[f64]) -> TStat {
 }
 
 /// Welch's two-sided test of equal means (unequal variances); at least 2 values a side.
+#[cfg(test)]
 pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     let ((ma, va), (mb, vb)) = (mean_var(a), mean_var(b));
     let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
@@ -222,6 +223,26 @@ pub(crate) fn welch_p(a: &[f64], b: &[f64]) -> f64 {
     }
     let df = se2 * se2 / (sa * sa / (a.len() as f64 - 1.0) + sb * sb / (b.len() as f64 - 1.0));
     two_sided_p((mb - ma) / se2.sqrt(), df)
+}
+
+/// The two-sided p of a difference `diff` whose variance is the sum of independent parts, each a
+/// variance with its degrees of freedom (Welch–Satterthwaite's degrees of freedom over them).
+pub(crate) fn parts_p(diff: f64, parts: &[(f64, f64)]) -> f64 {
+    let se2: f64 = parts.iter().map(|p| p.0).sum();
+    if se2 == 0.0 {
+        return if diff == 0.0 { 1.0 } else { 0.0 };
+    }
+    let df = se2 * se2 / parts.iter().filter(|p| p.0 > 0.0).map(|(v, df)| v * v / df).sum::<f64>();
+    two_sided_p(diff / se2.sqrt(), df)
+}
+
+/// The mean of `xs` and the variance of that mean, with its degrees of freedom; None below 2
+/// values.
+pub(crate) fn mean_and_its_variance(xs: &[f64]) -> Option<(f64, f64, f64)> {
+    (xs.len() >= 2).then(|| {
+        let (m, v) = mean_var(xs);
+        (m, v / xs.len() as f64, xs.len() as f64 - 1.0)
+    })
 }
 
 #[cfg(test)]

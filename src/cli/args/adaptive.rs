@@ -44,7 +44,8 @@ pub(crate) struct AdaptiveArgs {
 #[derive(Args, Debug, Clone)]
 pub(crate) struct MaxSamplesArg {
     /// Stop adding interleaved blocks at N samples per variant (ab with --until-ci: default 20;
-    /// bisect, for a step still undecided: default 3× --samples).
+    /// bisect, for a step still undecided: default 60, or --samples if more; a probe still
+    /// undecided there is skipped, docs/methodology.md §19).
     #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_SAMPLES))]
     pub(crate) max_samples: Option<u32>,
 }
