@@ -874,6 +874,53 @@ fn a_corrupt_sample_record_is_rejected_by_summarize_and_measured_again_by_resume
     assert_eq!(f.hooks(), [2, 2, 2]);
 }
 
+/// Issue #35: an evidence folder shows that it is the one abprof wrote. Each sample is sealed
+/// (SHA256SUMS, `sha256sum -c`'s format); a sample.json whose server decode_tps was edited ×10 and a
+/// sample whose server.log was deleted are named by summarize, rule evidence-changed, and left
+/// out of every figure; the untouched sample is still accepted.
+#[test]
+fn a_tampered_and_a_log_less_sample_are_named_by_summarize() {
+    let f = Fault::new();
+    let root = f.root();
+    let s = summary(&run(&Study::new(&f, 8, 3, &[variant("a", "")]).args()));
+    assert_eq!(s["variants"][0]["accepted"], 3, "{s:#}");
+    let sums = std::fs::read_to_string(root.join("samples/001-a/SHA256SUMS")).unwrap();
+    assert!(sums.contains("  sample.json\n") && sums.contains("  server.log\n"), "{sums}");
+    let check = Command::new("sha256sum")
+        .arg("-c")
+        .arg("--quiet")
+        .arg("SHA256SUMS")
+        .current_dir(root.join("samples/001-a"))
+        .output()
+        .unwrap();
+    assert!(check.status.success(), "sha256sum -c reads the seal: {}", String::from_utf8_lossy(&check.stdout));
+
+    let record = root.join("samples/001-a/sample.json");
+    let mut edited = read_json(&record);
+    let tps = edited["server"]["decode_tps"].as_f64().expect("a decode rate");
+    edited["server"]["decode_tps"] = serde_json::json!(tps * 10.0);
+    std::fs::write(&record, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    std::fs::remove_file(root.join("samples/002-a/server.log")).unwrap();
+
+    let out = abprof().arg("summarize").arg(&root).arg("--json").output().unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", err(&out)));
+    let rejected = s["rejected"].as_array().unwrap();
+    let named =
+        |dir: &str, what: &str| {
+            rejected.iter().any(|r| {
+                r["dir"].as_str().is_some_and(|d| d.ends_with(dir))
+                    && r["reasons"].as_array().unwrap().iter().any(|w| {
+                        w["rule"] == "evidence-changed" && w["reason"].as_str().is_some_and(|t| t.contains(what))
+                    })
+            })
+        };
+    assert!(named("001-a", "sample.json changed"), "{:#}", s["rejected"]);
+    assert!(named("002-a", "server.log is missing"), "{:#}", s["rejected"]);
+    assert_eq!(s["variants"][0]["accepted"], 1, "only the untouched sample counts");
+    let text = abprof().arg("summarize").arg(&root).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("evidence-changed"), "the text summary names the rule");
+}
+
 // ---- Issue #19's fault cases: bounds, calibration, wrappers, models; issue #20's own CPU ----
 
 /// The flags of a study on the command line, its root `root`.

@@ -563,6 +563,9 @@ async fn drive<C: StudyConfig>(
                 taken += 1;
                 bar.inc(1);
                 config.after_sample(ctx, slot, &sample)?;
+                // Every file of the sample is written: its seal lets a later reader tell these
+                // files from edited ones (docs/methodology.md §7.21).
+                super::seal::seal(&dir).with_context(|| format!("sealing {}", dir.display()))?;
             }
         }
     }

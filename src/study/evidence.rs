@@ -9,7 +9,8 @@
 //! prompt.txt              the calibrated prompt (+ prompt.txt.calibration.json)
 //! isolation.json          every hook run: before (per sample), after and verify (once, at exit)
 //! roofline.json           per variant: decode bytes by class, KV shape, memory bandwidth (§13)
-//! samples/NNN-LABEL/      server.log, request.json, response.sse, sample.json, telemetry.csv
+//! samples/NNN-LABEL/      server.log, request.json, response.sse, sample.json, telemetry.csv,
+//!                         SHA256SUMS (the seal: `seal.rs`)
 //! summary.json            written at the end and by `abprof summarize`
 //! report.html, report.md  written at the end of `ab` and `trace` and by `abprof report`
 //! ```
@@ -187,6 +188,13 @@ pub(crate) struct FoundSample {
     pub(crate) corrupt: Option<String>,
     /// Earlier failed attempts at this slot, kept beside it (`NNN-LABEL.attempt-K`).
     pub(crate) earlier_attempts: Vec<(PathBuf, Option<Sample>)>,
+}
+
+impl FoundSample {
+    /// Whether this sample's files are the ones abprof sealed (docs/methodology.md §7.21).
+    pub(crate) fn seal(&self) -> super::seal::SealCheck {
+        super::seal::check(&self.dir)
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -13,6 +13,7 @@ mod open;
 mod port;
 pub(crate) mod roofline;
 mod run_record;
+pub(crate) mod seal;
 pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 

@@ -426,7 +426,10 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             }
             continue;
         };
-        let reasons = sample_rejections(s, &exp);
+        let mut reasons = sample_rejections(s, &exp);
+        if let crate::study::seal::SealCheck::Changed(what) = f.seal() {
+            reasons.insert(0, rules::evidence_changed(&what));
+        }
         if reasons.is_empty() {
             accepted[f.slot.variant].push(fi);
         } else {

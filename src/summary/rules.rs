@@ -230,6 +230,15 @@ pub(crate) fn corrupt_record(detail: &str) -> Rejection {
     reject("corrupt-record", format!("corrupt: {detail}"))
 }
 
+/// A sample whose files are not the ones abprof sealed (docs/methodology.md §7.21): its figures
+/// cannot be shown to be the measured ones.
+pub(crate) fn evidence_changed(what: &[String]) -> Rejection {
+    reject(
+        "evidence-changed",
+        format!("{} since abprof wrote it (its SHA256SUMS says otherwise): left out of every figure; restore the files from a copy of the evidence folder", what.join(", ")),
+    )
+}
+
 /// Without a calibrated count, every variant's prompt must still match the baseline's.
 pub(crate) fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<Rejection> {
     (got != baseline).then(|| {
