@@ -78,7 +78,7 @@ pub(crate) fn run_timed_telling(
     cancel: &AtomicBool,
     group: &dyn Fn(Option<u32>),
 ) -> std::io::Result<TimedRun> {
-    run_reporting(cmd, timeout, None, cancel, group)
+    run_reporting(cmd, timeout, None, cancel, group, false)
 }
 
 /// [`run_timed`], also ended like a timeout when `stall` sees its output stand still.
@@ -88,7 +88,7 @@ pub(crate) fn run_watched(
     stall: Option<&StallWatch>,
     cancel: &AtomicBool,
 ) -> std::io::Result<TimedRun> {
-    run_reporting(cmd, timeout, stall, cancel, &|_| {})
+    run_reporting(cmd, timeout, stall, cancel, &|_| {}, true)
 }
 
 fn run_reporting(
@@ -97,12 +97,31 @@ fn run_reporting(
     stall: Option<&StallWatch>,
     cancel: &AtomicBool,
     tell: &dyn Fn(Option<u32>),
+    leash: bool,
 ) -> std::io::Result<TimedRun> {
     cmd.process_group(0);
+    let abprof = std::process::id() as i32;
+    // A leashed child dies with abprof. Fired when the forking thread exits: this one, which
+    // waits for the child below.
+    // SAFETY: between fork and exec only async-signal-safe calls: prctl, getppid and raise.
+    if leash {
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+                // abprof died between fork and prctl: the signal will never come.
+                if nix::libc::getppid() != abprof {
+                    nix::libc::raise(nix::libc::SIGKILL);
+                }
+                Ok(())
+            });
+        }
+    }
     let started = Stamp::now();
     let mut child = cmd.spawn()?;
     tell(Some(child.id()));
     let group = Pid::from_raw(child.id() as i32);
+    // The death signal reaches the child alone; the leash ends what it started too.
+    let held = if leash { GroupLeash::hold(child.id()).ok() } else { None };
     let (tx, rx) = mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let status = child.wait();
@@ -155,8 +174,47 @@ fn run_reporting(
     if killpg(group, None).is_ok() {
         let _ = killpg(group, Signal::SIGKILL);
     }
+    if let Some(l) = held {
+        l.release();
+    }
     tell(None);
     Ok(TimedRun { exit, wall_ms: started.ms_until(&ended) })
+}
+
+/// What ends a child's whole process group when abprof dies without a chance to clean up
+/// (SIGKILL, a crash): a small watcher holding the other end of a pipe from abprof. When the pipe
+/// closes without "done" (abprof is gone, however it died), it sends the group SIGKILL. The
+/// child's own death signal (`PR_SET_PDEATHSIG`) reaches only the child; an agent's tool
+/// processes would otherwise live on (docs/methodology.md §11).
+struct GroupLeash {
+    stdin: std::process::ChildStdin,
+    watcher: std::process::Child,
+}
+
+impl GroupLeash {
+    fn hold(pgid: u32) -> std::io::Result<GroupLeash> {
+        let mut watcher = Command::new("sh")
+            .arg("-c")
+            .arg(r#"read what; [ "$what" = done ] || kill -9 -"$1" 2>/dev/null; exit 0"#)
+            .arg("abprof-group-leash")
+            .arg(pgid.to_string())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            // Its own group: a Ctrl-C at the terminal is abprof's to handle, not the watcher's.
+            .process_group(0)
+            .spawn()?;
+        let stdin = watcher.stdin.take().ok_or_else(|| std::io::Error::other("no pipe to the leash"))?;
+        Ok(GroupLeash { stdin, watcher })
+    }
+
+    /// The group ended with its child: the watcher exits without a signal.
+    fn release(mut self) {
+        use std::io::Write;
+        let _ = writeln!(self.stdin, "done");
+        drop(self.stdin);
+        let _ = self.watcher.wait();
+    }
 }
 
 /// The pids whose process group is `pgid` (field 5 of `/proc/PID/stat`, after the command name

@@ -218,6 +218,62 @@ fn a_study_killed_with_sigkill_leaves_no_row_and_its_resume_records_it_whole() {
     assert_eq!((rows[0]["accepted"].as_u64(), rows[0]["planned"].as_u64()), (Some(2), Some(2)));
 }
 
+/// Issue #35: a SIGTERM while the finished study is written to the history does not cut the
+/// write and is not swallowed: the write finishes (the row is there), then abprof exits 143 with
+/// the usual "interrupted by signal 15" line. The test holds the database with an exclusive
+/// transaction so that abprof's write waits (its busy timeout) while the signal arrives.
+#[test]
+fn sigterm_during_the_history_write_finishes_the_write_then_exits_143() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    let root = d.path().join("study");
+    let file = study_file(d.path(), "t", &testbed().target, &calibrated_prompt(300), 1, &[kv("f16", "f16")]);
+    let stdout = std::fs::File::create(d.path().join("stdout")).unwrap();
+    let stderr = std::fs::File::create(d.path().join("stderr")).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
+        .env("XDG_DATA_HOME", data_home())
+        .env_remove("ABPROF_HISTORY")
+        .args(["ab", "--json", "--study"])
+        .arg(&file)
+        .arg("--root")
+        .arg(&root)
+        .arg("--history")
+        .arg(&db)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let until = |what: &str, f: &dyn Fn() -> bool| {
+        let t0 = Instant::now();
+        while !f() {
+            assert!(t0.elapsed() < Duration::from_secs(120), "waited too long for {what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    // The history is created before anything of the study: once the sample runs, it exists.
+    until("the first sample", &|| root.join("samples/001-f16").is_dir());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    // summary.json is written before the history record; then the write waits on the lock.
+    until("the summary", &|| root.join("summary.json").is_file());
+    std::thread::sleep(Duration::from_millis(500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "abprof finishes the history write before it exits");
+    conn.execute_batch("COMMIT").unwrap();
+    drop(conn);
+    let status = child.wait().unwrap();
+    let err = std::fs::read_to_string(d.path().join("stderr")).unwrap();
+    assert_eq!(status.code(), Some(143), "{err}");
+    assert!(err.contains("interrupted by signal 15 during the history write"), "{err}");
+    let list = history_json(&db, &[]);
+    assert_eq!(list["studies_total"], 1, "the write finished: {list:#}");
+}
+
 #[test]
 fn a_bad_history_flag_is_refused_before_anything_is_created() {
     let d = tempfile::tempdir().unwrap();

@@ -185,6 +185,56 @@ fn wait_for(path: &Path, within: Duration, what: &str) {
     }
 }
 
+/// The pids of `parent`'s children whose command line holds `needle`.
+fn children_of(parent: u32, needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
+            ppid == Some(parent)
+                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
+        })
+        .collect()
+}
+
+/// Whether `pid` is alive (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+}
+
+/// Issue #35: `abprof pi` killed with SIGKILL (no chance to clean up) takes the Pi agent with it
+/// within 2 s, as it takes its servers: the agent dies with abprof (its death signal) and its
+/// process group is ended by a leash.
+#[test]
+fn sigkill_takes_the_pi_agent_down_within_2_s() {
+    let tb = testbed();
+    let root = tempfile::tempdir().unwrap();
+    let markers = tempfile::tempdir().unwrap();
+    let mut child = spawn_pi_study(tb, root.path(), markers.path(), 2, 2000);
+    wait_for(&root.path().join("pi/a-1/pi.jsonl"), Duration::from_secs(120), "pi never started");
+    std::thread::sleep(Duration::from_millis(1500));
+    let agent = children_of(child.id(), "--no-session");
+    assert_eq!(agent.len(), 1, "one Pi agent runs under abprof: {agent:?}");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let _ = child.wait();
+    let killed = std::time::Instant::now();
+    while alive(agent[0]) {
+        assert!(killed.elapsed() < Duration::from_secs(2), "the Pi agent {} outlived abprof by 2 s", agent[0]);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!("the Pi agent was gone {:?} after abprof's SIGKILL", killed.elapsed());
+    let t0 = std::time::Instant::now();
+    while !processes_mentioning(&root.path().display().to_string()).is_empty() {
+        assert!(t0.elapsed() < Duration::from_secs(5), "a server outlived abprof");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn sigint_during_a_pi_run_stops_it_and_restores() {
     let tb = testbed();

@@ -1,6 +1,6 @@
 //! The end of an A/B study: its summary, the history, the report, and the gate.
 use super::ending::{Ending, GateEnding};
-use super::epilogue::{announce, close, closing_of, record, Finishing};
+use super::epilogue::{announce, close, closing_of, record, Finishing, AFTER_SIGNAL_IN_RECORD};
 use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::file::StudyFile;
@@ -19,8 +19,10 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     run.evidence.write_summary(summary)?;
     emit(summary, how.format);
     let mut ending = Ending::of_run(&run);
+    let mut in_record = None;
     if ending.completed() {
-        record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
+        in_record =
+            record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
     ending.report_failed = announce(&write_after_run(&run.evidence, summary, &judged.facts), how.format);
@@ -31,11 +33,15 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
             ending.gate = how.gate.map_or(GateEnding::Passed, |g| judge_gate(&g, summary));
         }
     }
-    let after_signal = format!(
-        " after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",
-        run.samples_taken,
-        root.display()
-    );
+    let after_signal = match in_record {
+        Some(_) => AFTER_SIGNAL_IN_RECORD.to_string(),
+        None => format!(
+            " after {} new samples; restore hooks ran; `abprof ab --resume {}` completes the study",
+            run.samples_taken,
+            root.display()
+        ),
+    };
+    ending.interrupted_by = ending.interrupted_by.or(in_record);
     Ok(close(&ending, closing_of(root, after_signal)))
 }
 

@@ -65,7 +65,12 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
     for x in &bench.rejections {
         eprintln!("abprof: rejected ({}): {}", x.rule, x.reason);
     }
-    record(history.as_mut(), evidence, how.format, || Ok(crate::history::StudyRecord::of_bench(evidence, &bench)));
+    let in_record =
+        record(history.as_mut(), evidence, how.format, || Ok(crate::history::StudyRecord::of_bench(evidence, &bench)));
+    if let Some(sig) = in_record {
+        eprintln!("abprof: interrupted by signal {sig}{}", super::epilogue::AFTER_SIGNAL_IN_RECORD);
+        return Ok(128 + sig);
+    }
     Ok(if bench.rejections.is_empty() { 0 } else { 3 })
 }
 

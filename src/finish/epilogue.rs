@@ -30,14 +30,18 @@ impl Finishing {
 /// result, in text only (like the report's path: stderr stays for errors, a JSON document stays
 /// one document). A record that cannot be built or written loses nothing measured and does not
 /// change the run's exit status; one a PostgreSQL history cannot take now waits in the outbox,
-/// said in one line (docs/methodology.md §15 "outbox").
+/// said in one line (docs/methodology.md §15 "outbox"). A stop signal during the write does not
+/// cut it: the write finishes, and the signal's number is returned for the command to exit
+/// 128+N with its usual line (the study's own listener has ended with its loop, so without this
+/// one the signal would be swallowed).
 pub(crate) fn record(
     history: Option<&mut History>,
     root: &Path,
     format: Format,
     make: impl FnOnce() -> Result<StudyRecord>,
-) {
-    let Some(h) = history else { return };
+) -> Option<i32> {
+    let h = history?;
+    let stop = crate::stop_signal::StopSignal::listen_alone().ok();
     match make().and_then(|study| Ok(h.record_study(&study)?)) {
         Ok(Recording::Stored(study)) => {
             if format == Format::Text {
@@ -56,7 +60,12 @@ pub(crate) fn record(
             root.display()
         ),
     }
+    stop.and_then(|s| s.signal())
 }
+
+/// The line after "interrupted by signal N" when the signal came during the history write.
+pub(super) const AFTER_SIGNAL_IN_RECORD: &str =
+    " during the history write; the write finished: the study is complete and recorded";
 
 /// After a study's own output: the report's paths, in text only (a `--json` document stays one
 /// document; its reader finds the page at DIR/report.html), or the one line saying why it could

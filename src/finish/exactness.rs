@@ -90,9 +90,13 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
     emit(&SavedExactness { report: &report, file: &file }, how.format);
     let facts = exactness_facts(&r.variants, &r.models, &r.common)?;
     crate::study::evidence::write_json(&crate::study::evidence::exactness_facts_in(root), &facts)?;
-    record(history.as_mut(), root, how.format, || {
+    let in_record = record(history.as_mut(), root, how.format, || {
         Ok(crate::history::StudyRecord::of_exactness(root, &report, Some(&facts)))
     });
+    if let Some(sig) = in_record {
+        eprintln!("abprof: interrupted by signal {sig}{}", super::epilogue::AFTER_SIGNAL_IN_RECORD);
+        return Ok(128 + sig);
+    }
     Ok(report.gate.exit_status())
 }
 

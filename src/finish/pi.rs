@@ -33,14 +33,21 @@ pub(super) fn finish(file: &StudyFile, section: &PiSection, root: &Path, resume:
     let report = pi_report(&run.evidence, &study, facts)?;
     save_pi_report(&run.evidence, &report)?;
     emit(&PiOutcome { report: &report, evidence: root }, how.format);
+    let mut in_record = None;
     if ending.completed() {
-        record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_pi(root, &report, &study)));
+        in_record = record(history.as_mut(), root, how.format, || {
+            Ok(crate::history::StudyRecord::of_pi(root, &report, &study))
+        });
     }
     ending.samples_failed = report.samples.len() != report.order.len() || report.samples.iter().any(|s| !s.valid);
-    let after_signal = format!(
-        " after {} new samples; the sample in flight was discarded; restore hooks ran; `abprof pi --resume {}` completes the study",
-        run.samples_taken,
-        root.display()
-    );
+    let after_signal = match in_record {
+        Some(_) => super::epilogue::AFTER_SIGNAL_IN_RECORD.to_string(),
+        None => format!(
+            " after {} new samples; the sample in flight was discarded; restore hooks ran; `abprof pi --resume {}` completes the study",
+            run.samples_taken,
+            root.display()
+        ),
+    };
+    ending.interrupted_by = ending.interrupted_by.or(in_record);
     Ok(close(&ending, closing_of(root, after_signal)))
 }

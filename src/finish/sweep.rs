@@ -30,10 +30,12 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     }
     run.evidence.write_summary(&summary)?;
     emit(&summary, format);
+    let mut in_record = None;
     if ending.completed() {
         // Every point is a whole study: each lands in the history once the sweep is complete.
         for (dir, j) in &summary.point_summaries {
-            record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
+            let signal = record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
+            in_record = in_record.or(signal);
         }
     }
     let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
@@ -58,11 +60,15 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let closing = Closing {
         hooks: "the restore/verify hooks of a sweep point",
         isolation_record: format!("isolation.json in {}/points/*", root.display()),
-        after_signal: format!(
-            " after {} new samples; restore hooks ran; `abprof ab --resume {}` keeps the finished points and completes the sweep",
-            run.samples_taken,
-            root.display()
-        ),
+        after_signal: match in_record {
+            Some(_) => super::epilogue::AFTER_SIGNAL_IN_RECORD.to_string(),
+            None => format!(
+                " after {} new samples; restore hooks ran; `abprof ab --resume {}` keeps the finished points and completes the sweep",
+                run.samples_taken,
+                root.display()
+            ),
+        },
     };
+    ending.interrupted_by = ending.interrupted_by.or(in_record);
     Ok(close(&ending, closing))
 }

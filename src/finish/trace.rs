@@ -1,7 +1,7 @@
 //! The end of a trace study: each trace scaled by the untraced samples the rulebook accepted,
 //! the history, the report.
 use super::ending::Ending;
-use super::epilogue::{announce, close, closing_of, record, Finishing};
+use super::epilogue::{announce, close, closing_of, record, Finishing, AFTER_SIGNAL_IN_RECORD};
 use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::file::StudyFile;
@@ -27,8 +27,11 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     // Written first: when no untraced sample can scale a trace, the report shows the rejections.
     let report = write_after_run(&run.evidence, summary, &judged.facts);
     emit(&scale_traces(&run.evidence, summary, file.tokens)?, how.format);
-    record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
+    let in_record =
+        record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
     // The report's paths come last, after everything else the command printed.
     ending.report_failed = announce(&report, how.format);
+    ending.interrupted_by = in_record;
+    let after_signal = if in_record.is_some() { AFTER_SIGNAL_IN_RECORD.to_string() } else { after_signal };
     Ok(close(&ending, closing_of(root, after_signal)))
 }
