@@ -7,6 +7,7 @@ use crate::study::file::StudyFile;
 use crate::study::run_ab;
 use crate::summary::adaptive::another_block;
 use crate::summary::gate::Gate;
+use crate::summary::rules::Rule;
 use crate::summary::{judge, Summary};
 use anyhow::Result;
 use std::path::Path;
@@ -61,7 +62,7 @@ fn says_nothing_to_compare(summary: &Summary) -> bool {
 /// Every rejected sample broke the other-workload rule (and there is at least one): the study
 /// measured a busy host, not the variants.
 fn all_other_workload(s: &Summary) -> bool {
-    !s.rejected.is_empty() && s.rejected.iter().all(|r| r.reasons.iter().any(|x| x.rule == "other-workload"))
+    !s.rejected.is_empty() && s.rejected.iter().all(|r| r.reasons.iter().any(|x| x.rule == Rule::OtherWorkload))
 }
 
 /// The gate's finding, each failure or the candidates it cannot judge on one line.

@@ -359,8 +359,10 @@ mod tests {
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
         use crate::summary::Metric;
         s.variants[0].samples[2].energy = vec![(Metric::DecodeJPerToken, 1.94), (Metric::DecodeTokensPerJ, 0.516)];
-        s.variants[0].samples[1].rejections =
-            vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
+        s.variants[0].samples[1].rejections = vec![crate::summary::rules::Rejection {
+            rule: crate::summary::rules::Rule::OtherWorkload,
+            reason: "busy".into(),
+        }];
         let writers: Vec<_> = (0..4)
             .map(|_| {
                 let (t, s) = (t.clone(), s.clone());

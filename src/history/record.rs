@@ -467,7 +467,7 @@ impl StudyRecord {
                 rejections: s
                     .failures
                     .iter()
-                    .map(|f| Rejection { rule: "pi-sample-check".into(), reason: f.clone() })
+                    .map(|f| Rejection { rule: crate::summary::rules::Rule::PiSampleCheck, reason: f.clone() })
                     .collect(),
                 decode_tps: t.map(|t| t.decode_tps),
                 prefill_tps: t.map(|t| t.prefill_tps),

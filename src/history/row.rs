@@ -277,7 +277,7 @@ pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64,
     let sample_ids = x.insert_rows("samples", SAMPLE, &sample_cells, true)?;
     let by_sample = || samples.iter().map(|(s, _)| *s).zip(sample_ids.iter().copied());
     let rejections: Vec<Vec<Cell>> = by_sample()
-        .flat_map(|(s, id)| s.rejections.iter().map(move |r| vec![int(id), text(&r.rule), text(&r.reason)]))
+        .flat_map(|(s, id)| s.rejections.iter().map(move |r| vec![int(id), text(r.rule.as_str()), text(&r.reason)]))
         .collect();
     let energy: Vec<Vec<Cell>> = by_sample()
         .flat_map(|(s, id)| s.energy.iter().map(move |(m, v)| vec![int(id), text(metric_name(*m)), real(Some(*v))]))
@@ -545,7 +545,7 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
     })?;
     q.each("SELECT * FROM rejections ORDER BY sample_id, rule, reason", &mut |r| {
         let Some(&(i, j, k)) = samples.get(&need(r.int("sample_id")?, "sample_id")?) else { return Ok(()) };
-        let rule = need(r.text("rule")?, "rule")?;
+        let rule = crate::summary::rules::Rule::named(&need(r.text("rule")?, "rule")?);
         let reason = need(r.text("reason")?, "reason")?;
         studies[i].record.variants[j].samples[k].rejections.push(Rejection { rule, reason });
         Ok(())

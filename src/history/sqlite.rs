@@ -135,8 +135,10 @@ mod tests {
     fn a_study_is_written_whole_once_and_reads_back_as_the_record_it_was() {
         let (_d, mut h) = history();
         let mut s = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0]), variant("q8_0", "1", &[9.0, 9.5])]);
-        s.variants[1].samples[1].rejections =
-            vec![crate::summary::rules::Rejection { rule: "other-workload".into(), reason: "busy".into() }];
+        s.variants[1].samples[1].rejections = vec![crate::summary::rules::Rejection {
+            rule: crate::summary::rules::Rule::OtherWorkload,
+            reason: "busy".into(),
+        }];
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
         use crate::summary::Metric;
         s.variants[0].samples[0].energy = vec![(Metric::DecodeJPerToken, 1.14), (Metric::DecodeMeanPowerW, 349.6)];

@@ -411,7 +411,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 index: f.slot.index,
                 label: f.label.clone(),
                 dir: rel(dir),
-                reasons: vec![Rejection { rule: "superseded-attempt".into(), reason: why }],
+                reasons: vec![Rejection { rule: rules::Rule::SupersededAttempt, reason: why }],
             });
         }
         let Some(s) = &f.sample else {

@@ -4,17 +4,18 @@
 //! study's `retakes`. A whole block keeps the interleaving balanced and gives the paired model
 //! one more complete block; the spoiled block's samples stay in the evidence and in the rejected
 //! list. Rules that say the variant itself is wrong are never retaken: a retake would fail alike.
-use super::rules::Rejection;
+use super::rules::{Rejection, Rule};
 use crate::study::evidence::Plan;
 use crate::study::file::StudyFile;
 use serde::{Deserialize, Serialize};
 
 /// The rules about the host, not the variant (docs/methodology.md §7.7, §7.15, §7.17, §7.8).
-pub(crate) const HOST_RULES: [&str; 4] = ["other-workload", "abprof-cpu", "power-state-changed", "isolation-restored"];
+pub(crate) const HOST_RULES: [Rule; 4] =
+    [Rule::OtherWorkload, Rule::AbprofCpu, Rule::PowerStateChanged, Rule::IsolationRestored];
 
 /// A rejection every reason of which is about the host.
 fn about_the_host(reasons: &[Rejection]) -> bool {
-    !reasons.is_empty() && reasons.iter().all(|x| HOST_RULES.contains(&x.rule.as_str()))
+    !reasons.is_empty() && reasons.iter().all(|x| HOST_RULES.contains(&x.rule))
 }
 
 /// A study's retakes: the blocks a host rule spoiled and the blocks added for them.
@@ -79,7 +80,7 @@ mod tests {
     use super::*;
 
     fn rejected(index: usize, rules: &[&str]) -> (usize, Vec<Rejection>) {
-        (index, rules.iter().map(|r| Rejection { rule: (*r).into(), reason: String::new() }).collect())
+        (index, rules.iter().map(|r| Rejection { rule: Rule::named(r), reason: String::new() }).collect())
     }
 
     fn of(file: &StudyFile, plan: &Plan, list: &[(usize, Vec<Rejection>)]) -> Option<Retakes> {

@@ -21,9 +21,117 @@ pub(crate) struct Expectations {
     pub(crate) power_state: Option<crate::telemetry::power_state::PowerState>,
 }
 
+/// A rejection rule's name (docs/methodology.md §7, one subsection per rule): one variant per rule,
+/// its kebab-case name the one the evidence, the summaries and the history keep.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Rule {
+    Incomplete,
+    OneRequestPerLog,
+    CalibratedPromptTokens,
+    MinOutput,
+    LockedLength,
+    Expect,
+    BackendSamplingNotEngaged,
+    OtherWorkload,
+    AbprofCpu,
+    PiExit,
+    PiAnswer,
+    PowerStateChanged,
+    BinaryChanged,
+    NoDrafts,
+    ModelChanged,
+    IsolationRestored,
+    CorruptRecord,
+    PromptTokensDiffer,
+    DraftCountsDiffer,
+    EvidenceChanged,
+    SupersededAttempt,
+    /// A Pi sample's own checks, as the history records them.
+    PiSampleCheck,
+    /// A rule this abprof does not know (a newer one's summary, a history row): kept by name.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl Rule {
+    /// Every rule this abprof applies.
+    pub(crate) const ALL: [Rule; 22] = [
+        Rule::Incomplete,
+        Rule::OneRequestPerLog,
+        Rule::CalibratedPromptTokens,
+        Rule::MinOutput,
+        Rule::LockedLength,
+        Rule::Expect,
+        Rule::BackendSamplingNotEngaged,
+        Rule::OtherWorkload,
+        Rule::AbprofCpu,
+        Rule::PiExit,
+        Rule::PiAnswer,
+        Rule::PowerStateChanged,
+        Rule::BinaryChanged,
+        Rule::NoDrafts,
+        Rule::ModelChanged,
+        Rule::IsolationRestored,
+        Rule::CorruptRecord,
+        Rule::PromptTokensDiffer,
+        Rule::DraftCountsDiffer,
+        Rule::EvidenceChanged,
+        Rule::SupersededAttempt,
+        Rule::PiSampleCheck,
+    ];
+
+    /// The rule's name (its serde name).
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Rule::Incomplete => "incomplete",
+            Rule::OneRequestPerLog => "one-request-per-log",
+            Rule::CalibratedPromptTokens => "calibrated-prompt-tokens",
+            Rule::MinOutput => "min-output",
+            Rule::LockedLength => "locked-length",
+            Rule::Expect => "expect",
+            Rule::BackendSamplingNotEngaged => "backend-sampling-not-engaged",
+            Rule::OtherWorkload => "other-workload",
+            Rule::AbprofCpu => "abprof-cpu",
+            Rule::PiExit => "pi-exit",
+            Rule::PiAnswer => "pi-answer",
+            Rule::PowerStateChanged => "power-state-changed",
+            Rule::BinaryChanged => "binary-changed",
+            Rule::NoDrafts => "no-drafts",
+            Rule::ModelChanged => "model-changed",
+            Rule::IsolationRestored => "isolation-restored",
+            Rule::CorruptRecord => "corrupt-record",
+            Rule::PromptTokensDiffer => "prompt-tokens-differ",
+            Rule::DraftCountsDiffer => "draft-counts-differ",
+            Rule::EvidenceChanged => "evidence-changed",
+            Rule::SupersededAttempt => "superseded-attempt",
+            Rule::PiSampleCheck => "pi-sample-check",
+            Rule::Other(name) => name,
+        }
+    }
+
+    /// The rule named `name` (a history row's text), [`Rule::Other`] when this abprof has none.
+    pub(crate) fn named(name: &str) -> Rule {
+        Rule::ALL.into_iter().find(|r| r.as_str() == name).unwrap_or_else(|| Rule::Other(name.to_string()))
+    }
+}
+
+/// Tests and the history compare a rule with its name.
+impl PartialEq<&str> for Rule {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
+    }
+}
+
+impl std::fmt::Display for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub(crate) struct Rejection {
-    pub(crate) rule: String,
+    pub(crate) rule: Rule,
     pub(crate) reason: String,
 }
 
@@ -33,8 +141,8 @@ pub(crate) struct Rejection {
 /// from a server that uses every core slows the request itself.
 pub(crate) const ABPROF_CPU_MAX_PCT: f64 = 20.0;
 
-fn reject(rule: &str, reason: String) -> Rejection {
-    Rejection { rule: rule.into(), reason }
+fn reject(rule: Rule, reason: String) -> Rejection {
+    Rejection { rule, reason }
 }
 
 /// Per-sample rules. The cross-variant ones are [`prompt_tokens_differ`] and, as a comparison
@@ -42,12 +150,12 @@ fn reject(rule: &str, reason: String) -> Rejection {
 pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
     let mut out = Vec::new();
     if let Some(e) = &s.error {
-        out.push(reject("incomplete", e.clone()));
+        out.push(reject(Rule::Incomplete, e.clone()));
     }
     let want_blocks = exp.timing_blocks.max(1);
     if s.timing_blocks > want_blocks {
         out.push(reject(
-            "one-request-per-log",
+            Rule::OneRequestPerLog,
             format!("{} request timing blocks in the server log, expected {want_blocks}", s.timing_blocks),
         ));
     }
@@ -59,7 +167,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             for (name, got) in each.into_iter().filter(|(_, got)| *got != Some(want)) {
                 let got = got.map_or("absent".into(), |g| g.to_string());
                 out.push(reject(
-                    "calibrated-prompt-tokens",
+                    Rule::CalibratedPromptTokens,
                     format!("{name}: usage.prompt_tokens {got} is not the calibrated {want}"),
                 ));
             }
@@ -68,16 +176,16 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     }
     if let Some(n) = s.completion_tokens() {
         if n < 2 {
-            out.push(reject("min-output", format!("{n} output tokens: decode TPS needs at least 2")));
+            out.push(reject(Rule::MinOutput, format!("{n} output tokens: decode TPS needs at least 2")));
         }
         if exp.locked_length && sequence.is_none() && n != s.max_tokens as u64 {
-            out.push(reject("locked-length", format!("{n} output tokens, not the locked {}", s.max_tokens)));
+            out.push(reject(Rule::LockedLength, format!("{n} output tokens, not the locked {}", s.max_tokens)));
         }
     }
     if let Some(requests) = sequence.filter(|_| exp.locked_length && s.error.is_none()) {
         for (prompt, why) in crate::measure::sequence::short_requests(requests, s.max_tokens) {
             out.push(reject(
-                "locked-length",
+                Rule::LockedLength,
                 format!(
                     "request {prompt}: {why}, not the locked {} by \"length\" (--ignore-eos locks it)",
                     s.max_tokens
@@ -86,23 +194,23 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
     }
     if let Some(why) = sequence.and_then(|r| draft_counts_differ(s, r)) {
-        out.push(reject("draft-counts-differ", why));
+        out.push(reject(Rule::DraftCountsDiffer, why));
     }
     if exp.locked_length && sequence.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
         out.push(reject(
-            "locked-length",
+            Rule::LockedLength,
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
         ));
     }
     if let Some(e) = s.extra.expect.as_ref().filter(|e| !e.matched) {
         out.push(reject(
-            "expect",
+            Rule::Expect,
             format!("expect= regex {:?} not in the server log: the feature did not engage", e.regex),
         ));
     }
     if let Some(p) = s.extra.backend_sampling.as_ref().filter(|p| !p.engaged) {
         out.push(reject(
-            "backend-sampling-not-engaged",
+            Rule::BackendSamplingNotEngaged,
             format!(
                 "--backend-sampling was asked for but the server sampled on the CPU: {}",
                 p.fallback.as_deref().unwrap_or("a fallback line in server.log")
@@ -113,7 +221,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     if let (Some(foreign), Some(max)) = (foreign, exp.foreign_cpu_max_pct) {
         if foreign > max {
             out.push(reject(
-                "other-workload",
+                Rule::OtherWorkload,
                 format!("other processes used {foreign:.0}% of a core during the request (limit {max:.0}%): another workload was running"),
             ));
         }
@@ -121,22 +229,22 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     let own = s.extra.telemetry.as_ref().and_then(|t| t.host_cpu.as_ref()).and_then(|h| h.abprof_pct);
     if let Some(own) = own.filter(|&p| p > ABPROF_CPU_MAX_PCT) {
         out.push(reject(
-            "abprof-cpu",
+            Rule::AbprofCpu,
             format!("abprof itself used {own:.0}% of a core during the request (limit {ABPROF_CPU_MAX_PCT:.0}%): its own work slowed the sample"),
         ));
     }
     if let Some(pi) = &s.extra.pi {
         match pi.pi_exit {
             TimedExit::Exited(0) => {}
-            TimedExit::TimedOut => out.push(reject("pi-exit", "pi ran past its timeout".into())),
+            TimedExit::TimedOut => out.push(reject(Rule::PiExit, "pi ran past its timeout".into())),
             TimedExit::Stalled(secs) => out.push(reject(
-                "pi-exit",
+                Rule::PiExit,
                 format!("pi wrote nothing for {secs} s, so its server stalled (or pi hung) and it was stopped: raise --stall-timeout (`stall_timeout_s`) if the model is only slow"),
             )),
-            e => out.push(reject("pi-exit", format!("pi {} (see pi.stderr)", e.describe()))),
+            e => out.push(reject(Rule::PiExit, format!("pi {} (see pi.stderr)", e.describe()))),
         }
         for why in &pi.answer_failures {
-            out.push(reject("pi-answer", why.clone()));
+            out.push(reject(Rule::PiAnswer, why.clone()));
         }
     }
     if let (Some(study), Some(now)) = (&exp.power_state, &s.extra.power_state) {
@@ -145,7 +253,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         let (study, now) = (study.conditions(), now.conditions());
         if study != now {
             out.push(reject(
-                "power-state-changed",
+                Rule::PowerStateChanged,
                 format!(
                     "the power state read after the request ({}) is not the study's first ({}): the sample ran under other conditions",
                     now.line(),
@@ -155,11 +263,14 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
         }
     }
     if exp.isolation_restored == Some(false) {
-        out.push(reject("isolation-restored", "the restore/verify hooks failed: isolation claims do not hold".into()));
+        out.push(reject(
+            Rule::IsolationRestored,
+            "the restore/verify hooks failed: isolation claims do not hold".into(),
+        ));
     }
     if let Some(c) = &s.extra.binary_changed {
         out.push(reject(
-            "binary-changed",
+            Rule::BinaryChanged,
             format!(
                 "the binary {} changed on disk during the sample ({}): which bytes ran is unknown",
                 c.path.display(),
@@ -170,14 +281,14 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
     if s.error.is_none() {
         if let Some(how) = crate::variant::speculation_requested(&s.server_argv).filter(|_| drafted(s) == 0) {
             out.push(reject(
-                "no-drafts",
+                Rule::NoDrafts,
                 format!("the server was asked for speculative decoding ({how}) but drafted no token: speculation was off or never engaged, so this decode is not the speculative one"),
             ));
         }
     }
     if let Some(c) = &s.extra.model_changed {
         out.push(reject(
-            "model-changed",
+            Rule::ModelChanged,
             format!(
                 "the model {} changed on disk during the sample ({}): which model ran is unknown",
                 c.path.display(),
@@ -192,11 +303,11 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
 fn prompt_tokens_rule(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
     match (exp.prompt_tokens, s.prompt_tokens()) {
         (Some(want), Some(got)) if want != got => out.push(reject(
-            "calibrated-prompt-tokens",
+            Rule::CalibratedPromptTokens,
             format!("usage.prompt_tokens {got} is not the calibrated {want}"),
         )),
         (Some(_), None) if s.error.is_none() => {
-            out.push(reject("calibrated-prompt-tokens", "the response carried no usage".into()))
+            out.push(reject(Rule::CalibratedPromptTokens, "the response carried no usage".into()))
         }
         _ => {}
     }
@@ -227,14 +338,14 @@ fn draft_counts_differ(s: &Sample, requests: &[crate::measure::sequence::Sequenc
 /// A `sample.json` that exists but does not parse: listed, never taken for "not measured yet";
 /// `--resume` measures the slot again.
 pub(crate) fn corrupt_record(detail: &str) -> Rejection {
-    reject("corrupt-record", format!("corrupt: {detail}"))
+    reject(Rule::CorruptRecord, format!("corrupt: {detail}"))
 }
 
 /// A sample whose files are not the ones abprof sealed (docs/methodology.md §7.21): its figures
 /// cannot be shown to be the measured ones.
 pub(crate) fn evidence_changed(what: &[String]) -> Rejection {
     reject(
-        "evidence-changed",
+        Rule::EvidenceChanged,
         format!("{} since abprof wrote it (its SHA256SUMS says otherwise): left out of every figure; restore the files from a copy of the evidence folder", what.join(", ")),
     )
 }
@@ -242,7 +353,7 @@ pub(crate) fn evidence_changed(what: &[String]) -> Rejection {
 /// Without a calibrated count, every variant's prompt must still match the baseline's.
 pub(crate) fn prompt_tokens_differ(got: Option<u64>, baseline: Option<u64>) -> Option<Rejection> {
     (got != baseline).then(|| {
-        reject("prompt-tokens-differ", format!("prompt tokens {got:?} differ from the baseline's {baseline:?}"))
+        reject(Rule::PromptTokensDiffer, format!("prompt tokens {got:?} differ from the baseline's {baseline:?}"))
     })
 }
 
@@ -290,8 +401,23 @@ pub(crate) mod tests {
         }
     }
 
+    #[test]
+    fn every_rule_is_written_by_its_name_and_an_unknown_name_is_kept() {
+        for rule in Rule::ALL {
+            let json = serde_json::to_string(&rule).unwrap();
+            assert_eq!(json, format!("\"{}\"", rule.as_str()), "{rule:?}");
+            assert_eq!(serde_json::from_str::<Rule>(&json).unwrap(), rule);
+            assert_eq!(Rule::named(rule.as_str()), rule);
+        }
+        let newer: Rule = serde_json::from_str("\"a-rule-of-tomorrow\"").unwrap();
+        assert_eq!(newer, Rule::Other("a-rule-of-tomorrow".into()));
+        assert_eq!(serde_json::to_string(&newer).unwrap(), "\"a-rule-of-tomorrow\"");
+        let r: Rejection = serde_json::from_str(r#"{"rule": "other-workload", "reason": "busy"}"#).unwrap();
+        assert_eq!(r.rule, Rule::OtherWorkload);
+    }
+
     fn rules_of(s: &Sample, exp: &Expectations) -> Vec<String> {
-        sample_rejections(s, exp).into_iter().map(|r| r.rule).collect()
+        sample_rejections(s, exp).into_iter().map(|r| r.rule.to_string()).collect()
     }
 
     /// An MTP yardstick sample of nine `draft_n` 143 / `draft_n_accepted` 143 responses at 192

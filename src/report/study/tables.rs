@@ -208,7 +208,7 @@ pub(crate) fn rejected(s: &Summary) -> Table {
                 (r.index + 1).to_string(),
                 r.label.clone(),
                 r.dir.clone(),
-                x.rule.clone(),
+                x.rule.to_string(),
                 x.reason.clone(),
             ]);
         }
