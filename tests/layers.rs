@@ -214,6 +214,26 @@ const FLOORS: &[&[&str]] = &[
     &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal"],
 ];
 
+/// `src/lib.rs` states the floors in its opening comment for the reader; it must say what
+/// `FLOORS` checks: the same modules, floor by floor (segments between arrows, each module in
+/// backticks).
+#[test]
+fn the_floor_list_in_lib_rs_is_the_one_checked_here() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let comment: String = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .skip_while(|l| !l.contains("Floors"))
+        .map(|l| format!("{} ", l.trim()))
+        .collect();
+    let list = comment.split_once(':').map_or("", |(_, rest)| rest);
+    let list = &list[..list.find(". ").unwrap_or(list.len())];
+    let stated: Vec<Vec<String>> =
+        list.split('→').map(|floor| floor.split('`').skip(1).step_by(2).map(str::to_string).collect()).collect();
+    let checked: Vec<Vec<String>> = FLOORS.iter().map(|f| f.iter().map(|m| m.to_string()).collect()).collect();
+    assert_eq!(stated, checked, "src/lib.rs's floor comment and FLOORS in tests/layers.rs differ");
+}
+
 fn floor_of(module: &str) -> Option<usize> {
     FLOORS.iter().position(|f| f.contains(&module))
 }
@@ -540,8 +560,9 @@ fn no_evidence_file_name_is_spelled_outside_study() {
     let mut bad = Vec::new();
     for f in files.iter().filter(|f| !f.starts_with(&study) && rel(f) != SAMPLE_LAYOUT) {
         let text = std::fs::read_to_string(f).unwrap();
-        // Unit tests may name the files they fake.
-        let code = text.split("\n#[cfg(test)]").next().unwrap();
+        // Unit tests may name the files they fake: every item under `#[cfg(test)]` is left out,
+        // and the product code after it is still read.
+        let code = product_code(&text);
         for (i, line) in code.lines().enumerate() {
             if line.trim_start().starts_with("//") {
                 continue;
@@ -560,6 +581,68 @@ fn no_evidence_file_name_is_spelled_outside_study() {
         "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
         bad.join("\n")
     );
+}
+
+/// `text` with every item under `#[cfg(test)]` blanked (a test module, a test-only function or
+/// `use`), its lines kept so that line numbers still point into the file. An item ends at its
+/// matching `}` (strings, character literals and comments skipped) or at a `;` before any `{`.
+fn product_code(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("#[cfg(test)]").map(|i| i + from) {
+        let end = item_end(bytes, at + "#[cfg(test)]".len());
+        for b in &mut out[at..end] {
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+        from = end;
+    }
+    String::from_utf8(out).expect("blanking keeps UTF-8: only ASCII bytes are replaced, whole characters")
+}
+
+/// The byte after the item that starts at or after `i`: its matching `}`, or a `;` before any `{`.
+fn item_end(b: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
+            b'\'' if b.get(i + 1) == Some(&b'\\') && b.get(i + 3) == Some(&b'\'') => i += 3,
+            b';' if depth == 0 => return i + 1,
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    b.len()
+}
+
+#[test]
+fn product_code_leaves_out_test_items_and_keeps_what_follows() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn f() { let s = \"}\"; let c = '{'; }\n}\nfn b() { \"plan.json\" }\n#[cfg(test)]\nuse x::y;\nfn c() {}\n";
+    let code = product_code(text);
+    assert_eq!(code.lines().count(), text.lines().count(), "{code}");
+    assert!(!code.contains("mod tests") && !code.contains("use x::y") && !code.contains("fn f"), "{code}");
+    assert!(code.contains("fn a()") && code.contains("fn b() { \"plan.json\" }") && code.contains("fn c()"), "{code}");
 }
 
 /// One stop-signal listener (issue 19): every command that must outlive SIGINT, SIGTERM and
