@@ -185,7 +185,8 @@ fn wait_for(path: &Path, within: Duration, what: &str) {
     }
 }
 
-/// The pids of `parent`'s children whose command line holds `needle`.
+/// The pids of `parent`'s children whose environment holds `needle` (Pi may retitle its process,
+/// so its command line is not a reliable mark; the environment abprof gives it is).
 fn children_of(parent: u32, needle: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -195,7 +196,7 @@ fn children_of(parent: u32, needle: &str) -> Vec<u32> {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
             let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
             ppid == Some(parent)
-                && std::fs::read(format!("/proc/{pid}/cmdline"))
+                && std::fs::read(format!("/proc/{pid}/environ"))
                     .is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle))
         })
         .collect()
@@ -216,11 +217,28 @@ fn sigkill_takes_the_pi_agent_down_within_2_s() {
     let root = tempfile::tempdir().unwrap();
     let markers = tempfile::tempdir().unwrap();
     let mut child = spawn_pi_study(tb, root.path(), markers.path(), 2, 2000);
+    let kill = |child: &std::process::Child| {
+        let _ =
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL);
+    };
     wait_for(&root.path().join("pi/a-1/pi.jsonl"), Duration::from_secs(120), "pi never started");
-    std::thread::sleep(Duration::from_millis(1500));
-    let agent = children_of(child.id(), "--no-session");
-    assert_eq!(agent.len(), 1, "one Pi agent runs under abprof: {agent:?}");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    // The agent, once it runs under abprof (its JSONL file is created just before the spawn).
+    let t0 = std::time::Instant::now();
+    let agent = loop {
+        let agent = children_of(child.id(), "PI_CODING_AGENT_DIR=");
+        if !agent.is_empty() || t0.elapsed() > Duration::from_secs(30) {
+            break agent;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    if agent.len() != 1 {
+        // Nothing of this study may outlive the test and load the host of the next one.
+        kill(&child);
+        let _ = child.wait();
+        panic!("one Pi agent runs under abprof: {agent:?}");
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    kill(&child);
     let _ = child.wait();
     let killed = std::time::Instant::now();
     while alive(agent[0]) {

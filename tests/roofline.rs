@@ -139,6 +139,10 @@ foreign_cpu_max_pct = 400.0
     // median that happens to read 316.x) cannot be taken for it.
     let floor_table = &text[text.find("\ndecode floor: bytes one decode step reads").expect("the floor table")..];
     let row = floor_table.lines().find(|l| l.trim_start().starts_with("q8_0")).unwrap();
-    assert!(row.contains('%') && row.contains("316.0"), "the floor row of q8_0: {row}");
-    assert!(row.contains("46,433,296"), "q8_0 bytes per step at 316 tokens: {row}");
+    // Read by column (variant, ms/step, floor ms, % of floor, GB/s, bytes/step, context, KV), so a
+    // measured cell that happens to read the same digits cannot stand in for another.
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert!(cells.len() >= 8 && cells[3].ends_with('%'), "the floor row of q8_0: {row}");
+    assert_eq!(cells[6], "316.0", "q8_0's context: {row}");
+    assert_eq!(cells[5], "46,433,296", "q8_0 bytes per step at 316 tokens: {row}");
 }
