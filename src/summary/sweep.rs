@@ -16,7 +16,8 @@ pub(crate) const FAMILY_ALPHA: f64 = 0.05;
 /// How a metric's verdicts were adjusted.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Family {
-    /// Always "holm": Holm's step-down adjustment of the t-test p-values.
+    /// Always "holm": Holm's step-down adjustment of the t-test p-values (an adaptive point's
+    /// repeated p, `ChangeCi::family_p`).
     pub(crate) method: String,
     pub(crate) alpha: f64,
     /// Comparisons in the family: every point × candidate with an interval of this metric.
