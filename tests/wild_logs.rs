@@ -105,6 +105,22 @@ fn a_zero_token_block_is_refused_and_invalid_utf8_is_read() {
     assert_eq!(parse_log(&bad)["eval_tokens"], 96);
 }
 
+/// Issue #35: a block with a negative eval time is named as such (it was "no request timing
+/// block"), and a path that never ends (`/dev/zero`) is refused after a bound, in one line.
+#[test]
+fn a_negative_time_and_an_endless_file_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = std::fs::read_to_string(fixture("mean-len-2026.log")).unwrap();
+    let at = log.find("eval time =").expect("an eval line") + "eval time =".len();
+    let ms = log[at..].trim_start();
+    let negative = dir.path().join("negative.log");
+    std::fs::write(&negative, format!("{}-{ms}", &log[..log.len() - ms.len()])).unwrap();
+    let line = one_error_line(abprof().arg("parse-log").arg(&negative));
+    assert!(line.contains("negative") && line.contains("damaged or was edited"), "{line}");
+    let line = one_error_line(abprof().arg("parse-log").arg("/dev/zero"));
+    assert!(line.contains("more than 256 MiB"), "{line}");
+}
+
 #[test]
 fn two_router_requests_name_their_tasks() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,4 +16,6 @@ pub(crate) enum LogError {
     NotServerPrint { what: &'static str },
     #[error("the timing block of task {task} reports 0 {which} tokens, so it has no rate: time a request with a non-empty prompt that generates tokens (max_tokens > 0)")]
     ZeroTokens { task: String, which: &'static str },
+    #[error("the timing block of task {task} reports a negative {which} time ({ms} ms), which llama-server never prints: the log is damaged or was edited; take the sample again")]
+    NegativeTime { task: String, which: &'static str, ms: f64 },
 }

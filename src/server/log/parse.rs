@@ -69,7 +69,7 @@ pub(crate) fn timing_blocks(text: &str) -> Result<Vec<TimingBlock>, LogError> {
             return Err(LogError::NotServerPrint { what });
         }
     }
-    if let Some(err) = blocks.iter().find_map(zero_tokens) {
+    if let Some(err) = blocks.iter().find_map(negative_time).or_else(|| blocks.iter().find_map(zero_tokens)) {
         return Err(err);
     }
     Ok(blocks)
@@ -141,6 +141,17 @@ fn incomplete(block: Option<&TimingBlock>) -> LogError {
 }
 
 /// A block with no prompt or no generated token has no rate (every one would be 0/0 or NaN).
+fn negative_time(b: &TimingBlock) -> Option<LogError> {
+    let (which, ms) = if b.prompt_ms < 0.0 {
+        ("prompt eval", b.prompt_ms)
+    } else if b.eval_ms < 0.0 {
+        ("eval", b.eval_ms)
+    } else {
+        return None;
+    };
+    Some(LogError::NegativeTime { task: task_label(Some(b)), which, ms })
+}
+
 fn zero_tokens(b: &TimingBlock) -> Option<LogError> {
     let which = if b.eval_tokens == 0 {
         "generated"

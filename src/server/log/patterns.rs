@@ -2,13 +2,14 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-// `prompt eval time     =` is the padded 2024 wording (server-text-2024-08.log).
+// `prompt eval time     =` is the padded 2024 wording (server-text-2024-08.log). A negative time is
+// read so that it can be refused by name (parse.rs), not taken for a missing block.
 pub(super) static PROMPT_EVAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"prompt eval time\s*=\s*([0-9.]+) ms /\s*(\d+) tokens \(\s*[0-9.]+ ms per token,\s*([0-9.]+|inf|nan) tokens per second\)").unwrap()
+    Regex::new(r"prompt eval time\s*=\s*(-?[0-9.]+) ms /\s*(\d+) tokens \(\s*-?[0-9.]+ ms per token,\s*(-?[0-9.]+|inf|nan) tokens per second\)").unwrap()
 });
 // `runs` is the 2024 LOG_TEE wording of the same line; `generation eval time` the 2024 server's.
 pub(super) static EVAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?:^\s*|[|:]\s*|generation\s+)eval time\s*=\s*([0-9.]+) ms /\s*(\d+) (?:tokens|runs)\s*\(\s*[0-9.]+ ms per token,\s*([0-9.]+|inf|nan) tokens per second\)").unwrap()
+    Regex::new(r"(?:^\s*|[|:]\s*|generation\s+)eval time\s*=\s*(-?[0-9.]+) ms /\s*(\d+) (?:tokens|runs)\s*\(\s*-?[0-9.]+ ms per token,\s*(-?[0-9.]+|inf|nan) tokens per second\)").unwrap()
 });
 pub(super) static TOTAL: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"total time\s*=\s*([0-9.]+) ms(?: /\s*(\d+) tokens)?").unwrap());

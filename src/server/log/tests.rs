@@ -112,3 +112,14 @@ fn first_error_line_prefers_asserts_then_error_level() {
     assert!(first_error_line(assert_log).unwrap().contains("GGML_ASSERT"));
     assert!(first_error_line(CORRUPT_LOG).unwrap().starts_with("gguf_init_from_reader:"));
 }
+
+#[test]
+fn a_negative_time_is_named_not_taken_for_a_missing_block() {
+    let edited = CURRENT.replace("eval time =    2048.68 ms", "eval time =   -2048.68 ms");
+    let err = single_timing_block(&edited).unwrap_err();
+    assert_eq!(err, LogError::NegativeTime { task: "0".into(), which: "eval", ms: -2048.68 });
+    assert!(err.to_string().contains("negative eval time (-2048.68 ms)"), "{err}");
+    let edited = CURRENT.replace("prompt eval time =     407.90 ms", "prompt eval time =    -407.90 ms");
+    let err = single_timing_block(&edited).unwrap_err();
+    assert!(matches!(err, LogError::NegativeTime { which: "prompt eval", .. }), "{err}");
+}
