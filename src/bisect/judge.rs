@@ -162,13 +162,29 @@ pub(crate) fn sequential_call(log_ratios: &[f64], pool: PooledSpread, threshold:
     }
 }
 
+/// A probe's call, and whether its interval made it at the sample cap (reported apart, §19).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProbeCall {
+    pub(crate) call: Call,
+    pub(crate) by_interval_at_cap: bool,
+}
+
 /// A probe's call (docs/methodology.md §19): [`sequential_call`] while it grows; at the sample cap
 /// (`at_cap`), still undecided, the side of the threshold its interval lies wholly on ([`call`]),
 /// else undecided: inconclusive, and skipped as a commit that does not build.
-pub(crate) fn probe_call(r: &Reading, log_ratios: &[f64], pool: PooledSpread, threshold: f64, at_cap: bool) -> Call {
+pub(crate) fn probe_call(
+    r: &Reading,
+    log_ratios: &[f64],
+    pool: PooledSpread,
+    threshold: f64,
+    at_cap: bool,
+) -> ProbeCall {
     match sequential_call(log_ratios, pool, threshold) {
-        Call::Undecided if at_cap => call(r, threshold),
-        c => c,
+        Call::Undecided if at_cap => {
+            let call = call(r, threshold);
+            ProbeCall { call, by_interval_at_cap: call != Call::Undecided }
+        }
+        call => ProbeCall { call, by_interval_at_cap: false },
     }
 }
 
@@ -237,10 +253,15 @@ mod tests {
         assert_eq!(sequential_call(&wild, pool, t), Call::Undecided);
         // Undecided at the cap: the interval decides only when it lies wholly on one side.
         let r = reading(Some((-9.0, -6.0)));
-        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), Call::Bad);
+        let bad_at_cap = ProbeCall { call: Call::Bad, by_interval_at_cap: true };
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), bad_at_cap);
         let r = reading(Some((-4.0, -1.0)));
-        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), Call::Undecided);
-        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, false), Call::Undecided);
+        let undecided = ProbeCall { call: Call::Undecided, by_interval_at_cap: false };
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), undecided);
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, false), undecided);
+        // Called by Wald's test, the cap's look is not the interval's call.
+        let sure = probe_call(&r, &[at(-6.5), at(-5.5), at(-6.2)], pool, t, true);
+        assert_eq!(sure, ProbeCall { call: Call::Bad, by_interval_at_cap: false });
     }
 
     #[test]

@@ -28,7 +28,7 @@ use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
-use judge::{probe_call, reference_clear, reference_settled, sequential_call, threshold_pct, Call, Reading};
+use judge::{probe_call, reference_clear, reference_settled, threshold_pct, Call, Reading};
 use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -417,7 +417,8 @@ fn drive(
         let rel = format!("steps/{index:02}-{}", short(&sha));
         // The pool of the steps before this one: the probe's own ratios join it after its call.
         let before = pool;
-        let decided = move |r: &Reading, ratios: &[f64]| probe_call(r, ratios, before, t, false) != Call::Undecided;
+        let decided =
+            move |r: &Reading, ratios: &[f64]| probe_call(r, ratios, before, t, false).call != Call::Undecided;
         let m = measure(
             plan,
             &plan.root.join(&rel),
@@ -439,9 +440,10 @@ fn drive(
         // that does not build (§19): a call by the interval's centre there would be a coin toss
         // for a commit near the threshold.
         let at_cap = m.samples >= plan.max_samples;
-        let c = probe_call(&m.reading, &m.log_ratios, before, t, at_cap);
+        let probe = probe_call(&m.reading, &m.log_ratios, before, t, at_cap);
+        let c = probe.call;
         pool = pool.with(&m.log_ratios);
-        step.at_cap = at_cap && c != Call::Undecided && sequential_call(&m.log_ratios, before, t) == Call::Undecided;
+        step.at_cap = probe.by_interval_at_cap;
         step.call = StepCall::from_call(c);
         let how = match (c, step.at_cap) {
             (Call::Undecided, _) => format!(" at the sample cap ({}): skipped", plan.max_samples),

@@ -2,7 +2,9 @@
 //! production judge, the summary's interval and the pooled probe interval.
 #[cfg(test)]
 mod tests {
-    use crate::bisect::judge::{call, probe_call, reference_clear, reference_settled, threshold_pct, Call, Reading};
+    use crate::bisect::judge::{
+        call, probe_call, reference_clear, reference_settled, threshold_pct, Call, ProbeCall, Reading,
+    };
     use crate::bisect::DEFAULT_MAX_SAMPLES;
     use crate::summary::simulate::{first_blocks, rng, study, Host, HOSTS};
     use crate::summary::stats::{
@@ -149,21 +151,20 @@ mod tests {
                     if pooled {
                         probe_call(r, ratios, pool, t, at_cap)
                     } else {
-                        call(r, t)
+                        ProbeCall { call: call(r, t), by_interval_at_cap: false }
                     }
                 };
                 let (r, ratios) = loop {
                     let (r, ratios) = probe(n);
-                    if n >= cap || decide(&r, &ratios, false) != Call::Undecided {
+                    if n >= cap || decide(&r, &ratios, false).call != Call::Undecided {
                         break (r, ratios);
                     }
                     n += 1;
                 };
                 o.probes += 1;
                 o.probe_blocks += n;
-                let c = decide(&r, &ratios, n >= cap);
-                o.at_cap +=
-                    usize::from(n >= cap && c != Call::Undecided && decide(&r, &ratios, false) == Call::Undecided);
+                let ProbeCall { call: c, by_interval_at_cap } = decide(&r, &ratios, n >= cap);
+                o.at_cap += usize::from(by_interval_at_cap);
                 if pooled {
                     pool = pool.with(&ratios);
                 }
