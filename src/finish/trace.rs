@@ -6,13 +6,14 @@ use crate::report::emit;
 use crate::report::study::write_after_run;
 use crate::study::file::StudyFile;
 use crate::study::trace_capture::TraceStudy;
+use crate::summary::adaptive::another_block;
 use crate::summary::capture::scale_traces;
 use crate::summary::judge;
 use anyhow::Result;
 use std::path::Path;
 
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
-    let mut config = TraceStudy::new(file)?;
+    let mut config = TraceStudy::new(file, Some(std::sync::Arc::new(another_block)))?;
     let mut history = how.open_history()?;
     let run = crate::study::run_study_with(file, root, resume, &mut config)?;
     let judged = judge(&run.evidence)?;

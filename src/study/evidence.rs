@@ -139,12 +139,15 @@ impl Plan {
         self.blocks().saturating_sub(self.retakes)
     }
 
-    /// Plans one more interleaved block, exactly the one a study planned with one more sample
-    /// per variant would have had (docs/methodology.md §5, §17), for `why`.
+    /// Plans one more interleaved block at the end of the schedule, exactly the block a study
+    /// planned with one more sample per variant would have had (docs/methodology.md §5, §17), for
+    /// `why`. A trace study's traced slots stay where they were: the block follows them.
     pub(crate) fn add_block(&mut self, variants: usize, why: NextBlock) {
-        let next = crate::schedule::interleaved(variants, self.blocks() + 1, self.order_seed);
-        debug_assert!(next.starts_with(&self.slots), "an adaptive plan is the prefix of a longer one");
-        self.slots = next;
+        let block = self.blocks();
+        let next = crate::schedule::interleaved(variants, block + 1, self.order_seed);
+        let first = self.slots.len();
+        let added = next.into_iter().filter(|s| s.repeat == block);
+        self.slots.extend(added.enumerate().map(|(i, s)| Slot { index: first + i, ..s }));
         if why == NextBlock::Retake {
             self.retakes += 1;
         }

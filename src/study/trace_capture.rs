@@ -10,9 +10,10 @@
 //! clean exit. A second signal would make llama-server `exit(1)` and a SIGKILL would lose the
 //! trace, so a tracer that outlives the finalize timeout is left running and reported, never
 //! killed.
+use super::chat::AnotherBlock;
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::{numbered, Plan, SampleLayout};
+use super::evidence::{numbered, NextBlock, Plan, SampleLayout};
 use super::file::{KindSection, StudyFile, TracerCommand};
 use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
@@ -147,12 +148,14 @@ pub(crate) struct TraceStudy {
 }
 
 impl TraceStudy {
-    pub(crate) fn new(file: &StudyFile) -> Result<TraceStudy> {
+    /// `another_block` retakes the untraced blocks a rule about the host spoiled
+    /// (docs/methodology.md §7.19), as in an A/B study.
+    pub(crate) fn new(file: &StudyFile, another_block: Option<AnotherBlock>) -> Result<TraceStudy> {
         let KindSection::Trace(t) = file.kind_section() else {
             bail!("{} is not a trace study: `abprof {}` runs it", file.kind.a_study(), file.kind.command())
         };
         Ok(TraceStudy {
-            chat: ChatStudy::default(),
+            chat: ChatStudy::with_another_block(another_block),
             tracer: t.tracer.clone(),
             finalize_timeout: Duration::from_secs(t.finalize_timeout_s),
             watch: RefCell::new(None),
@@ -328,6 +331,12 @@ impl StudyConfig for TraceStudy {
         self.chat.load(ctx, slot)
     }
 
+    /// An untraced block a rule about the host spoiled is retaken (docs/methodology.md §7.19):
+    /// the traces are scaled by the untraced samples, so they need their planned count.
+    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
+        self.chat.another_block(ctx)
+    }
+
     fn phase(&self, label: &str, traced: bool, phase: SamplePhase) {
         if traced && phase == SamplePhase::Stopping && self.watch.borrow().is_none() {
             if let Some(out) = self.tracing_into.borrow().clone() {
@@ -384,5 +393,29 @@ mod tests {
         let untraced: Vec<usize> = slots.iter().filter(|s| !traced.contains(&s.index)).map(|s| s.variant).collect();
         assert_eq!(untraced, interleaved(3, 4, Some(9)).iter().map(|s| s.variant).collect::<Vec<_>>());
         assert_eq!(traced.len(), 6);
+    }
+
+    #[test]
+    fn a_retaken_block_follows_the_traced_plan_and_is_the_next_untraced_block() {
+        let (slots, traced) = trace_plan(2, 2, 2, None);
+        let mut plan = Plan {
+            labels: vec!["a".into(), "b".into()],
+            order_seed: None,
+            slots,
+            layout: SampleLayout::Study,
+            traced,
+            retakes: 0,
+        };
+        plan.add_block(2, NextBlock::Retake);
+        assert_eq!(order(&plan.slots, &plan.traced), "ABabBAbaab");
+        assert!(plan.slots.iter().enumerate().all(|(i, s)| s.index == i));
+        assert_eq!((plan.blocks(), plan.counted_blocks(), plan.retakes), (3, 2, 1));
+        assert_eq!(plan.traced, vec![0, 1, 4, 5]);
+        // Seeded: the added block is the one a plan of one more untraced block would have had.
+        let (slots, traced) = trace_plan(3, 1, 2, Some(5));
+        let mut plan = Plan { slots, traced, order_seed: Some(5), ..plan };
+        plan.add_block(3, NextBlock::Retake);
+        let untraced: Vec<usize> = plan.slots.iter().filter(|s| !plan.is_traced(s)).map(|s| s.variant).collect();
+        assert_eq!(untraced, interleaved(3, 3, Some(5)).iter().map(|s| s.variant).collect::<Vec<_>>());
     }
 }

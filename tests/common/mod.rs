@@ -284,16 +284,21 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 /// `untraced` untraced samples per variant. Tests add their own flags before running it.
 pub fn trace_cmd(root: &Path, tracer: &Path, variants: &[String], tokens: u32, untraced: u32) -> assert_cmd::Command {
     let mut c = abprof();
-    c.args(["trace", "--root"]).arg(root);
-    for v in variants {
-        c.args(["--variant", v]);
-    }
-    c.args(["--tokens", &tokens.to_string(), "--untraced", &untraced.to_string(), "--ignore-eos"])
-        .args(["--server-args", COMMON, "--model"])
-        .arg(&testbed().target)
-        .arg("--prompt")
-        .arg(calibrated_prompt(300))
-        .arg("--tracer-cmd")
-        .arg(format!("{} {{out}}", tracer.display()));
+    c.args(trace_args(root, tracer, variants, tokens, untraced));
     c
+}
+
+/// The arguments of [`trace_cmd`], for a capture the test spawns and watches.
+pub fn trace_args(root: &Path, tracer: &Path, variants: &[String], tokens: u32, untraced: u32) -> Vec<String> {
+    let mut a: Vec<String> = vec!["trace".into(), "--root".into(), root.display().to_string()];
+    for v in variants {
+        a.extend(["--variant".into(), v.clone()]);
+    }
+    let tokens = tokens.to_string();
+    let untraced = untraced.to_string();
+    a.extend(["--tokens", &tokens, "--untraced", &untraced, "--ignore-eos", "--server-args", COMMON].map(String::from));
+    a.extend(["--model".into(), testbed().target.display().to_string()]);
+    a.extend(["--prompt".into(), calibrated_prompt(300).display().to_string()]);
+    a.extend(["--tracer-cmd".into(), format!("{} {{out}}", tracer.display())]);
+    a
 }
