@@ -6,8 +6,8 @@
 //! threshold ([`call`]), else it is inconclusive. The reference step (good against bad) is read
 //! by its interval.
 use crate::summary::stats::{
-    disagree, paired_log_ratios, probe_change_ci, ChangeCi, Measured, PooledSpread, Verdict, MIN_VALUES,
-    PROBE_FIRST_BLOCKS,
+    disagree, paired_log_ratios, probe_change_ci, probe_spread_is_own, student_correction, ChangeCi, Measured,
+    PooledSpread, Verdict, PROBE_FIRST_BLOCKS,
 };
 use crate::summary::{Metric, Summary};
 use serde::{Deserialize, Serialize};
@@ -134,7 +134,9 @@ pub(crate) const PROBE_ERROR: f64 = 0.001;
 /// σ² is the pooled spread of the earlier steps with the probe's own, or the probe's own where
 /// that is larger (from [`MIN_VALUES`] blocks), so that a build noisier than the pool is judged by
 /// its own spread; at two blocks a pair that disagrees with the pool ([`disagree`]) waits for a
-/// third. Undecided below [`PROBE_FIRST_BLOCKS`] blocks.
+/// third. σ² is read from few blocks, so it is widened by [`student_correction`] for its degrees
+/// of freedom: Wald's bounds hold for a known σ², and a probe's own spread from three blocks is
+/// far from known. Undecided below [`PROBE_FIRST_BLOCKS`] blocks.
 pub(crate) fn sequential_call(log_ratios: &[f64], pool: PooledSpread, threshold: f64) -> Call {
     let n = log_ratios.len();
     if n < PROBE_FIRST_BLOCKS || disagree(log_ratios, pool) || !threshold.is_finite() || threshold == 0.0 {
@@ -142,12 +144,11 @@ pub(crate) fn sequential_call(log_ratios: &[f64], pool: PooledSpread, threshold:
     }
     let bad = 2.0 * (1.0 + threshold / 100.0).ln();
     let mean = log_ratios.iter().sum::<f64>() / n as f64;
-    let pooled = pool.with(log_ratios);
-    let mut var = if pooled.df > 0.0 { pooled.ss / pooled.df } else { return Call::Undecided };
-    if n >= MIN_VALUES {
-        let own = PooledSpread::default().with(log_ratios);
-        var = var.max(own.ss / own.df);
+    let spread = if probe_spread_is_own(log_ratios, pool) { PooledSpread::default() } else { pool }.with(log_ratios);
+    if spread.df <= 0.0 {
+        return Call::Undecided;
     }
+    let var = spread.ss / spread.df * student_correction(spread.df);
     if var.is_nan() || var <= 0.0 {
         return Call::Undecided;
     }
@@ -162,11 +163,22 @@ pub(crate) fn sequential_call(log_ratios: &[f64], pool: PooledSpread, threshold:
     }
 }
 
-/// A probe's call, and whether its interval made it at the sample cap (reported apart, §19).
+/// What called a probe (docs/methodology.md §19), reported beside the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum CalledBy {
+    /// Wald's test on the pooled spread, as the probe grew.
+    #[default]
+    Sequential,
+    /// Its interval at the sample cap's look, Wald's test still undecided there.
+    IntervalAtCap,
+}
+
+/// A probe's call, and what made it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ProbeCall {
     pub(crate) call: Call,
-    pub(crate) by_interval_at_cap: bool,
+    pub(crate) by: CalledBy,
 }
 
 /// A probe's call (docs/methodology.md §19): [`sequential_call`] while it grows; at the sample cap
@@ -180,11 +192,8 @@ pub(crate) fn probe_call(
     at_cap: bool,
 ) -> ProbeCall {
     match sequential_call(log_ratios, pool, threshold) {
-        Call::Undecided if at_cap => {
-            let call = call(r, threshold);
-            ProbeCall { call, by_interval_at_cap: call != Call::Undecided }
-        }
-        call => ProbeCall { call, by_interval_at_cap: false },
+        Call::Undecided if at_cap => ProbeCall { call: call(r, threshold), by: CalledBy::IntervalAtCap },
+        call => ProbeCall { call, by: CalledBy::Sequential },
     }
 }
 
@@ -245,23 +254,35 @@ mod tests {
         let t = -3.0;
         let at = |pct: f64| (1.0 + pct / 100.0f64).ln();
         assert_eq!(sequential_call(&[at(-6.0)], pool, t), Call::Undecided, "one block never calls");
-        assert_eq!(sequential_call(&[at(-6.5), at(-5.5), at(-6.2)], pool, t), Call::Bad);
-        assert_eq!(sequential_call(&[at(0.5), at(-0.5), at(0.2)], pool, t), Call::Good);
+        // A −6% probe and a 0% one: not yet from three blocks (|LLR| 6.3 and 6.1 after the pool's
+        // 1.12 of Student's correction, below ln 999 = 6.9), called from four.
+        assert_eq!(sequential_call(&[at(-6.5), at(-5.5), at(-6.2)], pool, t), Call::Undecided);
+        assert_eq!(sequential_call(&[at(-6.5), at(-5.5), at(-6.2), at(-6.0)], pool, t), Call::Bad);
+        assert_eq!(sequential_call(&[at(0.5), at(-0.5), at(0.2)], pool, t), Call::Undecided);
+        assert_eq!(sequential_call(&[at(0.5), at(-0.5), at(0.2), at(0.0)], pool, t), Call::Good);
         assert_eq!(sequential_call(&[at(-3.2), at(-2.8), at(-3.0)], pool, t), Call::Undecided, "at the threshold");
         // A probe whose own spread is far wider than the pool's is judged by its own.
         let wild = [at(-12.0), at(2.0), at(-8.0)];
         assert_eq!(sequential_call(&wild, pool, t), Call::Undecided);
+        // A spread read from the probe's own three blocks is widened by Student's correction:
+        // against a threshold of −15%, these three blocks 10% apart are bad by the plug-in
+        // spread (LLR 9.5 ≥ ln 999) but not by the corrected one (2.0), nor by their t-interval.
+        let t15 = -15.0;
+        let noisy = [at(-20.0), at(-40.0), at(-30.0)];
+        assert_eq!(sequential_call(&noisy, pool, t15), Call::Undecided);
+        assert_eq!(sequential_call(&[at(-28.0), at(-32.0), at(-30.0)], pool, t15), Call::Bad);
         // Undecided at the cap: the interval decides only when it lies wholly on one side.
         let r = reading(Some((-9.0, -6.0)));
-        let bad_at_cap = ProbeCall { call: Call::Bad, by_interval_at_cap: true };
+        let bad_at_cap = ProbeCall { call: Call::Bad, by: CalledBy::IntervalAtCap };
         assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), bad_at_cap);
         let r = reading(Some((-4.0, -1.0)));
-        let undecided = ProbeCall { call: Call::Undecided, by_interval_at_cap: false };
+        let undecided = ProbeCall { call: Call::Undecided, by: CalledBy::IntervalAtCap };
         assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, true), undecided);
-        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, false), undecided);
+        let growing = ProbeCall { call: Call::Undecided, by: CalledBy::Sequential };
+        assert_eq!(probe_call(&r, &[at(-3.2), at(-2.8), at(-3.0)], pool, t, false), growing);
         // Called by Wald's test, the cap's look is not the interval's call.
-        let sure = probe_call(&r, &[at(-6.5), at(-5.5), at(-6.2)], pool, t, true);
-        assert_eq!(sure, ProbeCall { call: Call::Bad, by_interval_at_cap: false });
+        let sure = probe_call(&r, &[at(-6.5), at(-5.5), at(-6.2), at(-6.0)], pool, t, true);
+        assert_eq!(sure, ProbeCall { call: Call::Bad, by: CalledBy::Sequential });
     }
 
     #[test]

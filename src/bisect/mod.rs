@@ -28,8 +28,8 @@ use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
 use anyhow::{bail, Context, Result};
 use git::{BisectWorktree, Mark, Position};
-use judge::{probe_call, reference_clear, reference_settled, threshold_pct, Call, Reading};
-use record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall, StepKind, Threshold};
+use judge::{probe_call, reference_clear, reference_settled, threshold_pct, Call, CalledBy, Reading};
+use record::{BisectLog, BisectOutcome, BuildRecord, Confirmation, Step, StepCall, StepKind, Threshold};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -179,6 +179,7 @@ fn measure(
     prompt: Option<&Path>,
     pool: Option<PooledSpread>,
     decided: impl Fn(&Reading, &[f64]) -> bool + Send + Sync + 'static,
+    resume: bool,
 ) -> Result<Measured> {
     // A step is read after every block, not by §17's repeated intervals: a probe's call is Wald's
     // test between the two ends, whose error bounds hold however often it looks; the reference's
@@ -205,7 +206,7 @@ fn measure(
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
         Ok(Some(NextBlock::Adaptive))
     });
-    let run = run_ab(&file, dir, false, Some(rule))?;
+    let run = run_ab(&file, dir, resume, Some(rule))?;
     let summary = summarize(&run.evidence)?;
     run.evidence.write_summary(&summary)?;
     if !run.restored {
@@ -302,6 +303,52 @@ pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &StopSignal) -
     b.finish(outcome)
 }
 
+/// A probe's study, kept to grow it again should it convict the first bad commit.
+struct ProbeStudy {
+    index: usize,
+    dir: PathBuf,
+    variants: [String; 2],
+    /// The pooled spread of the steps before it, which its reading is read with.
+    before: PooledSpread,
+}
+
+/// The convicting A/B (docs/methodology.md §19): where Wald's test called the probe bad before
+/// its interval lay wholly beyond the threshold, its study grows, one block at a time, until the
+/// interval leaves the threshold or the sample cap is reached, and the step records which
+/// (`confirmation`). The user reads that A/B as the evidence; Wald's call alone would often show
+/// an interval that still reaches the threshold. Some(signal) when a signal stopped it.
+fn confirm(b: &mut Bisect<'_>, probe: &ProbeStudy, prompt: Option<&Path>, t: f64) -> Result<Option<i32>> {
+    let plan = b.plan;
+    let Some(step) = b.log.steps.iter().find(|s| s.index == probe.index) else { return Ok(None) };
+    let Some(reading) = step.reading else { return Ok(None) };
+    if step.call != StepCall::Bad || judge::call(&reading, t) == Call::Bad {
+        return Ok(None);
+    }
+    say(&format!(
+        "step {}: called bad by Wald's test with its interval {} reaching the threshold {t:+.2}%: growing its A/B until the interval leaves it",
+        probe.index,
+        reading_line(&reading)
+    ));
+    let decided = move |r: &Reading, _: &[f64]| judge::call(r, t) != Call::Undecided;
+    let m = measure(plan, &probe.dir, probe.variants.clone(), prompt, Some(probe.before), decided, true)?;
+    let step = b.log.steps.iter_mut().find(|s| s.index == probe.index).expect("found above");
+    step.samples_per_variant = m.samples;
+    step.reading = Some(m.reading);
+    if let Some(signal) = m.interrupted {
+        b.save()?;
+        return Ok(Some(signal));
+    }
+    let confirmation = match judge::call(&m.reading, t) {
+        Call::Bad => Confirmation::Confirmed,
+        Call::Good => Confirmation::Contradicted,
+        Call::Undecided => Confirmation::Unconfirmed,
+    };
+    step.confirmation = Some(confirmation);
+    say(&format!("step {}: {}", probe.index, confirmation.line(m.samples)));
+    b.save()?;
+    Ok(None)
+}
+
 fn interrupted(stop: &StopSignal) -> Option<BisectOutcome> {
     stop.signal().map(|signal| BisectOutcome::Interrupted { signal })
 }
@@ -353,7 +400,8 @@ fn drive(
     let given = plan.threshold_pct;
     let clear = move |r: &Reading| reference_clear(r, given);
     let settled = move |r: &Reading, _: &[f64]| reference_settled(r, given);
-    let m = measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, None, settled)?;
+    let m =
+        measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, None, settled, false)?;
     step.study = Some("steps/00-bad".into());
     step.samples_per_variant = m.samples;
     step.reading = Some(m.reading);
@@ -379,6 +427,7 @@ fn drive(
     let mut pool = PooledSpread::default().with(&m.log_ratios);
 
     let mut pos = first;
+    let mut probes: Vec<ProbeStudy> = Vec::new();
     for index in 1.. {
         let sha = match pos {
             Position::FirstBad(commit) => {
@@ -389,6 +438,11 @@ fn drive(
                     .rev()
                     .find(|s| s.commit == commit && matches!(s.call, StepCall::Bad | StepCall::Reference))
                     .map_or(0, |s| s.index);
+                if let Some(probe) = probes.iter().find(|p| p.index == convicting) {
+                    if let Some(signal) = confirm(b, probe, prompt.as_deref(), t)? {
+                        return Ok(BisectOutcome::Interrupted { signal });
+                    }
+                }
                 let subject = subject(&plan.repo, &commit);
                 return Ok(BisectOutcome::FirstBad { commit, subject, step: convicting });
             }
@@ -419,14 +473,9 @@ fn drive(
         let before = pool;
         let decided =
             move |r: &Reading, ratios: &[f64]| probe_call(r, ratios, before, t, false).call != Call::Undecided;
-        let m = measure(
-            plan,
-            &plan.root.join(&rel),
-            [spec("good", &good_dir), spec(short(&sha), &cand_dir)],
-            prompt.as_deref(),
-            Some(pool),
-            decided,
-        )?;
+        let variants = [spec("good", &good_dir), spec(short(&sha), &cand_dir)];
+        probes.push(ProbeStudy { index, dir: plan.root.join(&rel), variants: variants.clone(), before });
+        let m = measure(plan, &plan.root.join(&rel), variants, prompt.as_deref(), Some(pool), decided, false)?;
         step.study = Some(rel);
         step.samples_per_variant = m.samples;
         step.reading = Some(m.reading);
@@ -443,12 +492,12 @@ fn drive(
         let probe = probe_call(&m.reading, &m.log_ratios, before, t, at_cap);
         let c = probe.call;
         pool = pool.with(&m.log_ratios);
-        step.at_cap = probe.by_interval_at_cap;
+        step.called_by = Some(probe.by);
         step.call = StepCall::from_call(c);
-        let how = match (c, step.at_cap) {
+        let how = match (c, probe.by) {
             (Call::Undecided, _) => format!(" at the sample cap ({}): skipped", plan.max_samples),
-            (_, true) => " (at the sample cap's look)".into(),
-            _ => String::new(),
+            (_, CalledBy::IntervalAtCap) => " (at the sample cap's look)".into(),
+            (_, CalledBy::Sequential) => String::new(),
         };
         say(&format!(
             "step {index}: {} vs good: {} → {}{how}",

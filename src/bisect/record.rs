@@ -1,6 +1,6 @@
 //! `bisect.json`: every step of a bisect as it happened, rewritten after each one, and the result
 //! `abprof bisect` prints. Paths of study folders are relative to the bisect's folder.
-use super::judge::{Call, Reading};
+use super::judge::{Call, CalledBy, Reading};
 use crate::artifact::ccache::CcacheCounters;
 use crate::summary::Metric;
 use serde::{Deserialize, Serialize};
@@ -94,9 +94,43 @@ pub(crate) struct Step {
     pub(crate) samples_per_variant: u32,
     pub(crate) reading: Option<Reading>,
     pub(crate) call: StepCall,
-    /// Called good or bad only at the sample cap's look (reported apart, §19).
-    #[serde(default)]
-    pub(crate) at_cap: bool,
+    /// What called a probe (§19): Wald's test, its own interval (a probe noisier than the steps
+    /// before it) or its interval at the sample cap's look, reported apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) called_by: Option<CalledBy>,
+    /// The convicting step's A/B grown after Wald's call until its interval left the threshold
+    /// (§19): set on that step only, when its interval reached the threshold at the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) confirmation: Option<Confirmation>,
+}
+
+/// What the convicting A/B's interval said once grown (docs/methodology.md §19).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Confirmation {
+    /// Wholly beyond the threshold: the call stands on its interval too.
+    Confirmed,
+    /// Wholly on the good side: the interval contradicts Wald's call (exit 1; bisect again).
+    Contradicted,
+    /// Still reaching the threshold at the sample cap: the call rests on Wald's test alone.
+    Unconfirmed,
+}
+
+impl Confirmation {
+    /// What growing the convicting A/B after Wald's call showed (docs/methodology.md §19).
+    pub(crate) fn line(self, samples: u32) -> String {
+        match self {
+            Confirmation::Confirmed => format!(
+                "Wald's test called it bad before its interval lay beyond the threshold; grown to {samples} samples per variant, the interval does (docs/methodology.md §19)"
+            ),
+            Confirmation::Contradicted => format!(
+                "Wald's test called it bad, but grown to {samples} samples per variant its interval lies wholly on the good side of the threshold: the bisect's answer is in doubt; bisect again on a quieter host (docs/methodology.md §19)"
+            ),
+            Confirmation::Unconfirmed => format!(
+                "called bad by Wald's test (at most 0.1% wrong); at the sample cap ({samples} per variant) its interval still reaches the threshold (docs/methodology.md §19)"
+            ),
+        }
+    }
 }
 
 impl Step {
@@ -112,7 +146,8 @@ impl Step {
             samples_per_variant: 0,
             reading: None,
             call,
-            at_cap: false,
+            called_by: None,
+            confirmation: None,
         }
     }
 }

@@ -5,7 +5,7 @@ use super::args::{
 };
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
-use crate::bisect::record::BisectOutcome;
+use crate::bisect::record::{BisectOutcome, Confirmation};
 use crate::bisect::{check, run as run_bisect, BisectPlan};
 use crate::finish::announce;
 use crate::report::emit;
@@ -147,6 +147,12 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
         convicting.is_some_and(|rel| announce(&convicting_report(&plan.root.join(rel)), a.output.format()));
     Ok(match log.outcome {
         Some(BisectOutcome::FirstBad { .. }) if report_failed => 1,
+        // The convicting A/B, grown, contradicts Wald's call (docs/methodology.md §19).
+        Some(BisectOutcome::FirstBad { step, .. })
+            if log.step(step).and_then(|s| s.confirmation) == Some(Confirmation::Contradicted) =>
+        {
+            1
+        }
         Some(BisectOutcome::FirstBad { .. }) => 0,
         Some(BisectOutcome::Interrupted { signal }) => 128 + signal,
         _ => 1,

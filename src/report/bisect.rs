@@ -1,7 +1,7 @@
 //! What `abprof bisect` prints: every step with its build and A/B, then the first bad commit with
 //! the verdict line of the A/B that convicts it.
 use super::Render;
-use crate::bisect::judge::Reading;
+use crate::bisect::judge::{CalledBy, Reading};
 use crate::bisect::record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall};
 use std::fmt::Write;
 
@@ -38,7 +38,7 @@ fn step_line(o: &mut String, s: &Step) {
     let samples = if s.samples_per_variant > 0 { s.samples_per_variant.to_string() } else { "—".into() };
     let call = match s.call {
         StepCall::Reference => "reference (bad vs good)".to_string(),
-        c if s.at_cap => format!("{} (at the cap)", c.word()),
+        c if s.called_by == Some(CalledBy::IntervalAtCap) => format!("{} (at the cap)", c.word()),
         c => c.word().to_string(),
     };
     let subject: String = s.subject.chars().take(48).collect();
@@ -96,6 +96,9 @@ impl Render for BisectLog {
                     if let Some(r) = &s.reading {
                         let _ = writeln!(o, "  convicted by step {step} ({study}): {}", verdict_line(r));
                     }
+                    if let Some(c) = s.confirmation {
+                        let _ = writeln!(o, "  {}", c.line(s.samples_per_variant));
+                    }
                 }
             }
             Some(BisectOutcome::OnlySkipped { candidates }) => {
@@ -134,7 +137,9 @@ impl Render for BisectLog {
         }
         let count = |f: &dyn Fn(&Step) -> bool| self.steps.iter().filter(|s| f(s)).count();
         let called = count(&|s| matches!(s.call, StepCall::Good | StepCall::Bad));
-        let (at_cap, inconclusive) = (count(&|s| s.at_cap), count(&|s| s.call == StepCall::Inconclusive));
+        let at_cap = count(&|s| s.called_by == Some(CalledBy::IntervalAtCap) && s.call != StepCall::Inconclusive);
+        let inconclusive = count(&|s| s.call == StepCall::Inconclusive);
+
         if at_cap + inconclusive > 0 {
             let _ = writeln!(
                 o,
@@ -153,6 +158,7 @@ impl Render for BisectLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bisect::record::Confirmation;
     use crate::bisect::record::{StepKind, Threshold};
     use crate::summary::stats::{ChangeCi, Verdict};
     use crate::summary::Metric;
@@ -189,14 +195,15 @@ mod tests {
                 accepted: [3, 3],
             }),
             call,
-            at_cap: false,
+            called_by: None,
+            confirmation: None,
         }
     }
 
     #[test]
     fn calls_at_the_cap_and_inconclusive_probes_are_reported_apart() {
         let mut log = log();
-        log.steps[2].at_cap = true;
+        log.steps[2].called_by = Some(CalledBy::IntervalAtCap);
         log.steps.push(step(4, "e", StepCall::Inconclusive, Some((-18.0, -9.0)), None));
         let text = log.text();
         let row = text.lines().find(|l| l.contains("cccccccccccc")).unwrap();
@@ -210,6 +217,24 @@ mod tests {
             "{text}"
         );
         assert!(!log_text_without_cap().contains("at the sample cap"), "no line when nothing reached the cap");
+    }
+
+    #[test]
+    fn the_convicting_steps_confirmation_is_said_under_its_verdict() {
+        let mut log = log();
+        let Some(BisectOutcome::FirstBad { step, .. }) = log.outcome.clone() else { panic!("a first-bad log") };
+        for (c, words) in [
+            (Confirmation::Confirmed, "grown to 12 samples per variant, the interval does"),
+            (Confirmation::Contradicted, "the bisect's answer is in doubt; bisect again"),
+            (Confirmation::Unconfirmed, "at the sample cap (12 per variant) its interval still reaches the threshold"),
+        ] {
+            let s = log.steps.iter_mut().find(|s| s.index == step).unwrap();
+            s.confirmation = Some(c);
+            s.samples_per_variant = 12;
+            let text = log.text();
+            let at = text.find("convicted by step").expect("the convicting line");
+            assert!(text[at..].lines().nth(1).unwrap().contains(words), "{text}");
+        }
     }
 
     fn log_text_without_cap() -> String {

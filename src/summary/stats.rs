@@ -374,20 +374,34 @@ pub(crate) fn pooled_change_ci(log_ratios: &[f64], prior: PooledSpread, confiden
 
 /// A bisect probe's interval (docs/methodology.md §19): the pooled one of
 /// [`pooled_change_ci`] from [`PROBE_FIRST_BLOCKS`] blocks on, or the probe's own interval of
-/// [`change_ci`] where that is wider (a commit noisier than the steps before it, or an outlier
-/// among its own blocks, is not judged by the others' spread).
+/// [`change_ci`] where its own variance is the larger (from [`MIN_VALUES`] blocks): the spread
+/// Wald's test calls the probe by (`bisect::judge::sequential_call`), so that the interval
+/// shown beside a call is read from the same spread. A commit noisier than the steps before it,
+/// or an outlier among its own blocks, is not judged by the others' spread.
 pub(crate) fn probe_change_ci(base: &[Measured], cand: &[Measured], prior: PooledSpread) -> Option<ChangeCi> {
     let log_ratios = paired_log_ratios(base, cand);
-    let own = change_ci(base, cand, 0.95, None);
+    if probe_spread_is_own(&log_ratios, prior) {
+        return change_ci(base, cand, 0.95, None);
+    }
     let pooled = (log_ratios.len() >= PROBE_FIRST_BLOCKS && !disagree(&log_ratios, prior))
         .then(|| pooled_change_ci(&log_ratios, prior, 0.95))
         .flatten();
-    let log_width = |c: &ChangeCi| ((1.0 + c.hi_pct / 100.0) / (1.0 + c.lo_pct / 100.0)).ln();
-    match (pooled, own) {
-        (Some(p), Some(o)) if log_width(&o) > log_width(&p) => Some(o),
-        (Some(p), _) => Some(p),
-        (None, o) => o,
+    pooled.or_else(|| change_ci(base, cand, 0.95, None))
+}
+
+/// Whether a bisect probe is judged by its own spread rather than the pool's (§19): from
+/// [`MIN_VALUES`] blocks, where its own variance exceeds the pool's with its blocks in it, or
+/// where there is no pool.
+pub(crate) fn probe_spread_is_own(log_ratios: &[f64], prior: PooledSpread) -> bool {
+    let pooled = prior.with(log_ratios);
+    if pooled.df <= 0.0 || prior.df <= 0.0 {
+        return true;
     }
+    if log_ratios.len() < MIN_VALUES {
+        return false;
+    }
+    let own = PooledSpread::default().with(log_ratios);
+    own.ss / own.df > pooled.ss / pooled.df
 }
 
 /// Whether a probe's blocks spread more than the pooled spread allows, below the [`MIN_VALUES`]
@@ -401,6 +415,15 @@ pub(crate) fn disagree(log_ratios: &[f64], prior: PooledSpread) -> bool {
     let own = PooledSpread::default().with(log_ratios);
     let ratio = (own.ss / own.df) / (prior.ss / prior.df);
     ratio > super::t_test::two_sided_quantile(0.01, prior.df).powi(2)
+}
+
+/// How much wider a variance read with `df` degrees of freedom is taken in Wald's test:
+/// (t₀.₉₇₅(df) / z₀.₉₇₅)², the factor by which Student's 95% interval outgrows the normal one
+/// with a known σ. 4.8 from two degrees of freedom (a probe's own three blocks), 1.08 from 30
+/// (a pool of earlier steps), → 1 as the spread becomes known.
+pub(crate) fn student_correction(df: f64) -> f64 {
+    let z = super::t_test::two_sided_quantile(0.05, 1e6);
+    (super::t_test::two_sided_quantile(0.05, df) / z).powi(2)
 }
 
 /// The fewest blocks a bisect probe is called from (§19): two cold pairs that agree, not one, so
