@@ -412,7 +412,11 @@ fn drive(
     }
     b.log.steps.push(step);
     let Some(change) = m.reading.reference_change().filter(|_| clear(&m.reading)) else {
-        say(&format!("good and bad do not differ clearly in {}: {}", plan.metric.title(), reading_line(&m.reading)));
+        let how = match given {
+            Some(g) => format!("is not clearly beyond --threshold {g}%"),
+            None => "is not clear".to_string(),
+        };
+        say(&format!("the change good → bad in {} {how}: {}", plan.metric.title(), reading_line(&m.reading)));
         return Ok(BisectOutcome::NoChange);
     };
     let t = threshold_pct(change, given);

@@ -120,7 +120,7 @@ impl Render for BisectLog {
             Some(BisectOutcome::NoChange) => {
                 let _ = writeln!(
                     o,
-                    "good and bad do not differ clearly at {} samples per variant: nothing to bisect (see steps/00-bad)",
+                    "good and bad do not differ clearly (beyond --threshold, where one was given) at {} samples per variant: nothing to bisect (see steps/00-bad)",
                     self.max_samples
                 );
             }
