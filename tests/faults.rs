@@ -978,7 +978,8 @@ fn a_count_duration_or_rate_out_of_bounds_is_one_line_exit_2_and_nothing_created
 }
 
 /// The first hour's bad inputs (docs/methodology.md §20): a margin or precision that calls any
-/// slowdown the same, a zero timeout, a flag abprof owns in a variant, an empty or binary prompt
+/// slowdown the same, a zero timeout, a flag abprof owns in a variant, a `--device` the variant's
+/// binary does not list, an empty or binary prompt
 /// file — each one line naming the cause and the fix, exit 2, before the folder exists; a file
 /// given as --root is one line that says it is a file.
 #[test]
@@ -1124,16 +1125,28 @@ fn the_sampler_rate_is_bounded_by_its_source_and_abprofs_own_cpu_is_recorded() {
     assert_eq!(s["variants"][0]["accepted"], 1, "under the abprof-cpu limit: {:#}", s["rejected"]);
 }
 
-/// A process of the test's own that burns a core until dropped, even when an assertion fails.
-struct OtherWorkload(Child);
+/// Processes of the test's own that burn every core until dropped, even when an assertion
+/// fails. One loop per core: beside the server's threads on every core, a single loop's share of
+/// a short request ranged from a full core down to under a 50% limit (a CI run).
+struct OtherWorkload(Vec<Child>);
+impl OtherWorkload {
+    fn on_every_core() -> OtherWorkload {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        OtherWorkload(
+            (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
+        )
+    }
+}
 impl Drop for OtherWorkload {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 
-/// A host busy through the first block (a real busy loop, this test's own child) spoils it
+/// A host busy through the first block (real busy loops, this test's own children) spoils it
 /// `other-workload`; the block is retaken at the end of the schedule, every attempt stays in the
 /// evidence, and the study ends with its planned accepted samples a side and a verdict
 /// (docs/methodology.md §7.19).
@@ -1141,7 +1154,7 @@ impl Drop for OtherWorkload {
 fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() {
     let f = Fault::new();
     let study = Study::new(&f, 32, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", 50.0);
-    let other = OtherWorkload(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
+    let other = OtherWorkload::on_every_core();
     let mut child = spawn(&study.args());
     let order = f.root().join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
@@ -1168,8 +1181,8 @@ fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() 
 fn every_sample_rejected_other_workload_names_foreign_cpu_max_and_a_quiet_host() {
     let f = Fault::new();
     // Another workload that really runs: on a quiet host (CI's) the background alone can read
-    // 0% foreign CPU, which a 0% limit accepts. The loop is this test's own child.
-    let other = OtherWorkload(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
+    // 0% foreign CPU, which a 0% limit accepts. The loops are this test's own children.
+    let other = OtherWorkload::on_every_core();
     let out = run(&Study::new(&f, 64, 1, &[variant("a", "")]).idle("foreign_cpu_max_pct", 0.0).args());
     drop(other);
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
