@@ -997,6 +997,15 @@ fn bad_inputs_of_the_first_hour_are_refused_before_anything_is_created() {
         assert!(line.contains(want), "{bad:?}: {line}");
         assert!(!root.exists(), "{bad:?} created {}", root.display());
     }
+    // A GPU the binary does not see (the test bed's CPU build lists none), asked of the binary
+    // itself (`llama-server --list-devices`), not left to its first sample's "invalid device".
+    let no_such_gpu = format!("b={}|extra=-dev CUDA3", testbed().server.display());
+    let out = run(&flag_study(&root, &["--variant", &no_such_gpu]));
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("variant b: --device CUDA3 is not a device this llama-server sees"), "{line}");
+    assert!(line.contains("lists none") && line.contains("leave out --device"), "{line}");
+    assert!(!root.exists(), "-dev CUDA3 created {}", root.display());
     let empty = f.dir.path().join("empty.txt");
     std::fs::write(&empty, "  \n").unwrap();
     let binary = f.dir.path().join("binary.txt");

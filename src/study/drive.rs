@@ -13,7 +13,7 @@ use super::port::StudyPort;
 use super::run_record::{InFlight, RunFile};
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
-use crate::server::LaunchSpec;
+use crate::server::{listed_devices, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
@@ -145,8 +145,17 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
             bail!("model {} (variant {}) does not exist: pass a GGUF file", m.display(), v.label);
         }
         // Refused here, before the folder exists, not at the variant's first sample.
-        crate::server::check_owned_args(&v.server_args(&file.model, &common))
+        let argv = v.server_args(&file.model, &common);
+        crate::server::check_owned_args(&argv)
             .map_err(|e| StudyFileError::Refused(format!("variant {}: {e}", v.label)))?;
+        // A device the binary does not see (docs/methodology.md §9.11): llama.cpp would refuse
+        // it at the first sample, after the folder exists.
+        if let Some(names) = listed_devices::named(&argv, &v.env) {
+            let listed = listed_devices::listed(&v.binary, &v.env);
+            if let Some(why) = listed.and_then(|l| listed_devices::missing(&names, &l)) {
+                return Err(StudyFileError::Refused(format!("variant {}: {why}", v.label)).into());
+            }
+        }
     }
     Ok((variants, common))
 }

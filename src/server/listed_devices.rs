@@ -1,0 +1,113 @@
+//! The devices a llama-server binary itself sees (`llama-server --list-devices`), so that a
+//! variant whose `--device` names one it does not see is refused before a study folder exists
+//! (docs/methodology.md §9.11), instead of failing its first sample with llama.cpp's
+//! "invalid device".
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a binary may take to list its devices (it loads its backends, no model).
+const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The device names of `llama-server --list-devices` output (`Available devices:`, then one
+/// `  NAME: description (N MiB, M MiB free)` line per device, or `  (none)`); None where the
+/// output is not such a list (a binary without the flag).
+pub(crate) fn parse(out: &str) -> Option<Vec<String>> {
+    let mut lines = out.lines().skip_while(|l| l.trim() != "Available devices:");
+    lines.next()?;
+    let mut names = Vec::new();
+    for line in lines {
+        let Some(entry) = line.strip_prefix("  ") else { break };
+        if entry.trim() == "(none)" {
+            break;
+        }
+        match entry.split_once(": ") {
+            Some((name, _)) if !name.is_empty() && !name.contains(' ') => names.push(name.to_string()),
+            _ => break,
+        }
+    }
+    Some(names)
+}
+
+/// The devices `binary` lists under the variant's environment `env`; None where it cannot say
+/// (it failed, timed out, or printed no list): the check is then left to the server's start.
+pub(crate) fn listed(binary: &Path, env: &[(String, String)]) -> Option<Vec<String>> {
+    let mut child = Command::new(binary)
+        .arg("--list-devices")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let t0 = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if t0.elapsed() < LIST_TIMEOUT => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let out = child.wait_with_output().ok()?;
+    parse(&String::from_utf8_lossy(&out.stdout))
+}
+
+/// The `--device`/`-dev` list of `argv` (its last, as llama.cpp keeps), else the variant's
+/// `LLAMA_ARG_DEVICE`; None where neither names a device (`none` names none).
+pub(crate) fn named(argv: &[String], env: &[(String, String)]) -> Option<Vec<String>> {
+    let flag = argv.windows(2).rev().find(|w| matches!(w[0].as_str(), "--device" | "-dev")).map(|w| w[1].clone());
+    let list = flag.or_else(|| env.iter().rev().find(|(k, _)| k == "LLAMA_ARG_DEVICE").map(|(_, v)| v.clone()))?;
+    let names: Vec<String> =
+        list.split(',').map(str::trim).filter(|x| !x.is_empty() && *x != "none").map(String::from).collect();
+    (!names.is_empty()).then_some(names)
+}
+
+/// The first of `names` that `listed` does not hold, in one line naming the fix. llama.cpp
+/// matches device names without regard to case.
+pub(crate) fn missing(names: &[String], listed: &[String]) -> Option<String> {
+    let unknown = names.iter().find(|n| !listed.iter().any(|l| l.eq_ignore_ascii_case(n)))?;
+    let seen =
+        if listed.is_empty() { "none: a CPU-only build or no visible GPU".to_string() } else { listed.join(", ") };
+    Some(format!(
+        "--device {unknown} is not a device this llama-server sees (`llama-server --list-devices` lists {seen}): pass one it lists, or leave out --device"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test bed's CPU build, as it printed (`llama-server --list-devices`, pinned tree).
+    const CPU_BUILD: &str = "Available devices:\n  (none)\n";
+    /// Two GPUs in the format of common/arg.cpp (`"  %s: %s (%zu MiB, %zu MiB free)\n"`).
+    const TWO_GPUS: &str = "ggml_cuda_init: found 2 CUDA devices:\nAvailable devices:\n  CUDA0: NVIDIA H200 (143166 MiB, 142586 MiB free)\n  CUDA1: NVIDIA H200 (143166 MiB, 142586 MiB free)\n";
+
+    fn v(s: &[&str]) -> Vec<String> {
+        s.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_list_is_read_from_the_binarys_own_output() {
+        assert_eq!(parse(CPU_BUILD), Some(vec![]));
+        assert_eq!(parse(TWO_GPUS), Some(v(&["CUDA0", "CUDA1"])));
+        assert_eq!(parse("error: invalid argument: --list-devices\n"), None);
+    }
+
+    #[test]
+    fn a_device_the_binary_does_not_list_is_named_with_the_fix() {
+        let argv = v(&["-m", "x.gguf", "-dev", "CUDA3"]);
+        let names = named(&argv, &[]).unwrap();
+        let line = missing(&names, &parse(TWO_GPUS).unwrap()).unwrap();
+        assert!(line.contains("--device CUDA3") && line.contains("lists CUDA0, CUDA1"), "{line}");
+        let line = missing(&names, &[]).unwrap();
+        assert!(line.contains("lists none: a CPU-only build"), "{line}");
+        assert_eq!(missing(&v(&["cuda1"]), &parse(TWO_GPUS).unwrap()), None, "case does not matter");
+        assert_eq!(named(&v(&["--device", "none"]), &[]), None);
+        assert_eq!(named(&[], &[("LLAMA_ARG_DEVICE".into(), "ROCm0".into())]), Some(v(&["ROCm0"])));
+        assert_eq!(named(&v(&["-dev", "CUDA0", "--device", "CUDA1,CUDA2"]), &[]), Some(v(&["CUDA1", "CUDA2"])));
+    }
+}
