@@ -546,6 +546,8 @@ const EVIDENCE_FILES: &[&str] = &[
     "report.html",
     "report.md",
     "facts.json",
+    "bench.json",
+    "tokens.json",
 ];
 
 /// Where a sample folder's own files are named: `measure/` writes the sample, a floor below the
@@ -581,6 +583,70 @@ fn no_evidence_file_name_is_spelled_outside_study() {
         "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
         bad.join("\n")
     );
+}
+
+/// What `study/` keeps to itself: the generic JSON readers and writers, and every way of
+/// naming a path by file name. Outside `study/`, a file is reached through a typed method of
+/// `Evidence`, `ExactnessFolder` or `BenchFolder` (the compiler holds most of this too: these are
+/// `pub(super)` or private there; the list keeps them so).
+const STUDY_ONLY: &[&str] = &[
+    "read_json",
+    "write_json",
+    "study_toml_in",
+    "prompt_in",
+    "summary_in",
+    "isolation_in",
+    "exactness_report_in",
+    "exactness_facts_in",
+    "exactness_prompt_in",
+    "pi_sample_in",
+    "sweep_record",
+    "HTML_FILE",
+    "MARKDOWN_FILE",
+];
+
+#[test]
+fn evidence_is_reached_only_through_its_typed_methods() {
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let study = root().join("src/study");
+    let mut bad = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(&study)) {
+        let code = product_code(&std::fs::read_to_string(f).unwrap());
+        // A `use crate::study::evidence::{…}` may span lines: a `use` is read whole, to its `;`.
+        let mut statement = String::new();
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            statement += line;
+            let head = statement.trim_start().trim_start_matches("pub(crate) ");
+            if head.starts_with("use ") && !line.contains(';') {
+                continue;
+            }
+            if statement.contains("study::evidence::") {
+                for name in STUDY_ONLY.iter().filter(|n| has_word(&statement, n)) {
+                    bad.push(format!("  {}:{}: {name}", rel(f), i + 1));
+                }
+            }
+            statement.clear();
+        }
+    }
+    assert!(bad.is_empty(), "outside src/study/, evidence is reached by its typed methods:\n{}", bad.join("\n"));
+}
+
+/// Whether `name` stands in `text` as a whole identifier.
+fn has_word(text: &str, name: &str) -> bool {
+    let ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    text.match_indices(name)
+        .any(|(at, _)| !ident(text[..at].chars().next_back()) && !ident(text[at + name.len()..].chars().next()))
+}
+
+#[test]
+fn the_evidence_guard_reads_a_use_whole() {
+    assert!(has_word("use crate::study::evidence::{\n    read_json, Evidence};", "read_json"));
+    assert!(!has_word("crate::study::evidence::read_json_lines", "read_json"));
+    assert!(!has_word("ev.read_sweep_record()", "sweep_record"));
 }
 
 /// `text` with every item under `#[cfg(test)]` blanked (a test module, a test-only function or

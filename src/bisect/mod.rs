@@ -424,8 +424,8 @@ fn drive(
     say(&format!("step 0: bad {} vs good: {} → threshold {t:+.2}%", short(&bad), reading_line(&m.reading)));
     b.save()?;
     // The reference's calibrated prompt, so every step sends the same text.
-    let prompt = crate::study::evidence::prompt_in(&reference_dir);
-    let prompt = prompt.is_file().then_some(prompt);
+    let prompt =
+        crate::study::evidence::Evidence::open(&reference_dir).ok().map(|ev| ev.prompt()).filter(|p| p.is_file());
     // Every step's pairs measure the same host's noise: pooled, they let a clear probe be called
     // from its first block (§19).
     let mut pool = PooledSpread::default().with(&m.log_ratios);

@@ -163,6 +163,6 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
 fn convicting_report(dir: &std::path::Path) -> Result<crate::report::study::ReportFiles> {
     let ev = crate::study::evidence::Evidence::open(dir)?;
     let summary: crate::summary::Summary = ev.read_summary()?;
-    let facts = crate::summary::fingerprint::StudyFacts::load(&ev)?;
+    let facts = crate::study::StudyFacts::load(&ev)?;
     crate::report::study::write_after_run(&ev, &summary, &facts)
 }

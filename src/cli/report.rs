@@ -1,7 +1,7 @@
 //! `abprof report DIR`: the study's HTML page and Markdown tables, rebuilt from its evidence.
 use super::args::OutputArgs;
 use crate::report::emit;
-use crate::report::study::{write, write_sweep, HTML_FILE, MARKDOWN_FILE};
+use crate::report::study::{write, write_sweep};
 use crate::study::Shape;
 use crate::summary::sweep::summarize_sweep;
 use crate::summary::view::StudyView;
@@ -24,9 +24,9 @@ pub(crate) struct ReportArgs {
 }
 
 pub(crate) fn run(a: ReportArgs) -> Result<i32> {
-    let html = a.html.unwrap_or_else(|| a.dir.join(HTML_FILE));
-    let md = a.md.unwrap_or_else(|| a.dir.join(MARKDOWN_FILE));
     let folder = crate::study::open(&a.dir)?;
+    let html = a.html.unwrap_or_else(|| folder.evidence.html_page());
+    let md = a.md.unwrap_or_else(|| folder.evidence.markdown_page());
     let files = if folder.shape == Shape::Sweep {
         write_sweep(&summarize_sweep(&folder.evidence)?, &html, &md)?
     } else {

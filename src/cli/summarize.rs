@@ -1,7 +1,6 @@
 //! `abprof summarize DIR`: the summary of a study's evidence folder, rebuilt from disk.
 use super::args::OutputArgs;
 use crate::report::emit;
-use crate::study::evidence::{summary_in, write_json};
 use crate::study::Shape;
 use anyhow::Result;
 use clap::Args;
@@ -22,11 +21,7 @@ pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
         // Printed first: a folder that cannot be written (read-only, a full disk) still shows
         // its summary, and one line says what was not kept.
         emit(&s, a.output.format());
-        let written = s
-            .point_summaries
-            .iter()
-            .try_for_each(|(dir, point)| write_json(&summary_in(dir), &point.summary))
-            .and_then(|()| folder.evidence.write_summary(&s));
+        let written = s.keep_point_summaries().and_then(|()| folder.evidence.write_summary(&s));
         return Ok(not_kept(written.map_err(Into::into)));
     }
     let ev = folder.evidence;

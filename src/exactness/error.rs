@@ -38,4 +38,6 @@ pub(crate) enum ExactnessError {
     PromptMismatch { a_label: String, a: u64, b_label: String, b: u64 },
     #[error("could not write {path}: {source}")]
     Write { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Evidence(#[from] crate::study::evidence::EvidenceError),
 }

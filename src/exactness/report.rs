@@ -1,8 +1,10 @@
 //! `exactness.json`: the verdict as stored in a study's evidence folder, for `abprof summarize`
 //! and for people.
 use super::compare::{Comparison, ExactnessVerdict};
+use crate::study::evidence::EvidenceError;
+use crate::study::run_folders::ExactnessFolder;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// One side of the comparison: what ran and what it answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,15 +97,13 @@ impl ExactnessReport {
         }
     }
 
-    pub(crate) fn path_in(dir: &Path) -> PathBuf {
-        crate::study::evidence::exactness_report_in(dir)
+    /// Writes `DIR/exactness.json` atomically (temp file + rename).
+    pub(crate) fn save(&self, folder: &ExactnessFolder) -> Result<PathBuf, EvidenceError> {
+        folder.write_report(self)
     }
 
-    /// Writes `DIR/exactness.json` atomically (temp file + rename).
-    pub(crate) fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let path = Self::path_in(dir);
-        crate::atomic_file::write_json(&path, self)?;
-        Ok(path)
+    /// The report in `folder`, typed (the folder's reader is generic: this type lives a floor up).
+    pub(crate) fn read(folder: &ExactnessFolder) -> Result<ExactnessReport, EvidenceError> {
+        folder.read_report()
     }
 }

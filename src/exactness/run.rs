@@ -8,6 +8,7 @@ use super::yardstick::VariantClass;
 use crate::client::ChatRequest;
 use crate::measure::{run_sample, ChatLoad, NoObserver, Sample, SampleFiles, SampleSpec};
 use crate::server::LaunchSpec;
+use crate::study::run_folders::ExactnessFolder;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -36,8 +37,8 @@ pub(crate) struct ExactnessPlan {
     pub(crate) ignore_eos: bool,
     pub(crate) health_timeout: Duration,
     pub(crate) stall_timeout: Duration,
-    /// The evidence folder; `exactness.json` goes here, each side's files under `exactness/LABEL/`.
-    pub(crate) root: PathBuf,
+    /// The evidence folder: the report, and each side's files.
+    pub(crate) folder: ExactnessFolder,
     /// What the candidate changed, which sets the yardstick's thresholds.
     pub(crate) class: VariantClass,
 }
@@ -50,10 +51,6 @@ impl ExactnessPlan {
         r.top_logprobs = Some(TOP_K);
         r.ignore_eos = self.ignore_eos.then_some(true);
         r
-    }
-
-    pub(crate) fn side_dir(&self, label: &str) -> PathBuf {
-        self.root.join("exactness").join(label)
     }
 }
 
@@ -68,7 +65,7 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<(), Exactnes
 }
 
 async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured, ExactnessError> {
-    let dir = plan.side_dir(&side.label);
+    let dir = plan.folder.side_dir(&side.label);
     let spec = SampleSpec {
         expected_prompt_tokens: plan.expected_prompt_tokens,
         expect: side.expect.clone(),
@@ -99,7 +96,7 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
                 dir: dir.clone(),
                 source: e,
             })?;
-    write_json(&dir.join("tokens.json"), &tokens)?;
+    write_json(&plan.folder.tokens_file(&side.label), &tokens)?;
     if let (Some(got), Some(want)) = (sample.prompt_tokens(), plan.expected_prompt_tokens) {
         if got != want {
             return Err(ExactnessError::PromptLength { label: side.label.clone(), got, want });
@@ -158,8 +155,6 @@ pub(crate) async fn run_exactness(
         top_logprobs: TOP_K,
     };
     let report = ExactnessReport::new(side_report(baseline, &a), side_report(candidate, &b), request, comparison);
-    report
-        .save(&plan.root)
-        .map_err(|e| ExactnessError::Write { path: ExactnessReport::path_in(&plan.root), source: e })?;
+    report.save(&plan.folder)?;
     Ok(report)
 }

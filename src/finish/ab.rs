@@ -43,7 +43,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
         ),
     };
     ending.interrupted_by = ending.interrupted_by.or(in_record);
-    Ok(close(&ending, closing_of(root, after_signal)))
+    Ok(close(&ending, closing_of(&run.evidence, after_signal)))
 }
 
 /// Whether a variant has no accepted sample, saying so (and why, when the host was busy).

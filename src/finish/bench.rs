@@ -2,12 +2,13 @@
 //! history.
 use super::epilogue::{record, Finishing};
 use crate::client::ChatRequest;
-use crate::measure::{run_sample, ChatLoad, NoObserver, SampleFiles, SampleSpec};
+use crate::measure::{run_sample, ChatLoad, NoObserver, SampleSpec};
 use crate::report::emit;
 use crate::report::sample::SampleWithEvidence;
 use crate::server::LaunchSpec;
 use crate::stop_signal::block_on_until_signal;
-use crate::summary::bench::{judge_bench, BenchFacts, BENCH_FACTS_FILE};
+use crate::study::run_folders::BenchFolder;
+use crate::summary::bench::{judge_bench, BenchFacts};
 use anyhow::{bail, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,6 +34,8 @@ pub(crate) struct BenchRequest {
 pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
     let evidence = &r.evidence;
+    let folder = BenchFolder::at(evidence);
+    let files = folder.sample();
     let mut args = vec!["-m".to_string(), r.model.display().to_string()];
     args.extend(r.common.iter().cloned());
     let mut request = ChatRequest::benchmark(&r.prompt, r.tokens);
@@ -43,14 +46,13 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
         env: vec![],
         host: "127.0.0.1".into(),
         port: r.port,
-        log_file: evidence.join("server.log"),
-        console_file: evidence.join("server.console.log"),
+        log_file: files.server_log(),
+        console_file: files.console_log(),
         signal_descendant: None,
         cpus: None,
     };
     let spec =
         SampleSpec { expected_prompt_tokens: r.expected_prompt_tokens, ..SampleSpec::new(launch, r.health_timeout) };
-    let files = SampleFiles::new(evidence);
     let mut load = ChatLoad::new(request, false, r.stall_timeout);
     let rt = crate::client::runtime();
     let sample =
@@ -60,7 +62,7 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
         bail!("{e} (evidence kept in {})", evidence.display());
     }
     let facts = bench_facts(r)?;
-    crate::study::evidence::write_json(&evidence.join(BENCH_FACTS_FILE), &facts)?;
+    folder.write_facts(&facts)?;
     let bench = judge_bench(facts, sample);
     for x in &bench.rejections {
         eprintln!("abprof: rejected ({}): {}", x.rule, x.reason);

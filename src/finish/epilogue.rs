@@ -109,10 +109,10 @@ pub(super) fn close(ending: &Ending, c: Closing<'_>) -> i32 {
 }
 
 /// The closing of a study of one folder (not a sweep).
-pub(super) fn closing_of(root: &Path, after_signal: String) -> Closing<'static> {
+pub(super) fn closing_of(ev: &crate::study::evidence::Evidence, after_signal: String) -> Closing<'static> {
     Closing {
         hooks: "the restore/verify hooks",
-        isolation_record: crate::study::evidence::isolation_in(root).display().to_string(),
+        isolation_record: ev.isolation_file().display().to_string(),
         after_signal,
     }
 }

@@ -1,12 +1,13 @@
 //! The end of an exactness check: both sides' deterministic requests compared, exactness.json
 //! and the sides' facts in the evidence folder, the history, and the gate's exit status.
 use super::epilogue::{record, Finishing};
-use crate::exactness::{run_exactness, ExactnessPlan, ExactnessReport, ExactnessSide, Gate, VariantClass};
+use crate::exactness::{run_exactness, ExactnessPlan, ExactnessSide, Gate, VariantClass};
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
 use crate::report::emit;
 use crate::report::exactness::SavedExactness;
 use crate::server::{free_port, LaunchSpec};
 use crate::stop_signal::block_on_until_signal;
+use crate::study::run_folders::ExactnessFolder;
 use crate::summary::fingerprint::ExactnessFacts;
 use crate::variant::Variant;
 use anyhow::{Context, Result};
@@ -45,9 +46,10 @@ impl Gate {
 pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
     let root = &r.root;
+    let folder = ExactnessFolder::at(root);
     let mut sides = Vec::new();
     for (v, model) in r.variants.iter().zip(&r.models) {
-        let dir = root.join("exactness").join(&v.label);
+        let dir = folder.side_dir(&v.label);
         sides.push(ExactnessSide {
             label: v.label.clone(),
             spec: v.spec.clone(),
@@ -56,13 +58,12 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
         });
     }
     let rt = crate::client::runtime();
-    let calibrated = crate::study::evidence::exactness_prompt_in(root);
+    let calibrated = folder.prompt_file();
     let source = match &r.prompt {
         Some(p) => PromptSource::File(p),
         None => {
             let mut launch = sides[0].launch.clone();
-            launch.log_file = root.join("exactness").join("calibration.server.log");
-            launch.console_file = root.join("exactness").join("calibration.console.log");
+            (launch.log_file, launch.console_file) = folder.calibration_logs();
             PromptSource::Calibrate {
                 tokens: r.prompt_tokens,
                 launch: Box::new(launch),
@@ -82,14 +83,14 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
         ignore_eos: r.ignore_eos,
         health_timeout: r.health_timeout,
         stall_timeout: r.stall_timeout,
-        root: root.clone(),
+        folder: folder.clone(),
         class: r.class,
     };
     let report = block_on_until_signal(&rt, async { Ok(run_exactness(&sides[0], &sides[1], &plan).await?) })?;
-    let file = ExactnessReport::path_in(root);
+    let file = folder.report_file();
     emit(&SavedExactness { report: &report, file: &file }, how.format);
     let facts = exactness_facts(&r.variants, &r.models, &r.common)?;
-    crate::study::evidence::write_json(&crate::study::evidence::exactness_facts_in(root), &facts)?;
+    folder.write_facts(&facts)?;
     let in_record = record(history.as_mut(), root, how.format, || {
         Ok(crate::history::StudyRecord::of_exactness(root, &report, Some(&facts)))
     });

@@ -6,7 +6,7 @@ use crate::pi::{pi_version, PiStudy};
 use crate::report::emit;
 use crate::report::pi::{sample_line, PiOutcome};
 use crate::study::file::{PiSection, StudyFile};
-use crate::summary::fingerprint::StudyFacts;
+use crate::study::StudyFacts;
 use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
 use anyhow::Result;
 use std::path::Path;
@@ -49,5 +49,5 @@ pub(super) fn finish(file: &StudyFile, section: &PiSection, root: &Path, resume:
         ),
     };
     ending.interrupted_by = ending.interrupted_by.or(in_record);
-    Ok(close(&ending, closing_of(root, after_signal)))
+    Ok(close(&ending, closing_of(&run.evidence, after_signal)))
 }

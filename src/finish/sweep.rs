@@ -3,8 +3,7 @@
 use super::ending::Ending;
 use super::epilogue::{announce, close, record, Closing, Finishing};
 use crate::report::emit;
-use crate::report::study::{write_after_run, write_sweep, HTML_FILE, MARKDOWN_FILE};
-use crate::study::evidence::{summary_in, write_json, Evidence};
+use crate::report::study::{write_after_run, write_sweep};
 use crate::study::file::StudyFile;
 use crate::study::run_sweep;
 use crate::summary::adaptive::another_block;
@@ -18,12 +17,10 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let summary = summarize_sweep(&run.evidence)?;
     let format = how.format;
     let mut ending = Ending::of(&run.outcome, run.restored);
-    for (dir, j) in &summary.point_summaries {
-        write_json(&summary_in(dir), &j.summary)?;
+    summary.keep_point_summaries()?;
+    for (point, j) in &summary.point_summaries {
         // Each point's own page (its samples, telemetry, evidence); the sweep's page links them.
-        if let Err(e) =
-            Evidence::open(dir).map_err(anyhow::Error::from).and_then(|ev| write_after_run(&ev, &j.summary, &j.facts))
-        {
+        if let Err(e) = write_after_run(point, &j.summary, &j.facts) {
             eprintln!("abprof: error: {}", crate::report::one_line(&e));
             ending.report_failed = true;
         }
@@ -33,23 +30,24 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let mut in_record = None;
     if ending.completed() {
         // Every point is a whole study: each lands in the history once the sweep is complete.
-        for (dir, j) in &summary.point_summaries {
+        for (point, j) in &summary.point_summaries {
+            let dir = &point.root;
             let signal = record(history.as_mut(), dir, format, || Ok(crate::history::StudyRecord::of_study(dir, j)));
             in_record = in_record.or(signal);
         }
     }
-    let page = write_sweep(&summary, &run.evidence.path(HTML_FILE), &run.evidence.path(MARKDOWN_FILE));
+    let page = write_sweep(&summary, &run.evidence.html_page(), &run.evidence.markdown_page());
     ending.report_failed |= announce(&page.map_err(anyhow::Error::from), format);
     if ending.completed() && !ending.host_unrestored {
         let empty: Vec<String> = summary
             .point_summaries
             .iter()
-            .flat_map(|(dir, j)| {
+            .flat_map(|(point, j)| {
                 j.summary
                     .variants
                     .iter()
                     .filter(|v| v.accepted == 0)
-                    .map(move |v| format!("{} at {}", v.label, dir.display()))
+                    .map(move |v| format!("{} at {}", v.label, point.root.display()))
             })
             .collect();
         if !empty.is_empty() {

@@ -23,7 +23,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let after_signal = format!("; restore hooks ran; `abprof trace --resume {}` completes the capture", root.display());
     if !ending.completed() {
         // The traces of an interrupted capture scale nothing yet: the resume finishes them.
-        return Ok(close(&ending, closing_of(root, after_signal)));
+        return Ok(close(&ending, closing_of(&run.evidence, after_signal)));
     }
     // Written first: when no untraced sample can scale a trace, the report shows the rejections.
     let report = write_after_run(&run.evidence, summary, &judged.facts);
@@ -34,5 +34,5 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     ending.report_failed = announce(&report, how.format);
     ending.interrupted_by = in_record;
     let after_signal = if in_record.is_some() { AFTER_SIGNAL_IN_RECORD.to_string() } else { after_signal };
-    Ok(close(&ending, closing_of(root, after_signal)))
+    Ok(close(&ending, closing_of(&run.evidence, after_signal)))
 }

@@ -3,11 +3,12 @@
 use super::backend::History;
 use super::record::{RecordedStudy, StudyRecord};
 use crate::exactness::ExactnessReport;
-use crate::study::evidence::{read_json, Evidence};
+use crate::study::evidence::Evidence;
 use crate::study::file::StudyKind;
+use crate::study::run_folders::{BenchFolder, ExactnessFolder};
 use crate::study::Shape;
-use crate::summary::bench::{load_bench, BENCH_FACTS_FILE};
-use crate::summary::fingerprint::{ExactnessFacts, StudyFacts};
+use crate::summary::bench::load_bench;
+use crate::summary::fingerprint::ExactnessFacts;
 use crate::summary::judge;
 use crate::summary::pi::PiReport;
 use anyhow::{bail, Result};
@@ -33,8 +34,8 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
                 dir.display()
             );
         }
+        let facts = folder.facts()?;
         let ev = folder.evidence;
-        let facts = StudyFacts::load(&ev)?;
         if folder.file.kind == StudyKind::Pi {
             let report: PiReport = match ev.read_pi_report() {
                 Ok(r) => r,
@@ -67,18 +68,19 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
             out.push(StudyRecord::of_study(dir, &judged));
         }
     }
-    let exactness = ExactnessReport::path_in(dir);
-    if exactness.is_file() {
-        let report: ExactnessReport = read_json(&exactness)?;
-        let facts: Option<ExactnessFacts> = read_json(&crate::study::evidence::exactness_facts_in(dir)).ok();
+    let exactness = ExactnessFolder::at(dir);
+    if exactness.has_report() {
+        let report = ExactnessReport::read(&exactness)?;
+        let facts = ExactnessFacts::read(&exactness).ok();
         out.push(StudyRecord::of_exactness(dir, &report, facts.as_ref()));
     }
-    if dir.join(BENCH_FACTS_FILE).is_file() {
-        out.push(StudyRecord::of_bench(dir, &load_bench(dir)?));
+    let bench = BenchFolder::at(dir);
+    if bench.has_facts() {
+        out.push(StudyRecord::of_bench(dir, &load_bench(&bench)?));
     }
     if out.is_empty() {
         bail!(
-            "{} holds no abprof evidence (no study.toml, exactness.json or {BENCH_FACTS_FILE}): pass the --root of an `abprof ab`, `trace`, `pi` or `exactness` run, or the --evidence of `abprof bench`",
+            "{} holds no abprof evidence (no study.toml, exactness.json or bench.json): pass the --root of an `abprof ab`, `trace`, `pi` or `exactness` run, or the --evidence of `abprof bench`",
             dir.display()
         );
     }

@@ -4,8 +4,9 @@
 use crate::exactness::ExactnessReport;
 use crate::measure::Sample;
 use crate::study::facts::{HostFacts, VariantFacts};
+use crate::study::StudyFacts;
 use crate::summary::bench::BenchRun;
-use crate::summary::fingerprint::{ExactnessFacts, StudyFacts};
+use crate::summary::fingerprint::ExactnessFacts;
 use crate::summary::phases::PhaseFigures;
 use crate::summary::pi::PiReport;
 use crate::summary::rules::Rejection;

@@ -32,4 +32,8 @@ impl SampleFiles {
     pub(crate) fn pi_stderr(&self) -> PathBuf {
         self.dir.join("pi.stderr")
     }
+    /// A Pi sample's report view, written by the summary beside the sample's evidence.
+    pub(crate) fn pi_view(&self) -> PathBuf {
+        self.dir.join("pi-sample.json")
+    }
 }

@@ -311,7 +311,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     };
 
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let hooks = Arc::new(Hooks::new(&ev.root, &file.isolation));
+    let hooks = Arc::new(Hooks::new(&ev, &file.isolation));
     recover_previous_run(&ev, &hooks);
     // Declared before the restore guard, so dropped after it: run.json goes only once the
     // restore ran, on every exit path a process survives.

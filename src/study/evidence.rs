@@ -26,8 +26,12 @@
 //!
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
+//!
+//! Outside `study/`, a file here is reached only through a typed method of [`Evidence`] (the
+//! generic readers and the file names stay private to `study/`, checked by tests/layers.rs); an
+//! exactness check's and a bench's folders are laid out beside, in `run_folders.rs`.
 use super::facts::{HostFacts, VariantFacts};
-use crate::measure::Sample;
+use crate::measure::{Sample, SampleFiles};
 use crate::schedule::Slot;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::io::Write;
@@ -233,53 +237,21 @@ const ROOFLINE_FILE: &str = "roofline.json";
 const SUMMARY_FILE: &str = "summary.json";
 const ISOLATION_FILE: &str = "isolation.json";
 const PI_REPORT_FILE: &str = "pi.json";
-/// A Pi sample's report view, beside its evidence.
-const PI_SAMPLE_FILE: &str = "pi-sample.json";
 /// The study's pages, written at the end of `ab` and `trace` and by `abprof report`.
-pub(crate) const HTML_FILE: &str = "report.html";
-pub(crate) const MARKDOWN_FILE: &str = "report.md";
+const HTML_FILE: &str = "report.html";
+const MARKDOWN_FILE: &str = "report.md";
+const STUDY_FILE: &str = "study.toml";
+const ORDER_FILE: &str = "order.jsonl";
+const PROMPT_FILE: &str = "prompt.txt";
 
 /// The study file of the study (or sweep) folder at `root`.
-pub(crate) fn study_toml_in(root: &Path) -> PathBuf {
-    root.join("study.toml")
+pub(super) fn study_toml_in(root: &Path) -> PathBuf {
+    root.join(STUDY_FILE)
 }
 
-/// `summary.json` of the study (or sweep) folder at `root`.
-pub(crate) fn summary_in(root: &Path) -> PathBuf {
-    root.join(SUMMARY_FILE)
-}
-
-/// The isolation record of the study folder at `root` (every hook run, and what to restore).
-pub(crate) fn isolation_in(root: &Path) -> PathBuf {
-    root.join(ISOLATION_FILE)
-}
-
-/// The calibrated prompt of the study folder at `root` (its sidecar beside it).
-pub(crate) fn prompt_in(root: &Path) -> PathBuf {
-    root.join("prompt.txt")
-}
-
-/// Where `abprof exactness --root DIR` keeps its evidence: `DIR/exactness/`, its report
-/// `DIR/exactness.json` beside a study's files, and what its two sides ran on
-/// `DIR/exactness/facts.json` (DIR may be an A/B study's folder, whose own `variants.json` it must
-/// not touch).
-pub(crate) fn exactness_dir_in(root: &Path) -> PathBuf {
-    root.join("exactness")
-}
-pub(crate) fn exactness_report_in(root: &Path) -> PathBuf {
-    root.join("exactness.json")
-}
-pub(crate) fn exactness_facts_in(root: &Path) -> PathBuf {
-    exactness_dir_in(root).join("facts.json")
-}
-/// The prompt an exactness check calibrated.
-pub(crate) fn exactness_prompt_in(root: &Path) -> PathBuf {
-    prompt_in(&exactness_dir_in(root))
-}
-
-/// A Pi sample's report view in its folder `dir`.
-pub(crate) fn pi_sample_in(dir: &Path) -> PathBuf {
-    dir.join(PI_SAMPLE_FILE)
+/// The calibrated prompt of the study folder at `root` (a sweep's earlier point's).
+pub(super) fn prompt_in(root: &Path) -> PathBuf {
+    root.join(PROMPT_FILE)
 }
 
 /// Whether `root` holds a sweep (rather than one study).
@@ -308,14 +280,14 @@ fn start_leftovers(root: &Path) -> Leftovers {
     }
 }
 
-pub(crate) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
+pub(super) fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<(), EvidenceError> {
     crate::atomic_file::write_json(path, value).map_err(|e| EvidenceError::Write { path: path.into(), source: e })
 }
 
 /// Reads a document [`write_json`] wrote. A list is written kept under `items` beside
 /// `schema_version` (src/schema.rs), so a list is read from there; a bare list (written before
 /// versioning) reads as it is.
-pub(crate) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
+pub(super) fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, EvidenceError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| EvidenceError::Read { path: path.into(), detail: e.to_string() })?;
     let bad = |e: serde_json::Error| EvidenceError::Read { path: path.into(), detail: e.to_string() };
@@ -373,10 +345,10 @@ impl Evidence {
 
     /// An existing study folder.
     pub(crate) fn open(root: &Path) -> Result<Evidence, EvidenceError> {
-        if !root.join("study.toml").is_file() {
+        if !study_toml_in(root).is_file() {
             return Err(EvidenceError::NotAStudy(root.into()));
         }
-        if !root.join("plan.json").is_file() {
+        if !root.join(PLAN_FILE).is_file() {
             return Err(EvidenceError::NeverStarted(root.into()));
         }
         Ok(Evidence { root: root.into(), lock: None })
@@ -384,7 +356,7 @@ impl Evidence {
 
     /// Whether `root` holds a study (or a sweep): its study file.
     pub(crate) fn holds_study(root: &Path) -> bool {
-        root.join("study.toml").is_file()
+        study_toml_in(root).is_file()
     }
 
     /// An existing sweep folder.
@@ -396,7 +368,7 @@ impl Evidence {
     }
 
     /// A sweep's record of its points.
-    pub(crate) fn sweep_record(&self) -> PathBuf {
+    pub(super) fn sweep_record(&self) -> PathBuf {
         self.path(SWEEP_RECORD)
     }
 
@@ -407,7 +379,7 @@ impl Evidence {
 
     /// Whether a study was started here (its plan is written), so a run must resume it.
     pub(crate) fn started(root: &Path) -> bool {
-        root.join("plan.json").is_file()
+        root.join(PLAN_FILE).is_file()
     }
 
     /// Takes the folder for this run: two runs measuring into one folder would take the same
@@ -436,14 +408,34 @@ impl Evidence {
         }
     }
 
-    pub(crate) fn path(&self, name: &str) -> PathBuf {
+    pub(super) fn path(&self, name: &str) -> PathBuf {
         self.root.join(name)
     }
     pub(crate) fn study_toml(&self) -> PathBuf {
         study_toml_in(&self.root)
     }
+    /// The calibrated prompt (its calibration record beside it).
     pub(crate) fn prompt(&self) -> PathBuf {
         prompt_in(&self.root)
+    }
+    /// Where the server that calibrates the prompt keeps its logs.
+    pub(super) fn calibration_dir(&self) -> PathBuf {
+        self.path("calibration")
+    }
+    /// `report.html`, the study's (or sweep's) page.
+    pub(crate) fn html_page(&self) -> PathBuf {
+        self.path(HTML_FILE)
+    }
+    /// `report.md`, the page's tables in Markdown.
+    pub(crate) fn markdown_page(&self) -> PathBuf {
+        self.path(MARKDOWN_FILE)
+    }
+    /// `isolation.json`: every hook run, and what to restore.
+    pub(crate) fn isolation_file(&self) -> PathBuf {
+        self.path(ISOLATION_FILE)
+    }
+    pub(crate) fn has_isolation(&self) -> bool {
+        self.isolation_file().exists()
     }
 
     /// `plan.json`: the run order.
@@ -485,22 +477,16 @@ impl Evidence {
         read_json(&self.roofline_file())
     }
 
-    /// `exactness.json`, an `abprof exactness` report run into this folder (its type lives with
-    /// the check, a floor above).
-    pub(crate) fn read_exactness<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
-        read_json(&exactness_report_in(&self.root))
-    }
-
     /// `summary.json`, written at the end and by `abprof summarize` (its type lives in the
     /// summary floor above).
     pub(crate) fn write_summary<T: Serialize>(&self, summary: &T) -> Result<(), EvidenceError> {
-        write_json(&summary_in(&self.root), summary)
+        write_json(&self.summary_file(), summary)
     }
     pub(crate) fn read_summary<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
-        read_json(&summary_in(&self.root))
+        read_json(&self.summary_file())
     }
     pub(crate) fn summary_file(&self) -> PathBuf {
-        summary_in(&self.root)
+        self.path(SUMMARY_FILE)
     }
 
     /// `pi.json`, a Pi study's report.
@@ -535,7 +521,7 @@ impl Evidence {
 
     /// Appends one line to order.jsonl in a single write (atomic for a line this size).
     pub(crate) fn append_order(&self, entry: &OrderEntry) -> Result<(), EvidenceError> {
-        let path = self.path("order.jsonl");
+        let path = self.path(ORDER_FILE);
         let line = crate::schema::to_json_line(entry) + "\n";
         let mut f = std::fs::OpenOptions::new()
             .create(true)
@@ -546,7 +532,7 @@ impl Evidence {
     }
 
     pub fn order(&self) -> Vec<OrderEntry> {
-        std::fs::read_to_string(self.path("order.jsonl"))
+        std::fs::read_to_string(self.path(ORDER_FILE))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
@@ -573,10 +559,11 @@ impl Evidence {
             .map(|slot| {
                 let label = plan.labels[slot.variant].clone();
                 let dir = self.sample_dir(plan, slot);
-                let load = |d: &Path| read_json::<Sample>(&d.join("sample.json")).ok();
-                let (sample, corrupt) = match read_json::<Sample>(&dir.join("sample.json")) {
+                let record = |d: &Path| SampleFiles::new(d).record();
+                let load = |d: &Path| read_json::<Sample>(&record(d)).ok();
+                let (sample, corrupt) = match read_json::<Sample>(&record(&dir)) {
                     Ok(s) => (Some(s), None),
-                    Err(_) if !dir.join("sample.json").exists() => (None, None),
+                    Err(_) if !record(&dir).exists() => (None, None),
                     Err(e) => (None, Some(e.to_string())),
                 };
                 let mut earlier_attempts = Vec::new();

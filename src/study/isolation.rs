@@ -2,11 +2,11 @@
 //! restore them, verify the restore). They run without a shell, each in its own process group with
 //! a timeout, their output kept in the evidence folder. `Restore` runs `after` + `verify` exactly
 //! once on every exit path — success, error, panic, or a signal — because it also runs on drop.
-use super::evidence::write_json;
+use super::evidence::{read_json, write_json, Evidence, EvidenceError};
 use super::file::{HookCommand, Isolation};
 use crate::child::TimedExit;
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -42,36 +42,36 @@ impl IsolationRecord {
     }
 }
 
-impl IsolationRecord {
-    /// The record of the study folder at `root`.
-    pub(crate) fn read(root: &Path) -> Result<IsolationRecord, super::evidence::EvidenceError> {
-        super::evidence::read_json(&super::evidence::isolation_in(root))
+// Here rather than in evidence.rs, which sits below the record's type.
+impl Evidence {
+    /// The isolation record; an error where it is absent or unreadable.
+    pub(crate) fn read_isolation(&self) -> Result<IsolationRecord, EvidenceError> {
+        read_json(&self.isolation_file())
     }
-
-    /// Whether the study folder at `root` has a record (read or not).
-    pub(crate) fn exists_in(root: &Path) -> bool {
-        super::evidence::isolation_in(root).exists()
+    fn write_isolation(&self, record: &IsolationRecord) -> Result<(), EvidenceError> {
+        write_json(&self.isolation_file(), record)
     }
 }
 
 /// Runs hooks and keeps the record on disk after every run.
 pub(crate) struct Hooks {
     /// The evidence folder: `isolation.json` and `isolation/` go here.
+    ev: Evidence,
     root: PathBuf,
     iso: Isolation,
     record: Arc<Mutex<IsolationRecord>>,
 }
 
 impl Hooks {
-    pub(crate) fn new(root: &Path, iso: &Isolation) -> Hooks {
-        let previous = IsolationRecord::read(root).unwrap_or_default();
-        Hooks { root: root.into(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
+    pub(crate) fn new(ev: &Evidence, iso: &Isolation) -> Hooks {
+        let previous = ev.read_isolation().unwrap_or_default();
+        Hooks { ev: ev.clone(), root: ev.root.clone(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
     }
 
     fn save(&self) {
         let rec = self.record.lock().unwrap().clone();
         // Best effort: a hook record that cannot be written must not stop a restore.
-        let _ = write_json(&super::evidence::isolation_in(&self.root), &rec);
+        let _ = self.ev.write_isolation(&rec);
     }
 
     /// Runs one hook to its end or its timeout. With `cancel`, a signal to abprof ends it early
@@ -199,7 +199,7 @@ mod tests {
         let ev = super::super::evidence::Evidence::create(&d.path().join("s")).unwrap();
         let line = |v: Vec<&str>| v.into_iter().map(|s| HookCommand::Line(s.into())).collect();
         let iso = Isolation { before: line(before), after: line(after), verify: line(verify), timeout_s: 2 };
-        let h = Arc::new(Hooks::new(&ev.root, &iso));
+        let h = Arc::new(Hooks::new(&ev, &iso));
         (d, h)
     }
 

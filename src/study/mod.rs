@@ -12,6 +12,7 @@ pub(crate) mod observer;
 mod open;
 mod port;
 pub(crate) mod roofline;
+pub(crate) mod run_folders;
 mod run_record;
 pub(crate) mod seal;
 pub(crate) mod sweep;
@@ -21,7 +22,7 @@ pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
 pub(crate) use drive::{check_study, run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
 pub use evidence::NextBlock;
-pub(crate) use open::{open, run_by, OpenError, Shape, WrongKind};
+pub(crate) use open::{open, run_by, OpenError, Shape, StudyFacts, WrongKind};
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks

@@ -1,10 +1,54 @@
 //! One way into an existing study folder: `--resume`, `summarize`, `report`, `history import` and
 //! `timeline` all open a folder here, which reads its study file once and says which kind of study
 //! (and which shape: one study, or a sweep of them) it holds, so no caller guesses from the files.
-use super::evidence::{is_sweep, Evidence, EvidenceError};
+use super::evidence::{is_sweep, Evidence, EvidenceError, Plan};
+use super::facts::{HostFacts, VariantFacts};
 use super::file::{StudyFile, StudyFileError, StudyKind};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+/// What a study ran on, read once and typed: the study file, the plan, the host's facts and each
+/// variant's facts (binary, `--version`, commit, model, argv, env). The summary and the results
+/// history (src/history/) both read a study's fingerprint from here.
+#[derive(Debug, Clone)]
+pub(crate) struct StudyFacts {
+    pub(crate) file: StudyFile,
+    pub(crate) plan: Plan,
+    /// `host.json`; absent only in a folder whose start was cut short.
+    pub(crate) host: Option<HostFacts>,
+    /// `variants.json`, one per planned label; empty when it could not be read.
+    pub(crate) variants: Vec<VariantFacts>,
+    /// Why `host.json` or `variants.json` is missing from the facts although the folder holds it.
+    pub(crate) unreadable: Vec<String>,
+}
+
+impl StudyFacts {
+    /// The facts of the study in `ev`, its study file read here.
+    pub(crate) fn load(ev: &Evidence) -> anyhow::Result<StudyFacts> {
+        Self::with_file(ev, StudyFile::load(&ev.study_toml())?)
+    }
+
+    /// The facts of the study in `ev` whose study file is `file` (already read).
+    fn with_file(ev: &Evidence, file: StudyFile) -> anyhow::Result<StudyFacts> {
+        let mut unreadable = Vec::new();
+        let mut kept = |present: bool, e: EvidenceError| {
+            if present {
+                unreadable.push(e.to_string());
+            }
+        };
+        let host = ev.read_host().map_err(|e| kept(ev.has_host(), e)).ok();
+        let variants = ev.read_variants().map_err(|e| kept(ev.has_variants(), e)).unwrap_or_default();
+        Ok(StudyFacts { file, plan: ev.read_plan()?, host, variants, unreadable })
+    }
+
+    /// An A/A study (`abprof ab --aa`): one variant run against itself as `LABEL-again`.
+    pub(crate) fn is_aa(&self) -> bool {
+        match self.file.variants.as_slice() {
+            [a, b] => crate::variant::aa_copy(a).is_some_and(|copy| *b == copy),
+            _ => false,
+        }
+    }
+}
 
 /// One study, or a sweep: one whole study per point (docs/methodology.md §16).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,6 +95,12 @@ pub(crate) fn open(dir: &Path) -> Result<StudyFolder, OpenError> {
 impl StudyFolder {
     pub(crate) fn kind(&self) -> StudyKind {
         self.file.kind
+    }
+
+    /// What the study here ran on (its study file as already read, the plan, host and variant
+    /// facts); an error for a sweep, whose points are the studies.
+    pub(crate) fn facts(&self) -> anyhow::Result<StudyFacts> {
+        StudyFacts::with_file(&self.evidence, self.file.clone())
     }
 
     /// The folder, when `abprof <kind> --resume` may continue it.

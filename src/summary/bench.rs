@@ -2,12 +2,9 @@
 //! its `sample.json`), so the results history can record it and import it later.
 use super::rules::{sample_rejections, Expectations, Rejection};
 use crate::measure::Sample;
-use crate::study::evidence::read_json;
 use crate::study::facts::{HostFacts, VariantFacts};
+use crate::study::run_folders::BenchFolder;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-
-pub(crate) const BENCH_FACTS_FILE: &str = "bench.json";
 
 /// What a bench sample ran on and is judged against.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -40,9 +37,9 @@ pub(crate) fn judge_bench(facts: BenchFacts, sample: Sample) -> BenchRun {
     BenchRun { facts, sample, rejections }
 }
 
-/// The bench sample in `dir` (its `sample.json` and `bench.json`).
-pub(crate) fn load_bench(dir: &Path) -> anyhow::Result<BenchRun> {
-    let facts: BenchFacts = read_json(&dir.join(BENCH_FACTS_FILE))?;
-    let sample: Sample = read_json(&crate::measure::SampleFiles::new(dir).record())?;
-    Ok(judge_bench(facts, sample))
+/// The bench sample in `folder` (its sample and what it ran on), typed here: the folder's
+/// reader is generic, as this type lives a floor above it.
+pub(crate) fn load_bench(folder: &BenchFolder) -> anyhow::Result<BenchRun> {
+    let facts: BenchFacts = folder.read_facts()?;
+    Ok(judge_bench(facts, folder.read_sample()?))
 }

@@ -32,7 +32,7 @@ pub(crate) mod windows;
 use crate::measure::Sample;
 use crate::study::evidence::{Evidence, OrderEntry};
 use crate::study::isolation::IsolationRecord;
-use fingerprint::StudyFacts;
+use crate::study::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
 use stats::{mean, median, pct_change, ChangeCi, Measured, Verdict};
@@ -380,7 +380,7 @@ pub(crate) enum TraceReading {
 pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<Judged> {
     let facts = StudyFacts::load(ev)?;
     let (file, plan) = (&facts.file, &facts.plan);
-    let iso: Option<IsolationRecord> = IsolationRecord::read(&ev.root).ok();
+    let iso: Option<IsolationRecord> = ev.read_isolation().ok();
     let restored = iso.as_ref().and_then(|i| i.restored);
     let expected = ev.expected_prompt_tokens(file);
     let exp = Expectations {
@@ -662,7 +662,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
-        exactness: ev.read_exactness().ok(),
+        exactness: crate::exactness::ExactnessReport::read(&ev.exactness()).ok(),
         adaptive: None,
         retakes: None,
         covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),

@@ -1,13 +1,13 @@
 //! The Pi study's report (`pi.json`): every sample with its verdict from the one rulebook, and
 //! per-variant medians over the valid ones (a failed sample's speed proves nothing).
-use super::fingerprint::StudyFacts;
 use super::rules::{sample_rejections, Expectations};
-use crate::measure::{PiRun, Sample, ServerTiming};
+use crate::measure::{PiRun, Sample, SampleFiles, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{Evidence, Plan};
 use crate::study::file::KindSection;
-use crate::study::isolation::IsolationRecord;
+use crate::study::StudyFacts;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -188,7 +188,7 @@ pub(crate) fn pi_report(ev: &Evidence, study: &StudyFacts, facts: PiRunFacts) ->
             file.kind.command()
         )
     };
-    let restored = facts.restored.or_else(|| IsolationRecord::read(&ev.root).ok()?.restored);
+    let restored = facts.restored.or_else(|| ev.read_isolation().ok()?.restored);
     let mut samples = Vec::new();
     for f in ev.samples(plan) {
         if let Some(p) = f.sample.as_ref().and_then(|s| pi_sample(ev, plan, &f.slot, s, restored)) {
@@ -228,6 +228,7 @@ pub(crate) fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result
 
 /// Writes the sample's report view beside its evidence (`pi-sample.json`).
 pub(crate) fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
-    crate::study::evidence::write_json(&crate::study::evidence::pi_sample_in(&sample.evidence), sample)?;
+    let path = SampleFiles::new(&sample.evidence).pi_view();
+    crate::atomic_file::write_json(&path, sample).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

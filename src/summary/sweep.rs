@@ -4,7 +4,7 @@
 use super::adaptive::Adaptive;
 use super::stats::{holm, ChangeCi, Verdict};
 use super::{Metric, Summary};
-use crate::study::evidence::{read_json, Evidence};
+use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
 use crate::study::file::{AxisName, AxisValue};
 use crate::study::sweep::{PointState, SweepRecord};
@@ -80,10 +80,16 @@ pub(crate) struct SweepSummary {
     /// Each started point as judged (its summary, samples and fingerprint): its summary is written
     /// to its folder (not repeated in this document), its report and history row come from it.
     #[serde(skip)]
-    pub(crate) point_summaries: Vec<(std::path::PathBuf, super::Judged)>,
+    pub(crate) point_summaries: Vec<(Evidence, super::Judged)>,
 }
 
 impl SweepSummary {
+    /// Writes each started point's summary into its own folder (`ab --sweep` at its end and
+    /// `abprof summarize` both keep them here).
+    pub(crate) fn keep_point_summaries(&self) -> Result<(), crate::study::evidence::EvidenceError> {
+        self.point_summaries.iter().try_for_each(|(point, j)| point.write_summary(&j.summary))
+    }
+
     /// Points not done: `abprof ab --resume` finishes them.
     pub(crate) fn unfinished(&self) -> usize {
         self.points.iter().filter(|p| p.state != PointState::Done || p.missing > 0).count()
@@ -93,13 +99,14 @@ impl SweepSummary {
 /// Builds the summary of the sweep in `ev` from its points' evidence alone.
 pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
     let file = StudyFile::load(&ev.study_toml())?;
-    let record: SweepRecord = read_json(&ev.sweep_record())?;
+    let record = ev.read_sweep_record()?;
     let mut points = Vec::new();
     let mut summaries: Vec<Option<Summary>> = Vec::new();
     let mut point_summaries = Vec::new();
     for p in &record.points {
         let dir = ev.root.join(&p.dir);
-        let judged = if Evidence::started(&dir) { Some(super::judge(&Evidence::open(&dir)?)?) } else { None };
+        let point = if Evidence::started(&dir) { Some(Evidence::open(&dir)?) } else { None };
+        let judged = point.as_ref().map(super::judge).transpose()?;
         let s = judged.as_ref().map(|j| j.summary.clone());
         points.push(PointSummary {
             name: p.name.clone(),
@@ -113,8 +120,8 @@ pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
             isolation_restored: s.as_ref().and_then(|s| s.isolation_restored),
             adaptive: s.as_ref().and_then(|s| s.adaptive.clone()),
         });
-        if let Some(j) = judged {
-            point_summaries.push((dir, j));
+        if let (Some(point), Some(j)) = (point, judged) {
+            point_summaries.push((point, j));
         }
         summaries.push(s);
     }

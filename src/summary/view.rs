@@ -2,7 +2,6 @@
 //! the study recorded (host, binaries, versions, argv, env, isolation hooks), every sample's metric
 //! values and telemetry timeline, and the exactness and Pi reports when the folder holds them.
 //! The renderers in `report/` read this and never the files.
-use super::fingerprint::StudyFacts;
 use super::pi::PiReport;
 use super::traces::TraceComparison;
 use super::{Metric, Summary};
@@ -11,6 +10,7 @@ use crate::measure::Sample;
 use crate::study::evidence::{Evidence, EvidenceError, Plan};
 use crate::study::facts::{HostFacts, VariantFacts};
 use crate::study::isolation::IsolationRecord;
+use crate::study::StudyFacts;
 use crate::telemetry::record::HostCpu;
 use crate::telemetry::Field;
 use std::path::Path;
@@ -143,10 +143,9 @@ impl StudyView {
     pub(crate) fn of(ev: &Evidence, summary: Summary, facts: &StudyFacts) -> anyhow::Result<StudyView> {
         let plan: &Plan = &facts.plan;
         let mut unreadable = facts.unreadable.clone();
-        let root = &ev.root;
         let (host, variants) = (facts.host.clone(), facts.variants.clone());
-        let isolation = optional(IsolationRecord::exists_in(root), IsolationRecord::read(root), &mut unreadable);
-        let exactness = optional(ExactnessReport::path_in(root).exists(), ev.read_exactness(), &mut unreadable);
+        let isolation = optional(ev.has_isolation(), ev.read_isolation(), &mut unreadable);
+        let exactness = optional(ev.exactness().has_report(), ExactnessReport::read(&ev.exactness()), &mut unreadable);
         let pi = optional(ev.pi_report_file().exists(), ev.read_pi_report(), &mut unreadable);
         let rel = |p: &Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
         let samples = ev

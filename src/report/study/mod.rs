@@ -5,14 +5,12 @@ pub(crate) mod tables;
 
 use super::Render;
 use crate::study::evidence::Evidence;
-use crate::summary::fingerprint::StudyFacts;
+use crate::study::StudyFacts;
 use crate::summary::sweep::SweepSummary;
 use crate::summary::view::StudyView;
 use crate::summary::Summary;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
-
-pub(crate) use crate::study::evidence::{HTML_FILE, MARKDOWN_FILE};
 
 /// The headline of both documents.
 pub(crate) struct StudyTitle {
@@ -91,5 +89,5 @@ pub(crate) fn write_sweep(
 /// and `report.md`).
 pub(crate) fn write_after_run(ev: &Evidence, summary: &Summary, facts: &StudyFacts) -> anyhow::Result<ReportFiles> {
     let view = StudyView::of(ev, summary.clone(), facts)?;
-    Ok(write(&view, &ev.path(HTML_FILE), &ev.path(MARKDOWN_FILE))?)
+    Ok(write(&view, &ev.html_page(), &ev.markdown_page())?)
 }

@@ -38,6 +38,14 @@ pub(crate) struct SweepRecord {
     pub(crate) points: Vec<PointRecord>,
 }
 
+// Here rather than in evidence.rs, which sits below the record's type.
+impl Evidence {
+    /// `sweep.json`: a sweep's axes and points.
+    pub(crate) fn read_sweep_record(&self) -> Result<SweepRecord, super::evidence::EvidenceError> {
+        read_json(&self.sweep_record())
+    }
+}
+
 impl SweepRecord {
     fn new(section: &SweepSection) -> SweepRecord {
         SweepRecord {
