@@ -2,7 +2,8 @@
 //! tokens around the user text and re-tokenizes the joins, so the count is found by asking the
 //! server itself: detokenize a prefix, send it with max_tokens=1, read `usage.prompt_tokens`,
 //! correct the prefix by the difference, repeat.
-use super::{ChatRequest, Client, ClientError};
+use super::chat::ChatRequest;
+use super::http::{Client, ClientError};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
