@@ -10,6 +10,7 @@ mod load;
 pub(crate) mod mtp_yardstick;
 mod observer;
 pub(crate) mod pi;
+mod pi_load;
 mod record;
 mod run;
 #[cfg(test)]
@@ -21,6 +22,7 @@ pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
 pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};
+pub(crate) use pi_load::{PiLoad, PiSettings};
 #[cfg(test)]
 pub(crate) use record::ExpectOutcome;
 pub(crate) use record::StreamMetrics;

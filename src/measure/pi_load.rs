@@ -1,13 +1,13 @@
 //! One Pi run as a [`Load`]: the agent's configuration is written before the server starts, the
 //! process runs in its own process group between the idle gate and the server's stop, and its
 //! transcript and answer are judged before the record is written.
-use super::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
-use super::answer::{judge_answer, CodeRun};
+use super::files::SampleFiles;
+use super::load::{Load, LoadRun};
+use super::pi::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
+use super::pi::{judge_answer, CodeRun};
+use super::record::{PiRun, Sample};
 use crate::child::{run_watched, StallWatch, TimedExit, TimedRun};
 use crate::client::Client;
-use crate::measure::files::SampleFiles;
-use crate::measure::load::{Load, LoadRun};
-use crate::measure::record::{PiRun, Sample};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,8 +1,9 @@
 //! A Pi study as a configuration of the study loop: the same interleaved order, hooks, idle gate,
 //! telemetry, evidence and resume as `abprof ab`; only the load is the real Pi agent.
 use super::error::PiError;
-use crate::measure::pi::{AgentModel, PiLoad, PiSettings};
+use crate::measure::pi::AgentModel;
 use crate::measure::Sample;
+use crate::measure::{PiLoad, PiSettings};
 use crate::schedule::Slot;
 use crate::study::evidence::SampleLayout;
 use crate::study::facts::version_probe;
