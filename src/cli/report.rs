@@ -1,7 +1,7 @@
 //! `abprof report DIR`: the study's HTML page and Markdown tables, rebuilt from its evidence.
 use super::args::OutputArgs;
 use crate::report::emit;
-use crate::report::study::{write, write_sweep};
+use crate::report::pages::{write, write_sweep};
 use crate::study::Shape;
 use crate::summary::sweep::summarize_sweep;
 use crate::summary::view::StudyView;

@@ -2,7 +2,7 @@
 use super::ending::{Ending, GateEnding};
 use super::epilogue::{announce, close, closing_of, record, Finishing, AFTER_SIGNAL_IN_RECORD};
 use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::report::pages::write_after_run;
 use crate::study::file::StudyFile;
 use crate::study::run_ab;
 use crate::summary::adaptive::another_block;

@@ -70,7 +70,7 @@ pub(super) const AFTER_SIGNAL_IN_RECORD: &str =
 /// After a study's own output: the report's paths, in text only (a `--json` document stays one
 /// document; its reader finds the page at DIR/report.html), or the one line saying why it could
 /// not be written. True when it could not.
-pub(crate) fn announce(written: &Result<crate::report::study::ReportFiles>, format: Format) -> bool {
+pub(crate) fn announce(written: &Result<crate::report::pages::ReportFiles>, format: Format) -> bool {
     match written {
         Ok(files) => {
             if format == Format::Text {

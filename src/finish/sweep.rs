@@ -3,7 +3,7 @@
 use super::ending::Ending;
 use super::epilogue::{announce, close, record, Closing, Finishing};
 use crate::report::emit;
-use crate::report::study::{write_after_run, write_sweep};
+use crate::report::pages::{write_after_run, write_sweep};
 use crate::study::file::StudyFile;
 use crate::study::run_sweep;
 use crate::summary::adaptive::another_block;

@@ -3,7 +3,7 @@
 use super::ending::Ending;
 use super::epilogue::{announce, close, closing_of, record, Finishing, AFTER_SIGNAL_IN_RECORD};
 use crate::report::emit;
-use crate::report::study::write_after_run;
+use crate::report::pages::write_after_run;
 use crate::study::file::StudyFile;
 use crate::study::trace_capture::TraceStudy;
 use crate::summary::adaptive::another_block;

@@ -10,6 +10,7 @@ pub(crate) mod exactness;
 pub(crate) mod history;
 pub(crate) mod html;
 pub(crate) mod monitor;
+pub(crate) mod pages;
 pub(crate) mod pi;
 pub(crate) mod roofline;
 pub(crate) mod sample;

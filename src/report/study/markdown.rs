@@ -1,7 +1,7 @@
 //! The study report as GitHub-flavoured Markdown: the page's tables, ready to paste into a pull
 //! request.
 use super::tables;
-use super::StudyTitle;
+use super::title::StudyTitle;
 use crate::report::Table;
 use crate::summary::traces::TraceComparison;
 use crate::summary::view::StudyView;
