@@ -63,7 +63,7 @@ pub(crate) fn estimate(plan: &EstimatePlan) -> anyhow::Result<RooflineEstimate> 
         DeviceChoice::Cpu => Target::Cpu { threads: threads() },
         DeviceChoice::Cuda => Target::Cuda { device: 0 },
         DeviceChoice::Hip => Target::Hip { device: 0 },
-        DeviceChoice::Auto => bandwidth::target::probe_gpu().unwrap_or_else(|| Target::Cpu { threads: threads() }),
+        DeviceChoice::Auto => bandwidth::probe_gpu().unwrap_or_else(|| Target::Cpu { threads: threads() }),
     };
     let (bandwidth, bandwidth_error) = match bandwidth::bandwidth(&target, plan.fresh) {
         Ok(b) => (Some(b), None),

@@ -29,7 +29,28 @@ pub(crate) fn threads(args: &[String]) -> u32 {
     last_value(args, &["-t", "--threads"])
         .and_then(|v| v.parse::<i64>().ok())
         .filter(|&n| n > 0)
-        .map_or_else(super::bandwidth::cpu::physical_cores, |n| n as u32)
+        .map_or_else(physical_cores, |n| n as u32)
+}
+
+/// llama-server's default thread count: the physical cores (one per set of SMT siblings).
+pub(crate) fn physical_cores() -> u32 {
+    let logical = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu") else { return logical };
+    let mut siblings = std::collections::BTreeSet::new();
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !name.strip_prefix("cpu").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) {
+            continue;
+        }
+        if let Ok(s) = std::fs::read_to_string(e.path().join("topology/thread_siblings_list")) {
+            siblings.insert(s.trim().to_string());
+        }
+    }
+    if siblings.is_empty() {
+        logical
+    } else {
+        (siblings.len() as u32).min(logical)
+    }
 }
 
 /// Whether every layer stays on the host: `-ngl 0` or `--device none`.
@@ -57,6 +78,7 @@ mod tests {
         assert_eq!(name("-ctk q4_0 -ctv=f16 --cache-type-k=q5_1"), ("q5_1".into(), "f16".into()));
         assert!(kv_types(&args("-ctk q9_9")).is_err());
         assert_eq!(threads(&args("-t 3 --threads 2")), 2);
+        assert!(physical_cores() >= 1 && threads(&[]) == physical_cores());
         assert!(offloads_nothing(&args("-ngl 99 --n-gpu-layers=0")) && !offloads_nothing(&args("-ngl 0 -ngl 99")));
     }
 }

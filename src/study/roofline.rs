@@ -4,7 +4,8 @@
 //! be had is recorded with the reason, and the summary says why there is no floor.
 use super::evidence::{write_json, Evidence};
 use super::file::StudyFile;
-use crate::roofline::bandwidth::target::{for_server, probe_gpu, GpuVendor};
+use crate::roofline::bandwidth::probe_gpu;
+use crate::roofline::bandwidth::target::{for_server, GpuVendor};
 use crate::roofline::bandwidth::{self, Bandwidth, Target};
 use crate::roofline::{model_inputs, server_args, RooflineRecord, VariantInputs};
 use crate::telemetry::SourceKind;

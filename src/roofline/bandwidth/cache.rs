@@ -1,6 +1,7 @@
 //! Measured bandwidth, remembered per host and device for a day under the abprof cache, so a
 //! study does not pay for the measurement each time.
-use super::{Bandwidth, Target};
+use super::target::Target;
+use super::types::Bandwidth;
 use sha2::{Digest, Sha256};
 use std::path::PathBuf;
 

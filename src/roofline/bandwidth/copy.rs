@@ -1,7 +1,7 @@
 //! Device memory bandwidth as a device-to-device copy (docs/methodology.md §18): two buffers,
 //! timed with the runtime's events around a burst of copies. The one algorithm for CUDA and HIP;
 //! each runtime supplies the calls through [`DeviceApi`].
-use super::{BandwidthError, Passes};
+use super::types::{human_bytes, BandwidthError, Passes};
 use std::ffi::c_void;
 
 /// The runtime calls a copy measurement makes, each checked.
@@ -75,7 +75,7 @@ pub(crate) fn copy_passes(
     if bytes < 64 << 20 {
         return Err(BandwidthError::DeviceMemory(format!(
             "device {device} has {} free: too little for a copy measurement",
-            super::human_bytes(8.0 * bytes as f64)
+            human_bytes(8.0 * bytes as f64)
         )));
     }
     let n = bytes as usize;
@@ -110,10 +110,12 @@ pub(crate) fn copy_passes(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn buffers_are_a_gib_or_an_eighth_of_free_memory_in_whole_mib() {
-        assert_eq!(super::buffer_bytes(140 << 30), 1 << 30);
-        assert_eq!(super::buffer_bytes(4 << 30), 512 << 20);
-        assert_eq!(super::buffer_bytes((1 << 30) + 12345) % (1 << 20), 0);
+        assert_eq!(buffer_bytes(140 << 30), 1 << 30);
+        assert_eq!(buffer_bytes(4 << 30), 512 << 20);
+        assert_eq!(buffer_bytes((1 << 30) + 12345) % (1 << 20), 0);
     }
 }

@@ -1,6 +1,6 @@
 //! The CUDA runtime (`libcudart`), opened at run time, for the device-to-device copy bandwidth.
 use super::copy::{copy_passes, DeviceApi};
-use super::{BandwidthError, CallStatus, DeviceIdentity, DeviceRuntime, Passes};
+use super::types::{BandwidthError, CallStatus, DeviceIdentity, DeviceRuntime, Passes};
 use abprof_sys::cudart as sys;
 use std::ffi::{c_void, CStr};
 

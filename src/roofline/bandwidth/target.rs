@@ -57,17 +57,6 @@ pub(crate) fn for_server(
     }
 }
 
-/// A GPU that the CUDA, else the HIP, runtime shows, if any.
-pub(crate) fn probe_gpu() -> Option<Target> {
-    if super::cuda::Runtime::open().ok().and_then(|r| r.device_count().ok()).is_some_and(|n| n > 0) {
-        return Some(Target::Cuda { device: 0 });
-    }
-    if super::hip::Runtime::open().ok().and_then(|r| r.device_count().ok()).is_some_and(|n| n > 0) {
-        return Some(Target::Hip { device: 0 });
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
