@@ -105,6 +105,18 @@ mod tests {
     use super::*;
 
     #[test]
+    fn export_without_kernel_table_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("osrt-only.sqlite");
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);")
+            .unwrap();
+        let e = open_trace(&path).err().unwrap().to_string();
+        assert!(e.contains("without kernel records") && e.contains("-t cuda"), "{e}");
+    }
+
+    #[test]
     fn a_rocprof_v1_stats_file_is_named_with_what_to_do() {
         let path =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llama-server-wild/rocprof-v1-results.stats.csv");

@@ -222,9 +222,15 @@ impl KernelSource for RocpdTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::detect::open_trace;
     use crate::trace::phase::Phase;
     use crate::trace::window::{best_window, WindowMethod};
+
+    /// The trace as the detector opens it, without the detector (which sits above this reader).
+    fn open_trace(path: &Path) -> Result<Box<dyn KernelSource>, TraceError> {
+        let conn = sqlite_scan::open_read_only(path)?;
+        let names = sqlite_scan::schema_names(path, &conn)?;
+        Ok(Box::new(RocpdTrace::open(path, &conn, &names)?))
+    }
 
     /// A minimal rocpd-shaped database: only the columns the reader uses (the full official DDL
     /// is exercised by the generated fixtures in traces/).
