@@ -3,13 +3,6 @@
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-pub(crate) fn split_server_args(s: &str) -> Result<Vec<String>> {
-    match crate::variant::split_args(s) {
-        Some(v) => Ok(v),
-        None => bail!("cannot split --server-args {s:?} like a shell would: check its quotes"),
-    }
-}
-
 pub(crate) fn check_model(model: &Path) -> Result<()> {
     if !model.is_file() {
         bail!(

@@ -1,6 +1,6 @@
 //! `abprof completions SHELL` and `abprof man`: generated from the clap definitions, so they can
 //! never disagree with the flags.
-use clap::{Args, CommandFactory};
+use clap::Args;
 
 #[derive(Args, Debug)]
 pub(crate) struct CompletionsArgs {
@@ -9,15 +9,14 @@ pub(crate) struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
 }
 
-pub(crate) fn completions(a: CompletionsArgs) -> anyhow::Result<i32> {
-    let mut cmd = super::Cli::command();
+/// The completions of `cmd`, abprof's whole command line (passed in: it is defined above).
+pub(crate) fn completions(a: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<i32> {
     clap_complete::generate(a.shell, &mut cmd, "abprof", &mut std::io::stdout());
     Ok(0)
 }
 
 /// The roff man page of abprof and its subcommands, on stdout.
-pub(crate) fn man() -> anyhow::Result<i32> {
-    let cmd = super::Cli::command();
+pub(crate) fn man(cmd: clap::Command) -> anyhow::Result<i32> {
     let mut out = std::io::stdout().lock();
     clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

@@ -1,5 +1,5 @@
 //! Argument parsing only: each subcommand hands its parsed arguments to one function below.
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod ab;
 mod args;
@@ -134,8 +134,8 @@ fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::CompareTraces(a) => compare_traces::run(a),
         Command::Timeline(a) => timeline::run(a),
         Command::Doctor(a) => doctor::run(a),
-        Command::Completions(a) => completions::completions(a),
-        Command::Man => completions::man(),
+        Command::Completions(a) => completions::completions(a, Cli::command()),
+        Command::Man => completions::man(Cli::command()),
     }
 }
 

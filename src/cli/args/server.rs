@@ -1,6 +1,5 @@
 //! How abprof starts llama-server: the binary, model and port of one server, and the arguments
 //! and health wait every server gets.
-use super::super::common::split_server_args;
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -59,5 +58,12 @@ pub(crate) struct ServerArgs {
 impl ServerArgs {
     pub(crate) fn binary(&self) -> PathBuf {
         crate::variant::resolve_binary(&self.server_bin).0
+    }
+}
+
+fn split_server_args(s: &str) -> Result<Vec<String>> {
+    match crate::variant::split_args(s) {
+        Some(v) => Ok(v),
+        None => anyhow::bail!("cannot split --server-args {s:?} like a shell would: check its quotes"),
     }
 }
