@@ -46,11 +46,17 @@ fn write_ahead(conn: &Connection, path: &Path) -> Result<(), HistoryError> {
 /// Applies the migrations after the database's version up to `target`. A database of a newer
 /// abprof, or another program's SQLite file, is refused untouched.
 pub(crate) fn migrate_to(conn: &mut Connection, target: u32) -> Result<u32, HistoryError> {
-    let version = pragma_i64(conn, "user_version").map_err(|e| HistoryError::NotHistory(e.to_string()))?;
-    let app = pragma_i64(conn, "application_id")?;
-    let tables: i64 = conn
-        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-        .map_err(|e| HistoryError::NotHistory(e.to_string()))?;
+    // One read transaction, so the three reads see one state of the file: read apart, they could
+    // straddle another process's first migration and find its schema but not yet its
+    // application_id (a new history refused as foreign).
+    let (version, app, tables) = {
+        let read = conn.transaction()?;
+        let tables: i64 = read
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| HistoryError::NotHistory(e.to_string()))?;
+        let version = pragma_i64(&read, "user_version").map_err(|e| HistoryError::NotHistory(e.to_string()))?;
+        (version, pragma_i64(&read, "application_id")?, tables)
+    };
     if app != APPLICATION_ID as i64 && (tables > 0 || version > 0) {
         return Err(HistoryError::NotHistory(format!("application_id {app:#x}, {tables} schema objects")));
     }
@@ -107,5 +113,26 @@ mod tests {
         let text = d.path().join("notes.txt");
         std::fs::write(&text, "plain text, not SQLite, long enough to have a header page maybe").unwrap();
         assert!(open(&text).unwrap_err().to_string().contains("not an abprof history"));
+    }
+
+    /// Two abprof runs that start at once both open a history that does not exist yet (a CI
+    /// run of tests/faults.rs refused one as "not an abprof history database": its checks read
+    /// the file before and after the other's first migration committed).
+    #[test]
+    fn processes_opening_a_new_history_at_once_all_get_it() {
+        for round in 0..40 {
+            let d = tempfile::tempdir().unwrap();
+            let path = d.path().join("history.db");
+            let opened: Vec<_> = (0..4)
+                .map(|_| {
+                    let path = path.clone();
+                    std::thread::spawn(move || open(&path).map(drop).map_err(|e| e.to_string()))
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            assert!(opened.iter().all(Result::is_ok), "round {round}: {opened:?}");
+        }
     }
 }
