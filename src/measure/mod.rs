@@ -21,7 +21,7 @@ pub(crate) mod soak;
 pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;
-pub(crate) use observer::{GateError, NoObserver, SampleObserver, SamplePhase};
+pub(crate) use observer::{GateError, GateFailure, NoObserver, SampleObserver, SamplePhase};
 pub(crate) use pi_load::{PiLoad, PiSettings};
 #[cfg(test)]
 pub(crate) use record::ExpectOutcome;

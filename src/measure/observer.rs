@@ -29,7 +29,27 @@ pub(crate) enum GateError {
     /// abprof was told to stop while the gate waited.
     Interrupted,
     /// The gate gave up (it timed out, or telemetry failed).
-    Failed(String),
+    Failed(GateFailure),
+}
+
+/// How the gate gave up, each said in the one line a user reads.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum GateFailure {
+    /// The GPU (or the server's CPU) stayed busy past the gate's timeout.
+    #[error("{0}")]
+    NeverIdle(String),
+    /// The GPU did not reach its thermal target before the timeout.
+    #[error("{0}")]
+    NeverCool(String),
+    #[error("cannot open the telemetry of device {device} ({kind}): {detail}")]
+    OpenTelemetry { device: u32, kind: String, detail: String },
+    #[error("cannot start the telemetry sampler: {0}")]
+    SamplerStart(String),
+    #[error("the telemetry sampler stopped delivering readings")]
+    SamplerStopped,
+    /// A reading of the server's CPU failed.
+    #[error("{0}")]
+    Reading(String),
 }
 
 pub(crate) trait SampleObserver {

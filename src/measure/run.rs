@@ -6,7 +6,7 @@
 use super::files::SampleFiles;
 use super::launcher::{Launcher, ServerControl, Spawn};
 use super::load::Load;
-use super::observer::{GateError, SampleObserver, SamplePhase};
+use super::observer::{GateError, GateFailure, SampleObserver, SamplePhase};
 use super::record::{ExpectOutcome, Sample, SampleSteps, ServerTiming, StreamMetrics};
 use crate::client::{Client, StreamRecord};
 use crate::clock::{Span, Stamp};
@@ -57,7 +57,7 @@ pub(crate) enum SampleError {
     #[error("could not write evidence {path}: {source}")]
     Evidence { path: PathBuf, source: std::io::Error },
     #[error("idle gate: {0}")]
-    Gate(String),
+    Gate(GateFailure),
     /// abprof was told to stop during the load; the server was stopped and nothing recorded.
     #[error("interrupted")]
     Interrupted,

@@ -3,7 +3,7 @@
 use super::files::SampleFiles;
 use super::launcher::{Launcher, ServerControl};
 use super::load::{Load, LoadRun};
-use super::observer::{GateError, SampleObserver, SamplePhase};
+use super::observer::{GateError, GateFailure, SampleObserver, SamplePhase};
 use super::record::Sample;
 use super::run::{run_sample_with, SampleError, SampleSpec};
 use crate::client::{Client, StreamRecord};
@@ -218,9 +218,9 @@ fn a_server_that_never_becomes_healthy_is_an_error_and_is_stopped() {
 
 #[test]
 fn an_idle_gate_that_gives_up_stops_the_server_before_the_load() {
-    let gate = Some(GateError::Failed("the GPU never went idle".into()));
+    let gate = Some(GateError::Failed(GateFailure::NeverIdle("the GPU never went idle".into())));
     let (r, events, _files, _d) = run(Case { gate, ..Case::default() });
-    assert!(matches!(r, Err(SampleError::Gate(ref e)) if e.contains("never went idle")));
+    assert!(matches!(r, Err(SampleError::Gate(ref e)) if e.to_string().contains("never went idle")));
     assert!(!events.contains(&"load".to_string()), "{events:?}");
     assert_eq!(events.last().unwrap(), "stop");
 }

@@ -3,7 +3,7 @@
 //! prefill and decode), the host's foreign CPU load, and the progress display.
 use super::file::IdleGate;
 use crate::client::StreamRecord;
-use crate::measure::{GateError, SampleObserver, SamplePhase};
+use crate::measure::{GateError, GateFailure, SampleObserver, SamplePhase};
 use crate::server::devices::{devices_used, DeviceUse};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, summed, RequestMarks};
@@ -88,7 +88,7 @@ impl TelemetrySlot {
     }
 
     /// The sources of `indices`, opening those not opened yet.
-    fn lend(&mut self, indices: &[u32]) -> Result<Vec<Lent>, String> {
+    fn lend(&mut self, indices: &[u32]) -> Result<Vec<Lent>, GateFailure> {
         let Some((kind, _)) = self.kind else { return Ok(Vec::new()) };
         indices
             .iter()
@@ -101,7 +101,11 @@ impl TelemetrySlot {
                     ..Default::default()
                 })
                 .map(|o| (i, o.source))
-                .map_err(|e| format!("cannot open the telemetry of device {i} ({kind}): {e}")),
+                .map_err(|e| GateFailure::OpenTelemetry {
+                    device: i,
+                    kind: kind.to_string(),
+                    detail: e.to_string(),
+                }),
             })
             .collect()
     }
@@ -196,7 +200,7 @@ impl<'a> StudyObserver<'a> {
                     self.cancelled()?;
                     let s = rx
                         .recv_timeout(Duration::from_secs(5))
-                        .map_err(|_| GateError::Failed("the telemetry sampler stopped delivering readings".into()))?;
+                        .map_err(|_| GateError::Failed(GateFailure::SamplerStopped))?;
                     if s.at.mono_ns < last_seen + min_gap {
                         continue;
                     }
@@ -222,7 +226,7 @@ impl<'a> StudyObserver<'a> {
                 let mut next = std::time::Instant::now();
                 let waited = loop {
                     self.cancelled()?;
-                    let reading = source.read().map_err(|e| GateError::Failed(e.to_string()))?;
+                    let reading = source.read().map_err(|e| GateError::Failed(GateFailure::Reading(e.to_string())))?;
                     let s = crate::telemetry::sampler::TelemetrySample {
                         at: crate::clock::Stamp::now(),
                         late_ns: 0,
@@ -269,9 +273,8 @@ impl<'a> StudyObserver<'a> {
         let mut gate = ThermalGate::new(target, Duration::from_secs(settings.timeout_s), crate::clock::mono_ns());
         loop {
             self.cancelled()?;
-            let s = rx
-                .recv_timeout(Duration::from_secs(5))
-                .map_err(|_| GateError::Failed("the telemetry sampler stopped delivering readings".into()))?;
+            let s =
+                rx.recv_timeout(Duration::from_secs(5)).map_err(|_| GateError::Failed(GateFailure::SamplerStopped))?;
             match gate.observe(&s) {
                 ThermalState::Waiting => {}
                 ThermalState::Cool { start_c, waited } => {
@@ -284,14 +287,14 @@ impl<'a> StudyObserver<'a> {
                     });
                 }
                 ThermalState::TimedOut { waited, last_c } => {
-                    return Err(GateError::Failed(gate.timeout_line(waited, last_c)));
+                    return Err(GateError::Failed(GateFailure::NeverCool(gate.timeout_line(waited, last_c))));
                 }
             }
         }
     }
 
-    fn start(&self, sources: Vec<Box<dyn TelemetrySource>>, config: SamplerConfig) -> Result<Sampler, String> {
-        Sampler::start_on(sources, config).map_err(|e| format!("cannot start the telemetry sampler: {e}"))
+    fn start(&self, sources: Vec<Box<dyn TelemetrySource>>, config: SamplerConfig) -> Result<Sampler, GateFailure> {
+        Sampler::start_on(sources, config).map_err(|e| GateFailure::SamplerStart(e.to_string()))
     }
 
     /// Stops the sampler, hands its GPU sources back to the study, and returns its series with
@@ -322,10 +325,10 @@ impl<'a> StudyObserver<'a> {
             GateState::Idle { waited } => Ok(Some(waited)),
             GateState::TimedOut { last, .. } => {
                 let what = if gpu { "the GPU" } else { "the server's CPU" };
-                Err(GateError::Failed(format!(
+                Err(GateError::Failed(GateFailure::NeverIdle(format!(
                     "{what} never went idle for {} readings in {} s (last: {last:?}): another workload is running, or raise the idle thresholds",
                     self.gate.consecutive, self.gate.timeout_s
-                )))
+                ))))
             }
         }
     }
