@@ -6,7 +6,8 @@ use anyhow::Result;
 use clap::Args as ClapArgs;
 
 use crate::report;
-use crate::summary::traces::{compare_study_folder, compared};
+use crate::summary::folder_traces::compare_study_folder;
+use crate::summary::traces::compared;
 use crate::trace::compare::{self, VariantSpec};
 
 #[derive(ClapArgs, Debug)]

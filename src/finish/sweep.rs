@@ -6,7 +6,7 @@ use crate::report::emit;
 use crate::report::pages::{write_after_run, write_sweep};
 use crate::study::file::StudyFile;
 use crate::study::run_sweep;
-use crate::summary::adaptive::another_block;
+use crate::summary::next_block::another_block;
 use crate::summary::sweep::summarize_sweep;
 use anyhow::Result;
 use std::path::Path;

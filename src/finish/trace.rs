@@ -6,9 +6,9 @@ use crate::report::emit;
 use crate::report::pages::write_after_run;
 use crate::study::file::StudyFile;
 use crate::study::trace_capture::TraceStudy;
-use crate::summary::adaptive::another_block;
 use crate::summary::capture::scale_traces;
 use crate::summary::judge;
+use crate::summary::next_block::another_block;
 use anyhow::Result;
 use std::path::Path;
 

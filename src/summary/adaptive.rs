@@ -4,10 +4,9 @@
 //! stops when each variant has `max_samples`. Either way the study looks after every block, so
 //! its intervals are the repeated confidence intervals of `sequential.rs`, which hold the truth
 //! however early the study stops (simulated in `simulate.rs`).
+use super::metric::Metric;
 use super::stats::{ChangeCi, LookLevels};
-use super::{Metric, Summary};
-use crate::study::evidence::{Evidence, NextBlock};
-use crate::study::file::{AdaptiveRule, KindSection, StudyFile};
+use crate::study::file::{AdaptiveRule, StudyFile};
 use serde::{Deserialize, Serialize};
 
 /// The metric whose interval the rule judges.
@@ -109,32 +108,6 @@ pub(crate) fn levels_at(first: usize, max: usize, blocks: usize) -> LookLevels {
 /// its plain 95% interval.
 pub(crate) fn look_levels(file: &StudyFile, blocks: usize) -> Option<LookLevels> {
     file.is_adaptive().then(|| levels_at(file.samples as usize, file.max_samples() as usize, blocks))
-}
-
-/// The rule on a summary of the study `file` describes, with `blocks` planned.
-pub(crate) fn of_summary(file: &StudyFile, blocks: usize, s: &Summary) -> Option<Adaptive> {
-    let KindSection::Ab(Some(rule)) = file.kind_section() else { return None };
-    let candidates = s
-        .variants
-        .iter()
-        .skip(1)
-        .map(|v| CandidatePrecision::of(&v.label, v.metric(PRIMARY).and_then(|m| m.ci.as_ref()), rule.mei_pct))
-        .collect();
-    Some(judge(rule, blocks, candidates))
-}
-
-/// The study driver's question once its planned samples are taken: retake a block a rule about
-/// the host spoiled (§7.19), or, in an adaptive study, add one for precision or a decision (§17)?
-pub(crate) fn another_block(ev: &Evidence) -> anyhow::Result<Option<NextBlock>> {
-    let file = StudyFile::load(&ev.study_toml())?;
-    if file.retakes() == 0 && !file.is_adaptive() {
-        return Ok(None);
-    }
-    let summary = super::judge_with(ev, super::TraceReading::Skip)?.summary;
-    if summary.retakes.as_ref().is_some_and(super::retake::Retakes::due) {
-        return Ok(Some(NextBlock::Retake));
-    }
-    Ok(summary.adaptive.is_some_and(|a| a.stopped.is_none()).then_some(NextBlock::Adaptive))
 }
 
 impl Adaptive {

@@ -10,9 +10,12 @@ pub(crate) mod devices;
 mod energy_tests;
 pub(crate) mod fingerprint;
 pub(crate) mod floor;
+pub(crate) mod folder_traces;
 pub(crate) mod gate;
 pub(crate) mod memory;
+mod metric;
 pub(crate) mod mtp_yardstick;
+pub(crate) mod next_block;
 pub(crate) mod noise;
 pub(crate) mod phases;
 pub(crate) mod pi;
@@ -31,131 +34,18 @@ pub(crate) mod windows;
 
 use crate::measure::Sample;
 use crate::study::evidence::{Evidence, OrderEntry};
+use crate::study::file::{KindSection, StudyFile};
 use crate::study::isolation::IsolationRecord;
 use crate::study::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
 use stats::{mean, median, pct_change, ChangeCi, Measured, Verdict};
 
+pub(crate) use metric::Metric;
+
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
 pub(crate) const ACCEPTANCE_MATERIAL: f64 = 0.05;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub(crate) enum Metric {
-    ServerDecodeTps,
-    ServerPrefillTps,
-    StrictStreamedTps,
-    TtftMs,
-    /// Decode energy per output token, J (docs/methodology.md §9.6).
-    DecodeJPerToken,
-    /// Prefill energy per prompt token, J.
-    PrefillJPerPromptToken,
-    /// Decode's time-weighted mean power, W.
-    DecodeMeanPowerW,
-    /// Output tokens per joule of decode energy.
-    DecodeTokensPerJ,
-}
-
-impl Metric {
-    /// The speed metrics: every study has them.
-    pub(crate) const ALL: [Metric; 4] =
-        [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
-
-    /// The energy and power metrics: a summary holds them only where the telemetry source measured
-    /// power or energy (docs/methodology.md §9.6).
-    pub(crate) const ENERGY: [Metric; 4] =
-        [Metric::DecodeJPerToken, Metric::PrefillJPerPromptToken, Metric::DecodeMeanPowerW, Metric::DecodeTokensPerJ];
-
-    /// [`Metric::ALL`] then [`Metric::ENERGY`].
-    pub(crate) fn every() -> impl Iterator<Item = Metric> {
-        Metric::ALL.into_iter().chain(Metric::ENERGY)
-    }
-
-    pub(crate) fn is_energy(self) -> bool {
-        Metric::ENERGY.contains(&self)
-    }
-
-    pub(crate) fn title(self) -> &'static str {
-        match self {
-            Metric::ServerDecodeTps => "server decode TPS (tok/s)",
-            Metric::ServerPrefillTps => "server prefill TPS (tok/s)",
-            Metric::StrictStreamedTps => "strict streamed TPS (tok/s)",
-            Metric::TtftMs => "TTFT (ms)",
-            Metric::DecodeJPerToken => "decode energy (J/token)",
-            Metric::PrefillJPerPromptToken => "prefill energy (J/prompt token)",
-            Metric::DecodeMeanPowerW => "decode mean power (W)",
-            Metric::DecodeTokensPerJ => "decode tokens per joule (tok/J)",
-        }
-    }
-
-    /// What the metric measures in a pure-decode study, where it is not what its name says: the
-    /// timed request re-prefills one token of a prompt already in the cache
-    /// (docs/methodology.md §4).
-    pub(crate) fn pure_decode_caveat(self) -> Option<&'static str> {
-        match self {
-            Metric::ServerPrefillTps => {
-                Some("pure decode: the one-token re-prefill of a cached prompt, not a prefill of the prompt")
-            }
-            Metric::TtftMs => {
-                Some("pure decode: time to the first token after a one-token re-prefill of a cached prompt")
-            }
-            Metric::PrefillJPerPromptToken => {
-                Some("pure decode: the energy of a one-token re-prefill of a cached prompt")
-            }
-            _ => None,
-        }
-    }
-
-    pub(crate) fn higher_is_better(self) -> bool {
-        !matches!(
-            self,
-            Metric::TtftMs | Metric::DecodeJPerToken | Metric::PrefillJPerPromptToken | Metric::DecodeMeanPowerW
-        )
-    }
-
-    /// The verdict's word for this metric: a speed is faster or slower, an energy smaller or larger
-    /// (the verdict's direction is [`Metric::higher_is_better`]'s).
-    pub(crate) fn verdict_word(self, v: Verdict) -> &'static str {
-        match (self.is_energy(), v) {
-            (true, Verdict::Faster) if self == Metric::DecodeMeanPowerW => "lower power",
-            (true, Verdict::Slower) if self == Metric::DecodeMeanPowerW => "higher power",
-            (true, Verdict::Faster) => "more efficient",
-            (true, Verdict::Slower) => "less efficient",
-            _ => v.word(),
-        }
-    }
-
-    pub(crate) fn of(self, s: &Sample) -> Option<f64> {
-        let phases = || phases::sample_phases(s);
-        let v = match self {
-            Metric::ServerDecodeTps => s.server.as_ref().map(|t| t.decode_tps),
-            Metric::ServerPrefillTps => s.server.as_ref().map(|t| t.prefill_tps),
-            Metric::StrictStreamedTps => s.stream.strict_tps,
-            Metric::TtftMs => s.stream.ttft_ms,
-            Metric::DecodeJPerToken => phases().and_then(|[_, d]| d.j_per_token),
-            Metric::PrefillJPerPromptToken => phases().and_then(|[p, _]| p.j_per_token),
-            Metric::DecodeMeanPowerW => phases().and_then(|[_, d]| d.mean_power_w),
-            Metric::DecodeTokensPerJ => {
-                phases().and_then(|[_, d]| d.energy_j.filter(|e| *e > 0.0).map(|e| d.tokens as f64 / e))
-            }
-        };
-        v.filter(|x| x.is_finite())
-    }
-
-    /// Where an energy metric's value of `s` came from: the energy counter or an integral of
-    /// power (docs/methodology.md §9.6), with the power an integral is of (§9.7); None for a
-    /// speed metric.
-    pub(crate) fn energy_basis(self, s: &Sample) -> Option<crate::telemetry::phases::EnergyBasis> {
-        let [p, d] = phases::sample_phases(s)?;
-        match self {
-            Metric::PrefillJPerPromptToken => Some(p.energy_basis()),
-            m if m.is_energy() => Some(d.energy_basis()),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct MetricSummary {
@@ -339,21 +229,43 @@ pub(crate) struct Judged {
     pub(crate) facts: StudyFacts,
 }
 
-/// The 95% t-interval of the mean of `rates` (3 or more), clipped to [0, 1].
-fn acceptance_interval(rates: &[f64]) -> Option<[f64; 2]> {
-    if rates.len() < 3 {
-        return None;
-    }
-    let (lo, hi) = t_test::one_sample(rates).interval(0.05);
-    Some([lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0)])
-}
-
 /// Each draft position's median rate over the samples that printed per-position rates.
 fn per_position_medians(samples: &[&Sample]) -> Option<Vec<f64>> {
     let rows: Vec<&Vec<f64>> =
         samples.iter().filter_map(|s| s.draft.as_ref().and_then(|d| d.per_position.as_ref())).collect();
     let n = rows.iter().map(|r| r.len()).max().filter(|&n| n > 0)?;
     Some((0..n).filter_map(|i| median(&rows.iter().filter_map(|r| r.get(i).copied()).collect::<Vec<_>>())).collect())
+}
+
+/// The adaptive rule on a summary of the study `file` describes, with `blocks` planned
+/// (docs/methodology.md §17).
+fn adaptive_rule_of(file: &StudyFile, blocks: usize, s: &Summary) -> Option<adaptive::Adaptive> {
+    let KindSection::Ab(Some(rule)) = file.kind_section() else { return None };
+    let candidates = s
+        .variants
+        .iter()
+        .skip(1)
+        .map(|v| {
+            adaptive::CandidatePrecision::of(
+                &v.label,
+                v.metric(adaptive::PRIMARY).and_then(|m| m.ci.as_ref()),
+                rule.mei_pct,
+            )
+        })
+        .collect();
+    Some(adaptive::judge(rule, blocks, candidates))
+}
+
+/// What scales each variant's trace: its median ms/token and its samples' decode rates.
+pub(crate) fn trace_scales(variants: &[VariantSummary]) -> Vec<traces::StudyScale<'_>> {
+    variants
+        .iter()
+        .map(|v| traces::StudyScale {
+            label: &v.label,
+            ms_per_token: v.ms_per_token,
+            decode_tps: v.metric(Metric::ServerDecodeTps).map_or(&[], |m| m.runs.as_slice()),
+        })
+        .collect()
 }
 
 /// Builds the summary of the study in `ev`.
@@ -550,7 +462,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             ms_per_token: decode_med.map(|t| 1000.0 / t),
             decode_tps_n_minus_1_median: n_minus_1_med,
             acceptance_median: median(&acceptance),
-            acceptance_ci: acceptance_interval(&acceptance),
+            acceptance_ci: mtp_yardstick::acceptance_interval(&acceptance),
             mean_acceptance_length_median: median(
                 &samples.iter().filter_map(|s| s.draft.as_ref().and_then(|d| d.mean_len)).collect::<Vec<_>>(),
             ),
@@ -617,7 +529,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         TraceReading::Builtin => traces::compare_study_traces(
             ev,
             file,
-            &variants,
+            &trace_scales(&variants),
             file.tokens,
             &crate::trace::Rules::builtin(),
             traces::SUMMARY_TOP,
@@ -667,7 +579,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         retakes: None,
         covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
     };
-    summary.adaptive = adaptive::of_summary(file, plan.counted_blocks(), &summary);
+    summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
     summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
     Ok(Judged { summary, samples: judged, facts })
 }
@@ -782,12 +694,12 @@ fn judged_samples(
 mod acceptance_tests {
     #[test]
     fn the_acceptance_interval_is_a_t_interval_of_the_mean_clipped_to_0_1() {
-        assert_eq!(super::acceptance_interval(&[1.0, 1.0]), None, "below 3 samples no interval");
-        let [lo, hi] = super::acceptance_interval(&[0.5, 0.6, 0.7]).unwrap();
+        assert_eq!(super::mtp_yardstick::acceptance_interval(&[1.0, 1.0]), None, "below 3 samples no interval");
+        let [lo, hi] = super::mtp_yardstick::acceptance_interval(&[0.5, 0.6, 0.7]).unwrap();
         // mean 0.6, s 0.1, t(2 df, 97.5%) = 4.303
         let half = 4.303 * 0.1 / 3f64.sqrt();
         assert!((lo - (0.6 - half)).abs() < 1e-3 && (hi - (0.6 + half)).abs() < 1e-3, "{lo} {hi}");
-        assert_eq!(super::acceptance_interval(&[1.0, 1.0, 0.875]).unwrap()[1], 1.0, "clipped at 1");
+        assert_eq!(super::mtp_yardstick::acceptance_interval(&[1.0, 1.0, 0.875]).unwrap()[1], 1.0, "clipped at 1");
     }
 
     /// §7.11: medians more than 0.05 apart, or one side drafting and the other not, caveat the

@@ -41,7 +41,7 @@ pub(crate) fn figures(samples: &[&Sample]) -> Option<MtpYardstickFigures> {
     Some(MtpYardstickFigures {
         requests: runs.iter().map(|t| t.requests).collect(),
         acceptance_median: median(&acceptance),
-        acceptance_ci: super::acceptance_interval(&acceptance),
+        acceptance_ci: acceptance_interval(&acceptance),
         acceptance,
         drafted_median: median(&drafted.iter().map(|&d| d as f64).collect::<Vec<_>>()),
         drafted,
@@ -51,4 +51,12 @@ pub(crate) fn figures(samples: &[&Sample]) -> Option<MtpYardstickFigures> {
         decode_tps_median: median(&decode_tps),
         decode_tps,
     })
+}
+/// The 95% t-interval of the mean of `rates` (3 or more), clipped to [0, 1].
+pub(crate) fn acceptance_interval(rates: &[f64]) -> Option<[f64; 2]> {
+    if rates.len() < 3 {
+        return None;
+    }
+    let (lo, hi) = super::t_test::one_sample(rates).interval(0.05);
+    Some([lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0)])
 }

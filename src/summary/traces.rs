@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use super::stats::{
     bootstrap_scaled_delta_ci, holm, scaled_delta_p, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED,
 };
-use super::VariantSummary;
 use crate::study::evidence::Evidence;
 use crate::study::file::{StudyFile, StudyKind};
 use crate::trace::compare::{compare, load_variant, Comparison, VariantSpec};
@@ -148,16 +147,24 @@ pub(crate) fn compared(comparison: Comparison, scaled_by_trace_samples: Option<L
 
 /// Where a study's traces are: an A/B study's under `traces/` (`abprof trace --root DIR/traces`);
 /// an `abprof trace` study's beside the untraced samples that scale them.
-fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
+pub(crate) fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
     match file.kind {
         StudyKind::Trace => ev.root.clone(),
         StudyKind::Ab | StudyKind::Pi => ev.root.join("traces"),
     }
 }
 
+/// What scales one variant's trace in a study's comparison (docs/methodology.md §14): this study's
+/// median ms/token and its accepted samples' decode rates.
+pub(crate) struct StudyScale<'a> {
+    pub(crate) label: &'a str,
+    pub(crate) ms_per_token: Option<f64>,
+    pub(crate) decode_tps: &'a [f64],
+}
+
 /// Variants of the study that have an `abprof trace` folder under `dir`.
-fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSummary> {
-    variants.iter().filter(|v| crate::trace::manifest::TraceManifest::path_in(&dir.join(&v.label)).is_file()).collect()
+pub(crate) fn traced<'a, 'b>(dir: &Path, variants: &'b [StudyScale<'a>]) -> Vec<&'b StudyScale<'a>> {
+    variants.iter().filter(|v| crate::trace::manifest::TraceManifest::path_in(&dir.join(v.label)).is_file()).collect()
 }
 
 /// Compares the study's traces, scaled by this study's median ms/token when the study ran at the
@@ -167,7 +174,7 @@ fn traced<'a>(dir: &Path, variants: &'a [VariantSummary]) -> Vec<&'a VariantSumm
 pub(crate) fn compare_study_traces(
     ev: &Evidence,
     file: &StudyFile,
-    variants: &[VariantSummary],
+    variants: &[StudyScale<'_>],
     study_tokens: u32,
     rules: &Rules,
     top: usize,
@@ -178,7 +185,7 @@ pub(crate) fn compare_study_traces(
 /// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`.
 fn compare_traces_in(
     dir: &Path,
-    variants: &[VariantSummary],
+    variants: &[StudyScale<'_>],
     study_tokens: u32,
     rules: &Rules,
     top: usize,
@@ -190,20 +197,18 @@ fn compare_traces_in(
     let mut inputs = Vec::new();
     let mut scaled_by_trace_samples = None;
     for v in traced {
-        let folder = dir.join(&v.label);
+        let folder = dir.join(v.label);
         let trace_tokens = TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
         let same_length = trace_tokens == Some(study_tokens);
         let ms = if same_length { v.ms_per_token } else { None };
         if !same_length {
             scaled_by_trace_samples = Some(LengthMismatch { study_tokens, trace_tokens });
         }
-        match load_variant(&VariantSpec { label: v.label.clone(), trace: folder, ms_per_token: ms }, rules, None) {
+        match load_variant(&VariantSpec { label: v.label.to_string(), trace: folder, ms_per_token: ms }, rules, None) {
             Ok(mut i) => {
                 if ms.is_some() {
                     i.measured_from = format!("this study's median at {study_tokens} tokens");
-                    i.measured_samples = v
-                        .metric(super::Metric::ServerDecodeTps)
-                        .map_or(Vec::new(), |m| m.runs.iter().map(|tps| 1000.0 / tps).collect());
+                    i.measured_samples = v.decode_tps.iter().map(|tps| 1000.0 / tps).collect();
                 }
                 inputs.push(i)
             }
@@ -214,40 +219,6 @@ fn compare_traces_in(
         Ok(comparison) => compared(comparison, scaled_by_trace_samples),
         Err(e) => TraceComparison::NotCompared { reason: e.to_string() },
     })
-}
-
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum StudyTracesError {
-    #[error(
-        "{root}: {found} traced variant(s) ({labels}), compare-traces --study needs at least two \
-         (traces/LABEL/trace.json, written by `abprof trace --root {root}/traces`)"
-    )]
-    TooFew { root: String, found: usize, labels: String },
-    #[error("{root}: traces not compared: {reason}")]
-    NotCompared { root: String, reason: String },
-}
-
-/// `abprof compare-traces --study DIR`: the comparison the study's summary makes, with the
-/// caller's rules and number of moved kernels.
-pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> anyhow::Result<TraceComparison> {
-    let ev = Evidence::open(dir)?;
-    // The summary's own comparison uses the built-in rules: this one is made with the caller's.
-    let judged = super::judge_with(&ev, super::TraceReading::Skip)?;
-    let (summary, file) = (&judged.summary, &judged.facts.file);
-    let root = dir.display().to_string();
-    match compare_study_traces(&ev, file, &summary.variants, summary.tokens, rules, top) {
-        Some(TraceComparison::NotCompared { reason }) => Err(StudyTracesError::NotCompared { root, reason }.into()),
-        Some(compared) => Ok(compared),
-        None => {
-            let found = traced(&traces_dir(&ev, file), &summary.variants);
-            let labels = if found.is_empty() {
-                "none".to_string()
-            } else {
-                found.iter().map(|v| v.label.as_str()).collect::<Vec<_>>().join(", ")
-            };
-            Err(StudyTracesError::TooFew { root, found: found.len(), labels }.into())
-        }
-    }
 }
 
 #[cfg(test)]
