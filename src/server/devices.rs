@@ -29,11 +29,11 @@ struct Picked {
 }
 
 /// The last value of any of `names` in `argv` (llama.cpp's parser keeps the last).
-fn value<'a>(argv: &'a [String], names: &[&str]) -> Option<&'a str> {
+pub(super) fn value<'a>(argv: &'a [String], names: &[&str]) -> Option<&'a str> {
     argv.windows(2).rev().find(|w| names.contains(&w[0].as_str())).map(|w| w[1].as_str())
 }
 
-fn entries(list: &str) -> impl Iterator<Item = &str> {
+pub(super) fn entries(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim).filter(|x| !x.is_empty())
 }
 

@@ -2,12 +2,10 @@
 //! variant whose `--device` names one it does not see is refused before a study folder exists
 //! (docs/methodology.md §9.11), instead of failing its first sample with llama.cpp's
 //! "invalid device".
-use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a binary may take to list its devices (it loads its backends, no model).
-const LIST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const LIST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The device names of `llama-server --list-devices` output (`Available devices:`, then one
 /// `  NAME: description (N MiB, M MiB free)` line per device, or `  (none)`); None where the
@@ -29,40 +27,12 @@ pub(crate) fn parse(out: &str) -> Option<Vec<String>> {
     Some(names)
 }
 
-/// The devices `binary` lists under the variant's environment `env`; None where it cannot say
-/// (it failed, timed out, or printed no list): the check is then left to the server's start.
-pub(crate) fn listed(binary: &Path, env: &[(String, String)]) -> Option<Vec<String>> {
-    let mut child = Command::new(binary)
-        .arg("--list-devices")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let t0 = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if t0.elapsed() < LIST_TIMEOUT => std::thread::sleep(Duration::from_millis(20)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    parse(&String::from_utf8_lossy(&out.stdout))
-}
-
 /// The `--device`/`-dev` list of `argv` (its last, as llama.cpp keeps), else the variant's
 /// `LLAMA_ARG_DEVICE`; None where neither names a device (`none` names none).
 pub(crate) fn named(argv: &[String], env: &[(String, String)]) -> Option<Vec<String>> {
-    let flag = argv.windows(2).rev().find(|w| matches!(w[0].as_str(), "--device" | "-dev")).map(|w| w[1].clone());
+    let flag = super::devices::value(argv, &["--device", "-dev"]).map(String::from);
     let list = flag.or_else(|| env.iter().rev().find(|(k, _)| k == "LLAMA_ARG_DEVICE").map(|(_, v)| v.clone()))?;
-    let names: Vec<String> =
-        list.split(',').map(str::trim).filter(|x| !x.is_empty() && *x != "none").map(String::from).collect();
+    let names: Vec<String> = super::devices::entries(&list).filter(|x| *x != "none").map(String::from).collect();
     (!names.is_empty()).then_some(names)
 }
 

@@ -139,6 +139,8 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
     let common = split_args(&file.server_args).ok_or_else(|| {
         anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args)
     })?;
+    // What each binary lists, asked once per binary and environment (variants often share both).
+    let mut listed: Vec<(&Variant, Listed)> = Vec::new();
     for v in &variants {
         let m = v.model_or(&file.model);
         if !m.is_file() {
@@ -151,14 +153,25 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
         // A device the binary does not see (docs/methodology.md §9.11): llama.cpp would refuse
         // it at the first sample, after the folder exists.
         if let Some(names) = listed_devices::named(&argv, &v.env) {
-            let listed = listed_devices::listed(&v.binary, &v.env);
-            if let Some(why) = listed.and_then(|l| listed_devices::missing(&names, &l)) {
+            let asked = listed.iter().position(|(w, _)| w.binary == v.binary && w.env == v.env);
+            let at = asked.unwrap_or_else(|| {
+                let env: Vec<(&str, &str)> = v.env.iter().map(|(k, x)| (k.as_str(), x.as_str())).collect();
+                // A binary that cannot list (an old build) leaves the check to its first sample.
+                let out = super::facts::probe(&v.binary, "--list-devices", &env, listed_devices::LIST_TIMEOUT);
+                listed.push((v, out.ok().flatten().and_then(|o| listed_devices::parse(&o))));
+                listed.len() - 1
+            });
+            let seen = &listed[at].1;
+            if let Some(why) = seen.as_deref().and_then(|l| listed_devices::missing(&names, l)) {
                 return Err(StudyFileError::Refused(format!("variant {}: {why}", v.label)).into());
             }
         }
     }
     Ok((variants, common))
 }
+
+/// The device names a binary lists; `None` where it cannot say.
+type Listed = Option<Vec<String>>;
 
 /// A prompt file a study can send: readable text with something in it (a study of an empty
 /// prompt would measure nothing but the chat template).

@@ -6,7 +6,6 @@ use super::evidence::{read_json, write_json, Evidence, EvidenceError};
 use super::file::{HookCommand, Isolation};
 use crate::child::TimedExit;
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
@@ -57,7 +56,6 @@ impl Evidence {
 pub(crate) struct Hooks {
     /// The evidence folder: `isolation.json` and `isolation/` go here.
     ev: Evidence,
-    root: PathBuf,
     iso: Isolation,
     record: Arc<Mutex<IsolationRecord>>,
 }
@@ -65,7 +63,7 @@ pub(crate) struct Hooks {
 impl Hooks {
     pub(crate) fn new(ev: &Evidence, iso: &Isolation) -> Hooks {
         let previous = ev.read_isolation().unwrap_or_default();
-        Hooks { ev: ev.clone(), root: ev.root.clone(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
+        Hooks { ev: ev.clone(), iso: iso.clone(), record: Arc::new(Mutex::new(previous)) }
     }
 
     fn save(&self) {
@@ -94,7 +92,7 @@ impl Hooks {
         };
         let n = self.record.lock().unwrap().runs.len() + 1;
         let rel = format!("isolation/{n:04}-{phase}.log");
-        let out_path = self.root.join(&rel);
+        let out_path = self.ev.root.join(&rel);
         let _ = std::fs::create_dir_all(out_path.parent().unwrap());
         let (stdout, stderr, output_lost) = match std::fs::File::create(&out_path).and_then(|f| Ok((f.try_clone()?, f)))
         {
