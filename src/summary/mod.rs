@@ -304,11 +304,121 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
     };
     let found = ev.samples(plan);
+    let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
+    let Acceptance { accepted, rejected, missing } = accept(&found, plan, &exp, &rel);
+    let judged = judged_samples(&found, &accepted, &rejected, plan, &rel);
+    let study = AcceptedSamples::read(&found, &accepted, file, plan.counted_blocks(), ev.read_roofline().ok());
+    let mut variants = Vec::new();
+    let mut plain = Vec::new();
+    let mut on_device = Vec::new();
+    for (vi, label) in plan.labels.iter().enumerate() {
+        let samples = study.samples(vi);
+        plain.push(samples.iter().all(|s| crate::variant::speculation_requested(&s.server_argv).is_none()));
+        on_device.push(!samples.is_empty() && samples.iter().all(|s| noise::samples_on_device(&s.server_argv)));
+        variants.push(study.variant_summary(vi, label, plan));
+    }
+    acceptance_caveats(&mut variants, &plain);
+    let order = ev.order();
+    let (dead_med, dead_max) = ms(order
+        .iter()
+        .filter(|o| o.status == crate::study::evidence::AttemptStatus::Ok)
+        .map(|o| o.timeline.dead_ms)
+        .collect());
+    let traces = match traces {
+        TraceReading::Builtin => traces::compare_study_traces(
+            ev,
+            file,
+            &trace_scales(&variants),
+            file.tokens,
+            &crate::trace::Rules::builtin(),
+            traces::SUMMARY_TOP,
+        ),
+        TraceReading::Skip => None,
+    };
+    let telemetry = facts.host.as_ref().and_then(|h| h.telemetry.clone());
+    let mut summary = Summary {
+        root: ev.root.display().to_string(),
+        name: file.name.clone(),
+        tokens: file.tokens,
+        samples_per_variant: file.samples,
+        pure_decode: file.pure_decode,
+        expected_prompt_tokens: expected,
+        noise_hint: noise_hint(telemetry.as_deref(), &variants, &on_device, &found),
+        variants,
+        rejected,
+        missing,
+        order,
+        isolation_restored: restored,
+        energy_not_measured: (!study.metrics.iter().any(|m| m.is_energy()))
+            .then(|| phases::not_measured_line(telemetry.as_deref())),
+        telemetry: phases::telemetry_line(
+            telemetry,
+            found.iter().filter_map(|f| f.sample.as_ref()?.extra.telemetry.as_ref()).map(|t| t.torn_reads).sum(),
+        ),
+        power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
+        dead_time_ms_median: dead_med,
+        dead_time_ms_max: dead_max,
+        traces,
+        exactness: crate::exactness::ExactnessReport::read(&ev.exactness()).ok(),
+        adaptive: None,
+        retakes: None,
+        covariate: covariate_fit(
+            &accepted,
+            &|fi| study.sample(fi),
+            &|fi| found[fi].slot.repeat,
+            &study.phases,
+            &plan.labels,
+        ),
+    };
+    summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
+    summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
+    Ok(Judged { summary, samples: judged, facts })
+}
+
+/// The noise hint (docs/methodology.md §8): decode's per-sample spread against the backend
+/// sampler, never recommended where a sample showed it fell back to the CPU.
+fn noise_hint(
+    telemetry: Option<&str>,
+    variants: &[VariantSummary],
+    on_device: &[bool],
+    found: &[crate::study::evidence::FoundSample],
+) -> Option<String> {
+    noise::backend_sampling_hint(
+        telemetry,
+        &variants
+            .iter()
+            .zip(on_device)
+            .map(|(v, &backend_sampling)| noise::DecodeNoise {
+                label: &v.label,
+                cv_pct: v.metric(Metric::ServerDecodeTps).and_then(|m| crate::stats::cv_pct(&m.runs)),
+                backend_sampling,
+            })
+            .collect::<Vec<_>>(),
+        found
+            .iter()
+            .any(|f| f.sample.as_ref().and_then(|s| s.extra.backend_sampling.as_ref()).is_some_and(|p| !p.engaged)),
+    )
+}
+
+/// Which samples count: per variant, indices into the found samples; the rejected with every
+/// rule each broke; how many planned samples are not taken yet.
+struct Acceptance {
+    accepted: Vec<Vec<usize>>,
+    rejected: Vec<RejectedSample>,
+    missing: usize,
+}
+
+/// Judges every found sample by the rules (docs/methodology.md §7); traced samples are the
+/// trace's evidence, never a median.
+fn accept(
+    found: &[crate::study::evidence::FoundSample],
+    plan: &crate::study::evidence::Plan,
+    exp: &Expectations,
+    rel: &dyn Fn(&std::path::Path) -> String,
+) -> Acceptance {
     let mut rejected = Vec::new();
-    // Accepted samples per variant, as indices into `found`.
     let mut accepted: Vec<Vec<usize>> = vec![Vec::new(); plan.labels.len()];
     let mut missing = 0;
-    let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
     for (fi, f) in found.iter().enumerate() {
         // A traced sample is the trace's evidence; a tracer slows decode, so it is never a median.
         if plan.is_traced(&f.slot) {
@@ -338,7 +448,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             }
             continue;
         };
-        let mut reasons = sample_rejections(s, &exp);
+        let mut reasons = sample_rejections(s, exp);
         if let crate::study::seal::SealCheck::Changed(what) = f.seal() {
             reasons.insert(0, rules::evidence_changed(&what));
         }
@@ -348,10 +458,9 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             rejected.push(RejectedSample { index: f.slot.index, label: f.label.clone(), dir: rel(&f.dir), reasons });
         }
     }
-
     // Prompt lengths must agree across variants even when no calibrated count is known.
-    let sample_of = |fi: usize| found[fi].sample.as_ref().expect("accepted samples exist");
-    if expected.is_none() {
+    if exp.prompt_tokens.is_none() {
+        let sample_of = |fi: usize| found[fi].sample.as_ref().expect("accepted samples exist");
         let base_prompt = accepted[0].first().and_then(|&fi| sample_of(fi).prompt_tokens());
         for list in accepted.iter_mut().skip(1) {
             list.retain(|&fi| match prompt_tokens_differ(sample_of(fi).prompt_tokens(), base_prompt) {
@@ -369,77 +478,114 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         }
     }
     rejected.sort_by_key(|r| (r.index, r.dir.clone()));
-    let judged = judged_samples(&found, &accepted, &rejected, plan, &rel);
+    Acceptance { accepted, rejected, missing }
+}
 
-    // Each sample's telemetry phases, parsed once from its JSON.
-    let phases_of: Vec<Option<[crate::telemetry::phases::PhaseStats; 2]>> =
-        found.iter().map(|f| f.sample.as_ref().and_then(phases::sample_phases)).collect();
-    // The study's median decode gfx clock, against which each sample's sag is judged.
-    let study_clock = median(
-        &accepted
-            .iter()
-            .flatten()
-            .filter_map(|&fi| phases_of[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
-            .collect::<Vec<_>>(),
-    );
-    // Each value with its interleaved block, so the interval can pair the variants within blocks.
-    let measured = |vi: usize, m: Metric| -> Vec<Measured> {
-        accepted[vi]
-            .iter()
-            .filter_map(|&fi| m.of(sample_of(fi)).map(|value| Measured { block: found[fi].slot.repeat, value }))
-            .collect()
-    };
-    let values = |vi: usize, m: Metric| -> Vec<f64> { measured(vi, m).iter().map(|x| x.value).collect() };
-    // A sample's telemetry series (its telemetry.csv), empty where none was recorded; of a server
-    // on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
-    let series_of = |fi: usize| {
-        let read = |csv: &str| crate::telemetry::csv::read_series(&found[fi].dir.join(csv)).ok();
-        match sample_of(fi).extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
-            Some(t) if !t.devices.is_empty() => t
-                .devices
+/// The accepted samples of a study with what every section reads from them, each read once:
+/// their telemetry phases and series, the study's decode clock, the look levels of its
+/// sequential rule and the metrics some sample measured.
+struct AcceptedSamples<'a> {
+    found: &'a [crate::study::evidence::FoundSample],
+    accepted: &'a [Vec<usize>],
+    file: &'a StudyFile,
+    /// Each found sample's telemetry phases (prefill, decode), parsed once from its JSON.
+    phases: Vec<Option<[crate::telemetry::phases::PhaseStats; 2]>>,
+    /// Each accepted sample's telemetry series (its telemetry.csv; of a server on several GPUs,
+    /// the server's series of its devices', docs/methodology.md §9.11), empty where none.
+    series: Vec<Vec<crate::telemetry::sampler::TelemetrySample>>,
+    /// The study's median decode gfx clock, against which each sample's sag is judged.
+    clock: Option<f64>,
+    levels: Option<stats::LookLevels>,
+    /// An energy metric is in the summary only where some accepted sample measured it (§9.6).
+    metrics: Vec<Metric>,
+    roofline: Option<crate::roofline::RooflineRecord>,
+}
+
+impl<'a> AcceptedSamples<'a> {
+    fn read(
+        found: &'a [crate::study::evidence::FoundSample],
+        accepted: &'a [Vec<usize>],
+        file: &'a StudyFile,
+        blocks: usize,
+        roofline: Option<crate::roofline::RooflineRecord>,
+    ) -> AcceptedSamples<'a> {
+        let phases: Vec<_> = found.iter().map(|f| f.sample.as_ref().and_then(phases::sample_phases)).collect();
+        let clock = median(
+            &accepted
                 .iter()
-                .map(|d| read(&d.csv))
-                .collect::<Option<Vec<_>>>()
-                .map(|each| crate::telemetry::sampler::server_series(&each))
-                .unwrap_or_default(),
-            Some(t) => read(&t.csv).unwrap_or_default(),
-            None => Vec::new(),
-        }
-    };
-    let roofline: Option<crate::roofline::RooflineRecord> = ev.read_roofline().ok();
-    let levels = adaptive::look_levels(file, plan.counted_blocks());
-    // An energy metric is in the summary only where some accepted sample measured it (§9.6).
-    let measured_metrics: Vec<Metric> = Metric::every()
-        .filter(|m| !m.is_energy() || (0..plan.labels.len()).any(|vi| !values(vi, *m).is_empty()))
-        .collect();
-    let mut variants = Vec::new();
-    let mut plain = Vec::new();
-    let mut on_device = Vec::new();
-    for (vi, label) in plan.labels.iter().enumerate() {
-        let samples: Vec<&Sample> = accepted[vi].iter().map(|&fi| sample_of(fi)).collect();
-        plain.push(samples.iter().all(|s| crate::variant::speculation_requested(&s.server_argv).is_none()));
-        on_device.push(!samples.is_empty() && samples.iter().all(|s| noise::samples_on_device(&s.server_argv)));
-        let sample_phases: Vec<_> = accepted[vi].iter().filter_map(|&fi| phases_of[fi].as_ref()).collect();
+                .flatten()
+                .filter_map(|&fi| phases[fi].as_ref().and_then(|p| p[1].gfx_clock_median_mhz))
+                .collect::<Vec<_>>(),
+        );
+        let is_accepted = |fi: usize| accepted.iter().any(|l| l.contains(&fi));
+        let series =
+            (0..found.len()).map(|fi| if is_accepted(fi) { series_of(&found[fi]) } else { Vec::new() }).collect();
+        let mut study = AcceptedSamples {
+            found,
+            accepted,
+            file,
+            phases,
+            series,
+            clock,
+            levels: adaptive::look_levels(file, blocks),
+            metrics: Vec::new(),
+            roofline,
+        };
+        study.metrics = Metric::every()
+            .filter(|m| !m.is_energy() || (0..accepted.len()).any(|vi| !study.values(vi, *m).is_empty()))
+            .collect();
+        study
+    }
+
+    fn sample(&self, fi: usize) -> &'a Sample {
+        self.found[fi].sample.as_ref().expect("accepted samples exist")
+    }
+
+    fn samples(&self, vi: usize) -> Vec<&'a Sample> {
+        self.accepted[vi].iter().map(|&fi| self.sample(fi)).collect()
+    }
+
+    /// Each value with its interleaved block, so the interval can pair the variants within blocks.
+    fn measured(&self, vi: usize, m: Metric) -> Vec<Measured> {
+        self.accepted[vi]
+            .iter()
+            .filter_map(|&fi| m.of(self.sample(fi)).map(|value| Measured { block: self.found[fi].slot.repeat, value }))
+            .collect()
+    }
+
+    fn values(&self, vi: usize, m: Metric) -> Vec<f64> {
+        self.measured(vi, m).iter().map(|x| x.value).collect()
+    }
+
+    fn throttled(&self, fi: usize) -> bool {
+        self.phases[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], self.clock))
+    }
+
+    /// Each metric's runs, centre, spread and, for a candidate, its change against the baseline
+    /// with the interval and verdict (docs/methodology.md §8).
+    fn metric_summaries(&self, vi: usize, samples: &[&Sample]) -> Vec<MetricSummary> {
+        let file = self.file;
         let mut metrics = Vec::new();
-        for &m in &measured_metrics {
-            let runs = values(vi, m);
+        for &m in &self.metrics {
+            let runs = self.values(vi, m);
             let (change_pct, ci, verdict) = if vi == 0 {
                 (None, None, None)
             } else {
-                let change = stats::change_estimate(&measured(0, m), &measured(vi, m));
-                let ci = stats::look_ci(&measured(0, m), &measured(vi, m), levels);
+                let change = stats::change_estimate(&self.measured(0, m), &self.measured(vi, m));
+                let ci = stats::look_ci(&self.measured(0, m), &self.measured(vi, m), self.levels);
                 (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct())))
             };
-            let median_change_pct =
-                (vi > 0).then(|| median(&values(0, m)).zip(median(&runs)).map(|(b, c)| pct_change(b, c))).flatten();
+            let median_change_pct = (vi > 0)
+                .then(|| median(&self.values(0, m)).zip(median(&runs)).map(|(b, c)| pct_change(b, c)))
+                .flatten();
             metrics.push(MetricSummary {
                 metric: m,
                 mean: mean(&runs),
                 median: median(&runs),
                 cv_pct: crate::stats::cv_pct(&runs),
                 median_change_pct,
+                blocks: self.measured(vi, m).iter().map(|x| x.block).collect(),
                 runs,
-                blocks: measured(vi, m).iter().map(|x| x.block).collect(),
                 change_pct,
                 ci,
                 verdict,
@@ -447,18 +593,42 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
                 energy_from: phases::energy_from_line(samples.iter().filter_map(|s| m.energy_basis(s))),
             });
         }
-        let decode_med = median(&values(vi, Metric::ServerDecodeTps));
+        metrics
+    }
+
+    /// Each accepted sample's decode rate per window (docs/methodology.md §9.8); none for a
+    /// sequence, whose requests have prefills between their decodes (§4.1, §4.2).
+    fn decode_windows(&self, vi: usize) -> Vec<windows::SampleWindows> {
+        self.accepted[vi]
+            .iter()
+            .filter_map(|&fi| {
+                let s = self.sample(fi);
+                if s.extra.sequence().is_some() {
+                    return None;
+                }
+                let w = windows::decode_windows(&s.token_mono_ns, &self.series[fi]);
+                (!w.is_empty()).then(|| windows::sample_windows(self.found[fi].slot.index + 1, w, self.throttled(fi)))
+            })
+            .collect()
+    }
+
+    /// One variant's figures: each section's, from its accepted samples.
+    fn variant_summary(&self, vi: usize, label: &str, plan: &crate::study::evidence::Plan) -> VariantSummary {
+        let file = self.file;
+        let samples = self.samples(vi);
+        let sample_phases: Vec<_> = self.accepted[vi].iter().filter_map(|&fi| self.phases[fi].as_ref()).collect();
+        let decode_med = median(&self.values(vi, Metric::ServerDecodeTps));
         let n_minus_1_med = median(
             &samples.iter().filter_map(|s| s.server.as_ref().map(|t| t.decode_tps_n_minus_1)).collect::<Vec<_>>(),
         );
         let acceptance: Vec<f64> = samples.iter().filter_map(|s| s.draft.as_ref().map(|d| d.rate)).collect();
         let gate: Vec<f64> = samples.iter().filter_map(|s| s.extra.idle_gate.as_ref().map(|g| g.waited_ms)).collect();
-        variants.push(VariantSummary {
-            label: label.clone(),
+        VariantSummary {
+            label: label.to_string(),
             spec: file.variants.get(vi).cloned().unwrap_or_default(),
             planned: plan.slots.iter().filter(|s| s.variant == vi && !plan.is_traced(s)).count(),
             accepted: samples.len(),
-            metrics,
+            metrics: self.metric_summaries(vi, &samples),
             ms_per_token: decode_med.map(|t| 1000.0 / t),
             decode_tps_n_minus_1_median: n_minus_1_med,
             acceptance_median: median(&acceptance),
@@ -469,38 +639,19 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             acceptance_per_position_median: per_position_medians(&samples),
             memory: memory::figures(&samples),
             mtp_yardstick: mtp_yardstick::figures(&samples),
-            soak: samples
-                .iter()
-                .any(|s| s.extra.soak.is_some())
-                .then(|| {
-                    let with_series: Vec<_> = accepted[vi].iter().map(|&fi| (sample_of(fi), series_of(fi))).collect();
-                    soak::figures(&with_series)
-                })
-                .flatten(),
+            soak: samples.iter().any(|s| s.extra.soak.is_some()).then(|| self.soak(vi)).flatten(),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),
             idle_gate_ms_median: median(&gate),
             prefill: phases::figures(&sample_phases.iter().map(|p| &p[0]).collect::<Vec<_>>()),
             decode: phases::figures(&sample_phases.iter().map(|p| &p[1]).collect::<Vec<_>>()),
-            throttled: accepted[vi]
+            throttled: self.accepted[vi]
                 .iter()
-                .filter(|&&fi| phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock)))
-                .map(|&fi| found[fi].slot.index + 1)
+                .filter(|&&fi| self.throttled(fi))
+                .map(|&fi| self.found[fi].slot.index + 1)
                 .collect(),
-            decode_windows: accepted[vi]
-                .iter()
-                .filter_map(|&fi| {
-                    let s = sample_of(fi);
-                    // A sequence's requests have prefills between their decodes (§4.1, §4.2).
-                    if s.extra.sequence().is_some() {
-                        return None;
-                    }
-                    let w = windows::decode_windows(&s.token_mono_ns, &series_of(fi));
-                    let clock = phases_of[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], study_clock));
-                    (!w.is_empty()).then(|| windows::sample_windows(found[fi].slot.index + 1, w, clock))
-                })
-                .collect(),
+            decode_windows: self.decode_windows(vi),
             devices: devices::device_figures(&samples),
             caveats: devices::variant_caveat(
                 file.variants.get(vi).map(String::as_str),
@@ -510,78 +661,38 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             .into_iter()
             .collect(),
             // One decode context per request, not a sequence's summed prompt (§4.1, §4.2).
-            floor: roofline
+            floor: self
+                .roofline
                 .as_ref()
                 .filter(|_| !file.workload.is_some_and(|w| w.is_sequence()))
                 .and_then(|r| r.variants.iter().find(|x| x.label == *label))
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
-        });
+        }
     }
-    acceptance_caveats(&mut variants, &plain);
 
-    let order = ev.order();
-    let (dead_med, dead_max) = ms(order
-        .iter()
-        .filter(|o| o.status == crate::study::evidence::AttemptStatus::Ok)
-        .map(|o| o.timeline.dead_ms)
-        .collect());
-    let traces = match traces {
-        TraceReading::Builtin => traces::compare_study_traces(
-            ev,
-            file,
-            &trace_scales(&variants),
-            file.tokens,
-            &crate::trace::Rules::builtin(),
-            traces::SUMMARY_TOP,
-        ),
-        TraceReading::Skip => None,
-    };
-    let noise_hint = noise::backend_sampling_hint(
-        facts.host.as_ref().and_then(|h| h.telemetry.as_deref()),
-        &variants
+    fn soak(&self, vi: usize) -> Option<soak::SoakFigures> {
+        let with_series: Vec<_> =
+            self.accepted[vi].iter().map(|&fi| (self.sample(fi), self.series[fi].clone())).collect();
+        soak::figures(&with_series)
+    }
+}
+
+/// A sample's telemetry series (its telemetry.csv), empty where none was recorded; of a server
+/// on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
+fn series_of(f: &crate::study::evidence::FoundSample) -> Vec<crate::telemetry::sampler::TelemetrySample> {
+    let Some(s) = &f.sample else { return Vec::new() };
+    let read = |csv: &str| crate::telemetry::csv::read_series(&f.dir.join(csv)).ok();
+    match s.extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
+        Some(t) if !t.devices.is_empty() => t
+            .devices
             .iter()
-            .zip(&on_device)
-            .map(|(v, &backend_sampling)| noise::DecodeNoise {
-                label: &v.label,
-                cv_pct: v.metric(Metric::ServerDecodeTps).and_then(|m| crate::stats::cv_pct(&m.runs)),
-                backend_sampling,
-            })
-            .collect::<Vec<_>>(),
-        found
-            .iter()
-            .any(|f| f.sample.as_ref().and_then(|s| s.extra.backend_sampling.as_ref()).is_some_and(|p| !p.engaged)),
-    );
-    let mut summary = Summary {
-        root: ev.root.display().to_string(),
-        name: file.name.clone(),
-        tokens: file.tokens,
-        samples_per_variant: file.samples,
-        pure_decode: file.pure_decode,
-        expected_prompt_tokens: expected,
-        variants,
-        rejected,
-        missing,
-        order,
-        isolation_restored: restored,
-        energy_not_measured: (!measured_metrics.iter().any(|m| m.is_energy()))
-            .then(|| phases::not_measured_line(facts.host.as_ref().and_then(|h| h.telemetry.as_deref()))),
-        telemetry: phases::telemetry_line(
-            facts.host.as_ref().and_then(|h| h.telemetry.clone()),
-            found.iter().filter_map(|f| f.sample.as_ref()?.extra.telemetry.as_ref()).map(|t| t.torn_reads).sum(),
-        ),
-        power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
-        noise_hint,
-        dead_time_ms_median: dead_med,
-        dead_time_ms_max: dead_max,
-        traces,
-        exactness: crate::exactness::ExactnessReport::read(&ev.exactness()).ok(),
-        adaptive: None,
-        retakes: None,
-        covariate: covariate_fit(&accepted, &|fi| sample_of(fi), &|fi| found[fi].slot.repeat, &phases_of, &plan.labels),
-    };
-    summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
-    summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
-    Ok(Judged { summary, samples: judged, facts })
+            .map(|d| read(&d.csv))
+            .collect::<Option<Vec<_>>>()
+            .map(|each| crate::telemetry::sampler::server_series(&each))
+            .unwrap_or_default(),
+        Some(t) => read(&t.csv).unwrap_or_default(),
+        None => Vec::new(),
+    }
 }
 
 /// The acceptance caveat (docs/methodology.md §7.11) on every variant whose acceptance differs

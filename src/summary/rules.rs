@@ -149,6 +149,17 @@ fn reject(rule: Rule, reason: String) -> Rejection {
 /// caveat rather than a rejection, acceptance differing materially (the study summary).
 pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
     let mut out = Vec::new();
+    request_rules(s, exp, &mut out);
+    engaged_rules(s, &mut out);
+    host_rules(s, exp, &mut out);
+    pi_rules(s, &mut out);
+    condition_rules(s, exp, &mut out);
+    artifact_rules(s, &mut out);
+    out
+}
+
+/// The request itself: complete, one per log, the calibrated prompt, the locked output length.
+fn request_rules(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
     if let Some(e) = &s.error {
         out.push(reject(Rule::Incomplete, e.clone()));
     }
@@ -172,7 +183,7 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
                 ));
             }
         }
-        _ => prompt_tokens_rule(s, exp, &mut out),
+        _ => prompt_tokens_rule(s, exp, out),
     }
     if let Some(n) = s.completion_tokens() {
         if n < 2 {
@@ -202,6 +213,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             format!("finish_reason {:?}, not \"length\"", s.finish_reason.as_deref().unwrap_or("none")),
         ));
     }
+}
+
+/// The feature the variant asked for engaged: its `expect=` line, the backend sampler.
+fn engaged_rules(s: &Sample, out: &mut Vec<Rejection>) {
     if let Some(e) = s.extra.expect.as_ref().filter(|e| !e.matched) {
         out.push(reject(
             Rule::Expect,
@@ -217,6 +232,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             ),
         ));
     }
+}
+
+/// The host was quiet: no other workload, and abprof's own work within its limit.
+fn host_rules(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
     let foreign = s.extra.telemetry.as_ref().and_then(|t| t.host_cpu.as_ref()).map(|h| h.foreign_pct);
     if let (Some(foreign), Some(max)) = (foreign, exp.foreign_cpu_max_pct) {
         if foreign > max {
@@ -233,6 +252,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             format!("abprof itself used {own:.0}% of a core during the request (limit {ABPROF_CPU_MAX_PCT:.0}%): its own work slowed the sample"),
         ));
     }
+}
+
+/// The Pi agent ran to its end and answered.
+fn pi_rules(s: &Sample, out: &mut Vec<Rejection>) {
     if let Some(pi) = &s.extra.pi {
         match pi.pi_exit {
             TimedExit::Exited(0) => {}
@@ -247,6 +270,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             out.push(reject(Rule::PiAnswer, why.clone()));
         }
     }
+}
+
+/// The sample ran under the study's power state and isolation.
+fn condition_rules(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
     if let (Some(study), Some(now)) = (&exp.power_state, &s.extra.power_state) {
         // A sample reads only the conditions (PowerState::conditions_of_host); a sample of an
         // earlier release read everything, so both sides are compared as conditions.
@@ -268,6 +295,10 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             "the restore/verify hooks failed: isolation claims do not hold".into(),
         ));
     }
+}
+
+/// The bytes that ran are known (binary, model), and a speculative variant drafted.
+fn artifact_rules(s: &Sample, out: &mut Vec<Rejection>) {
     if let Some(c) = &s.extra.binary_changed {
         out.push(reject(
             Rule::BinaryChanged,
@@ -296,7 +327,6 @@ pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection
             ),
         ));
     }
-    out
 }
 
 /// One request's `usage.prompt_tokens` against the calibrated count.
