@@ -640,5 +640,5 @@ fn energy_and_the_power_state_say_not_measured_on_the_cpu_test_bed() {
     }
     assert!(text.contains("decode per 32-token window"), "{text}");
     let md = std::fs::read_to_string(root.join("report.md")).unwrap();
-    assert!(md.contains("Decode per 32-token window"), "{md}");
+    assert!(md.contains("### decode per 32-token window"), "{md}");
 }

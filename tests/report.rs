@@ -223,19 +223,24 @@ fn the_markdown_tables_of_the_captured_evidence() {
         let at = md.find(heading).unwrap_or_else(|| panic!("no {heading:?} in\n{md}"));
         md[at..].lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).map(cells).collect()
     };
-    // The verdicts: what that release's own summary.json computed, metric by metric.
-    let verdicts = table_after("### Verdicts");
-    // The per-sample CV column (docs/methodology.md §8) stands between the median and the change;
-    // the ratio of medians ("medians", the change of earlier releases) after the interval.
-    assert_eq!(verdicts[0], ["metric", "variant", "runs", "median", "CV", "vs f16", "95% CI", "medians", "verdict"]);
-    assert_eq!(verdicts[1], ["---", "---", "---", "---:", "---:", "---:", "---:", "---:", "---"]);
+    // The verdicts: what that release's own summary.json computed, one section per metric as in
+    // `summarize`'s text.
     let old = read_json(&src.join("summary.json"));
-    let mut rows = verdicts[2..].iter();
-    for metric in ["server-decode-tps", "server-prefill-tps", "ttft-ms"] {
+    for (metric, title) in [
+        ("server-decode-tps", "server decode TPS (tok/s)"),
+        ("server-prefill-tps", "server prefill TPS (tok/s)"),
+        ("ttft-ms", "TTFT (ms)"),
+    ] {
+        let verdicts = table_after(&format!("### {title}\n"));
+        // The per-sample CV column (docs/methodology.md §8) stands between the median and the
+        // change; the ratio of medians ("medians", the change of earlier releases) after the interval.
+        assert_eq!(verdicts[0], ["variant", "runs", "mean", "median", "CV", "vs f16", "95% CI", "medians", "verdict"]);
+        assert_eq!(verdicts[1], ["---", "---", "---:", "---:", "---:", "---:", "---:", "---:", "---"]);
+        let mut rows = verdicts[2..].iter();
         for v in old["variants"].as_array().unwrap() {
             let m = v["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == metric).unwrap();
             let row = rows.next().unwrap();
-            assert_eq!(row[1], v["label"].as_str().unwrap());
+            assert_eq!(row[0], v["label"].as_str().unwrap());
             let d = if metric == "server-prefill-tps" { 1 } else { 2 };
             assert_eq!(row[3], format!("{:.d$}", m["median"].as_f64().unwrap()), "{metric} {row:?}");
             let verdict = m["verdict"].as_str().map_or("baseline".to_string(), |v| v.replace('-', " "));
@@ -252,11 +257,12 @@ fn the_markdown_tables_of_the_captured_evidence() {
             }
             assert_eq!(row[8], verdict, "{metric} {row:?}");
         }
+        assert!(rows.next().is_none());
     }
-    assert!(rows.next().is_none());
-    let per_variant = table_after("### Per variant");
-    assert_eq!(per_variant[2][..2], ["f16".to_string(), "2/2".to_string()]);
-    let phases = table_after("### Per phase");
+    let per_variant = table_after("### per variant");
+    assert_eq!(per_variant[2][0], "f16");
+    assert_eq!(per_variant[2].last().unwrap(), "2/2", "accepted of planned");
+    let phases = table_after("### per phase");
     assert_eq!(phases.len(), 2 + 4, "prefill and decode of each variant");
     assert_eq!(phases[2][4], format!("{:.1}", old["variants"][0]["prefill"]["mean_cpu_pct"].as_f64().unwrap()));
     assert!(md.contains("### Rejected samples\n\nnone"));

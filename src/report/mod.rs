@@ -3,7 +3,6 @@
 pub(crate) mod artifact;
 pub(crate) mod bisect;
 pub(crate) mod calibration;
-pub(crate) mod devices;
 pub(crate) mod doctor;
 pub(crate) mod error_line;
 pub(crate) mod exactness;
@@ -14,8 +13,8 @@ pub(crate) mod pages;
 pub(crate) mod pi;
 pub(crate) mod roofline;
 pub(crate) mod sample;
-pub(crate) mod soak;
-pub(crate) mod speculation;
+pub(crate) mod section;
+pub(crate) mod sections;
 pub(crate) mod study;
 pub(crate) mod summary;
 pub(crate) mod sweep;

@@ -219,7 +219,13 @@ pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
         }
     }
     s.push_str(&category_table(&a.categories, per_token));
+    other_phases(&mut s, a);
+    top_kernels(&mut s, a, top);
+    s
+}
 
+/// Prefill's categories, and the kernels before the request and after the last token.
+fn other_phases(s: &mut String, a: &Attribution) {
     if a.prefill.calls > 0 {
         let _ =
             writeln!(s, "\nprefill: {}, {:.3} ms of GPU kernel time", plural(a.prefill.calls, "kernel"), a.prefill.ms);
@@ -241,7 +247,11 @@ pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
             a.after_decode.ms
         );
     }
+}
 
+/// The decode's top kernels, then the kernels no rule matched.
+fn top_kernels(s: &mut String, a: &Attribution, top: usize) {
+    let per_token = a.per_token_divisor.is_some();
     let _ = writeln!(s, "\ntop kernels in decode");
     let exclusive = per_token && a.kernels.iter().any(|k| k.exclusive_ms_per_token.is_some());
     let mut header: Vec<String> =
@@ -286,7 +296,6 @@ pub(crate) fn attribution_text(a: &Attribution, top: usize) -> String {
             .collect();
         s.push_str(&table(&header, &rows));
     }
-    s
 }
 
 /// Kernel sum over busy time above which the report notes that kernels overlap.
@@ -296,6 +305,16 @@ const OVERLAP_NOTE: f64 = 1.15;
 /// verdict beside each candidate's delta; empty, the table reads as with one traced sample.
 pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> String {
     let mut s = String::new();
+    traced_variants(&mut s, c);
+    categories_text(&mut s, c, deltas);
+    if !c.moved_kernels.is_empty() {
+        moved_kernels_text(&mut s, c);
+    }
+    s
+}
+
+/// Each traced variant: what was measured, what the trace saw, and where kernels overlap.
+fn traced_variants(s: &mut String, c: &Comparison) {
     for (i, v) in c.variants.iter().enumerate() {
         // With several traced samples: how many, and what the tracer cost decode.
         let sampled = if v.traced_samples > 1 {
@@ -343,6 +362,11 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
             overlaps.join(", ")
         );
     }
+}
+
+/// The categories' ms/token per variant, the measured total and the unattributed rest, with each
+/// delta's interval and verdict where several traced samples give one (§10.1).
+fn categories_text(s: &mut String, c: &Comparison, deltas: &[CategoryDelta]) {
     s.push_str("\nms/token per category = share of the variant's GPU busy time in decode (exclusive) x its measured ms/token\n");
     let with_ci = !deltas.is_empty();
     if with_ci {
@@ -363,55 +387,8 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
             header.push("verdict".into());
         }
     }
-    let mut rows: Vec<Vec<String>> = c
-        .categories
-        .iter()
-        .map(|r| {
-            let mut row = vec![r.category.clone(), format!("{:.4}", r.ms_per_token[0])];
-            let delta = deltas.iter().find(|d| d.category == r.category);
-            for i in 1..c.variants.len() {
-                row.push(format!("{:.4}", r.ms_per_token[i]));
-                row.push(signed(r.delta[i]));
-                row.push(r.share_of_delta[i].map_or("-".into(), pct));
-                if with_ci {
-                    let ci = delta.and_then(|d| d.ci.get(i).copied().flatten());
-                    row.push(ci.map_or("-".into(), |ci| format!("[{}, {}]", signed(ci.lo), signed(ci.hi))));
-                    let verdict = delta.and_then(|d| d.verdict.get(i).copied().flatten());
-                    row.push(verdict.map_or("-".into(), |v| v.word().to_string()));
-                }
-            }
-            row
-        })
-        .collect();
-    // Totals have no interval of their own here: the study's summary gives the measured one.
-    let blank = |row: &mut Vec<String>| {
-        if with_ci {
-            row.extend(["".to_string(), "".to_string()]);
-        }
-    };
-    let mut total = vec!["measured total".into(), format!("{:.4}", c.variants[0].measured_ms_per_token)];
-    for (i, v) in c.variants.iter().enumerate().skip(1) {
-        total.push(format!("{:.4}", v.measured_ms_per_token));
-        total.push(signed(c.measured_delta[i]));
-        total.push(if c.measured_delta[i].abs() > 1e-9 { pct(1.0) } else { "-".into() });
-        blank(&mut total);
-    }
-    rows.push(total);
-    let mut unattributed = vec![
-        "unattributed (measured - GPU busy)".into(),
-        c.variants[0].unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")),
-    ];
-    for (i, v) in c.variants.iter().enumerate().skip(1) {
-        unattributed.push(v.unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")));
-        unattributed.push(c.unattributed_delta[i].map_or("n/a".into(), signed));
-        unattributed.push(
-            c.unattributed_delta[i]
-                .filter(|_| c.measured_delta[i].abs() > 1e-9)
-                .map_or("-".into(), |d| pct(d / c.measured_delta[i])),
-        );
-        blank(&mut unattributed);
-    }
-    rows.push(unattributed);
+    let mut rows = category_rows(c, deltas);
+    rows.extend(total_rows(c, with_ci));
     s.push_str(&table(&header, &rows));
     s.push_str(
         "(unattributed = launch gaps and host work; the scaled categories above already include it in proportion)\n",
@@ -429,8 +406,66 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
             );
         }
     }
+}
 
-    if !c.moved_kernels.is_empty() {
+fn category_rows(c: &Comparison, deltas: &[CategoryDelta]) -> Vec<Vec<String>> {
+    let with_ci = !deltas.is_empty();
+    c.categories
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.category.clone(), format!("{:.4}", r.ms_per_token[0])];
+            let delta = deltas.iter().find(|d| d.category == r.category);
+            for i in 1..c.variants.len() {
+                row.push(format!("{:.4}", r.ms_per_token[i]));
+                row.push(signed(r.delta[i]));
+                row.push(r.share_of_delta[i].map_or("-".into(), pct));
+                if with_ci {
+                    let ci = delta.and_then(|d| d.ci.get(i).copied().flatten());
+                    row.push(ci.map_or("-".into(), |ci| format!("[{}, {}]", signed(ci.lo), signed(ci.hi))));
+                    let verdict = delta.and_then(|d| d.verdict.get(i).copied().flatten());
+                    row.push(verdict.map_or("-".into(), |v| v.word().to_string()));
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// The measured total and the unattributed rest (measured − GPU busy), per variant.
+fn total_rows(c: &Comparison, with_ci: bool) -> [Vec<String>; 2] {
+    // Totals have no interval of their own here: the study's summary gives the measured one.
+    let blank = |row: &mut Vec<String>| {
+        if with_ci {
+            row.extend(["".to_string(), "".to_string()]);
+        }
+    };
+    let mut total = vec!["measured total".into(), format!("{:.4}", c.variants[0].measured_ms_per_token)];
+    for (i, v) in c.variants.iter().enumerate().skip(1) {
+        total.push(format!("{:.4}", v.measured_ms_per_token));
+        total.push(signed(c.measured_delta[i]));
+        total.push(if c.measured_delta[i].abs() > 1e-9 { pct(1.0) } else { "-".into() });
+        blank(&mut total);
+    }
+    let mut unattributed = vec![
+        "unattributed (measured - GPU busy)".into(),
+        c.variants[0].unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")),
+    ];
+    for (i, v) in c.variants.iter().enumerate().skip(1) {
+        unattributed.push(v.unattributed_ms_per_token.map_or("n/a".into(), |u| format!("{u:.4}")));
+        unattributed.push(c.unattributed_delta[i].map_or("n/a".into(), signed));
+        unattributed.push(
+            c.unattributed_delta[i]
+                .filter(|_| c.measured_delta[i].abs() > 1e-9)
+                .map_or("-".into(), |d| pct(d / c.measured_delta[i])),
+        );
+        blank(&mut unattributed);
+    }
+    [total, unattributed]
+}
+
+/// The kernels that moved most, matched by function name, and the instantiations that differ.
+fn moved_kernels_text(s: &mut String, c: &Comparison) {
+    {
         s.push_str("\ntop moved kernels (matched across variants by function name)\n");
         let mut header: Vec<String> = vec!["kernel".into(), "category".into(), c.variants[0].label.clone()];
         for v in &c.variants[1..] {
@@ -463,7 +498,6 @@ pub(crate) fn comparison_text(c: &Comparison, deltas: &[CategoryDelta]) -> Strin
             }
         }
     }
-    s
 }
 
 impl Render for crate::summary::capture::CapturedTraces {

@@ -42,13 +42,34 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
     if dots.is_empty() {
         return None;
     }
-    let n = labels.len();
-    let compare = n > 1;
+    let compare = labels.len() > 1;
     Some(svg("samples", (WIDTH, HEIGHT), |root| {
         let (left, right) = if compare { root.split_horizontally(WIDTH * 3 / 5) } else { (root.clone(), root.clone()) };
+        samples_panel(&left, view, m, &labels, &dots)?;
+        if compare {
+            change_panel(&right, view, m, &labels)?;
+        }
+        Ok(())
+    }))
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
+type Drawn = Result<(), Box<dyn std::error::Error>>;
+
+/// Every sample of each variant as a dot (a cross when rejected, a triangle when traced), with
+/// the variant's median as a bar and its value.
+fn samples_panel(
+    left: &Area<'_>,
+    view: &StudyView,
+    m: Metric,
+    labels: &[&str],
+    dots: &[(usize, f64, SampleStatus)],
+) -> Drawn {
+    let n = labels.len();
+    {
         let (lo, hi) = padded(dots.iter().map(|d| d.1), false);
         let xs = Slots::new(0, n);
-        let mut c = ChartBuilder::on(&left)
+        let mut c = ChartBuilder::on(left)
             .caption(format!("{} · every sample", m.title()), (FONT, 19).into_font().color(&AXIS_TEXT))
             .margin(12)
             .x_label_area_size(38)
@@ -100,9 +121,15 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
                 };
             }
         }
-        if !compare {
-            return Ok(());
-        }
+    }
+    Ok(())
+}
+
+/// Each candidate's change vs the baseline with its 95% interval, coloured by its verdict.
+fn change_panel(right: &Area<'_>, view: &StudyView, m: Metric, labels: &[&str]) -> Drawn {
+    let n = labels.len();
+    let label_of = |x: &f64| labels.get(x.round() as usize).map_or(String::new(), |l| l.to_string());
+    {
         // Change vs the baseline, candidates only.
         let rows: Vec<ChangeMark> = view
             .summary
@@ -133,7 +160,7 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
             true,
         );
         let xs = Slots::new(1, n);
-        let mut c = ChartBuilder::on(&right)
+        let mut c = ChartBuilder::on(right)
             .caption(format!("change vs {}, 95% CI", labels[0]), (FONT, 19).into_font().color(&AXIS_TEXT))
             .margin(12)
             .x_label_area_size(38)
@@ -171,6 +198,6 @@ pub(crate) fn chart(view: &StudyView, m: Metric) -> Option<Result<String, ChartE
                     ),
             ))?;
         }
-        Ok(())
-    }))
+    }
+    Ok(())
 }

@@ -6,6 +6,7 @@ mod bars;
 mod chart;
 mod dots;
 mod markup;
+mod sections;
 mod soak;
 mod style;
 pub(crate) mod sweep;
@@ -66,47 +67,7 @@ fn verdict_section(o: &mut String, v: &StudyView) {
          log values, paired within interleaved blocks once 3 blocks hold both sides, Welch's otherwise \
          (docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole interval is on one side of 0.",
     );
-    o.push_str(&table(&tables::verdicts(s)));
-    for n in tables::undecided_notes(s) {
-        note(o, &esc(&n));
-    }
-    if let Some(c) = s.variants.first().and_then(|b| b.metric(crate::summary::Metric::TtftMs)?.measures.clone()) {
-        note(o, &esc(&format!("TTFT and prefill: {c}")));
-    }
-    if let Some(n) = tables::energy_note(s) {
-        note(o, &esc(&n));
-    }
-    if let Some(t) = tables::mtp_yardstick(s) {
-        let _ = writeln!(o, "<h3>MTP yardstick (the nine prompts' aggregate, medians over accepted samples)</h3>");
-        o.push_str(&table(&t));
-    }
-    if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
-        let _ = writeln!(o, "<h3>Soak: the decode rate's fitted change from request 2 to the last</h3>");
-        o.push_str(&table(&d));
-        let _ = writeln!(o, "<h3 id=\"soak\">Soak: each request, medians over accepted samples</h3>");
-        if let Some(drawn) = soak::chart(s) {
-            figure(
-                o,
-                drawn,
-                "each variant's decode and prefill rate per request of the soak, with the device's temperature at the \
-                 request's start, power and gfx clock over it where measured (docs/methodology.md §4.2)",
-            );
-        }
-        if let Some(n) = tables::soak_unmeasured_note(s) {
-            note(o, n);
-        }
-        o.push_str(&table(&r));
-    }
-    let _ = writeln!(o, "<h3>Per variant</h3>");
-    o.push_str(&table(&tables::per_variant(s)));
-    if let Some(t) = tables::acceptance(s) {
-        let _ = writeln!(o, "<h3>Draft acceptance</h3>");
-        o.push_str(&table(&t));
-    }
-    if let Some(t) = tables::memory(s) {
-        let _ = writeln!(o, "<h3>Server memory (MiB, the log's buffers)</h3>");
-        o.push_str(&table(&t));
-    }
+    sections::render(o, s, &crate::report::sections::of(s));
     if s.missing > 0 {
         let _ = writeln!(
             o,
@@ -173,21 +134,6 @@ fn timelines_section(o: &mut String, v: &StudyView) {
     if !any {
         let names: Vec<&str> = TIMELINE_FIELDS.iter().map(|f| timeline::axis_name(*f)).collect();
         note(o, &format!("No sample recorded telemetry ({} absent).", names.join(", ")));
-    }
-    if let Some(t) = tables::decode_windows(&v.summary) {
-        let _ = writeln!(o, "<h3 id=\"decode-windows\">Decode per 32-token window (ms after the first token)</h3>");
-        for x in &v.summary.variants {
-            windows::variant_figure(o, &x.label, &x.decode_windows);
-        }
-        o.push_str(&table(&t));
-    }
-    if let Some(t) = tables::phases(&v.summary) {
-        let _ = writeln!(o, "<h3 id=\"phases\">Per phase (medians over accepted samples)</h3>");
-        o.push_str(&table(&t));
-    }
-    if let Some(t) = tables::per_device(&v.summary) {
-        let _ = writeln!(o, "<h3 id=\"devices\">Per device (the per-phase figures are their sum)</h3>");
-        o.push_str(&table(&t));
     }
     close(o);
 }

@@ -1,9 +1,22 @@
 //! A server on several GPUs (docs/methodology.md §9.11): each device's phase figures, as a table
 //! of the one table model, drawn by `summarize`'s text and by the study report (HTML and
 //! Markdown) alike.
-use super::num;
-use super::table::Table;
+use crate::report::num;
+use crate::report::section::Section;
+use crate::report::table::Table;
 use crate::summary::Summary;
+
+/// The per-device section, where a server ran on several GPUs.
+pub(crate) fn sections(s: &Summary) -> Vec<Section> {
+    per_device(s)
+        .map(|t| {
+            Section::new("per device (medians over accepted samples; the per-phase figures are their sum; §9.11)")
+                .id("devices")
+                .table(t)
+        })
+        .into_iter()
+        .collect()
+}
 
 /// Per variant, device and phase: power, busy, peak temperature, clocks and J/token, medians over
 /// accepted samples; `None` when no variant's server ran on several devices, so other studies'
@@ -20,7 +33,8 @@ pub(crate) fn per_device(s: &Summary) -> Option<Table> {
         for d in &v.devices {
             for (name, p) in [("prefill", &d.prefill), ("decode", &d.decode)] {
                 let Some(p) = p else { continue };
-                let clocks = super::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
+                let clocks =
+                    crate::report::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
                 t.push_text(vec![
                     v.label.clone(),
                     format!("GPU {}", d.index),

@@ -1,7 +1,8 @@
 //! The soak's rate per request and its drift (docs/methodology.md §4.2), as tables of the one
 //! table model: drawn by `summarize`'s text and by the study report (HTML and Markdown) alike.
-use super::table::Table;
-use super::{num, NONE};
+use crate::report::section::Section;
+use crate::report::table::Table;
+use crate::report::{num, NONE};
 use crate::summary::Summary;
 
 /// The caption's note where the host measured no temperature, power or clock (the CPU test bed).
@@ -11,6 +12,22 @@ pub(crate) fn unmeasured_note(s: &Summary) -> Option<&'static str> {
         .flat_map(|k| &k.requests)
         .all(|r| r.start_temp_c.is_none() && r.power_w.is_none() && r.gfx_clock_mhz.is_none());
     none.then_some("device temperature, power and clock: not measured on this host")
+}
+
+/// The soak's two sections: each variant's drift, then its requests (the page draws its chart
+/// under the second, `soak`).
+pub(crate) fn sections(s: &Summary) -> Vec<Section> {
+    let (Some(d), Some(r)) = (drift(s), per_request(s)) else { return Vec::new() };
+    vec![
+        Section::new(
+            "Soak (§4.2): the decode rate's fitted change from request 2 to the last (the first is the cold server's warm-up)",
+        )
+        .table(d),
+        Section::new("Soak: each request, medians over accepted samples")
+            .id("soak")
+            .notes(unmeasured_note(s).map(|n| format!("({n})")))
+            .table(r),
+    ]
 }
 
 /// Each variant's drift, the decode rate's fitted change from request 2 to N, with its interval;

@@ -1,9 +1,31 @@
 //! A speculative study's acceptance and the server's memory per variant (docs/methodology.md
 //! §7.11), as tables of the one table model: drawn by `summarize`'s text and by the study report
 //! (HTML and Markdown) alike.
-use super::table::Table;
-use super::{num, NONE};
+use crate::report::section::Section;
+use crate::report::table::Table;
+use crate::report::{num, NONE};
 use crate::summary::Summary;
+
+/// The MTP yardstick's section (§4.1), in that workload only.
+pub(crate) fn yardstick_sections(s: &Summary) -> Vec<Section> {
+    mtp_yardstick(s)
+        .map(|t| {
+            Section::new("MTP yardstick (§4.1): the nine prompts' aggregate per sample, medians over accepted samples")
+                .table(t)
+        })
+        .into_iter()
+        .collect()
+}
+
+/// Draft acceptance, where some variant drafted (§7.11).
+pub(crate) fn acceptance_sections(s: &Summary) -> Vec<Section> {
+    acceptance(s).map(|t| Section::new("draft acceptance (accepted samples; §7.11)").table(t)).into_iter().collect()
+}
+
+/// The server's memory, where some log sized its buffers (§7.11).
+pub(crate) fn memory_sections(s: &Summary) -> Vec<Section> {
+    memory(s).map(|t| Section::new("server memory (MiB, the log's buffers, medians)").table(t)).into_iter().collect()
+}
 
 /// A speculative study's acceptance per variant (docs/methodology.md §7.11): every accepted
 /// sample's rate, the median with its 95% interval, the tokens one decode step yields and each

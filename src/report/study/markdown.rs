@@ -22,38 +22,7 @@ pub(crate) fn document(v: &StudyView) -> String {
     let title = StudyTitle::of(s);
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
     if v.pi.is_none() {
-        section(&mut o, "Verdicts (95% t-interval of the change, on log values)", &tables::verdicts(s));
-        for n in tables::undecided_notes(s) {
-            let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
-        }
-        if let Some(n) = tables::energy_note(s) {
-            let _ = writeln!(o, "\n{}", crate::report::md_cell(&n));
-        }
-        if let Some(t) = tables::mtp_yardstick(s) {
-            section(&mut o, "MTP yardstick (the nine prompts' aggregate, medians over accepted samples)", &t);
-        }
-        if let (Some(d), Some(r)) = (tables::soak_drift(s), tables::soak_per_request(s)) {
-            section(&mut o, "Soak: the decode rate's fitted change from request 2 to the last (§4.2)", &d);
-            let note = tables::soak_unmeasured_note(s).map_or(String::new(), |n| format!(" ({n})"));
-            section(&mut o, &format!("Soak: each request, medians over accepted samples{note}"), &r);
-        }
-        section(&mut o, "Per variant", &tables::per_variant(s));
-        if let Some(t) = tables::acceptance(s) {
-            section(&mut o, "Draft acceptance (accepted samples)", &t);
-        }
-        if let Some(t) = tables::memory(s) {
-            section(&mut o, "Server memory (MiB, the log's buffers)", &t);
-        }
-        if let Some(t) = tables::decode_windows(s) {
-            section(&mut o, "Decode per 32-token window (ms after the first token)", &t);
-        }
-        if let Some(t) = tables::phases(s) {
-            let source = s.telemetry.as_deref().unwrap_or(crate::report::NONE);
-            section(&mut o, &format!("Per phase (medians over accepted samples; telemetry: {source})"), &t);
-        }
-        if let Some(t) = tables::per_device(s) {
-            section(&mut o, "Per device (the per-phase figures are their sum; §9.11)", &t);
-        }
+        o.push_str(&crate::report::section::markdown(&crate::report::sections::of(s)));
     }
     match &v.traces {
         Some(TraceComparison::Compared { comparison, category_deltas, .. }) => {

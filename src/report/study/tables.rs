@@ -1,7 +1,7 @@
 //! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
 //! the Markdown file, so the two never disagree.
 use crate::report::table::{Column, Kind, Table};
-use crate::report::{ci_pct, metric_digits, num, signed_pct, NONE};
+use crate::report::{num, NONE};
 use crate::summary::pi::PiReport;
 use crate::summary::traces::CategoryDelta;
 use crate::summary::view::StudyView;
@@ -26,178 +26,8 @@ pub(crate) fn page_table_with_verdict(head: &[&str], numeric: &[usize], verdict:
     t
 }
 
-/// The metrics the report draws and tabulates (strict streamed TPS stays in `summarize`).
+/// The metrics the page draws a chart of (strict streamed TPS only in the tables).
 pub(crate) const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
-
-/// Every metric × variant: its runs, median, change vs the baseline with the 95% CI, verdict.
-pub(crate) fn verdicts(s: &Summary) -> Table {
-    let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
-    let change = format!("vs {base}");
-    let mut t = page_table_with_verdict(
-        &["metric", "variant", "runs", "median", "CV", &change, "95% CI", "medians", "verdict"],
-        &[3, 4, 5, 6, 7],
-        8,
-    );
-    let shown = |m: Metric| REPORT_METRICS.contains(&m) || m.is_energy();
-    for l in crate::report::summary::verdict_lines(s).iter().filter(|l| shown(l.metric)) {
-        let d = metric_digits(l.metric);
-        t.push_text(vec![
-            l.metric.title().into(),
-            l.variant.into(),
-            l.runs.clone(),
-            num(l.median, d),
-            crate::report::cv_pct(l.cv_pct),
-            signed_pct(l.change_pct),
-            ci_pct(l.ci),
-            signed_pct(l.median_change_pct),
-            l.verdict.into(),
-        ]);
-    }
-    t
-}
-
-/// What each undecided interval of the verdict table rules out (docs/methodology.md §8), one
-/// line per candidate and metric.
-pub(crate) fn undecided_notes(s: &Summary) -> Vec<String> {
-    let shown = |m: Metric| REPORT_METRICS.contains(&m) || m.is_energy();
-    crate::report::summary::verdict_lines(s)
-        .iter()
-        .filter(|l| shown(l.metric))
-        .filter_map(|l| {
-            let why = l.ci.as_ref().and_then(crate::report::summary::undecided_line)?;
-            Some(format!("{} {}: {why}", l.variant, l.metric.title()))
-        })
-        .collect()
-}
-
-/// The energy metrics in one line under the verdicts: where their values came from, or that this
-/// host measured none (docs/methodology.md §9.6).
-pub(crate) fn energy_note(s: &Summary) -> Option<String> {
-    if let Some(why) = &s.energy_not_measured {
-        return Some(format!("energy and power: {why}"));
-    }
-    let from: Vec<String> = Metric::ENERGY
-        .into_iter()
-        .filter_map(|m| {
-            let f = s.variants.iter().find_map(|v| v.metric(m)?.energy_from.clone())?;
-            Some(format!("{} from the {f}", m.title()))
-        })
-        .collect();
-    (!from.is_empty()).then(|| format!("energy: {}", from.join("; ")))
-}
-
-/// The per-window decode panel: each sample's windows on one time axis (ms after its first
-/// token), the rate beside the gfx clock, power and temperature where measured (§9.8).
-pub(crate) fn decode_windows(s: &Summary) -> Option<Table> {
-    if s.variants.iter().all(|v| v.decode_windows.is_empty()) {
-        return None;
-    }
-    let mut t = page_table(
-        &["#", "variant", "window ms", "tok/s", "gfx MHz", "power W", "°C", "sag", "throttled by"],
-        &[0, 3, 4, 5, 6],
-    );
-    for v in &s.variants {
-        for w in &v.decode_windows {
-            for (i, x) in w.windows.iter().enumerate() {
-                let last = i + 1 == w.windows.len();
-                t.push_text(vec![
-                    w.index.to_string(),
-                    v.label.clone(),
-                    format!("{:.0}–{:.0}", x.start_ms, x.end_ms),
-                    format!("{:.2}", x.tokens_per_s),
-                    num(x.gfx_clock_mhz, 0),
-                    num(x.power_w, 1),
-                    num(x.temp_c, 1),
-                    if last { signed_pct(w.sag_pct) } else { String::new() },
-                    if last { w.throttled_by.join(", ") } else { String::new() },
-                ]);
-            }
-        }
-    }
-    Some(t)
-}
-
-fn counts(v: &[u64]) -> String {
-    match v.first() {
-        None => NONE.into(),
-        Some(first) if v.iter().all(|x| x == first) => format!("{first}×{}", v.len()),
-        _ => v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
-    }
-}
-
-/// Per variant: accepted samples, ms/token, draft acceptance, token counts, idle gate, caveats.
-pub(crate) fn per_variant(s: &Summary) -> Table {
-    let mut t = page_table(
-        &[
-            "variant",
-            "accepted",
-            "ms/token",
-            "(N−1) TPS",
-            "draft accept",
-            "output tokens",
-            "prompt tokens",
-            "idle gate",
-            "caveats",
-        ],
-        &[2, 3, 4, 7],
-    );
-    for v in &s.variants {
-        t.push_text(vec![
-            v.label.clone(),
-            format!("{}/{}", v.accepted, v.planned),
-            num(v.ms_per_token, 3),
-            num(v.decode_tps_n_minus_1_median, 2),
-            v.acceptance_median.map_or(NONE.into(), |a| format!("{:.2}%", a * 100.0)),
-            counts(&v.output_tokens),
-            counts(&v.prompt_tokens),
-            v.idle_gate_ms_median.map_or(NONE.into(), |g| format!("{g:.0} ms")),
-            v.caveats.join("; "),
-        ]);
-    }
-    t
-}
-
-pub(crate) use crate::report::devices::per_device;
-pub(crate) use crate::report::soak::{
-    drift as soak_drift, per_request as soak_per_request, unmeasured_note as soak_unmeasured_note,
-};
-pub(crate) use crate::report::speculation::{acceptance, memory, mtp_yardstick};
-
-/// Telemetry per phase, medians over accepted samples; `None` when no sample recorded phases.
-pub(crate) fn phases(s: &Summary) -> Option<Table> {
-    let mut t = page_table(
-        &[
-            "variant",
-            "phase",
-            "power W",
-            "busy %",
-            "server CPU %",
-            "peak °C",
-            "gfx MHz min/med/max",
-            "J/token",
-            "energy from",
-        ],
-        &[2, 3, 4, 5, 7],
-    );
-    for v in &s.variants {
-        for (name, p) in [("prefill", &v.prefill), ("decode", &v.decode)] {
-            let Some(p) = p else { continue };
-            let clocks = crate::report::clock_range(p.gfx_clock_min_mhz, p.gfx_clock_median_mhz, p.gfx_clock_max_mhz);
-            t.push_text(vec![
-                v.label.clone(),
-                name.into(),
-                num(p.mean_power_w, 1),
-                num(p.mean_busy_pct, 1),
-                num(p.mean_cpu_pct, 1),
-                num(p.peak_temp_c, 1),
-                clocks,
-                num(p.j_per_token, 4),
-                p.energy_from.clone().unwrap_or_else(|| NONE.into()),
-            ]);
-        }
-    }
-    (!t.rows.is_empty()).then_some(t)
-}
 
 /// Rejected samples, one row per broken rule.
 pub(crate) fn rejected(s: &Summary) -> Table {
@@ -488,15 +318,24 @@ mod tests {
     fn the_captured_study_fills_every_table_it_has() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
         let v = StudyView::load(&dir).unwrap();
-        let t = verdicts(&v.summary);
-        assert_eq!(t.rows.len(), 6, "3 metrics × 2 variants");
+        let sections = crate::report::sections::of(&v.summary);
+        let table_of = |title: &str| {
+            let sec = sections.iter().find(|x| x.title.starts_with(title)).unwrap_or_else(|| panic!("{title}"));
+            match &sec.parts[0] {
+                crate::report::section::Part::Table(t) | crate::report::section::Part::Grouped(t, _) => t.clone(),
+                p => panic!("{p:?}"),
+            }
+        };
+        let t = table_of("server decode TPS");
+        assert_eq!(t.rows.len(), 2, "2 variants");
         assert!(t.rows.iter().all(|r| r.len() == t.columns.len()));
         assert_eq!(t.rows[0][8], "baseline");
         // 2 samples a side: no interval and no verdict (docs/methodology.md §8).
         assert_eq!(t.rows[1][8].as_str().unwrap(), "too few samples", "{:?}", t.rows[1]);
         assert_eq!(t.rows[0][4].as_str().unwrap(), "4.42%", "the baseline's per-sample CV: {:?}", t.rows[0]);
-        assert_eq!(per_variant(&v.summary).rows[0][1], "2/2");
-        let p = phases(&v.summary).unwrap();
+        let per_variant = table_of("per variant");
+        assert_eq!(per_variant.rows[0].last().unwrap(), "2/2");
+        let p = table_of("per phase");
         assert_eq!(p.rows.len(), 4, "prefill and decode of two variants");
         assert_eq!(p.rows[0][2], NONE, "no power on a GPU-less host");
         assert!(rejected(&v.summary).rows.is_empty());
