@@ -44,15 +44,15 @@ pub(crate) fn render_text(r: &PiReport) -> String {
     }
     let _ = writeln!(o, "medians over valid samples:");
     let mut t = Table::new(vec![
-        Column::text("variant").width(12),
-        Column::number("valid").width(7),
-        Column::number("pi wall ms").width(12),
-        Column::number("prefill ms").width(12),
-        Column::number("prefill t/s").width(12),
-        Column::number("decode ms").width(12),
-        Column::number("decode t/s").width(10),
-        Column::number("out").width(8),
-        Column::number("accept").width(8),
+        Column::text("variant"),
+        Column::number("valid"),
+        Column::number("pi wall ms"),
+        Column::number("prefill ms"),
+        Column::number("prefill t/s"),
+        Column::number("decode ms"),
+        Column::number("decode t/s"),
+        Column::number("out"),
+        Column::number("accept"),
     ]);
     for v in &r.variants {
         t.push_text(vec![

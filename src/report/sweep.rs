@@ -25,8 +25,6 @@ impl Render for SweepSummary {
             o,
             "verdicts: Holm-adjusted across each metric's family (every point × candidate with an interval), familywise α = 5%; each interval is its comparison's own 95% interval, p its t-test's"
         );
-        let pw = self.points.iter().map(|p| p.name.len()).max().unwrap_or(5).max(5);
-        let vw = self.variants.iter().map(|v| v.len()).max().unwrap_or(7).max(7);
         for t in &self.tables {
             let _ = writeln!(
                 o,
@@ -36,14 +34,14 @@ impl Render for SweepSummary {
                 if t.family.comparisons == 1 { "" } else { "s" }
             );
             let mut table = Table::new(vec![
-                Column::text("point").width(pw),
-                Column::text("variant").width(vw),
-                Column::number("samples").width(7),
-                Column::number("median").width(9),
-                Column::number(&format!("vs {base}")).width(9),
-                Column::number("95% CI").width(19),
-                Column::number("p").width(8),
-                Column::number("p Holm").width(8),
+                Column::text("point"),
+                Column::text("variant"),
+                Column::number("samples"),
+                Column::number("median"),
+                Column::number(&format!("vs {base}")),
+                Column::number("95% CI"),
+                Column::number("p"),
+                Column::number("p Holm"),
                 Column::verdict("verdict"),
             ]);
             let mut last = "";

@@ -25,17 +25,13 @@ pub(crate) struct Column {
     /// Decimals of a number cell for people, then `unit`; a null cell then reads [`NONE`].
     pub(crate) digits: Option<usize>,
     pub(crate) unit: &'static str,
-    /// In aligned text: every cell padded to at least this width…
-    pub(crate) width: usize,
-    /// …or to the widest cell of the column (the header included).
-    pub(crate) fit: bool,
 }
 
 use super::number::NONE;
 
 impl Column {
     fn new(header: &str, kind: Kind) -> Column {
-        Column { key: header.into(), header: header.into(), kind, digits: None, unit: "", width: 0, fit: true }
+        Column { key: header.into(), header: header.into(), kind, digits: None, unit: "" }
     }
 
     pub(crate) fn text(header: &str) -> Column {
@@ -61,13 +57,6 @@ impl Column {
     pub(crate) fn digits(mut self, digits: usize, unit: &'static str) -> Column {
         self.digits = Some(digits);
         self.unit = unit;
-        self
-    }
-
-    /// Every text cell padded to `width` alone (a longer one overflows), as a `format!` width.
-    pub(crate) fn width(mut self, width: usize) -> Column {
-        self.width = width;
-        self.fit = false;
         self
     }
 
@@ -203,16 +192,12 @@ impl Text {
     /// Widths for `t`'s cells as they are now; `indent` starts each line; `trim` drops a line's
     /// trailing padding.
     pub(crate) fn of(t: &Table, indent: &'static str, trim: bool) -> Text {
+        // Every column as wide as its widest cell, the header included: no width is set by hand.
         let width = |i: usize, c: &Column| {
-            let widest = std::iter::once(c.header.chars().count())
+            std::iter::once(c.header.chars().count())
                 .chain(t.rows.iter().map(|r| c.show(&r[i]).chars().count()))
                 .max()
-                .unwrap_or(0);
-            if c.fit {
-                widest.max(c.width)
-            } else {
-                c.width
-            }
+                .unwrap_or(0)
         };
         Text { widths: t.columns.iter().enumerate().map(|(i, c)| width(i, c)).collect(), indent, gap: "  ", trim }
     }
