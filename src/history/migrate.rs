@@ -37,10 +37,32 @@ fn connect(path: &Path) -> Result<Connection, HistoryError> {
 /// instead of 20–40 ms here), readers never wait for it, and a crash or a kill still leaves the
 /// whole study or none of it (a power cut may lose the last one written, never half of it).
 /// Set only on a database known to be abprof's.
+///
+/// Switching the journal to WAL takes the file's exclusive lock, and SQLite answers "database is
+/// locked" at once, without its busy handler, while another process reads the new file (two
+/// abprof runs opening a new history together): the switch is retried within the busy timeout.
+/// Once switched, the mode is the file's and later opens find it set.
 fn write_ahead(conn: &Connection, path: &Path) -> Result<(), HistoryError> {
     let open_err = |e: rusqlite::Error| HistoryError::Open { path: path.into(), detail: e.to_string() };
-    conn.pragma_update(None, "journal_mode", "WAL").map_err(open_err)?;
+    let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+    loop {
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).map_err(open_err)?;
+        if mode.eq_ignore_ascii_case("wal") {
+            break;
+        }
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Ok(()) => break,
+            Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(open_err(e)),
+        }
+    }
     conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked))
 }
 
 /// Applies the migrations after the database's version up to `target`. A database of a newer
