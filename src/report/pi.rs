@@ -104,7 +104,7 @@ mod tests {
     /// The medians table keeps the layout it had as hand-set `format!` widths, byte for byte: a
     /// long label overflows its column, an unmeasured median is a dash.
     #[test]
-    fn the_medians_table_keeps_its_widths() {
+    fn the_medians_table_aligns_every_column_to_its_widest_cell() {
         let v = |label: &str, tps: Option<f64>| PiVariantSummary {
             label: label.into(),
             samples: 3,
@@ -135,14 +135,14 @@ mod tests {
             interrupted_by: None,
         };
         let text = render_text(&r);
-        let mut want = format!(
-            "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}\n",
-            "variant", "valid", "pi wall ms", "prefill ms", "prefill t/s", "decode ms", "decode t/s", "out", "accept"
-        );
+        // Every column as wide as its widest cell (a long label included: it no longer pushes its
+        // row out of line), the label left, the figures right, one space between.
+        let head =
+            ["variant", "valid", "pi wall ms", "prefill ms", "prefill t/s", "decode ms", "decode t/s", "out", "accept"];
+        let mut rows: Vec<Vec<String>> = vec![head.iter().map(|h| h.to_string()).collect()];
         for x in &r.variants {
-            want += &format!(
-                "{:<12} {:>7} {:>12} {:>12} {:>12} {:>12} {:>10} {:>8} {:>8}\n",
-                x.label,
+            rows.push(vec![
+                x.label.clone(),
                 format!("{}/{}", x.valid, x.samples),
                 num(x.median_pi_wall_ms, 1),
                 num(x.median_prefill_ms, 1),
@@ -150,8 +150,26 @@ mod tests {
                 num(x.median_decode_ms, 1),
                 num(x.median_decode_tps, 2),
                 num(x.median_output_tokens, 0),
-                num(x.median_acceptance, 4)
-            );
+                num(x.median_acceptance, 4),
+            ]);
+        }
+        let widths: Vec<usize> =
+            (0..head.len()).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap()).collect();
+        let mut want = String::new();
+        for row in &rows {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let pad = " ".repeat(widths[i] - c.chars().count());
+                    if i == 0 {
+                        format!("{c}{pad}")
+                    } else {
+                        format!("{pad}{c}")
+                    }
+                })
+                .collect();
+            want += &(cells.join(" ") + "\n");
         }
         assert!(text.contains(&want), "{text}\nwant:\n{want}");
     }
