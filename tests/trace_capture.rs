@@ -19,6 +19,10 @@ fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
     assert_eq!(m["trace_file"], "tracer-out/stand_in_kernel_trace.csv");
     assert_eq!(m["output_tokens"], 32);
     assert_eq!(m["prompt_tokens"], 300);
+    // The floor of a complete decode (docs/methodology.md §10): the test bed's 4 layers, from the
+    // traced server's own log; a GPU-less host has no runtime to name.
+    assert_eq!(m["model_layers"], 4, "{m}");
+    assert!(m.get("runtime").is_none(), "{m}");
     let w = &m["decode_window"];
     assert!(w["end_ns"].as_u64().unwrap() > w["start_ns"].as_u64().unwrap(), "decode window in CLOCK_BOOTTIME");
     assert_eq!(m["untraced"]["output_tokens"], 32);

@@ -511,3 +511,40 @@ fn the_mtp_draft_contexts_kernels_are_told_apart_from_the_targets() {
     let text = String::from_utf8(text).unwrap();
     assert!(text.contains("draft context") && text.contains("stream 17"), "{text}");
 }
+
+/// A trace whose decode holds fewer kernel dispatches per token than the model has layers lost
+/// kernels in the tracer (docs/methodology.md §10 "complete traces"): `attribute` and
+/// `compare-traces` refuse it in one line naming the cause and the runtime.
+#[test]
+fn a_trace_that_lost_its_decode_kernels_is_refused_in_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let folder = d.path().join("kv-f16");
+    std::fs::create_dir(&folder).unwrap();
+    for f in ["trace.db", "trace.json"] {
+        std::fs::copy(traces().join("rocpd-kv-f16").join(f), folder.join(f)).unwrap();
+    }
+    let manifest = folder.join("trace.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    // 768 decode dispatches over 8 steps, 96 a token: as complete for 96 layers, not for 97.
+    m["runtime"] = "ROCm 7.2.0-43, HIP 7.2.25342".into();
+    for (layers, complete) in [(96, true), (97, false)] {
+        m["model_layers"] = layers.into();
+        std::fs::write(&manifest, serde_json::to_string(&m).unwrap()).unwrap();
+        let dir = folder.to_str().unwrap();
+        if complete {
+            assert_eq!(json(&["attribute", dir, "--json"])["decode"]["calls"], 768);
+            continue;
+        }
+        for args in [
+            vec!["attribute", dir],
+            vec!["compare-traces", "--variant", &format!("a={dir}"), "--variant", &format!("b={dir}")],
+        ] {
+            let err = stderr_of_failure(&args);
+            for part in
+                ["96.0 kernel dispatches per generated token", "fewer than 97", "rocm-systems#8735", "ROCm 7.2.0-43"]
+            {
+                assert!(err.contains(part), "{part}: {err}");
+            }
+        }
+    }
+}

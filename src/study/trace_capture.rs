@@ -234,10 +234,21 @@ impl TraceStudy {
             traced_ms_per_token: run.traced_ms_per_token,
             more_traces: Vec::new(),
             speculation: crate::variant::draft_context_requested(&sample.server_argv),
+            model_layers: model_layers(&sample.server_argv),
+            runtime: sample.extra.power_state.as_ref().and_then(|p| p.runtime()),
         };
         manifest.save(&folder)?;
         Ok(())
     }
+}
+
+/// The served model's layer count (its GGUF's `<arch>.block_count`; the server's log prints it
+/// only at `-lv 4`): the floor of a complete decode's dispatches per token (docs/methodology.md
+/// §10 "complete traces"). `None` where the header cannot be read: that trace is not checked.
+fn model_layers(server_argv: &[String]) -> Option<u32> {
+    let model = server_argv.windows(2).find(|w| w[0] == "-m" || w[0] == "--model").map(|w| Path::new(&w[1]))?;
+    let header = crate::roofline::gguf::GgufHeader::read(model).ok()?;
+    u32::try_from(header.require("block_count").ok()?).ok()
 }
 
 /// `LABEL/tracer-out/` for a variant's first traced sample, `LABEL/tracer-out-2/` for its second, …
@@ -358,6 +369,15 @@ impl StudyConfig for TraceStudy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_without_a_readable_model_gives_no_layer_count() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(model_layers(&argv(&["--port", "8080"])), None);
+        assert_eq!(model_layers(&argv(&["-m", "/nonexistent/model.gguf"])), None);
+        let not_gguf = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+        assert_eq!(model_layers(&argv(&["--model", not_gguf.to_str().unwrap()])), None);
+    }
 
     fn order(slots: &[Slot], traced: &[usize]) -> String {
         slots

@@ -139,6 +139,26 @@ fn linux_firmware(run: &dyn Fn(&str, &[&str]) -> Option<String>) -> String {
 }
 
 impl PowerState {
+    /// The GPU runtime in a few words (the CUDA version the driver supports and the driver's,
+    /// ROCm's and HIP's): what a trace manifest records it was taken under. `None` when the host
+    /// showed neither.
+    pub(crate) fn runtime(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(c) = &self.cuda_driver {
+            parts.push(format!("CUDA {c}"));
+        }
+        if let Some(d) = &self.gpu_driver {
+            parts.push(format!("NVIDIA driver {d}"));
+        }
+        if let Some(r) = &self.rocm {
+            parts.push(format!("ROCm {r}"));
+        }
+        if let Some(h) = &self.hip {
+            parts.push(format!("HIP {h}"));
+        }
+        (!parts.is_empty()).then(|| parts.join(", "))
+    }
+
     /// The host's power state as `roots` show it; every field it cannot read stays empty.
     pub(crate) fn read(roots: &PowerStateRoots<'_>) -> PowerState {
         let mut st = PowerState::default();

@@ -79,6 +79,14 @@ pub(crate) enum TraceError {
     #[error("{p}: {detail}: not an `abprof trace` output folder; pass a trace file or a folder with trace.json", p = .path.display())]
     NotTraceFolder { path: PathBuf, detail: String },
 
+    #[error(
+        "{p}: {per_token:.1} kernel dispatches per generated token in decode, fewer than {floor} (every decode step \
+         runs at least one kernel for each of the model's {layers} layers): the trace lost kernels; {cause}; runtime: \
+         {runtime}",
+        p = .path.display()
+    )]
+    Incomplete { path: PathBuf, per_token: f64, floor: u32, layers: u32, cause: &'static str, runtime: String },
+
     #[error(transparent)]
     Manifest(#[from] super::manifest::ManifestError),
 

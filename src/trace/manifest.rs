@@ -114,6 +114,16 @@ pub(crate) struct TraceManifest {
     /// §10.2). Absent without speculation and in manifests of earlier releases.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speculation: Option<String>,
+    /// The model's layer count, as the traced server's log printed it (`n_layer`): every decode
+    /// step runs at least one kernel a layer, so a decode with fewer dispatches per generated
+    /// token lost kernels in the tracer (docs/methodology.md §10 "complete traces"). Absent in
+    /// manifests of earlier releases, which are then not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) model_layers: Option<u32>,
+    /// The GPU runtime the trace was taken under (the CUDA driver's version, ROCm's and HIP's),
+    /// as the sample's power state read it: what a refused trace names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime: Option<String>,
 }
 
 /// One more traced sample of the same variant: its trace and windows, as for the first.
@@ -214,6 +224,8 @@ mod tests {
             traced_ms_per_token: None,
             more_traces: Vec::new(),
             speculation: None,
+            model_layers: None,
+            runtime: None,
         }
     }
 

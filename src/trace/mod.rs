@@ -15,6 +15,7 @@
 pub(crate) mod attribute;
 pub(crate) mod categories;
 pub(crate) mod compare;
+mod complete;
 pub(crate) mod detect;
 mod error;
 pub(crate) mod exclusive_sweep;
@@ -121,5 +122,47 @@ pub(crate) fn analyze_with(
         output_tokens,
         speculation_lanes,
     };
-    Ok(attribute::attribute(&agg, rules, choice, facts, overlap.as_ref()))
+    let attribution = attribute::attribute(&agg, rules, choice, facts, overlap.as_ref());
+    if let Some(m) = &input.manifest {
+        complete::check(&attribution, m, &input.trace_path)?;
+    }
+    Ok(attribution)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed rocpd trace of a 9-token decode, its manifest as `abprof trace` writes it now.
+    fn input(layers: Option<u32>, speculation: Option<&str>) -> crate::trace::TraceInput {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/rocpd-kv-f16");
+        let mut input = resolve_input(&dir).unwrap();
+        let m = input.manifest.as_mut().unwrap();
+        m.model_layers = layers;
+        m.speculation = speculation.map(String::from);
+        m.runtime = Some("ROCm 7.2.0-43 (HIP 7.2.25342)".into());
+        input
+    }
+
+    #[test]
+    fn a_decode_with_fewer_dispatches_per_token_than_layers_is_refused_naming_the_runtime() {
+        let rules = Rules::builtin();
+        let whole = analyze_with(&input(None, None), &rules, None, false).unwrap();
+        let per_token = whole.decode.calls as f64 / f64::from(whole.per_token_divisor.unwrap());
+        assert!(per_token > 10.0, "the committed decode: {per_token} dispatches a token");
+        // A model with as many layers as the trace has dispatches a token, and one more.
+        let layers = per_token.floor() as u32;
+        assert!(analyze_with(&input(Some(layers), None), &rules, None, false).is_ok());
+        let e = analyze_with(&input(Some(layers + 1), None), &rules, None, false).unwrap_err();
+        let line = e.to_string();
+        assert!(matches!(e, TraceError::Incomplete { .. }), "{line}");
+        for part in ["kernel dispatches per generated token", "rocm-systems#8735", "ROCm 7.2.0-43", "trace.db"] {
+            assert!(line.contains(part), "{part}: {line}");
+        }
+        assert!(!line.contains('\n'), "one line: {line}");
+        // Under speculation a step yields several tokens: the same trace is complete.
+        assert!(analyze_with(&input(Some(layers + 1), Some("draft-mtp")), &rules, None, false).is_ok());
+        // A manifest of an earlier release knows no layers: not checked.
+        assert!(analyze_with(&input(None, None), &rules, None, false).is_ok());
+    }
 }

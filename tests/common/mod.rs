@@ -247,12 +247,13 @@ pub fn spawn_abprof(args: &[String]) -> std::process::Child {
         .unwrap()
 }
 
-/// A stand-in tracer, so a traced study runs on a GPU-less host: writes a real rocprofv3 trace
-/// (traces/kernel_trace.csv) into its output folder, logs where like rocprofv3 does, then execs
-/// the server.
+/// A stand-in tracer, so a traced study runs on a GPU-less host: writes a rocprofv3 kernel trace
+/// of a decode ([`stand_in_decode_trace`]) into its output folder, logs where like rocprofv3
+/// does, then execs the server.
 pub fn stand_in_tracer(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv");
+    let fixture = dir.join("stand-in-decode.csv");
+    std::fs::write(&fixture, stand_in_decode_trace()).unwrap();
     let script = dir.join("stand-in-tracer");
     std::fs::write(
         &script,
@@ -264,6 +265,34 @@ pub fn stand_in_tracer(dir: &Path) -> PathBuf {
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     script
+}
+
+/// The stand-in tracer's kernel trace: the nine kernels of the committed rocprofv3 CSV
+/// (traces/kernel_trace.csv) as one step, 40 steps 1 ms apart, so a 32-token decode of the test
+/// bed's 4-layer model finds its steps by their gaps and at least one kernel a layer in each, as
+/// a complete trace holds (docs/methodology.md §10 "complete traces").
+fn stand_in_decode_trace() -> String {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/kernel_trace.csv")).unwrap();
+    let mut lines = text.lines();
+    let mut out = format!("{}\n", lines.next().unwrap());
+    let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+    // Columns: Dispatch_Id 5, Correlation_Id 8, Start_Timestamp 9, End_Timestamp 10 (the name,
+    // column 7, holds commas inside quotes: counted from the end).
+    let mut id = 0u64;
+    for step in 0..40u64 {
+        for (i, r) in rows.iter().enumerate() {
+            id += 1;
+            let start = 1_550_151_853_029_637 + step * 1_000_000 + i as u64 * 2_000;
+            let mut r = r.clone();
+            let n = r.len();
+            r[5] = id.to_string();
+            r[n - 14] = id.to_string();
+            r[n - 13] = start.to_string();
+            r[n - 12] = (start + 1_500).to_string();
+            out += &(r.join(",") + "\n");
+        }
+    }
+    out
 }
 
 /// `git -C dir ARGS` with a fixed identity and no signing; its stdout. Panics with git's stderr.
