@@ -136,8 +136,11 @@ mod tests {
         child.kill().unwrap();
         child.wait().unwrap();
         let marker = d.path().join("log");
+        // A shell that waits in a builtin (`read` on a pipe this test holds), so the group holds no
+        // forked child: a `sleep` child shows the shell's argv until it has exec'd, and was found too.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 30; : \"$0\"", marker.to_str().unwrap()])
+            .args(["-c", "read x; : \"$0\"", marker.to_str().unwrap()])
+            .stdin(std::process::Stdio::piped())
             .process_group(0)
             .spawn()
             .unwrap();
