@@ -235,7 +235,9 @@ impl TraceStudy {
             more_traces: Vec::new(),
             speculation: crate::variant::draft_context_requested(&sample.server_argv),
             model_layers: model_layers(&sample.server_argv),
-            runtime: sample.extra.power_state.as_ref().and_then(|p| p.runtime()),
+            // The host's power state (host.json) names the driver and runtime; a sample's reads
+            // only the conditions that may change between samples.
+            runtime: ctx.evidence.read_host().ok().and_then(|h| h.power).and_then(|p| p.runtime()),
         };
         manifest.save(&folder)?;
         Ok(())

@@ -354,6 +354,21 @@ fn hip_version(text: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_runtime_names_what_the_host_showed_and_nothing_else() {
+        assert_eq!(PowerState::default().runtime(), None);
+        let nvidia = PowerState {
+            cuda_driver: Some("13.0".into()),
+            gpu_driver: Some("580.159.04".into()),
+            ..PowerState::default()
+        };
+        assert_eq!(nvidia.runtime().as_deref(), Some("CUDA 13.0, NVIDIA driver 580.159.04"));
+        let rocm = PowerState { rocm: Some("7.2.0-43".into()), hip: Some("7.2.25342".into()), ..PowerState::default() };
+        assert_eq!(rocm.runtime().as_deref(), Some("ROCm 7.2.0-43, HIP 7.2.25342"));
+        // A sample records only the conditions: the runtime is the study's (host.json).
+        assert_eq!(nvidia.conditions().runtime(), None);
+    }
+
     fn fixtures() -> std::path::PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
     }

@@ -121,7 +121,7 @@ pub(crate) struct TraceManifest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) model_layers: Option<u32>,
     /// The GPU runtime the trace was taken under (the CUDA driver's version, ROCm's and HIP's),
-    /// as the sample's power state read it: what a refused trace names.
+    /// as the study's power state (host.json) read it: what a refused trace names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<String>,
 }
