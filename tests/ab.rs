@@ -254,7 +254,10 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
     let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
     assert!(text.contains("draft acceptance (accepted samples") && text.contains("server memory"), "{text}");
     let report = std::fs::read_to_string(root.join("report.md")).unwrap();
-    assert!(report.contains("### draft acceptance (accepted samples") && report.contains("### server memory"), "{report}");
+    assert!(
+        report.contains("### draft acceptance (accepted samples") && report.contains("### server memory"),
+        "{report}"
+    );
     let s = study("rand", "MTP_MODEL", 2, "-t 2");
     assert_eq!(s["rejected"], serde_json::json!([]), "drafted, none accepted is kept: {}", s["rejected"]);
     assert!(v(&s, 1, "acceptance_median").as_f64().unwrap() < 0.1, "{}", s["variants"][1]);
