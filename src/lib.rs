@@ -8,7 +8,7 @@
 //! `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory bandwidth) → `trace`
 //! (pure trace analysis), `telemetry`, `server`, `artifact` → `client`, `child`, `atomic_file`,
 //! `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`,
-//! `stop_signal`.
+//! `stop_signal`, `refusal` (the one error kind that exits 2).
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod bisect;
@@ -27,6 +27,7 @@ pub mod fuzzing;
 pub(crate) mod history;
 pub(crate) mod measure;
 pub mod pi;
+pub(crate) mod refusal;
 pub(crate) mod report;
 pub(crate) mod roofline;
 pub(crate) mod schedule;

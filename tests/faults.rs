@@ -1114,6 +1114,32 @@ fn a_model_replaced_mid_sample_rejects_it_and_stops_the_study() {
     assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "model-changed", "{:#}", s["rejected"]);
 }
 
+/// Evidence a user may edit (issue 32): a resumed study whose variants.json holds a sha256 cut
+/// short is refused in one line (exit 2) before it measures or restores anything; it once panicked
+/// slicing the hash.
+#[test]
+fn a_resumed_study_whose_variants_json_holds_a_short_sha256_is_refused_in_one_line() {
+    let f = Fault::new();
+    let root = f.root();
+    let s = summary(&run(&Study::new(&f, 8, 1, &[variant("a", "")]).args()));
+    assert_eq!(s["missing"], 0);
+    let path = root.join("variants.json");
+    let mut facts = read_json(&path);
+    facts["items"][0]["binary"]["sha256"] = "74f115b17eef".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&facts).unwrap()).unwrap();
+    let hooks = f.hooks();
+    let out = resume(&root);
+    assert_eq!(out.status.code(), Some(2), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(
+        line.contains("variants.json records variant a's binary sha256 as \"74f115b17eef\", which is not a sha256")
+            && line.contains("start a new study"),
+        "{line}"
+    );
+    assert_eq!(f.hooks(), hooks, "no hook ran");
+    assert_eq!(finished(&root), 1, "nothing measured");
+}
+
 #[test]
 fn the_sampler_rate_is_bounded_by_its_source_and_abprofs_own_cpu_is_recorded() {
     let f = Fault::new();

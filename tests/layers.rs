@@ -212,7 +212,7 @@ const FLOORS: &[&[&str]] = &[
     &["roofline"],
     &["trace", "telemetry", "server", "artifact"],
     &["client", "child", "atomic_file", "cache_dir"],
-    &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal"],
+    &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal", "refusal"],
 ];
 
 /// `src/lib.rs` states the floors in its opening comment for the reader; it must say what

@@ -6,11 +6,12 @@ use super::args::{
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::finish::Finishing;
+use crate::refusal::Refusal;
 use crate::study::file::{StudyFile, StudyFileError, StudyKind, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate, GateRule};
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
@@ -82,11 +83,6 @@ pub(crate) struct AbArgs {
     pub(crate) judgement: JudgementArgs,
 }
 
-/// A study file that does not parse is a usage error, like a bad flag: nothing has run.
-#[derive(Debug, thiserror::Error)]
-#[error(transparent)]
-pub(crate) struct BadStudyFile(#[from] pub(crate) StudyFileError);
-
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
     let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
@@ -139,13 +135,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let file = file.with_paths_from(&std::env::current_dir()?);
     // Contradictions the flags allow (a kv axis beside a variant's own kv=, --samples above
     // --max-samples) are caught here, before the folder is made.
-    file.check()?;
+    file.check().map_err(Refusal::of)?;
     Ok(file)
-}
-
-fn load_study(path: &Path) -> Result<StudyFile> {
-    let f = crate::study::run_by(StudyFile::load(path).map_err(BadStudyFile)?, path, StudyKind::Ab, "ab")?;
-    Ok(f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
@@ -154,7 +145,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {
-            Some(path) => load_study(path)?,
+            Some(path) => crate::study::load_study_file(path, StudyKind::Ab, "ab")?,
             None => study_from_flags(&a)?,
         };
         (file, root, false)
@@ -163,7 +154,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
     }
     if a.gate_rule == GateRule::Interval && file.until_decided {
-        return Err(BadStudyFile(StudyFileError::Refused(
+        return Err(Refusal::of(StudyFileError::Refused(
             "--gate-rule interval asks for the whole interval beyond --threshold, and --until-decided (until_decided) stops as soon as the interval excludes 0, so a true -10% would fail it about 4% of the time (docs/methodology.md §8): give the study a fixed --samples N, or use --gate-rule estimate".into(),
         ))
         .into());

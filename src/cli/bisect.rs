@@ -1,5 +1,4 @@
 //! `abprof bisect`: the first commit between good and bad that changed a metric.
-use super::ab::BadStudyFile;
 use super::args::{
     JudgementArgs, MaxSamplesArg, OutputArgs, PromptArgs, SourceArgs, VariantArgs, WorkloadArgs, STUDY_FLAGS,
 };
@@ -15,7 +14,7 @@ use crate::study::file::{StudyFile, Workload};
 use crate::variant::template_fields;
 use anyhow::{bail, Result};
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
@@ -66,11 +65,7 @@ const NO_YARDSTICK: &str = "bisect times one calibrated prompt per step: run the
 /// The study of every step: from --study or the flags, with the template variant's fields.
 fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     let file = match &a.study {
-        Some(path) => {
-            let f = StudyFile::load(path).map_err(BadStudyFile)?;
-            let f = crate::study::run_by(f, path, crate::study::file::StudyKind::Ab, "bisect")?;
-            f.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")))
-        }
+        Some(path) => crate::study::load_study_file(path, crate::study::file::StudyKind::Ab, "bisect")?,
         None => {
             let v = &a.variants;
             let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };

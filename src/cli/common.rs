@@ -38,37 +38,16 @@ pub(crate) fn study_file(
     samples: u32,
 ) -> crate::study::file::StudyFile {
     crate::study::file::StudyFile {
-        kind: crate::study::file::StudyKind::Ab,
-        name: None,
-        model,
         server_args: v.launch.server_args.clone(),
-        tokens,
-        workload: None,
-        soak_requests: None,
-        samples,
-        variants: v.variants.clone(),
-        prompt: None,
-        prompt_tokens: None,
-        ignore_eos: false,
-        pure_decode: false,
         port: v.port,
         server_cpus: v.server_cpus.clone(),
-        order_seed: None,
         health_timeout_s: v.launch.health_timeout,
         stall_timeout_s: v.launch.stall_timeout,
-        stop_timeout_s: crate::study::file::default_stop_timeout(),
         telemetry: c.telemetry(),
         telemetry_hz: c.telemetry_hz,
         idle: c.idle(),
         isolation: c.isolation(),
-        pi: None,
-        trace: None,
-        until_ci_pct: None,
-        max_samples: None,
-        until_decided: false,
-        mei_pct: None,
-        retakes: None,
-        sweep: None,
+        ..crate::study::file::StudyFile::new(model, tokens, samples, v.variants.clone())
     }
 }
 

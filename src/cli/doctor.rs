@@ -56,7 +56,7 @@ fn folder_or_new(s: &str) -> Result<PathBuf, String> {
 pub(crate) fn run(a: DoctorArgs) -> Result<i32> {
     let history = match a.db.location() {
         Ok(l) => Some(l),
-        Err(e) if e.is::<crate::history::BadLocation>() => return Err(e),
+        Err(e) if e.is::<crate::refusal::Refusal>() => return Err(e),
         // No place for a default history (no HOME): the finding says so.
         Err(_) => None,
     };

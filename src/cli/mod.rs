@@ -91,21 +91,20 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    match run(cli) {
-        Ok(code) => code,
-        Err(e) if e.downcast_ref::<crate::stop_signal::Interrupted>().is_some() => {
-            let n = e.downcast_ref::<crate::stop_signal::Interrupted>().map_or(0, |i| i.0);
+    let e = match run(cli) {
+        Ok(code) => return code,
+        Err(e) => e,
+    };
+    // One question decides the status: a stop signal (128+N), a refusal before anything ran (2,
+    // crate::refusal), or any other error (1).
+    match (e.downcast_ref::<crate::stop_signal::Interrupted>(), e.is::<crate::refusal::Refusal>()) {
+        (Some(signal), _) => {
             eprintln!("abprof: {}", crate::cli::one_line(&e));
-            128 + n
+            128 + signal.0
         }
-        Err(e) => {
+        (None, refused) => {
             eprintln!("abprof: error: {}", crate::cli::one_line(&e));
-            if e.downcast_ref::<ab::BadStudyFile>().is_some()
-                || e.downcast_ref::<crate::study::WrongKind>().is_some()
-                || e.downcast_ref::<crate::study::file::StudyFileError>().is_some()
-                || e.downcast_ref::<crate::history::BadLocation>().is_some()
-                || e.downcast_ref::<args::FlagConflict>().is_some()
-            {
+            if refused {
                 2
             } else {
                 1

@@ -12,6 +12,7 @@ use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::port::StudyPort;
 use super::run_record::{InFlight, RunFile};
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
+use crate::refusal::Refusal;
 use crate::schedule::{interleaved, Slot};
 use crate::server::{listed_devices, LaunchSpec};
 use crate::variant::{parse_variants, split_args, Variant};
@@ -134,7 +135,7 @@ fn now() -> String {
 
 /// Parses and checks everything that needs no server, before anything is created on disk.
 pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
-    file.check()?;
+    file.check().map_err(Refusal::of)?;
     let variants = parse_variants(&file.variants)?;
     let common = split_args(&file.server_args).ok_or_else(|| {
         anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args)
@@ -149,7 +150,7 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
         // Refused here, before the folder exists, not at the variant's first sample.
         let argv = v.server_args(&file.model, &common);
         crate::server::check_owned_args(&argv)
-            .map_err(|e| StudyFileError::Refused(format!("variant {}: {e}", v.label)))?;
+            .map_err(|e| Refusal::of(StudyFileError::Refused(format!("variant {}: {e}", v.label))))?;
         // A device the binary does not see (docs/methodology.md §9.11): llama.cpp would refuse
         // it at the first sample, after the folder exists.
         if let Some(names) = listed_devices::named(&argv, &v.env) {
@@ -163,7 +164,7 @@ pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>
             });
             let seen = &listed[at].1;
             if let Some(why) = seen.as_deref().and_then(|l| listed_devices::missing(&names, l)) {
-                return Err(StudyFileError::Refused(format!("variant {}: {why}", v.label)).into());
+                return Err(Refusal::of(StudyFileError::Refused(format!("variant {}: {why}", v.label))).into());
             }
         }
     }
@@ -177,10 +178,10 @@ type Listed = Option<Vec<String>>;
 /// prompt would measure nothing but the chat template).
 fn check_prompt_file(p: &std::path::Path) -> Result<()> {
     let refuse = |why: String| {
-        StudyFileError::Refused(format!(
+        Refusal::of(StudyFileError::Refused(format!(
             "the prompt file {} {why}: pass a text file with the prompt in it (`abprof calibrate` writes one)",
             p.display()
-        ))
+        )))
     };
     let bytes = std::fs::read(p).map_err(|e| refuse(format!("cannot be read ({e})")))?;
     let text = std::str::from_utf8(&bytes).map_err(|_| refuse("is not UTF-8 text".into()))?;
@@ -200,10 +201,10 @@ fn check_rate(file: &StudyFile, gpu: Option<&dyn crate::telemetry::TelemetrySour
     let max = kind.max_study_hz();
     if file.telemetry_hz > max {
         let what = if gpu.is_some() { kind.name() } else { "the server's CPU (no GPU telemetry)" };
-        return Err(super::file::StudyFileError::OutOfBounds(format!(
+        return Err(Refusal::of(StudyFileError::OutOfBounds(format!(
             "telemetry_hz = {} is above {max} Hz, the fastest {what} refreshes: pass --telemetry-hz {max} or less (docs/methodology.md §9.2)",
             file.telemetry_hz
-        ))
+        )))
         .into());
     }
     Ok(())
@@ -234,12 +235,14 @@ fn record_facts(
                 [("binary", &old.binary.sha256, &new.binary.sha256), ("model", &old.model.sha256, &new.model.sha256)]
             {
                 let is_sha256 = a.len() == 64 && a.bytes().all(|c| c.is_ascii_hexdigit());
+                // Evidence a user may edit: refused before the resumed study measures anything.
                 if !is_sha256 {
-                    bail!(
+                    return Err(Refusal::of(format!(
                         "{} records variant {}'s {what} sha256 as {a:?}, which is not a sha256: the evidence was edited, so it cannot show what was measured; start a new study",
                         ev.root.join("variants.json").display(),
                         new.label
-                    );
+                    ))
+                    .into());
                 }
                 if a != b {
                     bail!(

@@ -4,6 +4,7 @@
 use super::evidence::{is_sweep, Evidence, EvidenceError, Plan};
 use super::facts::{HostFacts, VariantFacts};
 use super::file::{StudyFile, StudyFileError, StudyKind};
+use crate::refusal::Refusal;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -74,8 +75,8 @@ pub(crate) enum OpenError {
     File(#[from] StudyFileError),
 }
 
-/// A folder or study file of another kind than the command handles: a usage error (exit 2),
-/// refused before anything is written.
+/// A folder or study file of another kind than the command handles: refused (exit 2) before
+/// anything is written.
 #[derive(Debug, Error)]
 pub(crate) enum WrongKind {
     #[error("{dir} is {a_study}{shape}, which `abprof {asked} --resume` cannot continue: `abprof {right} --resume {dir}` does", a_study = kind.a_study(), shape = if *sweep { " sweep" } else { "" }, right = kind.command(), dir = dir.display())]
@@ -104,29 +105,26 @@ impl StudyFolder {
     }
 
     /// The folder, when `abprof <kind> --resume` may continue it.
-    pub(crate) fn resumed_by(self, kind: StudyKind) -> Result<StudyFolder, WrongKind> {
+    pub(crate) fn resumed_by(self, kind: StudyKind) -> Result<StudyFolder, Refusal> {
         if self.kind() == kind {
             return Ok(self);
         }
-        Err(WrongKind::Folder {
+        Err(Refusal::of(WrongKind::Folder {
             dir: self.evidence.root.clone(),
             kind: self.kind(),
             sweep: self.shape == Shape::Sweep,
             asked: kind.command(),
-        })
+        }))
     }
 }
 
-/// `file` (read from `path`), when `abprof <asked> --study`, which runs studies of `kind`, may
-/// run it.
-pub(crate) fn run_by(
-    file: StudyFile,
-    path: &Path,
-    kind: StudyKind,
-    asked: &'static str,
-) -> Result<StudyFile, WrongKind> {
-    if file.kind == kind {
-        return Ok(file);
+/// The study file at `path` for `abprof <asked> --study`, which runs studies of `kind`: read,
+/// checked to be of that kind, its relative paths taken from the file's folder. Every way it
+/// cannot run is a refusal (exit 2), before anything is created.
+pub(crate) fn load_study_file(path: &Path, kind: StudyKind, asked: &'static str) -> Result<StudyFile, Refusal> {
+    let file = StudyFile::load(path).map_err(Refusal::of)?;
+    if file.kind != kind {
+        return Err(Refusal::of(WrongKind::File { path: path.into(), kind: file.kind, asked }));
     }
-    Err(WrongKind::File { path: path.into(), kind: file.kind, asked })
+    Ok(file.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }

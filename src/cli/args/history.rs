@@ -2,6 +2,7 @@
 //! §15). The location is parsed once, into a SQLite path or a PostgreSQL URL; the database is
 //! opened (created, migrated) before anything of the study is.
 use crate::history::{default_path, BadLocation, HistoryLocation};
+use crate::refusal::Refusal;
 use anyhow::{Context, Result};
 use clap::Args;
 
@@ -26,7 +27,9 @@ impl HistoryDb {
         }
         if let Some(v) = std::env::var_os(HISTORY_ENV).filter(|v| !v.is_empty()) {
             let v = v.to_string_lossy();
-            return v.parse::<HistoryLocation>().map_err(|e| BadLocation(format!("{HISTORY_ENV}: {e}")).into());
+            return v
+                .parse::<HistoryLocation>()
+                .map_err(|e| Refusal::of(BadLocation(format!("{HISTORY_ENV}: {e}"))).into());
         }
         default_path().map(HistoryLocation::Sqlite).context(
             "no place for the results history: set XDG_DATA_HOME or HOME, or pass --history DB (or --no-history)",

@@ -22,7 +22,7 @@ pub(crate) use sweep::SweepArgs;
 pub(crate) use telemetry::TelemetryArg;
 pub(crate) use variants::VariantArgs;
 pub(crate) use verdict::JudgementArgs;
-pub(crate) use workload::{FlagConflict, WorkloadArgs, WORKLOADS};
+pub(crate) use workload::{WorkloadArgs, WORKLOADS};
 
 /// The shared flags that define a study (written into its study.toml). `--resume DIR` reads them
 /// all from the folder, so giving one beside it is a usage error rather than silently ignored.

@@ -3,11 +3,6 @@
 use crate::study::file::Workload;
 use clap::Args;
 
-/// Flags that contradict each other where clap cannot tell (a value-dependent conflict).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct FlagConflict(pub(crate) String);
-
 /// The `--workload` names, for messages.
 pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick|soak";
 
@@ -55,7 +50,10 @@ impl WorkloadArgs {
     /// own conflicts.
     pub(crate) fn both(w: Workload) -> anyhow::Error {
         let name = serde_json::to_value(w).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        FlagConflict(format!("--workload {name} means {} output tokens: drop --tokens or --workload", w.tokens()))
-            .into()
+        crate::refusal::Refusal::of(format!(
+            "--workload {name} means {} output tokens: drop --tokens or --workload",
+            w.tokens()
+        ))
+        .into()
     }
 }

@@ -341,6 +341,44 @@ pub(crate) fn default_hz() -> u32 {
 }
 
 impl StudyFile {
+    /// An A/B study of `variants` on `model`: `tokens` out, `samples` a variant, every other key
+    /// at the default a study file that leaves it out gets (one set of defaults: serde's above).
+    pub(crate) fn new(model: PathBuf, tokens: u32, samples: u32, variants: Vec<String>) -> StudyFile {
+        StudyFile {
+            kind: StudyKind::Ab,
+            name: None,
+            model,
+            server_args: String::new(),
+            tokens,
+            workload: None,
+            soak_requests: None,
+            samples,
+            until_ci_pct: None,
+            max_samples: None,
+            until_decided: false,
+            mei_pct: None,
+            retakes: None,
+            variants,
+            prompt: None,
+            prompt_tokens: None,
+            ignore_eos: false,
+            pure_decode: false,
+            port: None,
+            server_cpus: None,
+            order_seed: None,
+            health_timeout_s: default_health_timeout(),
+            stall_timeout_s: default_stall_timeout(),
+            stop_timeout_s: default_stop_timeout(),
+            telemetry: default_telemetry(),
+            telemetry_hz: default_hz(),
+            idle: IdleGate::default(),
+            isolation: Isolation::default(),
+            pi: None,
+            trace: None,
+            sweep: None,
+        }
+    }
+
     /// The CPUs `server_cpus` names on this host (checked by [`StudyFile::check`]).
     pub(crate) fn server_cpus(&self) -> Option<crate::server::placement::CpuList> {
         self.server_cpus.as_deref().and_then(|c| crate::server::placement::CpuList::parse(c).ok())
@@ -781,6 +819,20 @@ mod mtp_yardstick_tests {
         assert!(e("pure_decode=true\n").contains("drop pure_decode"));
         let fixed = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='screening'\ntokens=32\nprompt_tokens=5\n";
         assert!(StudyFile::parse(fixed).unwrap().check().unwrap_err().to_string().contains("128 output tokens"));
+    }
+}
+
+#[cfg(test)]
+mod new_tests {
+    use super::*;
+
+    #[test]
+    fn a_new_study_file_has_the_defaults_of_a_file_that_leaves_every_key_out() {
+        let read: StudyFile =
+            toml::from_str("kind='ab'\nmodel='/m.gguf'\ntokens=64\nsamples=3\nvariants=['a=/b','b=/b|kv=q8_0']\n")
+                .unwrap();
+        let made = StudyFile::new("/m.gguf".into(), 64, 3, vec!["a=/b".into(), "b=/b|kv=q8_0".into()]);
+        assert_eq!(made, read);
     }
 }
 
