@@ -82,125 +82,124 @@ pub(crate) fn unix_seconds(rfc3339: &str) -> Option<f64> {
     chrono::DateTime::parse_from_rfc3339(rfc3339).ok().map(|t| t.timestamp_millis() as f64 / 1000.0)
 }
 
-const STUDY: &[&str] = &[
-    "identity",
-    "kind",
-    "folder",
-    "name",
-    "aa",
-    "started_at",
-    "started_unix",
-    "recorded_at",
-    "abprof",
-    "host",
-    "host_facts",
-    "gpu",
-    "model_path",
-    "model_sha256",
-    "workload",
-    "output_tokens",
-    "prompt_tokens",
-    "server_args",
-    "pure_decode",
-    "ignore_eos",
-    "samples_per_variant",
-    "missing",
-    "isolation_restored",
-    "outcome",
-    "mei_pct",
-];
-const VARIANT: &[&str] = &[
-    "study_id",
-    "position",
-    "label",
-    "spec",
-    "binary_path",
-    "binary_sha256",
-    "version",
-    "commit_sha",
-    "artifact_version",
-    "model_path",
-    "model_sha256",
-    "kv",
-    "own_args",
-    "argv",
-    "env",
-    "expect",
-    "planned",
-    "accepted",
-];
-const SAMPLE: &[&str] = &[
-    "variant_id",
-    "idx",
-    "dir",
-    "accepted",
-    "decode_tps",
-    "prefill_tps",
-    "strict_tps",
-    "ttft_ms",
-    "prompt_tokens",
-    "output_tokens",
-    "draft_acceptance",
-    "wall_ms",
-];
-const REJECTION: &[&str] = &["sample_id", "rule", "reason"];
-const ENERGY: &[&str] = &["sample_id", "metric", "value"];
-const VERDICT: &[&str] = &[
-    "variant_id",
-    "metric",
-    "median",
-    "mean",
-    "change_pct",
-    "ci_lo_pct",
-    "ci_hi_pct",
-    "confidence",
-    "resamples",
-    "seed",
-    "verdict",
-];
-const PHASE: &[&str] = &[
-    "variant_id",
-    "phase",
-    "samples",
-    "mean_power_w",
-    "mean_busy_pct",
-    "mean_cpu_pct",
-    "peak_temp_c",
-    "gfx_clock_mhz",
-    "energy_j",
-    "j_per_token",
-    "energy_from",
-];
-const KERNEL: &[&str] = &["variant_id", "category", "ms_per_token"];
+/// One row to write: each cell beside the column it goes in, so that a column's name and its value
+/// are written in one place (the read side, below, asks for the same names).
+type Row = Vec<(&'static str, Cell)>;
 
-fn study_cells(s: &StudyRecord) -> Vec<Cell> {
+/// Inserts `rows` (each naming the same columns, in the same order) into `table` through
+/// [`Exec::insert_rows`]; the `id` each row got with `ids`.
+fn insert_named(x: &mut dyn Exec, table: &str, rows: Vec<Row>, ids: bool) -> Result<Vec<i64>, HistoryError> {
+    let columns: Vec<&str> = rows.first().map(|r| r.iter().map(|(c, _)| *c).collect()).unwrap_or_default();
+    let cells: Vec<Vec<Cell>> = rows
+        .into_iter()
+        .map(|r| {
+            debug_assert!(r.iter().map(|(c, _)| *c).eq(columns.iter().copied()), "{table}: rows name other columns");
+            r.into_iter().map(|(_, cell)| cell).collect()
+        })
+        .collect();
+    x.insert_rows(table, &columns, &cells, ids)
+}
+
+fn study_row(s: &StudyRecord) -> Row {
     let host = s.host.as_ref();
     vec![
-        text(&s.identity),
-        text(s.kind.name()),
-        text(s.folder.display().to_string()),
-        opt_text(s.name.as_deref()),
-        int(s.aa),
-        opt_text(s.started_at.as_deref()),
-        real(s.started_at.as_deref().and_then(unix_seconds)),
-        text(chrono::Local::now().to_rfc3339()),
-        opt_text(host.map(|h| h.abprof.as_str())),
-        opt_text(host.map(|h| h.hostname.as_str())),
-        host.map_or(Cell::Text(None), json),
-        opt_text(host.and_then(|h| h.telemetry.as_deref())),
-        opt_text(s.model_path.as_deref()),
-        opt_text(s.model_sha256.as_deref()),
-        opt_text(s.workload.as_deref()),
-        opt_int(s.output_tokens),
-        opt_int(s.prompt_tokens),
-        json(&s.server_args),
-        int(s.pure_decode),
-        int(s.ignore_eos),
-        opt_int(s.samples_per_variant),
-        opt_int(Some(s.missing)),
-        opt_int(s.isolation_restored.map(i64::from)),
-        opt_text(s.outcome.as_deref()),
-        real(s.mei_pct),
+        ("identity", text(&s.identity)),
+        ("kind", text(s.kind.name())),
+        ("folder", text(s.folder.display().to_string())),
+        ("name", opt_text(s.name.as_deref())),
+        ("aa", int(s.aa)),
+        ("started_at", opt_text(s.started_at.as_deref())),
+        ("started_unix", real(s.started_at.as_deref().and_then(unix_seconds))),
+        ("recorded_at", text(chrono::Local::now().to_rfc3339())),
+        ("abprof", opt_text(host.map(|h| h.abprof.as_str()))),
+        ("host", opt_text(host.map(|h| h.hostname.as_str()))),
+        ("host_facts", host.map_or(Cell::Text(None), json)),
+        ("gpu", opt_text(host.and_then(|h| h.telemetry.as_deref()))),
+        ("model_path", opt_text(s.model_path.as_deref())),
+        ("model_sha256", opt_text(s.model_sha256.as_deref())),
+        ("workload", opt_text(s.workload.as_deref())),
+        ("output_tokens", opt_int(s.output_tokens)),
+        ("prompt_tokens", opt_int(s.prompt_tokens)),
+        ("server_args", json(&s.server_args)),
+        ("pure_decode", int(s.pure_decode)),
+        ("ignore_eos", int(s.ignore_eos)),
+        ("samples_per_variant", opt_int(s.samples_per_variant)),
+        ("missing", opt_int(Some(s.missing))),
+        ("isolation_restored", opt_int(s.isolation_restored.map(i64::from))),
+        ("outcome", opt_text(s.outcome.as_deref())),
+        ("mei_pct", real(s.mei_pct)),
+    ]
+}
+
+fn variant_row(study_id: i64, position: usize, v: &VariantRecord) -> Row {
+    vec![
+        ("study_id", int(study_id)),
+        ("position", opt_int(Some(position))),
+        ("label", text(&v.label)),
+        ("spec", text(&v.spec)),
+        ("binary_path", opt_text(v.binary_path.as_deref())),
+        ("binary_sha256", opt_text(v.binary_sha256.as_deref())),
+        ("version", opt_text(v.version.as_deref())),
+        ("commit_sha", opt_text(v.commit.as_deref())),
+        ("artifact_version", opt_text(v.artifact_version.as_deref())),
+        ("model_path", opt_text(v.model_path.as_deref())),
+        ("model_sha256", opt_text(v.model_sha256.as_deref())),
+        ("kv", opt_text(v.kv.as_deref())),
+        ("own_args", json(&v.own_args)),
+        ("argv", json(&v.argv)),
+        ("env", json(&v.env)),
+        ("expect", opt_text(v.expect.as_deref())),
+        ("planned", opt_int(Some(v.planned))),
+        ("accepted", opt_int(Some(v.accepted()))),
+    ]
+}
+
+fn sample_row(variant_id: i64, s: &SampleRow) -> Row {
+    vec![
+        ("variant_id", int(variant_id)),
+        ("idx", opt_int(Some(s.index))),
+        ("dir", text(&s.dir)),
+        ("accepted", int(s.accepted())),
+        ("decode_tps", real(s.decode_tps)),
+        ("prefill_tps", real(s.prefill_tps)),
+        ("strict_tps", real(s.strict_tps)),
+        ("ttft_ms", real(s.ttft_ms)),
+        ("prompt_tokens", opt_int(s.prompt_tokens)),
+        ("output_tokens", opt_int(s.output_tokens)),
+        ("draft_acceptance", real(s.draft_acceptance)),
+        ("wall_ms", real(s.wall_ms)),
+    ]
+}
+
+fn verdict_row(variant_id: i64, d: &VerdictRow) -> Row {
+    vec![
+        ("variant_id", int(variant_id)),
+        ("metric", text(&d.metric)),
+        ("median", real(d.median)),
+        ("mean", real(d.mean)),
+        ("change_pct", real(d.change_pct)),
+        ("ci_lo_pct", real(d.ci.map(|c| c.lo_pct))),
+        ("ci_hi_pct", real(d.ci.map(|c| c.hi_pct))),
+        ("confidence", real(d.ci.map(|c| c.confidence))),
+        ("resamples", opt_int(d.ci.map(|c| c.resamples))),
+        ("seed", opt_int(d.ci.map(|c| c.seed as i64))),
+        ("verdict", opt_text(d.verdict.as_deref())),
+    ]
+}
+
+fn phase_row(variant_id: i64, name: &str, f: &PhaseFigures) -> Row {
+    vec![
+        ("variant_id", int(variant_id)),
+        ("phase", text(name)),
+        ("samples", opt_int(Some(f.samples))),
+        ("mean_power_w", real(f.mean_power_w)),
+        ("mean_busy_pct", real(f.mean_busy_pct)),
+        ("mean_cpu_pct", real(f.mean_cpu_pct)),
+        ("peak_temp_c", real(f.peak_temp_c)),
+        ("gfx_clock_mhz", real(f.gfx_clock_median_mhz)),
+        ("energy_j", real(f.energy_j)),
+        ("j_per_token", real(f.j_per_token)),
+        ("energy_from", opt_text(f.energy_from.as_deref())),
     ]
 }
 
@@ -217,123 +216,58 @@ pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64,
             return Ok((id, false));
         }
     }
-    let sql = insert(x, "studies", STUDY, " ON CONFLICT (identity) DO NOTHING RETURNING id");
-    let Some(study_id) = x.returning(&sql, &study_cells(study))? else {
+    let row = study_row(study);
+    let columns: Vec<&str> = row.iter().map(|(c, _)| *c).collect();
+    let cells: Vec<Cell> = row.into_iter().map(|(_, cell)| cell).collect();
+    let sql = insert(x, "studies", &columns, " ON CONFLICT (identity) DO NOTHING RETURNING id");
+    let Some(study_id) = x.returning(&sql, &cells)? else {
         let find = format!("SELECT id FROM studies WHERE identity = {}", x.placeholder(1));
         let id = x.returning(&find, &[text(&study.identity)])?;
         return Ok((id.ok_or_else(|| HistoryError::Sql("a study vanished while being recorded".into()))?, false));
     };
-    let variants: Vec<Vec<Cell>> = study
-        .variants
-        .iter()
-        .enumerate()
-        .map(|(pos, v)| {
-            vec![
-                int(study_id),
-                opt_int(Some(pos)),
-                text(&v.label),
-                text(&v.spec),
-                opt_text(v.binary_path.as_deref()),
-                opt_text(v.binary_sha256.as_deref()),
-                opt_text(v.version.as_deref()),
-                opt_text(v.commit.as_deref()),
-                opt_text(v.artifact_version.as_deref()),
-                opt_text(v.model_path.as_deref()),
-                opt_text(v.model_sha256.as_deref()),
-                opt_text(v.kv.as_deref()),
-                json(&v.own_args),
-                json(&v.argv),
-                json(&v.env),
-                opt_text(v.expect.as_deref()),
-                opt_int(Some(v.planned)),
-                opt_int(Some(v.accepted())),
-            ]
-        })
-        .collect();
-    let variant_ids = x.insert_rows("variants", VARIANT, &variants, true)?;
+    let variants = study.variants.iter().enumerate().map(|(pos, v)| variant_row(study_id, pos, v)).collect();
+    let variant_ids = insert_named(x, "variants", variants, true)?;
     let with_ids = || study.variants.iter().zip(variant_ids.iter().copied());
-    let samples: Vec<(&SampleRow, Vec<Cell>)> = with_ids()
-        .flat_map(|(v, variant_id)| {
-            v.samples.iter().map(move |s| {
-                let cells = vec![
-                    int(variant_id),
-                    opt_int(Some(s.index)),
-                    text(&s.dir),
-                    int(s.accepted()),
-                    real(s.decode_tps),
-                    real(s.prefill_tps),
-                    real(s.strict_tps),
-                    real(s.ttft_ms),
-                    opt_int(s.prompt_tokens),
-                    opt_int(s.output_tokens),
-                    real(s.draft_acceptance),
-                    real(s.wall_ms),
-                ];
-                (s, cells)
+    let samples: Vec<&SampleRow> = with_ids().flat_map(|(v, _)| &v.samples).collect();
+    let sample_rows = with_ids().flat_map(|(v, id)| v.samples.iter().map(move |s| sample_row(id, s))).collect();
+    let sample_ids = insert_named(x, "samples", sample_rows, true)?;
+    let by_sample = || samples.iter().copied().zip(sample_ids.iter().copied());
+    let rejections: Vec<Row> = by_sample()
+        .flat_map(|(s, id)| {
+            s.rejections.iter().map(move |r| {
+                vec![("sample_id", int(id)), ("rule", text(r.rule.as_str())), ("reason", text(&r.reason))]
             })
         })
         .collect();
-    let sample_cells: Vec<Vec<Cell>> = samples.iter().map(|(_, c)| c.clone()).collect();
-    let sample_ids = x.insert_rows("samples", SAMPLE, &sample_cells, true)?;
-    let by_sample = || samples.iter().map(|(s, _)| *s).zip(sample_ids.iter().copied());
-    let rejections: Vec<Vec<Cell>> = by_sample()
-        .flat_map(|(s, id)| s.rejections.iter().map(move |r| vec![int(id), text(r.rule.as_str()), text(&r.reason)]))
+    let energy: Vec<Row> = by_sample()
+        .flat_map(|(s, id)| {
+            s.energy.iter().map(move |(m, v)| {
+                vec![("sample_id", int(id)), ("metric", text(metric_name(*m))), ("value", real(Some(*v)))]
+            })
+        })
         .collect();
-    let energy: Vec<Vec<Cell>> = by_sample()
-        .flat_map(|(s, id)| s.energy.iter().map(move |(m, v)| vec![int(id), text(metric_name(*m)), real(Some(*v))]))
-        .collect();
-    let verdicts: Vec<Vec<Cell>> = with_ids()
+    let verdicts: Vec<Row> =
+        with_ids().flat_map(|(v, id)| v.verdicts.iter().map(move |d| verdict_row(id, d))).collect();
+    let phases: Vec<Row> =
+        with_ids().flat_map(|(v, id)| v.phases.iter().map(move |(name, f)| phase_row(id, name, f))).collect();
+    let kernels: Vec<Row> = with_ids()
         .flat_map(|(v, id)| {
-            v.verdicts.iter().map(move |d| {
-                vec![
-                    int(id),
-                    text(&d.metric),
-                    real(d.median),
-                    real(d.mean),
-                    real(d.change_pct),
-                    real(d.ci.map(|c| c.lo_pct)),
-                    real(d.ci.map(|c| c.hi_pct)),
-                    real(d.ci.map(|c| c.confidence)),
-                    opt_int(d.ci.map(|c| c.resamples)),
-                    opt_int(d.ci.map(|c| c.seed as i64)),
-                    opt_text(d.verdict.as_deref()),
-                ]
+            v.kernels.iter().map(move |(c, ms)| {
+                vec![("variant_id", int(id)), ("category", text(c)), ("ms_per_token", real(Some(*ms)))]
             })
         })
         .collect();
-    let phases: Vec<Vec<Cell>> = with_ids()
-        .flat_map(|(v, id)| {
-            v.phases.iter().map(move |(name, f)| {
-                vec![
-                    int(id),
-                    text(name),
-                    opt_int(Some(f.samples)),
-                    real(f.mean_power_w),
-                    real(f.mean_busy_pct),
-                    real(f.mean_cpu_pct),
-                    real(f.peak_temp_c),
-                    real(f.gfx_clock_median_mhz),
-                    real(f.energy_j),
-                    real(f.j_per_token),
-                    opt_text(f.energy_from.as_deref()),
-                ]
-            })
-        })
-        .collect();
-    let kernels: Vec<Vec<Cell>> = with_ids()
-        .flat_map(|(v, id)| v.kernels.iter().map(move |(c, ms)| vec![int(id), text(c), real(Some(*ms))]))
-        .collect();
-    for (table, columns, rows) in [
-        ("rejections", REJECTION, &rejections),
-        ("sample_energy", ENERGY, &energy),
-        ("verdicts", VERDICT, &verdicts),
-        ("phases", PHASE, &phases),
-        ("kernel_categories", KERNEL, &kernels),
+    for (table, rows) in [
+        ("rejections", rejections),
+        ("sample_energy", energy),
+        ("verdicts", verdicts),
+        ("phases", phases),
+        ("kernel_categories", kernels),
     ] {
         // A table with no row of this study is not touched (a database at an earlier schema
         // version may not have it yet: postgres.rs's migration test writes one).
         if !rows.is_empty() {
-            x.insert_rows(table, columns, rows, false)?;
+            insert_named(x, table, rows, false)?;
         }
     }
     Ok((study_id, true))
