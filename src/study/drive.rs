@@ -286,8 +286,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     if let Some(p) = file.prompt.as_ref().filter(|_| !resume) {
         check_prompt_file(p)?;
     }
-    let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)
-        .map_err(|e| anyhow!("{e}: pass --telemetry none to run without GPU telemetry"))?;
+    let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)?;
     check_rate(file, gpu.as_deref())?;
     if file.idle.thermal.is_some() && gpu.is_none() {
         bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");

@@ -17,6 +17,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Why the study's observer cannot watch a study, found before anything is created.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ObserverError {
+    /// The telemetry backend asked for does not open on this host.
+    #[error("{0}: pass --telemetry none to run without GPU telemetry")]
+    NoSource(#[from] crate::telemetry::TelemetryError),
+    /// A variant's device list names a device the telemetry cannot match (docs/methodology.md
+    /// §9.11): the one line of `server::devices`.
+    #[error("{0}")]
+    UnmatchedDevice(String),
+}
+
 /// Shows the phase somewhere (a progress bar, or nowhere).
 pub(crate) trait PhaseSink {
     fn phase(&self, label: &str, phase: SamplePhase);
@@ -82,9 +94,13 @@ impl TelemetrySlot {
     /// The devices a server started with `argv` and its variant's `env` runs on
     /// (docs/methodology.md §9.11); `None` on a GPU-less host. A list that names a device the
     /// telemetry cannot match is refused in one line.
-    pub(crate) fn devices_of(&self, argv: &[String], env: &[(String, String)]) -> Result<Option<DeviceUse>, String> {
+    pub(crate) fn devices_of(
+        &self,
+        argv: &[String],
+        env: &[(String, String)],
+    ) -> Result<Option<DeviceUse>, ObserverError> {
         let Some((_, on_host)) = self.kind else { return Ok(None) };
-        devices_used(argv, env, &|k| std::env::var(k).ok(), on_host).map(Some)
+        devices_used(argv, env, &|k| std::env::var(k).ok(), on_host).map(Some).map_err(ObserverError::UnmatchedDevice)
     }
 
     /// The sources of `indices`, opening those not opened yet.
@@ -470,12 +486,11 @@ impl Drop for StudyObserver<'_> {
 }
 
 /// Opens the study's telemetry source: a GPU backend, or none (GPU-less host, or `none`).
-pub(crate) fn open_gpu_source(kind: SourceKind) -> Result<(Option<Box<dyn TelemetrySource>>, String), String> {
+pub(crate) fn open_gpu_source(kind: SourceKind) -> Result<(Option<Box<dyn TelemetrySource>>, String), ObserverError> {
     if matches!(kind, SourceKind::None | SourceKind::Cpu) {
         return Ok((None, "server CPU only (telemetry none/cpu)".into()));
     }
-    let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() })
-        .map_err(|e| e.to_string())?;
+    let opened = crate::telemetry::open(&crate::telemetry::OpenOptions { kind, ..Default::default() })?;
     if matches!(opened.source.kind(), SourceKind::None | SourceKind::Cpu) {
         // The full reason (each backend passed over and why) is long; `abprof monitor` prints it.
         return Ok((None, "GPU-less host (no NVML, amdgpu or ROCm SMI device): server CPU via schedstat".into()));
