@@ -1,12 +1,13 @@
 //! The noise this host showed last: the latest `abprof ab --aa` study recorded for it in the
 //! results history, its variant-against-itself interval (docs/methodology.md §15).
 use super::finding::Finding;
-use crate::history::{list, Filters, History, HistoryLocation, HistoryRow};
+use crate::history::{list, Filters, History, HistoryLocation, HistoryRow, VerdictOn};
+use crate::summary::Metric;
 
 const NAME: &str = "last A/A";
 
 /// The metric an A/A study's spread is told by, best first.
-const METRICS: [&str; 2] = ["server-decode-tps", "server-prefill-tps"];
+const METRICS: [Metric; 2] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps];
 
 const RUN_ONE: &str = "run one: `abprof ab --aa --variant NAME=PATH/llama-server --model GGUF --root DIR` (its interval is this host's noise floor)";
 
@@ -50,8 +51,8 @@ fn spread(r: &HistoryRow) -> String {
     let when = r.started_at.as_deref().unwrap_or("start unknown");
     let head = format!("study #{} ({}, {when})", r.study, r.folder);
     let verdict = METRICS.iter().find_map(|m| {
-        let v = r.verdict(m)?;
-        Some((m, v.change_pct, v.ci_lo_pct.zip(v.ci_hi_pct)?))
+        let v = r.verdict(VerdictOn::Metric(*m))?;
+        Some((VerdictOn::Metric(*m).name(), v.change_pct, v.ci_lo_pct.zip(v.ci_hi_pct)?))
     });
     let samples = format!("{} of {} samples accepted", r.accepted, r.planned);
     match verdict {
@@ -80,7 +81,7 @@ mod tests {
         );
         aa.aa = true;
         aa.variants[1].verdicts = vec![VerdictRow {
-            metric: "server-decode-tps".into(),
+            metric: VerdictOn::Metric(Metric::ServerDecodeTps),
             median: Some(10.15),
             mean: None,
             change_pct: Some((lo + hi) / 2.0),

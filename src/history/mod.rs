@@ -27,7 +27,7 @@ pub(crate) use outbox::{push, Pushed};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
 #[cfg(test)]
 pub(crate) use record::{testing, VerdictRow};
-pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord};
+pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord, VerdictOn};
 pub(crate) use regressions::{regressions, Move, NotCompared, Regressions, Series, SeriesFloor};
 #[cfg(test)]
 pub(crate) use row::StoredStudy;

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// A variant's stored median of one metric with its change against its study's baseline.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub(crate) struct StoredVerdict {
-    pub(crate) metric: String,
+    pub(crate) metric: super::record::VerdictOn,
     pub(crate) median: Option<f64>,
     pub(crate) change_pct: Option<f64>,
     pub(crate) ci_lo_pct: Option<f64>,
@@ -66,7 +66,7 @@ pub(crate) struct HistoryRow {
 }
 
 impl HistoryRow {
-    pub(crate) fn verdict(&self, metric: &str) -> Option<&StoredVerdict> {
+    pub(crate) fn verdict(&self, metric: super::record::VerdictOn) -> Option<&StoredVerdict> {
         self.verdicts.iter().find(|v| v.metric == metric)
     }
 
@@ -178,7 +178,7 @@ impl HistoryRow {
                 .verdicts
                 .iter()
                 .map(|d| StoredVerdict {
-                    metric: d.metric.clone(),
+                    metric: d.metric,
                     median: d.median,
                     change_pct: d.change_pct,
                     ci_lo_pct: d.ci.map(|c| c.lo_pct),

@@ -126,11 +126,55 @@ impl SampleRow {
     }
 }
 
+/// What a stored verdict judges: one of the summary's metrics, a Pi study's wall time, or an
+/// exactness check's own verdict. It becomes its name only at the SQL boundary (`history/row.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VerdictOn {
+    Metric(Metric),
+    PiWallMs,
+    Exactness,
+}
+
+impl VerdictOn {
+    /// The name it is stored under: the metric's serde name, `pi-wall-ms`, `exactness`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            VerdictOn::Metric(m) => metric_name(m),
+            VerdictOn::PiWallMs => "pi-wall-ms",
+            VerdictOn::Exactness => "exactness",
+        }
+    }
+
+    /// What `name` stores; None for a later abprof's.
+    pub(crate) fn named(name: &str) -> Option<VerdictOn> {
+        metric_named(name)
+            .map(VerdictOn::Metric)
+            .or_else(|| [VerdictOn::PiWallMs, VerdictOn::Exactness].into_iter().find(|j| j.name() == name))
+    }
+
+    /// The order verdicts are given in: the summary's metric order, then a Pi study's and an
+    /// exactness check's own.
+    pub(crate) fn rank(self) -> usize {
+        let n = Metric::every().count();
+        match self {
+            VerdictOn::Metric(m) => Metric::every().position(|x| x == m).unwrap_or(n),
+            VerdictOn::PiWallMs => n,
+            VerdictOn::Exactness => n + 1,
+        }
+    }
+}
+
+/// Written by its name, as the history's table holds it (the listing's JSON).
+impl serde::Serialize for VerdictOn {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 /// A variant's median of one metric, with its change against the baseline and the verdict.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VerdictRow {
-    /// A [`Metric`]'s name, or a study's own verdict (`exactness`).
-    pub(crate) metric: String,
+    pub(crate) metric: VerdictOn,
     pub(crate) median: Option<f64>,
     pub(crate) mean: Option<f64>,
     pub(crate) change_pct: Option<f64>,
@@ -327,7 +371,7 @@ fn verdicts_of(v: &crate::summary::VariantSummary) -> Vec<VerdictRow> {
     v.metrics
         .iter()
         .map(|m| VerdictRow {
-            metric: metric_name(m.metric).into(),
+            metric: VerdictOn::Metric(m.metric),
             median: m.median,
             mean: m.mean,
             change_pct: m.change_pct,
@@ -482,8 +526,8 @@ impl StudyRecord {
             });
         }
         for (v, vs) in r.variants.iter_mut().zip(&report.variants) {
-            let median = |metric: &str, m: Option<f64>| VerdictRow {
-                metric: metric.into(),
+            let median = |metric: VerdictOn, m: Option<f64>| VerdictRow {
+                metric,
                 median: m,
                 mean: None,
                 change_pct: None,
@@ -491,9 +535,9 @@ impl StudyRecord {
                 verdict: None,
             };
             v.verdicts = vec![
-                median(metric_name(Metric::ServerDecodeTps), vs.median_decode_tps),
-                median(metric_name(Metric::ServerPrefillTps), vs.median_prefill_tps),
-                median("pi-wall-ms", vs.median_pi_wall_ms),
+                median(VerdictOn::Metric(Metric::ServerDecodeTps), vs.median_decode_tps),
+                median(VerdictOn::Metric(Metric::ServerPrefillTps), vs.median_prefill_tps),
+                median(VerdictOn::PiWallMs, vs.median_pi_wall_ms),
             ];
         }
         r
@@ -563,7 +607,7 @@ impl StudyRecord {
         let gate = serde_json::to_value(report.gate).ok().and_then(|v| v.as_str().map(String::from));
         if let Some(c) = variants.get_mut(1) {
             c.verdicts.push(VerdictRow {
-                metric: "exactness".into(),
+                metric: VerdictOn::Exactness,
                 median: None,
                 mean: None,
                 change_pct: None,
@@ -671,5 +715,22 @@ pub(crate) mod testing {
             mei_pct: None,
             variants,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_verdict_is_on_reads_back_from_its_name_in_rank_order_and_a_later_name_is_none() {
+        let every: Vec<VerdictOn> =
+            Metric::every().map(VerdictOn::Metric).chain([VerdictOn::PiWallMs, VerdictOn::Exactness]).collect();
+        for v in &every {
+            assert_eq!(VerdictOn::named(v.name()), Some(*v), "{}", v.name());
+        }
+        assert!(every.windows(2).all(|w| w[0].rank() < w[1].rank()));
+        assert_eq!(serde_json::to_value(VerdictOn::Metric(Metric::ServerDecodeTps)).unwrap(), "server-decode-tps");
+        assert_eq!(VerdictOn::named("a-metric-of-a-later-abprof"), None);
     }
 }

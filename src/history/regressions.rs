@@ -3,7 +3,7 @@
 //! (docs/methodology.md §15).
 use super::comparable::{differences, variant_changes, SeriesKey};
 use super::query::{rows, Filters, HistoryRow};
-use super::record::{metric_name, RecordKind, VariantRecord};
+use super::record::{RecordKind, VariantRecord};
 use super::row::StoredStudy;
 use crate::summary::stats::{change_ci, median, pct_change, ChangeCi, Measured, Verdict};
 use crate::summary::Metric;
@@ -118,7 +118,7 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
             metric,
             floor_pct: aa
                 .iter()
-                .filter_map(|r| r.verdict(metric_name(metric)))
+                .filter_map(|r| r.verdict(super::record::VerdictOn::Metric(metric)))
                 .filter_map(|v| v.ci_lo_pct.zip(v.ci_hi_pct))
                 .map(|(lo, hi)| lo.abs().max(hi.abs()))
                 .reduce(f64::max),
@@ -362,7 +362,7 @@ mod tests {
         );
         aa.aa = true;
         aa.variants[1].verdicts = vec![super::super::record::VerdictRow {
-            metric: "server-decode-tps".into(),
+            metric: super::super::record::VerdictOn::Metric(Metric::ServerDecodeTps),
             median: Some(10.15),
             mean: None,
             change_pct: Some(-0.5),

@@ -2,7 +2,9 @@
 //! these cells and read back, by column name, into a [`StudyRecord`] again (docs/methodology.md
 //! §15). A backend only binds cells and hands rows over; it never knows a column of its own.
 use super::error::HistoryError;
-use super::record::{metric_name, metric_named, RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictRow};
+use super::record::{
+    metric_name, metric_named, RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictOn, VerdictRow,
+};
 use crate::summary::phases::PhaseFigures;
 use crate::summary::rules::Rejection;
 use crate::summary::stats::ChangeCi;
@@ -174,7 +176,7 @@ fn sample_row(variant_id: i64, s: &SampleRow) -> Row {
 fn verdict_row(variant_id: i64, d: &VerdictRow) -> Row {
     vec![
         ("variant_id", int(variant_id)),
-        ("metric", text(&d.metric)),
+        ("metric", text(d.metric.name())),
         ("median", real(d.median)),
         ("mean", real(d.mean)),
         ("change_pct", real(d.change_pct)),
@@ -314,16 +316,6 @@ fn flag(r: &dyn Columns, column: &str) -> Result<bool, HistoryError> {
     Ok(need(r.int(column)?, column)? != 0)
 }
 
-/// The order verdicts are given in (the summary's metric order, then a Pi study's and an
-/// exactness check's own; the table's key is unordered).
-fn verdict_rank(metric: &str) -> usize {
-    let n = Metric::every().count();
-    match metric_named(metric) {
-        Some(m) => Metric::every().position(|x| x == m).unwrap_or(n),
-        None => n + ["pi-wall-ms", "exactness"].iter().position(|m| *m == metric).unwrap_or(2),
-    }
-}
-
 fn study_of(r: &dyn Columns) -> Result<StudyRecord, HistoryError> {
     let kind = need(r.text("kind")?, "kind")?;
     Ok(StudyRecord {
@@ -393,7 +385,8 @@ fn sample_of(r: &dyn Columns) -> Result<SampleRow, HistoryError> {
     })
 }
 
-fn verdict_of(r: &dyn Columns) -> Result<VerdictRow, HistoryError> {
+fn verdict_of(r: &dyn Columns) -> Result<Option<VerdictRow>, HistoryError> {
+    let Some(metric) = VerdictOn::named(&need(r.text("metric")?, "metric")?) else { return Ok(None) };
     let ci = match (r.real("ci_lo_pct")?, r.real("ci_hi_pct")?) {
         (Some(lo_pct), Some(hi_pct)) => Some(ChangeCi {
             lo_pct,
@@ -411,14 +404,14 @@ fn verdict_of(r: &dyn Columns) -> Result<VerdictRow, HistoryError> {
         }),
         _ => None,
     };
-    Ok(VerdictRow {
-        metric: need(r.text("metric")?, "metric")?,
+    Ok(Some(VerdictRow {
+        metric,
         median: r.real("median")?,
         mean: r.real("mean")?,
         change_pct: r.real("change_pct")?,
         ci,
         verdict: r.text("verdict")?,
-    })
+    }))
 }
 
 fn phase_of(r: &dyn Columns) -> Result<(String, PhaseFigures), HistoryError> {
@@ -489,7 +482,10 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
     };
     q.each("SELECT * FROM verdicts ORDER BY variant_id, metric", &mut |r| {
         if let Some((i, j)) = find(r)? {
-            studies[i].record.variants[j].verdicts.push(verdict_of(r)?);
+            // A verdict on something a later abprof added is kept by that abprof.
+            if let Some(v) = verdict_of(r)? {
+                studies[i].record.variants[j].verdicts.push(v);
+            }
         }
         Ok(())
     })?;
@@ -508,7 +504,7 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
     })?;
     for s in &mut studies {
         for v in &mut s.record.variants {
-            v.verdicts.sort_by_key(|d| verdict_rank(&d.metric));
+            v.verdicts.sort_by_key(|d| d.metric.rank());
             for sample in &mut v.samples {
                 sample.energy.sort_by_key(|(m, _)| Metric::ENERGY.iter().position(|x| x == m));
             }

@@ -2,9 +2,10 @@
 //! regressions between comparable studies, and what an import did.
 use super::{metric_digits, num, signed_pct, Render, Table};
 use crate::history::{
-    HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor,
+    HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor, VerdictOn,
 };
 use crate::summary::stats::Verdict;
+use crate::summary::Metric;
 use serde::Serialize;
 use serde_json::json;
 use std::fmt::Write;
@@ -25,7 +26,7 @@ fn when(t: Option<&str>) -> String {
     )
 }
 
-const DECODE: &str = "server-decode-tps";
+const DECODE: VerdictOn = VerdictOn::Metric(Metric::ServerDecodeTps);
 
 impl Render for HistoryList {
     fn text(&self) -> String {
@@ -457,7 +458,7 @@ mod tests {
             study("one", 0, vec![variant("f16", "1", &[10.0, 10.1, 10.2]), variant("q8_0", "1", &[10.0, 10.1])]);
         s.mei_pct = Some(2.0);
         s.variants[1].verdicts = vec![VerdictRow {
-            metric: "server-decode-tps".into(),
+            metric: VerdictOn::Metric(Metric::ServerDecodeTps),
             median: Some(10.05),
             mean: None,
             change_pct: Some(-0.5),
