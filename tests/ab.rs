@@ -180,11 +180,23 @@ fn draft_mtp_acceptance_of_the_two_regimes() {
     let d = tempfile::tempdir().unwrap();
     let model = |k: &str| std::env::var(k).ok().or_else(|| testbed().vars.get(k).cloned()).expect(k);
     let mtp = "-t 2 --spec-type draft-mtp --spec-draft-n-max 3";
+    // The predictable side serves /metrics: its spec-decode counters are read beside the log (§7.18).
     let vs = [
-        format!("{}|model={}", variant("predictable", mtp), model("MTP_PREDICTABLE_MODEL")),
+        format!("{}|model={}", variant("predictable", &format!("{mtp} --metrics")), model("MTP_PREDICTABLE_MODEL")),
         format!("{}|model={}", variant("random", mtp), model("MTP_MODEL")),
     ];
     let s = summary(&abprof().args(ab_args(&d.path().join("mtp"), 32, 3, &vs)).output().unwrap());
+    for e in std::fs::read_dir(d.path().join("mtp/samples")).unwrap().flatten() {
+        let rec = read_json(&e.path().join("sample.json"));
+        let m = &rec["extra"]["spec_metrics"];
+        if e.file_name().to_string_lossy().ends_with("-predictable") {
+            let drafted = m["drafted"].as_u64().unwrap_or(0);
+            assert!(drafted > 0 && m["log_drafted"] == m["drafted"] && m["log_accepted"] == m["accepted"], "{m}");
+            assert_eq!(m["log_drafted"], rec["draft"]["generated"], "one request, one acceptance line: {rec:#}");
+        } else {
+            assert!(m.is_null(), "a server without --metrics records none: {m}");
+        }
+    }
     let acceptance = |i: usize| s["variants"][i]["acceptance_median"].as_f64().unwrap();
     assert!(acceptance(0) > 0.9, "predictable: {}", s["variants"][0]);
     assert!(acceptance(1) < 0.1, "random: {}", s["variants"][1]);

@@ -74,6 +74,16 @@ impl Client {
         }
     }
 
+    /// The server's `/metrics` text (Prometheus); `None` where it serves none (a server started
+    /// without `--metrics` answers 501) or does not answer within 5 s.
+    pub(crate) async fn metrics(&self) -> Option<String> {
+        let r = self.http.get(self.url("/metrics")).timeout(Duration::from_secs(5)).send().await.ok()?;
+        if !r.status().is_success() {
+            return None;
+        }
+        r.text().await.ok()
+    }
+
     async fn post_json<T: for<'de> Deserialize<'de>>(
         &self,
         path: &str,

@@ -17,6 +17,7 @@ mod run;
 mod run_tests;
 pub(crate) mod sequence;
 pub(crate) mod soak;
+pub(crate) mod spec_metrics;
 
 pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;

@@ -181,6 +181,10 @@ pub(crate) struct SampleExtra {
     pub(crate) backend_sampling: Option<super::backend_sampling::BackendSamplingProof>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) pi: Option<PiRun>,
+    /// A speculative sample's draft counts by `/metrics` and by the log, where the server served
+    /// them (started with `--metrics`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) spec_metrics: Option<super::spec_metrics::SpecMetrics>,
     /// The variant's binary changed on disk while this sample ran (docs/methodology.md §7
     /// "binary-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]

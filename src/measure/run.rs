@@ -129,8 +129,8 @@ fn fill_from_stream(sample: &mut Sample, r: &StreamRecord) {
 }
 
 /// The server log's verdict: its timing block(s) into the record, and an error when their
-/// count is not what the load leaves.
-fn read_log<L: Load>(sample: &mut Sample, log: &str, load: &L) {
+/// count is not what the load leaves. Every block of the log, for the draft counts' check.
+fn read_log<L: Load>(sample: &mut Sample, log: &str, load: &L) -> Vec<TimingBlock> {
     let expected_blocks = load.timing_blocks();
     sample.memory = crate::server::log::server_memory(log);
     match timing_blocks(log) {
@@ -147,9 +147,11 @@ fn read_log<L: Load>(sample: &mut Sample, log: &str, load: &L) {
                     format!("{} request timing blocks in the server log, expected {expected_blocks}", blocks.len())
                 });
             }
+            blocks
         }
         Err(e) => {
             sample.error.get_or_insert(e.to_string());
+            Vec::new()
         }
     }
 }
@@ -216,6 +218,12 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         let placement = crate::server::placement::ServerPlacement::read(server.pid(), launch.cpus.clone());
         sample.extra.placement = (!placement.threads.is_empty()).then_some(placement);
     }
+    // The server's own draft counters, while it runs (§7.18): one GET after the timed work.
+    let metrics = if run.is_some() && crate::variant::speculation_requested(&launch.args).is_some() {
+        client.metrics().await
+    } else {
+        None
+    };
     let interrupted = run.as_ref().is_some_and(|r| r.interrupted);
     let stream = run.as_ref().and_then(|r| r.stream.as_ref());
     if let Some(r) = stream {
@@ -252,7 +260,8 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
     }
     sample.extra.backend_sampling = super::backend_sampling::prove(&spec.launch.args, &log);
-    read_log(&mut sample, &log, load);
+    let blocks = read_log(&mut sample, &log, load);
+    sample.extra.spec_metrics = metrics.and_then(|m| super::spec_metrics::of(&m, &blocks));
     load.finish(&mut sample, files);
     save_record(files, &sample)?;
     Ok(sample)

@@ -207,6 +207,9 @@ fn request_rules(s: &Sample, exp: &Expectations, out: &mut Vec<Rejection>) {
     if let Some(why) = sequence.and_then(|r| draft_counts_differ(s, r)) {
         out.push(reject(Rule::DraftCountsDiffer, why));
     }
+    if let Some(why) = s.extra.spec_metrics.as_ref().and_then(|m| m.disagreement()) {
+        out.push(reject(Rule::DraftCountsDiffer, why));
+    }
     if exp.locked_length && sequence.is_none() && s.error.is_none() && s.finish_reason.as_deref() != Some("length") {
         out.push(reject(
             Rule::LockedLength,
@@ -506,6 +509,20 @@ pub(crate) mod tests {
             "{}",
             why[0].reason
         );
+        // The server's /metrics counting other drafts than its log: the same rule, the two named.
+        let mut metered = s.clone();
+        metered.extra.spec_metrics = Some(crate::measure::spec_metrics::SpecMetrics {
+            drafted: 1287,
+            accepted: 1280,
+            verification_steps: 420,
+            log_drafted: 1287,
+            log_accepted: 1287,
+        });
+        let why = sample_rejections(&metered, &exp);
+        assert_eq!(why.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(), ["draft-counts-differ"]);
+        assert!(why[0].reason.contains("/metrics counted 1287 drafted and 1280 accepted"), "{}", why[0].reason);
+        metered.extra.spec_metrics.as_mut().unwrap().accepted = 1287;
+        assert!(rules_of(&metered, &exp).is_empty());
         s.timing_blocks = 10;
         assert_eq!(rules_of(&s, &exp), ["one-request-per-log"]);
     }
