@@ -2,13 +2,15 @@
 //! responsible?
 //!
 //! Floors, top to bottom; each only uses the ones below it (`FLOORS` in `tests/layers.rs` checks it):
-//! `cli`, `fuzzing` (the fuzz harness's entry points) → `finish` (a study's ending: summary,
-//! report, history, exit status) → `report` → `doctor` (is this host ready to measure) →
+//! `cli`, `fuzzing` (the fuzz harness's entry points) → `app` (each command from its typed
+//! request to its exit status: a study's run, summary, report, history; bench, calibrate, build,
+//! bisect, exactness) → `report` → `doctor` (is this host ready to measure) →
 //! `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study` (THE study loop) →
 //! `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory bandwidth) → `trace`
 //! (pure trace analysis), `telemetry`, `server`, `artifact` → `client`, `child`, `atomic_file`,
 //! `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`,
 //! `stop_signal`, `refusal` (the one error kind that exits 2).
+pub(crate) mod app;
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
 pub(crate) mod bisect;
@@ -21,7 +23,6 @@ pub mod clock;
 pub(crate) mod doctor;
 pub(crate) mod dylib;
 pub(crate) mod exactness;
-pub(crate) mod finish;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;
 pub(crate) mod history;

@@ -5,7 +5,7 @@ use super::args::{
 };
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
-use crate::finish::Finishing;
+use crate::app::Finishing;
 use crate::refusal::Refusal;
 use crate::study::file::{StudyFile, StudyFileError, StudyKind, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate, GateRule};
@@ -167,5 +167,5 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         rule: a.gate_rule,
     });
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate };
-    crate::finish::study(&file, &root, resume, how)
+    crate::app::study(&file, &root, resume, how)
 }

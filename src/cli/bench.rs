@@ -1,7 +1,7 @@
 //! `abprof bench`: one cold, honestly measured sample.
 use super::args::{HistoryArgs, OutputArgs, PromptArgs, ServerArgs};
 use super::common::{check_model, default_evidence, port_or_free};
-use crate::finish::{BenchRequest, Finishing};
+use crate::app::{BenchRequest, Finishing};
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
@@ -55,5 +55,5 @@ pub(crate) fn run(a: BenchArgs) -> Result<i32> {
         stall_timeout: a.server.launch.stall_timeout(),
     };
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
-    crate::finish::bench(&request, how)
+    crate::app::bench(&request, how)
 }

@@ -4,11 +4,7 @@ use super::args::{
 };
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
-use crate::bisect::record::{BisectOutcome, Confirmation};
-use crate::bisect::{check, run as run_bisect, BisectPlan};
-use crate::finish::announce;
-use crate::report::emit;
-use crate::stop_signal::StopSignal;
+use crate::bisect::BisectPlan;
 use crate::study::check_study;
 use crate::study::file::{StudyFile, Workload};
 use crate::variant::template_fields;
@@ -129,35 +125,5 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
             bail!("cannot read patch {}: it does not exist", p.display());
         }
     }
-    let (good, bad) = check(&plan)?;
-    let stop = StopSignal::listen_alone()?;
-    let log = run_bisect(&plan, &good, &bad, &stop)?;
-    emit(&log, a.output.format());
-    // The A/B that convicts the commit, as the page people look at (docs/methodology.md §19).
-    let convicting = match &log.outcome {
-        Some(BisectOutcome::FirstBad { step, .. }) => log.step(*step).and_then(|s| s.study.as_ref()),
-        _ => None,
-    };
-    let report_failed =
-        convicting.is_some_and(|rel| announce(&convicting_report(&plan.root.join(rel)), a.output.format()));
-    Ok(match log.outcome {
-        Some(BisectOutcome::FirstBad { .. }) if report_failed => 1,
-        // The convicting A/B, grown, contradicts Wald's call (docs/methodology.md §19).
-        Some(BisectOutcome::FirstBad { step, .. })
-            if log.step(step).and_then(|s| s.confirmation) == Some(Confirmation::Contradicted) =>
-        {
-            1
-        }
-        Some(BisectOutcome::FirstBad { .. }) => 0,
-        Some(BisectOutcome::Interrupted { signal }) => 128 + signal,
-        _ => 1,
-    })
-}
-
-/// The study report of a step's folder, from the summary the bisect wrote there.
-fn convicting_report(dir: &std::path::Path) -> Result<crate::report::pages::ReportFiles> {
-    let ev = crate::study::evidence::Evidence::open(dir)?;
-    let summary: crate::summary::Summary = ev.read_summary()?;
-    let facts = crate::study::StudyFacts::load(&ev)?;
-    crate::report::pages::write_after_run(&ev, &summary, &facts)
+    crate::app::bisect(&plan, a.output.format())
 }

@@ -1,9 +1,7 @@
 //! `abprof build`: an immutable llama-server artifact from a commit (+ one patch), built in a
 //! detached worktree so the source tree is never touched.
 use super::args::{OutputArgs, SourceArgs};
-use crate::artifact::{build_artifact, BuildSpec};
-use crate::report::artifact::BuiltArtifact;
-use crate::report::emit;
+use crate::artifact::BuildSpec;
 use anyhow::Result;
 use clap::Args;
 
@@ -25,9 +23,6 @@ pub(crate) struct BuildArgs {
 }
 
 pub(crate) fn run(a: BuildArgs) -> Result<i32> {
-    // A build is a child like the server: a signal stops its process group (cmake, ninja, every
-    // compiler) and removes its worktree, as it does inside a bisect.
-    let stop = crate::stop_signal::StopSignal::listen_alone()?;
     let s = &a.source;
     let spec = BuildSpec {
         repo: s.repo.clone(),
@@ -37,16 +32,7 @@ pub(crate) fn run(a: BuildArgs) -> Result<i32> {
         out: s.out(),
         cmake_args: s.cmake_args.clone(),
         jobs: s.jobs(),
-        cancel: Some(stop.flag()),
+        cancel: None,
     };
-    let artifact = match build_artifact(&spec, &mut |step| eprintln!("abprof build: {step}")) {
-        Err(crate::artifact::ArtifactError::Interrupted) => {
-            let n = stop.signal().unwrap_or(2);
-            eprintln!("abprof: interrupted by signal {n}; the build was stopped and its worktree removed");
-            return Ok(128 + n);
-        }
-        r => r?,
-    };
-    emit(&BuiltArtifact::from(&artifact), a.output.format());
-    Ok(0)
+    crate::app::build(spec, a.output.format())
 }

@@ -1,13 +1,8 @@
 //! `abprof calibrate`: a prompt of exactly N chat-template tokens, saved as text.
 use super::args::{prompt_tokens, LaunchArgs, OutputArgs};
-use super::common::{block_on_until_signal, check_model, port_or_free, runtime};
-use crate::client::calibrate::DEFAULT_SOURCE;
-use crate::client::{calibrate, Client};
-use crate::measure::calibrate::calibrate_on_fresh_server;
-use crate::report::calibration::SavedCalibration;
-use crate::report::emit;
-use crate::server::LaunchSpec;
-use anyhow::{Context, Result};
+use super::common::{check_model, port_or_free};
+use crate::app::{CalibrateRequest, CalibrationServer};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -44,45 +39,26 @@ pub(crate) struct CalibrateArgs {
 }
 
 pub(crate) fn run(a: CalibrateArgs) -> Result<i32> {
-    let source = match &a.source {
-        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read --source {}", p.display()))?,
-        None => DEFAULT_SOURCE.to_string(),
-    };
-    let rt = runtime();
-    let cal = block_on_until_signal(&rt, async {
-        match &a.url {
-            Some(url) => calibrate::calibrate(&Client::new(url), &source, a.prompt_tokens, a.launch.stall_timeout())
-                .await
-                .map_err(anyhow::Error::from),
-            None => {
-                let model = a.model.clone().expect("clap requires it");
-                check_model(&model)?;
-                let dir = tempfile::tempdir()?;
-                let mut args = vec!["-m".to_string(), model.display().to_string()];
-                args.extend(a.launch.common_args()?);
-                let spec = LaunchSpec {
-                    program: crate::variant::resolve_binary(a.server_bin.as_ref().expect("clap requires it")).0,
-                    args,
-                    env: vec![],
-                    host: "127.0.0.1".into(),
-                    port: port_or_free(a.port)?,
-                    log_file: dir.path().join("server.log"),
-                    console_file: dir.path().join("console.log"),
-                    signal_descendant: None,
-                    cpus: None,
-                };
-                calibrate_on_fresh_server(
-                    &spec,
-                    a.launch.health_timeout(),
-                    a.launch.stall_timeout(),
-                    &source,
-                    a.prompt_tokens,
-                )
-                .await
+    let server = match (a.url, a.server_bin, a.model) {
+        (Some(url), _, _) => CalibrationServer::Url(url),
+        (None, Some(binary), Some(model)) => {
+            check_model(&model)?;
+            CalibrationServer::Start {
+                binary,
+                model,
+                common_args: a.launch.common_args()?,
+                port: port_or_free(a.port)?,
+                health_timeout: a.launch.health_timeout(),
             }
         }
-    })?;
-    calibrate::save(&cal, &a.out).with_context(|| format!("cannot write {}", a.out.display()))?;
-    emit(&SavedCalibration { calibration: &cal, file: &a.out }, a.output.format());
-    Ok(0)
+        _ => unreachable!("clap requires --url or --server-bin and --model"),
+    };
+    crate::app::calibrate(CalibrateRequest {
+        server,
+        prompt_tokens: a.prompt_tokens,
+        stall_timeout: a.launch.stall_timeout(),
+        source: a.source,
+        out: a.out,
+        format: a.output.format(),
+    })
 }

@@ -26,8 +26,6 @@ pub(crate) fn default_evidence(kind: &str) -> PathBuf {
     std::env::temp_dir().join(format!("abprof-{kind}-{ts}-{}", std::process::id()))
 }
 
-pub(crate) use crate::client::runtime;
-
 /// The study-file fields every study-running command (ab, pi, trace) fills the same way from its
 /// shared flag groups; each command sets the rest (a trace or Pi study its kind and section).
 pub(crate) fn study_file(
@@ -50,8 +48,6 @@ pub(crate) fn study_file(
         ..crate::study::file::StudyFile::new(model, tokens, samples, v.variants.clone())
     }
 }
-
-pub(crate) use crate::stop_signal::block_on_until_signal;
 
 /// The study file of a chat A/B (ab, bisect) from its flag groups; the variants are the caller's.
 pub(crate) fn chat_study_file(

@@ -1,8 +1,8 @@
 //! `abprof exactness`: is the candidate computing the same thing as the baseline?
 use super::args::{HistoryArgs, LaunchArgs, OutputArgs, PromptArgs};
 use super::common::{check_model, default_evidence};
+use crate::app::{ExactnessRequest, Finishing};
 use crate::exactness::VariantClass;
-use crate::finish::{ExactnessRequest, Finishing};
 use crate::variant::{parse_variants, Variant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -79,5 +79,5 @@ pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
         stall_timeout: a.launch.stall_timeout(),
     };
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
-    crate::finish::exactness(&request, how)
+    crate::app::exactness(&request, how)
 }

@@ -2,7 +2,7 @@
 use super::args::{HistoryArgs, OutputArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
-use crate::finish::Finishing;
+use crate::app::Finishing;
 use crate::pi::{PiError, PiMode};
 use crate::study::file::{PiSection, StudyFile, StudyKind};
 use crate::variant::parse_variants;
@@ -108,5 +108,5 @@ pub(crate) fn run(a: PiArgs) -> Result<i32> {
         }
     };
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
-    crate::finish::study(&file, &root, resume, how)
+    crate::app::study(&file, &root, resume, how)
 }

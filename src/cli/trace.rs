@@ -3,8 +3,8 @@
 use super::args::{HistoryArgs, OutputArgs, PromptArgs, VariantArgs, STUDY_FLAGS};
 use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
+use crate::app::Finishing;
 use crate::child::on_path;
-use crate::finish::Finishing;
 use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -122,5 +122,5 @@ pub(crate) fn run(a: TraceArgs) -> Result<i32> {
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };
-    crate::finish::study(&file, &root, resume, how)
+    crate::app::study(&file, &root, resume, how)
 }

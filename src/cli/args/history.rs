@@ -48,7 +48,7 @@ pub(crate) struct HistoryArgs {
 }
 
 impl HistoryArgs {
-    /// Where this run records (`None` with --no-history); `finish/` opens it (creates, migrates)
+    /// Where this run records (`None` with --no-history); `app/` opens it (creates, migrates)
     /// before anything of the run is.
     pub(crate) fn location(&self) -> Result<Option<HistoryLocation>> {
         if self.no_history {

@@ -1,9 +1,14 @@
-//! One step from a parsed study command to its end: run the study, judge it, write its summary,
-//! print it, record it in the history, write the report, warn of a host left isolated, and the
-//! exit status from one table (`Ending::status`). `cli/` builds the study file from its flags
-//! and calls [`study`]; each kind's steps are in its own file, the shared ones in `epilogue.rs`.
+//! The application layer: one function per command that runs something, from its typed request
+//! to its exit status. `cli/` parses flags into that request and makes one call. A study
+//! ([`study`]) is run, judged, summarized, printed, recorded in the history and reported, with a
+//! warning for a host left isolated and the status from one table (`Ending::status`); each
+//! study kind's steps are in its own file, the shared ones in `epilogue.rs`. `bench`,
+//! `exactness`, `calibrate`, `build` and `bisect` have a file each.
 mod ab;
 mod bench;
+mod bisect;
+mod build;
+mod calibrate;
 mod ending;
 mod epilogue;
 mod exactness;
@@ -12,6 +17,9 @@ mod sweep;
 mod trace;
 
 pub(crate) use bench::{bench, BenchRequest};
+pub(crate) use bisect::bisect;
+pub(crate) use build::build;
+pub(crate) use calibrate::{calibrate, CalibrateRequest, CalibrationServer};
 pub(crate) use epilogue::{announce, Finishing};
 pub(crate) use exactness::{exactness, ExactnessRequest};
 
