@@ -1,16 +1,81 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::table::{Column, Text};
-use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table};
+use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table, NONE};
 use crate::study::file::AxisValue;
-use crate::summary::sweep::SweepSummary;
+use crate::summary::sweep::{MetricTable, SweepSummary};
 use serde_json::json;
 use std::fmt::Write;
+
+/// One metric's rows as every format shows them (text, the page): a point's name on its first
+/// row only.
+pub(crate) fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
+    let base = s.variants.first().map_or("baseline", String::as_str);
+    let mut table = Table::new(vec![
+        Column::text("point"),
+        Column::text("variant"),
+        Column::number("samples"),
+        Column::number("median"),
+        Column::number(&format!("vs {base}")),
+        Column::number("95% CI"),
+        Column::number("p"),
+        Column::number("p Holm"),
+        Column::verdict("verdict"),
+    ]);
+    let mut last = "";
+    for r in &t.rows {
+        let point = if r.point == last { "" } else { r.point.as_str() };
+        last = &r.point;
+        table.push_text(vec![
+            point.into(),
+            r.variant.clone(),
+            format!("{}/{}", r.accepted, r.planned),
+            num(r.median, metric_digits(t.metric)),
+            signed_pct(r.change_pct),
+            ci_pct(r.ci),
+            p_value(r.ci.and_then(|c| c.p_value)),
+            p_value(r.p_holm),
+            r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).into(),
+        ]);
+    }
+    table
+}
+
+/// How each point's study went, as every format shows it: its folder (a study of its own), its
+/// state, lengths, rejected and missing samples, the adaptive rule's line.
+pub(crate) fn points_table(s: &SweepSummary) -> Table {
+    let mut table = Table::new(vec![
+        Column::text("point"),
+        Column::text("folder"),
+        Column::text("state"),
+        Column::number("prompt tokens"),
+        Column::number("output tokens"),
+        Column::number("rejected"),
+        Column::number("not taken"),
+        Column::text("adaptive"),
+    ]);
+    for p in &s.points {
+        let mut state = format!("{:?}", p.state).to_lowercase();
+        if p.isolation_restored == Some(false) {
+            state.push_str(", RESTORE OR VERIFY FAILED");
+        }
+        table.push_text(vec![
+            p.name.clone(),
+            p.dir.clone(),
+            state,
+            p.expected_prompt_tokens.map_or(NONE.into(), |n| n.to_string()),
+            p.tokens.map_or(NONE.into(), |n| n.to_string()),
+            p.rejected.to_string(),
+            p.missing.to_string(),
+            p.adaptive.as_ref().map_or(NONE.into(), |a| a.line()),
+        ]);
+    }
+    table
+}
 
 impl Render for SweepSummary {
     fn text(&self) -> String {
         let mut o = String::new();
-        let base = self.variants.first().map_or("baseline", String::as_str);
         let axes = self.axes.iter().map(|a| a.key()).collect::<Vec<_>>().join(" × ");
         let _ = writeln!(
             o,
@@ -33,59 +98,12 @@ impl Render for SweepSummary {
                 t.family.comparisons,
                 if t.family.comparisons == 1 { "" } else { "s" }
             );
-            let mut table = Table::new(vec![
-                Column::text("point"),
-                Column::text("variant"),
-                Column::number("samples"),
-                Column::number("median"),
-                Column::number(&format!("vs {base}")),
-                Column::number("95% CI"),
-                Column::number("p"),
-                Column::number("p Holm"),
-                Column::verdict("verdict"),
-            ]);
-            let mut last = "";
-            for r in &t.rows {
-                // A point's name once, on its first row.
-                let point = if r.point == last { "" } else { r.point.as_str() };
-                last = &r.point;
-                table.push_text(vec![
-                    point.into(),
-                    r.variant.clone(),
-                    format!("{}/{}", r.accepted, r.planned),
-                    num(r.median, metric_digits(t.metric)),
-                    signed_pct(r.change_pct),
-                    ci_pct(r.ci),
-                    p_value(r.ci.and_then(|c| c.p_value)),
-                    p_value(r.p_holm),
-                    r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).into(),
-                ]);
-            }
+            let table = metric_table(self, t);
             o.push_str(&table.render(&Text::of(&table, "  ", false)));
         }
         let _ = writeln!(o, "\npoints (each a study folder: abprof summarize {}/DIR)", self.root);
-        for pt in &self.points {
-            let mut notes = vec![format!("{:?}", pt.state).to_lowercase()];
-            if let Some(n) = pt.expected_prompt_tokens {
-                notes.push(format!("prompt {n} tokens"));
-            }
-            if let Some(n) = pt.tokens {
-                notes.push(format!("{n} output tokens"));
-            }
-            if pt.rejected > 0 {
-                notes.push(format!("{} rejected", pt.rejected));
-            }
-            if pt.missing > 0 {
-                notes.push(format!("{} not taken yet", pt.missing));
-            }
-            if pt.isolation_restored == Some(false) {
-                notes.push("RESTORE OR VERIFY FAILED".into());
-            }
-            let _ = writeln!(o, "  {}: {}", pt.dir, notes.join(", "));
-            if let Some(a) = &pt.adaptive {
-                let _ = writeln!(o, "    {}", a.line());
-            }
-        }
+        let table = points_table(self);
+        o.push_str(&table.render(&Text::of(&table, "  ", false)));
         if self.unfinished() > 0 {
             let _ = writeln!(
                 o,

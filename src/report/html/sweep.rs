@@ -8,9 +8,6 @@ use super::chart::{
 };
 use super::markup::{esc, figure, table};
 use super::{close, note, open};
-use crate::report::study::tables::{page_table, page_table_with_verdict};
-use crate::report::Table;
-use crate::report::{ci_pct, metric_digits, num, p_value, signed_pct, NONE};
 use crate::summary::stats::Verdict;
 use crate::summary::sweep::{MetricTable, SweepSummary};
 use plotters::coord::types::RangedCoordf64;
@@ -124,45 +121,6 @@ fn chart(s: &SweepSummary, t: &MetricTable) -> Option<Result<String, ChartError>
     }))
 }
 
-/// One metric's rows as the page shows them.
-fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
-    let change = format!("vs {}", s.variants[0]);
-    let head = ["point", "variant", "samples", "median", &change, "95% CI", "p Holm", "verdict"];
-    let d = metric_digits(t.metric);
-    let mut table = page_table_with_verdict(&head, &[2, 3, 4, 6], 7);
-    for r in &t.rows {
-        table.push_text(vec![
-            r.point.clone(),
-            r.variant.clone(),
-            format!("{}/{}", r.accepted, r.planned),
-            num(r.median, d),
-            signed_pct(r.change_pct),
-            ci_pct(r.ci),
-            p_value(r.p_holm),
-            r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).to_string(),
-        ]);
-    }
-    table
-}
-
-fn points_table(s: &SweepSummary) -> Table {
-    let head = ["point", "folder", "state", "prompt tokens", "output tokens", "rejected", "not taken", "adaptive"];
-    let mut table = page_table(&head, &[3, 4, 5, 6]);
-    for p in &s.points {
-        table.push_text(vec![
-            p.name.clone(),
-            p.dir.clone(),
-            format!("{:?}", p.state).to_lowercase(),
-            p.expected_prompt_tokens.map_or(NONE.into(), |n| n.to_string()),
-            p.tokens.map_or(NONE.into(), |n| n.to_string()),
-            p.rejected.to_string(),
-            p.missing.to_string(),
-            p.adaptive.as_ref().map_or(NONE.into(), |a| a.line()),
-        ]);
-    }
-    table
-}
-
 /// The whole page of a sweep.
 pub(crate) fn page(s: &SweepSummary) -> String {
     let axes = s.axes.iter().map(|a| a.key()).collect::<Vec<_>>().join(" × ");
@@ -187,12 +145,12 @@ pub(crate) fn page(s: &SweepSummary) -> String {
         if let Some(drawn) = chart(s, t) {
             figure(&mut body, drawn, "");
         }
-        body.push_str(&table(&metric_table(s, t)));
+        body.push_str(&table(&crate::report::sweep::metric_table(s, t)));
     }
     close(&mut body);
     open(&mut body, "points", "Points");
     note(&mut body, "Each point's folder holds its own study and its own report (report.html there).");
-    body.push_str(&table(&points_table(s)));
+    body.push_str(&table(&crate::report::sweep::points_table(s)));
     if s.unfinished() > 0 {
         let _ = writeln!(
             body,

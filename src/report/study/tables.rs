@@ -1,6 +1,6 @@
 //! The study report's tables, built once from the [`StudyView`] and drawn by both the HTML page and
 //! the Markdown file, so the two never disagree.
-use crate::report::table::{Column, Kind, Table};
+use crate::report::table::{Column, Table};
 use crate::report::{num, NONE};
 use crate::summary::pi::PiReport;
 use crate::summary::traces::CategoryDelta;
@@ -17,13 +17,6 @@ pub(crate) fn page_table(head: &[&str], numeric: &[usize]) -> Table {
             .map(|(i, h)| if numeric.contains(&i) { Column::number(h) } else { Column::text(h) })
             .collect(),
     )
-}
-
-/// [`page_table`] with a column of verdict words (coloured on the page).
-pub(crate) fn page_table_with_verdict(head: &[&str], numeric: &[usize], verdict: usize) -> Table {
-    let mut t = page_table(head, numeric);
-    t.columns[verdict].kind = Kind::Verdict;
-    t
 }
 
 /// The metrics the page draws a chart of (strict streamed TPS only in the tables).
