@@ -74,6 +74,11 @@ fn plural(n: u64, what: &str) -> String {
 
 /// Left-aligns the columns in `left` and right-aligns the rest (numbers).
 fn table_aligned(header: &[String], rows: &[Vec<String>], left: &[usize]) -> String {
+    text_of(&aligned(header, rows, left))
+}
+
+/// A table of `rows` under `header`, the columns in `left` text and the rest numbers.
+fn aligned(header: &[String], rows: &[Vec<String>], left: &[usize]) -> Table {
     let columns = header
         .iter()
         .enumerate()
@@ -83,7 +88,12 @@ fn table_aligned(header: &[String], rows: &[Vec<String>], left: &[usize]) -> Str
     for r in rows {
         t.push_text(r.clone());
     }
-    t.render(&Text::of(&t, "", true))
+    t
+}
+
+/// A trace table as the terminal shows it.
+fn text_of(t: &Table) -> String {
+    t.render(&Text::of(t, "", true))
 }
 
 fn pct(x: f64) -> String {
@@ -377,19 +387,7 @@ fn categories_text(s: &mut String, c: &Comparison, deltas: &[CategoryDelta]) {
         );
     }
     s.push('\n');
-    let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
-    for v in &c.variants[1..] {
-        header.push(v.label.clone());
-        header.push(format!("delta {}", v.label));
-        header.push("share of delta".into());
-        if with_ci {
-            header.push("95% CI".into());
-            header.push("verdict".into());
-        }
-    }
-    let mut rows = category_rows(c, deltas);
-    rows.extend(total_rows(c, with_ci));
-    s.push_str(&table(&header, &rows));
+    s.push_str(&text_of(&comparison_categories(c, deltas)));
     s.push_str(
         "(unattributed = launch gaps and host work; the scaled categories above already include it in proportion)\n",
     );
@@ -406,6 +404,27 @@ fn categories_text(s: &mut String, c: &Comparison, deltas: &[CategoryDelta]) {
             );
         }
     }
+}
+
+/// Each category's ms/token per variant, each candidate's delta and share of it (with its 95%
+/// interval and verdict where the study traced several samples, docs/methodology.md §10.1), then
+/// the measured total and the unattributed rest: the comparison's table in every format
+/// (`compare-traces`, `summarize`, the report).
+pub(crate) fn comparison_categories(c: &Comparison, deltas: &[CategoryDelta]) -> Table {
+    let with_ci = !deltas.is_empty();
+    let mut header: Vec<String> = vec!["category".into(), c.variants[0].label.clone()];
+    for v in &c.variants[1..] {
+        header.push(v.label.clone());
+        header.push(format!("delta {}", v.label));
+        header.push("share of delta".into());
+        if with_ci {
+            header.push("95% CI".into());
+            header.push("verdict".into());
+        }
+    }
+    let mut rows = category_rows(c, deltas);
+    rows.extend(total_rows(c, with_ci));
+    aligned(&header, &rows, &[0])
 }
 
 fn category_rows(c: &Comparison, deltas: &[CategoryDelta]) -> Vec<Vec<String>> {
@@ -463,25 +482,31 @@ fn total_rows(c: &Comparison, with_ci: bool) -> [Vec<String>; 2] {
     [total, unattributed]
 }
 
+/// The kernels whose ms/token moved most, matched across variants by function name, in every
+/// format.
+pub(crate) fn moved_kernels(c: &Comparison) -> Table {
+    let mut header: Vec<String> = vec!["kernel".into(), "category".into(), c.variants[0].label.clone()];
+    for v in &c.variants[1..] {
+        header.push(v.label.clone());
+        header.push(format!("delta {}", v.label));
+    }
+    let mut rows = Vec::new();
+    for k in &c.moved_kernels {
+        let mut row = vec![k.kernel.clone(), k.category.clone(), format!("{:.4}", k.ms_per_token[0])];
+        for i in 1..c.variants.len() {
+            row.push(format!("{:.4}", k.ms_per_token[i]));
+            row.push(signed(k.delta[i]));
+        }
+        rows.push(row);
+    }
+    aligned(&header, &rows, &[0, 1])
+}
+
 /// The kernels that moved most, matched by function name, and the instantiations that differ.
 fn moved_kernels_text(s: &mut String, c: &Comparison) {
     {
         s.push_str("\ntop moved kernels (matched across variants by function name)\n");
-        let mut header: Vec<String> = vec!["kernel".into(), "category".into(), c.variants[0].label.clone()];
-        for v in &c.variants[1..] {
-            header.push(v.label.clone());
-            header.push(format!("delta {}", v.label));
-        }
-        let mut rows = Vec::new();
-        for k in &c.moved_kernels {
-            let mut row = vec![k.kernel.clone(), k.category.clone(), format!("{:.4}", k.ms_per_token[0])];
-            for i in 1..c.variants.len() {
-                row.push(format!("{:.4}", k.ms_per_token[i]));
-                row.push(signed(k.delta[i]));
-            }
-            rows.push(row);
-        }
-        s.push_str(&table_aligned(&header, &rows, &[0, 1]));
+        s.push_str(&text_of(&moved_kernels(c)));
         let differing: Vec<_> = c.moved_kernels.iter().filter(|k| k.names.iter().any(|n| *n != k.names[0])).collect();
         if !differing.is_empty() {
             s.push_str("\ninstantiations that differ between variants (template arguments kept; most time first):\n");

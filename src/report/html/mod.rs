@@ -173,10 +173,10 @@ fn kernels_section(o: &mut String, v: &StudyView) {
             figure(o, bars::chart(comparison), &key);
             o.push_str(&table(&tables::trace_columns(comparison)));
             let _ = writeln!(o, "<h3>Categories</h3>");
-            o.push_str(&table(&tables::categories(comparison, category_deltas)));
+            o.push_str(&table(&crate::report::trace::comparison_categories(comparison, category_deltas)));
             if !comparison.moved_kernels.is_empty() {
                 let _ = writeln!(o, "<h3>Top moved kernels</h3>");
-                o.push_str(&table(&tables::moved_kernels(comparison)));
+                o.push_str(&table(&crate::report::trace::moved_kernels(comparison)));
             }
         }
         TraceComparison::NotCompared { reason } => {

@@ -3,7 +3,6 @@
 use crate::report::table::{Column, Table};
 use crate::report::{num, NONE};
 use crate::summary::pi::PiReport;
-use crate::summary::traces::CategoryDelta;
 use crate::summary::view::StudyView;
 use crate::summary::{Metric, Summary};
 use crate::trace::compare::Comparison;
@@ -63,74 +62,6 @@ pub(crate) fn trace_columns(c: &Comparison) -> Table {
             num(v.unattributed_ms_per_token, 3),
             format!("{:?}", v.window_method),
         ]);
-    }
-    t
-}
-
-fn labels(c: &Comparison) -> Vec<String> {
-    c.variants.iter().map(|v| v.label.clone()).collect()
-}
-
-/// ms/token per kernel category and variant, with each candidate's change and share of the change.
-/// Each category's ms/token per variant and its change, with the change's 95% interval and verdict
-/// where the study traced more than one sample a variant (docs/methodology.md §10.1).
-pub(crate) fn categories(c: &Comparison, deltas: &[CategoryDelta]) -> Table {
-    let labels = labels(c);
-    let mut head = vec!["category".to_string()];
-    head.extend(labels.iter().map(|l| format!("{l} ms/token")));
-    head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
-    head.extend(labels.iter().skip(1).map(|l| format!("share of Δ {l}")));
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let numeric: Vec<usize> = (1..head.len()).collect();
-    let mut t = page_table(&head, &numeric);
-    let mut push = |name: String, ms: Vec<String>, delta: Vec<String>, share: Vec<String>| {
-        let mut row = vec![name];
-        row.extend(ms);
-        row.extend(delta);
-        row.extend(share);
-        t.push_text(row);
-    };
-    for r in &c.categories {
-        push(
-            r.category.clone(),
-            r.ms_per_token.iter().map(|x| format!("{x:.3}")).collect(),
-            r.delta.iter().enumerate().skip(1).map(|(i, x)| delta_cell(*x, deltas, &r.category, i)).collect(),
-            r.share_of_delta.iter().skip(1).map(|x| x.map_or(NONE.into(), |s| format!("{:.0}%", s * 100.0))).collect(),
-        );
-    }
-    push(
-        "measured".into(),
-        c.variants.iter().map(|v| format!("{:.3}", v.measured_ms_per_token)).collect(),
-        c.measured_delta.iter().skip(1).map(|x| format!("{x:+.3}")).collect(),
-        vec![String::new(); labels.len().saturating_sub(1)],
-    );
-    t
-}
-
-fn delta_cell(delta: f64, deltas: &[CategoryDelta], category: &str, variant: usize) -> String {
-    let found = deltas.iter().find(|d| d.category == category);
-    let ci = found.and_then(|d| d.ci.get(variant).copied().flatten());
-    let verdict = found.and_then(|d| d.verdict.get(variant).copied().flatten());
-    match (ci, verdict) {
-        (Some(ci), Some(v)) => format!("{delta:+.3} [{:+.3}, {:+.3}] {}", ci.lo, ci.hi, v.word()),
-        _ => format!("{delta:+.3}"),
-    }
-}
-
-/// The kernels whose ms/token moved most.
-pub(crate) fn moved_kernels(c: &Comparison) -> Table {
-    let labels = labels(c);
-    let mut head = vec!["kernel".to_string(), "category".to_string()];
-    head.extend(labels.iter().map(|l| format!("{l} ms/token")));
-    head.extend(labels.iter().skip(1).map(|l| format!("Δ {l}")));
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let numeric: Vec<usize> = (2..head.len()).collect();
-    let mut t = page_table(&head, &numeric);
-    for k in &c.moved_kernels {
-        let mut row = vec![k.kernel.clone(), k.category.clone()];
-        row.extend(k.ms_per_token.iter().map(|x| format!("{x:.4}")));
-        row.extend(k.delta.iter().skip(1).map(|x| format!("{x:+.4}")));
-        t.push_text(row);
     }
     t
 }
