@@ -27,7 +27,11 @@ pub(crate) fn document(v: &StudyView) -> String {
     match &v.traces {
         Some(TraceComparison::Compared { comparison, category_deltas, .. }) => {
             section(&mut o, "Kernel attribution: traced variants", &tables::trace_columns(comparison));
-            section(&mut o, "Kernel categories (ms/token)", &crate::report::trace::comparison_categories(comparison, category_deltas));
+            section(
+                &mut o,
+                "Kernel categories (ms/token)",
+                &crate::report::trace::comparison_categories(comparison, category_deltas),
+            );
             if !comparison.moved_kernels.is_empty() {
                 section(&mut o, "Top moved kernels (ms/token)", &crate::report::trace::moved_kernels(comparison));
             }
