@@ -80,7 +80,7 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
             file.with_paths_from(&std::env::current_dir()?)
         }
     };
-    if file.workload == Some(Workload::MtpYardstick) {
+    if file.load_shape() == crate::study::file::LoadShape::MtpYardstick {
         bail!(NO_YARDSTICK)
     }
     let [template] = file.variants.as_slice() else {

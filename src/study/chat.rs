@@ -2,7 +2,7 @@
 //! study's calibrated prompt (docs/methodology.md §3, §4), or the MTP yardstick's nine (§4.1).
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{Evidence, NextBlock};
-use super::file::{StudyFile, Workload};
+use super::file::{LoadShape, StudyFile};
 use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
@@ -93,7 +93,7 @@ impl StudyConfig for ChatStudy {
     type Load = ChatLoad;
 
     async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
-        if ctx.file.workload != Some(Workload::MtpYardstick) {
+        if ctx.file.load_shape() != LoadShape::MtpYardstick {
             (self.prompt, self.expected_prompt_tokens) = prompt_for(ctx).await?;
         }
         Ok(())
@@ -112,16 +112,15 @@ impl StudyConfig for ChatStudy {
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
         let stall = Duration::from_secs(ctx.file.stall_timeout_s);
-        match ctx.file.workload {
-            Some(Workload::MtpYardstick) => {
-                return Ok(ChatLoad::sequence(SequenceKind::MtpYardstick, mtp_yardstick_requests(ctx.file), stall))
+        Ok(match ctx.file.load_shape() {
+            LoadShape::MtpYardstick => {
+                ChatLoad::sequence(SequenceKind::MtpYardstick, mtp_yardstick_requests(ctx.file), stall)
             }
-            Some(Workload::Soak) => {
+            LoadShape::Soak => {
                 let requests = (0..ctx.file.timing_blocks()).map(|i| (soak::request_name(i), self.request(ctx.file)));
-                return Ok(ChatLoad::sequence(SequenceKind::Soak, requests.collect(), stall));
+                ChatLoad::sequence(SequenceKind::Soak, requests.collect(), stall)
             }
-            _ => {}
-        }
-        Ok(ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, stall))
+            LoadShape::OneRequest => ChatLoad::new(self.request(ctx.file), ctx.file.pure_decode, stall),
+        })
     }
 }

@@ -664,7 +664,7 @@ impl<'a> AcceptedSamples<'a> {
             floor: self
                 .roofline
                 .as_ref()
-                .filter(|_| !file.workload.is_some_and(|w| w.is_sequence()))
+                .filter(|_| file.load_shape() == crate::study::file::LoadShape::OneRequest)
                 .and_then(|r| r.variants.iter().find(|x| x.label == *label))
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         }

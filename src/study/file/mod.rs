@@ -38,26 +38,60 @@ pub enum Workload {
     Soak,
 }
 
-impl Workload {
-    /// Output tokens per request; the MTP yardstick's are a default that `tokens` may replace.
+/// An output length with a name (§4): what `screening`, `sustained` and `trace-matched` are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LengthPreset {
+    Screening,
+    Sustained,
+    TraceMatched,
+}
+
+impl LengthPreset {
     pub(crate) fn tokens(self) -> u32 {
         match self {
-            Workload::Screening => 128,
-            Workload::Sustained => 1024,
-            Workload::TraceMatched => 512,
-            Workload::MtpYardstick => crate::measure::mtp_yardstick::TOKENS,
-            Workload::Soak => 512,
+            LengthPreset::Screening => 128,
+            LengthPreset::Sustained => 1024,
+            LengthPreset::TraceMatched => 512,
+        }
+    }
+}
+
+/// What each sample sends to its cold server: one request (every study without a workload, and
+/// the length presets), or a sequence — the MTP yardstick's nine prompts (§4.1), a soak's
+/// back-to-back requests (§4.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LoadShape {
+    OneRequest,
+    MtpYardstick,
+    Soak,
+}
+
+impl Workload {
+    /// The `workload` key's two meanings apart: a length preset, or a load shape with its own
+    /// default length. One key in the file and on the command line, two types here.
+    pub(crate) fn split(self) -> (Option<LengthPreset>, LoadShape) {
+        match self {
+            Workload::Screening => (Some(LengthPreset::Screening), LoadShape::OneRequest),
+            Workload::Sustained => (Some(LengthPreset::Sustained), LoadShape::OneRequest),
+            Workload::TraceMatched => (Some(LengthPreset::TraceMatched), LoadShape::OneRequest),
+            Workload::MtpYardstick => (None, LoadShape::MtpYardstick),
+            Workload::Soak => (None, LoadShape::Soak),
         }
     }
 
-    /// Every sample sends several requests to its server (§4.1, §4.2).
-    pub(crate) fn is_sequence(self) -> bool {
-        matches!(self, Workload::MtpYardstick | Workload::Soak)
+    /// Output tokens per request: the preset's, else the shape's default that `tokens` may
+    /// replace.
+    pub(crate) fn tokens(self) -> u32 {
+        match self.split() {
+            (Some(preset), _) => preset.tokens(),
+            (None, LoadShape::MtpYardstick) => crate::measure::mtp_yardstick::TOKENS,
+            (None, _) => 512,
+        }
     }
 
-    /// The workload is its output length, so `tokens` may not say otherwise.
+    /// The workload is a length preset, so `tokens` may not say otherwise.
     pub(crate) fn fixes_tokens(self) -> bool {
-        !self.is_sequence()
+        self.split().0.is_some()
     }
 }
 
@@ -377,6 +411,11 @@ impl StudyFile {
             trace: None,
             sweep: None,
         }
+    }
+
+    /// What each sample sends (one request unless the workload is a sequence).
+    pub(crate) fn load_shape(&self) -> LoadShape {
+        self.workload.map_or(LoadShape::OneRequest, |w| w.split().1)
     }
 
     /// The CPUs `server_cpus` names on this host (checked by [`StudyFile::check`]).
@@ -825,6 +864,22 @@ mod mtp_yardstick_tests {
 #[cfg(test)]
 mod new_tests {
     use super::*;
+
+    #[test]
+    fn a_workload_is_a_length_preset_or_a_load_shape_and_only_a_preset_fixes_the_tokens() {
+        let all =
+            [Workload::Screening, Workload::Sustained, Workload::TraceMatched, Workload::MtpYardstick, Workload::Soak];
+        let tokens: Vec<u32> = all.iter().map(|w| w.tokens()).collect();
+        assert_eq!(tokens, [128, 1024, 512, crate::measure::mtp_yardstick::TOKENS, 512]);
+        let fixed: Vec<bool> = all.iter().map(|w| w.fixes_tokens()).collect();
+        assert_eq!(fixed, [true, true, true, false, false]);
+        let shapes: Vec<LoadShape> = all.iter().map(|w| w.split().1).collect();
+        use LoadShape::*;
+        assert_eq!(shapes, [OneRequest, OneRequest, OneRequest, MtpYardstick, Soak]);
+        let file = StudyFile::new("/m.gguf".into(), 64, 3, vec!["a=/b".into()]);
+        assert_eq!(file.load_shape(), OneRequest);
+        assert_eq!(StudyFile { workload: Some(Workload::Soak), ..file }.load_shape(), Soak);
+    }
 
     #[test]
     fn a_new_study_file_has_the_defaults_of_a_file_that_leaves_every_key_out() {
