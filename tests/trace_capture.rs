@@ -47,6 +47,49 @@ fn one_sigterm_the_wait_the_output_and_nothing_left_running() {
     assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
 }
 
+/// `--attach` (docs/methodology.md §10 "attached traces"): the server starts unwrapped with
+/// ROCP_TOOL_ATTACH=1, the tracer attaches to that pid once it is loaded, detaches after the
+/// request (before the stop) and its trace is found and paired as the classic launch's is.
+#[test]
+fn an_attached_tracer_traces_the_loaded_server_and_detaches_before_the_stop() {
+    let _g = serial();
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let tracer = stand_in_attach_tracer(d.path());
+    let root = d.path().join("tr");
+    let mut args = trace_args(&root, &tracer, &[format!("base={}", tb.server.display())], 32, 2);
+    let at = args.iter().position(|a| a == "--tracer-cmd").unwrap();
+    args.truncate(at);
+    args.extend(["--tracer", "rocprofv3", "--tracer-bin"].map(String::from));
+    args.extend([tracer.display().to_string(), "--attach".into()]);
+    let out = abprof().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let folder = root.join("base");
+    let m = read_json(&folder.join("trace.json"));
+    assert_eq!(m["trace_file"], "tracer-out/stand_in_kernel_trace.csv", "{m}");
+    assert_eq!(m["untraced"]["ms_per_token"].as_array().unwrap().len(), 2);
+    let traced = read_json(&folder.join("traced/sample.json"));
+    let pid = traced["server_pid"].as_i64().unwrap();
+    let log = std::fs::read_to_string(folder.join("tracer-out/attach.log")).unwrap();
+    assert!(log.contains(&format!("attached to {pid}")) && log.contains(&format!("detached from {pid}")), "{log}");
+    let env = std::fs::read_to_string(folder.join("tracer-out/server-env.txt")).unwrap();
+    assert_eq!(env.trim(), "ROCP_TOOL_ATTACH=1");
+    // The server itself was started (no tracer wrapping it) and stopped like an untraced one.
+    assert_eq!(traced["stop"]["exit"], "exited with status 0", "{traced:#}");
+    let study = std::fs::read_to_string(root.join("study.toml")).unwrap();
+    assert!(study.contains("attach = true"), "{study}");
+    let a = abprof().arg("attribute").arg(&folder).arg("--json").output().unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    // nsys has no attach mode: one line, exit 2, nothing created.
+    let mut nsys = trace_args(&d.path().join("nsys"), &tracer, &[format!("base={}", tb.server.display())], 8, 1);
+    nsys.truncate(at);
+    nsys.extend(["--tracer", "nsys", "--tracer-bin", "/bin/true", "--attach"].map(String::from));
+    let out = abprof().args(&nsys).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--attach is rocprofv3's"));
+    assert!(!d.path().join("nsys").exists());
+}
+
 #[test]
 fn a_tracer_that_writes_nothing_is_a_clear_error() {
     let _g = serial();

@@ -31,7 +31,7 @@ pub(crate) struct TraceArgs {
     pub(crate) root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "untraced", "traced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
+    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "attach", "untraced", "traced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -43,6 +43,11 @@ pub(crate) struct TraceArgs {
     /// The tracer binary (default: rocprofv3 or nsys from PATH).
     #[arg(long, value_name = "BIN")]
     pub(crate) tracer_bin: Option<PathBuf>,
+    /// rocprofv3 only: attach to each traced sample's loaded server for its request alone
+    /// (`rocprofv3 --attach PID`, the server started with ROCP_TOOL_ATTACH=1), instead of
+    /// wrapping the server's whole life. The classic launch stays the default (methodology §10).
+    #[arg(long, conflicts_with = "tracer_cmd")]
+    pub(crate) attach: bool,
     /// A custom tracer command; `{out}` becomes its output folder and the server argv is appended.
     #[arg(long, value_name = "TEMPLATE", allow_hyphen_values = true)]
     pub(crate) tracer_cmd: Option<String>,
@@ -91,7 +96,13 @@ fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
         None => on_path(name).with_context(|| format!("{name} is not on PATH: pass --tracer-bin"))?,
     };
     Ok(match kind {
-        TracerKind::Rocprofv3 => TracerCommand::Rocprofv3 { program },
+        TracerKind::Rocprofv3 => TracerCommand::Rocprofv3 { program, attach: a.attach },
+        TracerKind::Nsys if a.attach => {
+            return Err(crate::refusal::Refusal::of(
+                "--attach is rocprofv3's (`rocprofv3 --attach PID`): nsys wraps the server; drop --attach or pass --tracer rocprofv3".to_string(),
+            )
+            .into())
+        }
         TracerKind::Nsys => TracerCommand::Nsys { program },
     })
 }

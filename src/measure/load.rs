@@ -20,12 +20,16 @@ pub(crate) struct LoadRun {
 pub(crate) trait Load {
     /// Before the server starts: write what the load will send, so a failure keeps it.
     fn prepare(&mut self, files: &SampleFiles, base_url: &str) -> std::io::Result<()>;
+    /// Right after the server's process started: its pid.
+    fn server_started(&mut self, _pid: u32) {}
     /// After /health, before the idle gate: work that must not be timed.
     async fn warm_up(&mut self, _client: &Client) -> Result<(), String> {
         Ok(())
     }
     /// The timed work.
     async fn run(&mut self, client: &Client, files: &SampleFiles) -> LoadRun;
+    /// After the timed work, before the server stops (an attached tracer detaches here).
+    async fn before_stop(&mut self) {}
     /// Request timing blocks a clean run leaves in the server log.
     fn timing_blocks(&self) -> usize {
         1

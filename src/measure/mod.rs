@@ -1,6 +1,7 @@
 //! ONE sample: start the server cold → health → idle gate → the load → stop → parse → a typed
 //! record. Every artefact lands in the sample's evidence folder as soon as it exists, so a failure
 //! at any step loses nothing that was already measured.
+mod attach;
 pub(crate) mod backend_sampling;
 pub(crate) mod calibrate;
 mod chat;
@@ -19,6 +20,7 @@ pub(crate) mod sequence;
 pub(crate) mod soak;
 pub(crate) mod spec_metrics;
 
+pub(crate) use attach::{AttachSpec, AttachedLoad, ATTACH_ENV};
 pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;

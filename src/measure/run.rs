@@ -175,6 +175,7 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     let client = Client::new(&launch.base_url());
     let mut server = launcher.spawn(launch)?;
     observer.server_started(server.pid());
+    load.server_started(server.pid());
     let healthy = match server.wait_healthy(&client, spec.health_timeout).await {
         Ok(t) => t,
         Err(e) => {
@@ -234,6 +235,9 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
         sample.error.get_or_insert(e);
     }
 
+    if run.is_some() {
+        load.before_stop().await;
+    }
     observer.phase(SamplePhase::Stopping);
     let exited_early = server.exited();
     let stop = Stamp::now();

@@ -15,7 +15,7 @@ use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{numbered, NextBlock, Plan, SampleLayout};
 use super::file::{KindSection, StudyFile, TracerCommand};
-use crate::measure::{ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
+use crate::measure::{AttachedLoad, ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::trace::manifest::{TraceManifest, TracedRun, UntracedSamples};
 use crate::trace::phase::BootWindow;
@@ -169,6 +169,14 @@ impl TraceStudy {
         std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
         *self.tracing_into.borrow_mut() = Some(out.clone());
         let mut spec = self.chat.spec(ctx, slot, files)?;
+        // An attaching tracer leaves the server as it is, with the one variable that lets it attach;
+        // the server stops like an untraced one, the tracer having detached after the request.
+        if self.tracer.attaches() {
+            let (k, v) = crate::measure::ATTACH_ENV;
+            spec.launch.env.push((k.into(), v.into()));
+            spec.expect = None;
+            return Ok(spec);
+        }
         let launch = &mut spec.launch;
         let (program, mut args) = self.tracer.prefix(&out);
         // nsys keeps the server as its child and writes its report once the child has exited: the
@@ -194,7 +202,8 @@ impl TraceStudy {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
         let out = tracer_out(ctx, slot);
-        let trace = find_output(&self.tracer, &files.console_log(), &out)?;
+        let console = self.tracer.attaching(&out, self.finalize_timeout).map_or(files.console_log(), |a| a.console);
+        let trace = find_output(&self.tracer, &console, &out)?;
         // One parallel pass proves the file readable and not empty; attribution comes later.
         let kernels = crate::trace::detect::open_trace(&trace)
             .and_then(|source| source.aggregate(None))
@@ -309,7 +318,7 @@ pub(crate) fn attach_untraced(
 }
 
 impl StudyConfig for TraceStudy {
-    type Load = ChatLoad;
+    type Load = AttachedLoad<ChatLoad>;
 
     /// Traced blocks of every variant spread among the untraced blocks, a traced one first.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
@@ -340,8 +349,15 @@ impl StudyConfig for TraceStudy {
         }
     }
 
-    fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<ChatLoad> {
-        self.chat.load(ctx, slot)
+    /// The chat load; a traced sample's with the tracer attached around its request when the
+    /// tracer attaches.
+    fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<AttachedLoad<ChatLoad>> {
+        let attach = ctx
+            .plan
+            .is_traced(slot)
+            .then(|| self.tracer.attaching(&tracer_out(ctx, slot), self.finalize_timeout))
+            .flatten();
+        Ok(AttachedLoad::new(self.chat.load(ctx, slot)?, attach))
     }
 
     /// An untraced block a rule about the host spoiled is retaken (docs/methodology.md §7.19):
@@ -351,7 +367,8 @@ impl StudyConfig for TraceStudy {
     }
 
     fn phase(&self, label: &str, traced: bool, phase: SamplePhase) {
-        if traced && phase == SamplePhase::Stopping && self.watch.borrow().is_none() {
+        // An attached tracer detached before the stop: nothing finalizes at the server's exit.
+        if traced && phase == SamplePhase::Stopping && self.watch.borrow().is_none() && !self.tracer.attaches() {
             if let Some(out) = self.tracing_into.borrow().clone() {
                 *self.watch.borrow_mut() = Some(FinalizeWatch::start(out, label.to_string()));
             }

@@ -267,6 +267,35 @@ pub fn stand_in_tracer(dir: &Path) -> PathBuf {
     script
 }
 
+/// A stand-in for `rocprofv3 --attach PID … -d OUT …`: notes the pid it attached to and the
+/// server's ROCP_TOOL_ATTACH, waits for the newline that detaches it, then writes the same decode
+/// trace as [`stand_in_tracer`] and logs where, like rocprofv3.
+pub fn stand_in_attach_tracer(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = dir.join("stand-in-decode.csv");
+    std::fs::write(&fixture, stand_in_decode_trace()).unwrap();
+    let script = dir.join("stand-in-attach-tracer");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh
+pid=; out=
+while [ $# -gt 0 ]; do case \"$1\" in --attach) pid=\"$2\"; shift;; -d) out=\"$2\"; shift;; esac; shift; done
+             echo \"attached to $pid\"
+             tr '\\0' '\\n' < /proc/$pid/environ | grep '^ROCP_TOOL_ATTACH=' > \"$out/server-env.txt\"
+             read line
+             cp '{}' \"$out/stand_in_kernel_trace.csv\"
+             echo \"E20261204 00:00:00.000000 1 output_stream.cpp:111] Opened result file: $out/stand_in_kernel_trace.csv\" >&2
+             echo \"detached from $pid\"
+",
+            fixture.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
 /// The stand-in tracer's kernel trace: the nine kernels of the committed rocprofv3 CSV
 /// (traces/kernel_trace.csv) as one step, 40 steps 1 ms apart, so a 32-token decode of the test
 /// bed's 4-layer model finds its steps by their gaps and at least one kernel a layer in each, as

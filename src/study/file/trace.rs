@@ -30,7 +30,13 @@ fn is_one_traced(n: &u32) -> bool {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub(crate) enum TracerCommand {
     /// `rocprofv3 --disable-signal-handlers --kernel-trace --output-format rocpd -d OUT -o trace --`
-    Rocprofv3 { program: PathBuf },
+    /// wrapping the server; with `attach`, `rocprofv3 --attach PID …` on the loaded server for the
+    /// request only (docs/methodology.md §10 "attached traces").
+    Rocprofv3 {
+        program: PathBuf,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        attach: bool,
+    },
     /// `nsys profile -t cuda --cuda-graph-trace=node -o OUT/trace`, then `nsys export --type sqlite`.
     Nsys { program: PathBuf },
     /// A user template; `{out}` is replaced by the tracer's output folder and the server argv
@@ -39,6 +45,29 @@ pub(crate) enum TracerCommand {
 }
 
 impl TracerCommand {
+    /// The tracer attaches to the loaded server instead of wrapping its start.
+    pub(crate) fn attaches(&self) -> bool {
+        matches!(self, TracerCommand::Rocprofv3 { attach: true, .. })
+    }
+
+    /// The attaching tracer of a traced sample whose output goes to `out`, when the tracer
+    /// attaches to the loaded server instead of wrapping its start.
+    pub(crate) fn attaching(
+        &self,
+        out: &Path,
+        detach_timeout: std::time::Duration,
+    ) -> Option<crate::measure::AttachSpec> {
+        match self {
+            TracerCommand::Rocprofv3 { program, attach: true } => Some(crate::measure::AttachSpec {
+                program: program.clone(),
+                out: out.to_path_buf(),
+                console: out.join("attach.log"),
+                detach_timeout,
+            }),
+            _ => None,
+        }
+    }
+
     pub(crate) fn kind(&self) -> Tracer {
         match self {
             TracerCommand::Rocprofv3 { .. } => Tracer::Rocprofv3,
@@ -53,7 +82,7 @@ impl TracerCommand {
     pub(crate) fn prefix(&self, out: &Path) -> (PathBuf, Vec<String>) {
         let o = out.display().to_string();
         match self {
-            TracerCommand::Rocprofv3 { program } => (
+            TracerCommand::Rocprofv3 { program, .. } => (
                 program.clone(),
                 [
                     "--disable-signal-handlers",
@@ -87,5 +116,36 @@ impl TracerCommand {
                 (PathBuf::from(&v[0]), v[1..].to_vec())
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A study file of an earlier release (no `attach`) reads as the classic launch; an attaching
+    /// one round-trips and names its tracer's argv, with the detach waiting for the output.
+    #[test]
+    fn attach_is_off_unless_the_file_says_so_and_round_trips() {
+        let old: TraceSection = toml::from_str(
+            "finalize_timeout_s = 60\n[tracer]\nkind = \"rocprofv3\"\nprogram = \"/opt/rocm/bin/rocprofv3\"\n",
+        )
+        .unwrap();
+        assert!(!old.tracer.attaches());
+        assert!(old.tracer.attaching(Path::new("/o"), std::time::Duration::from_secs(1)).is_none());
+        assert!(!toml::to_string(&old).unwrap().contains("attach"));
+        let on = TraceSection {
+            tracer: TracerCommand::Rocprofv3 { program: "/opt/rocm/bin/rocprofv3".into(), attach: true },
+            ..old
+        };
+        let text = toml::to_string(&on).unwrap();
+        assert!(text.contains("attach = true"), "{text}");
+        assert_eq!(toml::from_str::<TraceSection>(&text).unwrap(), on);
+        let a = on.tracer.attaching(Path::new("/o"), std::time::Duration::from_secs(1)).unwrap();
+        assert_eq!(a.console, Path::new("/o/attach.log"));
+        assert_eq!(
+            a.argv(4242).join(" "),
+            "--attach 4242 --kernel-trace --output-format rocpd -d /o -o trace --attach-sync-output"
+        );
     }
 }
