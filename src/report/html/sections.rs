@@ -71,17 +71,11 @@ mod tests {
     use crate::report::section::{markdown, text, Part};
     use crate::report::sections::of;
 
-    fn recorded() -> Summary {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/evidence-today-ab/study/summary.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-
     /// Every format shows every section, and each table with its own header and cells: the text,
     /// the Markdown file and the page are three renderings of one list, not three builders.
     #[test]
     fn text_markdown_and_the_page_show_the_same_tables_cell_for_cell() {
-        let mut s = recorded();
+        let mut s = crate::report::sections::recorded_summary();
         s.variants[1].caveats = vec!["a caveat under its row".into()];
         s.variants[0].throttled = vec![1];
         let sections = of(&s);

@@ -58,15 +58,9 @@ mod tests {
     use crate::summary::devices::DeviceFigures;
     use crate::summary::phases::PhaseFigures;
 
-    fn recorded() -> Summary {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/evidence-today-ab/study/summary.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
-
     #[test]
     fn each_device_of_a_server_on_several_gpus_gets_its_rows() {
-        let mut s = recorded();
+        let mut s = crate::report::sections::recorded_summary();
         assert!(per_device(&s).is_none(), "one device: the documents stay as they were");
         let decode = |w: f64, j: f64| PhaseFigures {
             samples: 3,

@@ -38,3 +38,11 @@ const ORDER: [Sections; 13] = [
 pub(crate) fn of(s: &Summary) -> Vec<Section> {
     ORDER.iter().flat_map(|f| f(s)).collect()
 }
+
+/// The committed `evidence-today-ab` study's summary, for the sections' tests.
+#[cfg(test)]
+pub(crate) fn recorded_summary() -> Summary {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-today-ab/study/summary.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
