@@ -75,7 +75,7 @@ mod tests {
     /// the Markdown file and the page are three renderings of one list, not three builders.
     #[test]
     fn text_markdown_and_the_page_show_the_same_tables_cell_for_cell() {
-        let mut s = crate::report::sections::recorded_summary();
+        let mut s = crate::report::sections::testing::recorded_summary();
         s.variants[1].caveats = vec!["a caveat under its row".into()];
         s.variants[0].throttled = vec![1];
         let sections = of(&s);

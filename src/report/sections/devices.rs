@@ -60,7 +60,7 @@ mod tests {
 
     #[test]
     fn each_device_of_a_server_on_several_gpus_gets_its_rows() {
-        let mut s = crate::report::sections::recorded_summary();
+        let mut s = crate::report::sections::testing::recorded_summary();
         assert!(per_device(&s).is_none(), "one device: the documents stay as they were");
         let decode = |w: f64, j: f64| PhaseFigures {
             samples: 3,

@@ -9,6 +9,8 @@ mod per_variant;
 mod phases;
 pub(crate) mod soak;
 pub(crate) mod speculation;
+#[cfg(test)]
+pub(crate) mod testing;
 pub(crate) mod verdicts;
 mod windows;
 
@@ -37,12 +39,4 @@ const ORDER: [Sections; 13] = [
 /// Every section the summary has, in [`ORDER`].
 pub(crate) fn of(s: &Summary) -> Vec<Section> {
     ORDER.iter().flat_map(|f| f(s)).collect()
-}
-
-/// The committed `evidence-today-ab` study's summary, for the sections' tests.
-#[cfg(test)]
-pub(crate) fn recorded_summary() -> Summary {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-today-ab/study/summary.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
