@@ -16,6 +16,16 @@ impl Refusal {
     }
 }
 
+/// Returns from the enclosing function with a [`Refusal`] of the formatted line, as
+/// `anyhow::bail!` returns an error: a flag or value a command's own code refuses before anything
+/// runs.
+macro_rules! refuse {
+    ($($arg:tt)*) => {
+        return Err($crate::refusal::Refusal::of(format!($($arg)*)).into())
+    };
+}
+pub(crate) use refuse;
+
 #[cfg(test)]
 mod tests {
     use super::Refusal;

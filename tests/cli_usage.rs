@@ -167,3 +167,27 @@ fn thermal_gate_flags_are_checked_before_anything_is_created() {
     );
     assert!(!root.exists(), "the refused study created {}", root.display());
 }
+
+/// A flag a command's own code refuses (a missing --prompt, a missing model file, `--aa` beside two
+/// variants, a bisect patch that is not there) is a usage error like clap's: exit 2, one line,
+/// nothing created (src/refusal.rs).
+#[test]
+fn flags_the_commands_own_code_refuses_exit_2_before_anything_is_created() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("r");
+    let r = root.to_str().unwrap();
+    let model = d.path().join("m.gguf");
+    std::fs::write(&model, b"GGUF").unwrap();
+    let m = model.to_str().unwrap();
+    let line = usage_error(&["ab", "--root", r, "--model", m, "--tokens", "8", "--variant", "a=/bin/true"], "--prompt");
+    assert!(line.contains("give --prompt FILE"), "{line}");
+    let line =
+        usage_error(&["ab", "--root", r, "--model", m, "--tokens", "8", "--prompt-tokens", "10", "--aa"], "--variant");
+    assert!(line.contains("give at least one --variant"), "{line}");
+    let line = usage_error(
+        &["trace", "--root", r, "--model", "/nonexistent/m.gguf", "--variant", "a=/bin/true", "--prompt-tokens", "10"],
+        "model",
+    );
+    assert!(line.contains("/nonexistent/m.gguf does not exist"), "{line}");
+    assert!(!root.exists(), "nothing created");
+}

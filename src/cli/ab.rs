@@ -6,10 +6,11 @@ use super::args::{
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::app::Finishing;
+use crate::refusal::refuse;
 use crate::refusal::Refusal;
 use crate::study::file::{StudyFile, StudyFileError, StudyKind, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate, GateRule};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -85,41 +86,41 @@ pub(crate) struct AbArgs {
 
 fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let v = &a.variants;
-    let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
+    let Some(model) = &v.model else { refuse!("--model is required (or pass --study FILE)") };
     let sweep = a.sweep.section()?;
     let swept = |f: fn(&crate::study::file::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
     let tokens = match (a.workload.tokens, a.workload.workload) {
         (None, Some(w)) if !w.fixes_tokens() && swept(|s| !s.tokens.is_empty()) => 0,
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
-            bail!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
+            refuse!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
         }
         (Some(_), Some(w)) if w.fixes_tokens() => return Err(WorkloadArgs::both(w)),
         (Some(t), _) => t,
         (None, Some(w)) => w.tokens(),
         (None, None) if swept(|s| !s.tokens.is_empty()) => 0,
         (None, None) => {
-            bail!("give --tokens N or --workload {WORKLOADS} (or --sweep tokens=N,…)")
+            refuse!("give --tokens N or --workload {WORKLOADS} (or --sweep tokens=N,…)")
         }
     };
     let yardstick = a.workload.workload == Some(Workload::MtpYardstick);
     let prompt_swept = swept(|s| !s.prompt_tokens.is_empty());
     if prompt_swept && (a.prompt.prompt.is_some() || a.prompt.prompt_tokens.is_some()) {
-        bail!("--sweep prompt-tokens=… gives the prompt lengths: drop --prompt and --prompt-tokens");
+        refuse!("--sweep prompt-tokens=… gives the prompt lengths: drop --prompt and --prompt-tokens");
     }
     v.launch.common_args()?;
     let mut variants = v.variants.clone();
     if variants.is_empty() {
-        bail!("give at least one --variant label=BINARY (or --study FILE)");
+        refuse!("give at least one --variant label=BINARY (or --study FILE)");
     }
     if a.aa {
         if variants.len() != 1 {
-            bail!("--aa runs one variant against itself: give exactly one --variant");
+            refuse!("--aa runs one variant against itself: give exactly one --variant");
         }
         let copy = crate::variant::aa_copy(&variants[0]).context("variant spec has no '='")?;
         variants.push(copy);
     }
     if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !yardstick {
-        bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
+        refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {
         sweep,
@@ -151,7 +152,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         (file, root, false)
     };
     if file.sweep.is_some() && a.fail_on.is_some() {
-        bail!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
+        refuse!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
     }
     if a.gate_rule == GateRule::Interval && file.until_decided {
         return Err(Refusal::of(StudyFileError::Refused(

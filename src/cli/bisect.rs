@@ -5,10 +5,11 @@ use super::args::{
 use super::common::chat_study_file;
 use super::conditions::RunConditions;
 use crate::bisect::BisectPlan;
+use crate::refusal::refuse;
 use crate::study::check_study;
 use crate::study::file::{StudyFile, Workload};
 use crate::variant::template_fields;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -64,13 +65,13 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
         Some(path) => crate::study::load_study_file(path, crate::study::file::StudyKind::Ab, "bisect")?,
         None => {
             let v = &a.variants;
-            let Some(model) = &v.model else { bail!("--model is required (or pass --study FILE)") };
+            let Some(model) = &v.model else { refuse!("--model is required (or pass --study FILE)") };
             v.launch.common_args()?;
             if a.workload.workload == Some(Workload::MtpYardstick) {
-                bail!(NO_YARDSTICK)
+                refuse!("{NO_YARDSTICK}")
             }
             if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
-                bail!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the good build)");
+                refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the good build)");
             }
             let tokens = a.workload.tokens()?;
             let mut file = chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens);
@@ -81,10 +82,10 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
         }
     };
     if file.load_shape() == crate::study::file::LoadShape::MtpYardstick {
-        bail!(NO_YARDSTICK)
+        refuse!("{NO_YARDSTICK}")
     }
     let [template] = file.variants.as_slice() else {
-        bail!(
+        refuse!(
             "a bisect compares each build with the good one: give at most one variant, its fields only (build=|kv=q8_0), not {}",
             file.variants.len()
         );
@@ -102,7 +103,7 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
     let samples = study.samples;
     let max_samples = a.limit.max_samples.unwrap_or(crate::bisect::DEFAULT_MAX_SAMPLES.max(samples));
     if max_samples < samples {
-        bail!("--max-samples {max_samples} is fewer than --samples {samples}: a step can only grow");
+        refuse!("--max-samples {max_samples} is fewer than --samples {samples}: a step can only grow");
     }
     let s = &a.source;
     let plan = BisectPlan {
@@ -122,7 +123,7 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
     };
     if let Some(p) = &plan.patch {
         if !p.exists() {
-            bail!("cannot read patch {}: it does not exist", p.display());
+            refuse!("cannot read patch {}: it does not exist", p.display());
         }
     }
     crate::app::bisect(&plan, a.output.format())

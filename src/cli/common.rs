@@ -1,11 +1,12 @@
 //! Small conversions from parsed arguments to what lower floors take (the flags themselves are
 //! in `args/`).
-use anyhow::{bail, Context, Result};
+use crate::refusal::refuse;
+use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
 pub(crate) fn check_model(model: &Path) -> Result<()> {
     if !model.is_file() {
-        bail!(
+        refuse!(
             "model {} does not exist: pass a GGUF file (scripts/testbed prints TARGET_MODEL and SMOLLM2_MODEL)",
             model.display()
         );

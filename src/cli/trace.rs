@@ -5,6 +5,7 @@ use super::common::{check_model, study_file};
 use super::conditions::RunConditions;
 use crate::app::Finishing;
 use crate::child::on_path;
+use crate::refusal::refuse;
 use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -76,7 +77,7 @@ pub(crate) struct TraceArgs {
 fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
     if let Some(t) = &a.tracer_cmd {
         let argv = shlex::split(t).filter(|v| !v.is_empty());
-        let Some(argv) = argv else { bail!("cannot split --tracer-cmd {t:?} like a shell would") };
+        let Some(argv) = argv else { refuse!("cannot split --tracer-cmd {t:?} like a shell would") };
         return Ok(TracerCommand::Template { argv });
     }
     let kind = match a.tracer {
@@ -110,11 +111,11 @@ fn tracer(a: &TraceArgs) -> Result<TracerCommand> {
 /// The study file of a new trace study, from the flags.
 fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
     let v = &a.variants;
-    let Some(model) = &v.model else { bail!("--model is required") };
+    let Some(model) = &v.model else { refuse!("--model is required") };
     check_model(model)?;
     v.launch.common_args()?;
     if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
-        bail!("give --prompt FILE or --prompt-tokens N");
+        refuse!("give --prompt FILE or --prompt-tokens N");
     }
     let file = StudyFile {
         prompt: a.prompt.prompt.clone(),
