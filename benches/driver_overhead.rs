@@ -45,8 +45,6 @@ fn main() {
         telemetry_hz: 100,
         idle: IdleGate::default(),
         isolation: Isolation::default(),
-        pi: None,
-        trace: None,
         until_ci_pct: None,
         until_decided: false,
         mei_pct: None,

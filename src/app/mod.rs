@@ -23,7 +23,7 @@ pub(crate) use calibrate::{calibrate, CalibrateRequest, CalibrationServer};
 pub(crate) use epilogue::{announce, Finishing};
 pub(crate) use exactness::{exactness, ExactnessRequest};
 
-use crate::study::file::{KindSection, StudyFile};
+use crate::study::file::{StudyFile, StudyKind};
 use anyhow::Result;
 use std::path::Path;
 
@@ -32,9 +32,9 @@ pub(crate) fn study(file: &StudyFile, root: &Path, resume: bool, how: Finishing)
     if file.sweep.is_some() {
         return sweep::finish(file, root, resume, how);
     }
-    match file.kind_section() {
-        KindSection::Ab(_) => ab::finish(file, root, resume, how),
-        KindSection::Trace(_) => trace::finish(file, root, resume, how),
-        KindSection::Pi(section) => pi::finish(file, section, root, resume, how),
+    match &file.kind {
+        StudyKind::Ab => ab::finish(file, root, resume, how),
+        StudyKind::Trace(_) => trace::finish(file, root, resume, how),
+        StudyKind::Pi(section) => pi::finish(file, section, root, resume, how),
     }
 }

@@ -8,7 +8,7 @@ use super::conditions::RunConditions;
 use crate::app::Finishing;
 use crate::refusal::refuse;
 use crate::refusal::Refusal;
-use crate::study::file::{StudyFile, StudyFileError, StudyKind, Workload, DEFAULT_MAX_SAMPLES};
+use crate::study::file::{KindName, StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate, GateRule};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -142,11 +142,11 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
     let (file, root, resume) = if let Some(dir) = &a.resume {
-        (crate::study::open(dir)?.resumed_by(StudyKind::Ab)?.file, dir.clone(), true)
+        (crate::study::open(dir)?.resumed_by(KindName::Ab)?.file, dir.clone(), true)
     } else {
         let root = a.root.clone().expect("clap requires --root");
         let file = match &a.study {
-            Some(path) => crate::study::load_study_file(path, StudyKind::Ab, "ab")?,
+            Some(path) => crate::study::load_study_file(path, KindName::Ab, "ab")?,
             None => study_from_flags(&a)?,
         };
         (file, root, false)

@@ -62,7 +62,7 @@ const NO_YARDSTICK: &str = "bisect times one calibrated prompt per step: run the
 /// The study of every step: from --study or the flags, with the template variant's fields.
 fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     let file = match &a.study {
-        Some(path) => crate::study::load_study_file(path, crate::study::file::StudyKind::Ab, "bisect")?,
+        Some(path) => crate::study::load_study_file(path, crate::study::file::KindName::Ab, "bisect")?,
         None => {
             let v = &a.variants;
             let Some(model) = &v.model else { refuse!("--model is required (or pass --study FILE)") };

@@ -4,7 +4,7 @@ use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
 use crate::app::Finishing;
 use crate::pi::{PiError, PiMode};
-use crate::study::file::{PiSection, StudyFile, StudyKind};
+use crate::study::file::{KindName, PiSection, StudyFile, StudyKind};
 use crate::variant::parse_variants;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -87,17 +87,14 @@ fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<Stud
         code_timeout_s: a.code_timeout,
     };
     // Pi sends its model's maxTokens as max_tokens.
-    let file = StudyFile {
-        kind: StudyKind::Pi,
-        pi: Some(pi),
-        ..study_file(&a.variants, &a.conditions, model, a.max_tokens, a.samples)
-    };
+    let file =
+        StudyFile { kind: StudyKind::Pi(pi), ..study_file(&a.variants, &a.conditions, model, a.max_tokens, a.samples) };
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 
 pub(crate) fn run(a: PiArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
-        Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Pi)?.file, dir.clone(), true),
+        Some(dir) => (crate::study::open(dir)?.resumed_by(KindName::Pi)?.file, dir.clone(), true),
         None => {
             let pi_bin = resolve_program(&a.pi_bin).ok_or_else(|| PiError::PiMissing(a.pi_bin.clone()))?;
             let python = resolve_program(&a.python).with_context(|| {

@@ -6,7 +6,7 @@ use super::conditions::RunConditions;
 use crate::app::Finishing;
 use crate::child::on_path;
 use crate::refusal::refuse;
-use crate::study::file::{StudyFile, StudyKind, TraceSection, TracerCommand};
+use crate::study::file::{KindName, StudyFile, StudyKind, TraceSection, TracerCommand};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -121,8 +121,11 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
         prompt: a.prompt.prompt.clone(),
         prompt_tokens: a.prompt.prompt_tokens,
         ignore_eos: a.ignore_eos,
-        kind: StudyKind::Trace,
-        trace: Some(TraceSection { tracer: tracer(a)?, finalize_timeout_s: a.finalize_timeout, traced: a.traced }),
+        kind: StudyKind::Trace(TraceSection {
+            tracer: tracer(a)?,
+            finalize_timeout_s: a.finalize_timeout,
+            traced: a.traced,
+        }),
         ..study_file(v, &a.conditions, model.clone(), a.tokens, a.untraced)
     };
     Ok(file.with_paths_from(&std::env::current_dir()?))
@@ -130,7 +133,7 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
 
 pub(crate) fn run(a: TraceArgs) -> Result<i32> {
     let (file, root, resume) = match &a.resume {
-        Some(dir) => (crate::study::open(dir)?.resumed_by(StudyKind::Trace)?.file, dir.clone(), true),
+        Some(dir) => (crate::study::open(dir)?.resumed_by(KindName::Trace)?.file, dir.clone(), true),
         None => (study_from_flags(&a)?, a.root.clone().expect("clap requires --root"), false),
     };
     let how = Finishing { format: a.output.format(), history: a.history.location()?, gate: None };

@@ -4,7 +4,7 @@ use super::backend::History;
 use super::record::{RecordedStudy, StudyRecord};
 use crate::exactness::ExactnessReport;
 use crate::study::evidence::Evidence;
-use crate::study::file::StudyKind;
+use crate::study::file::KindName;
 use crate::study::run_folders::{BenchFolder, ExactnessFolder};
 use crate::study::Shape;
 use crate::summary::bench::load_bench;
@@ -36,7 +36,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
         }
         let facts = folder.facts()?;
         let ev = folder.evidence;
-        if folder.file.kind == StudyKind::Pi {
+        if folder.file.kind.name() == KindName::Pi {
             let report: PiReport = match ev.read_pi_report() {
                 Ok(r) => r,
                 Err(_) => bail!(
@@ -57,7 +57,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
         } else {
             let judged = judge(&ev)?;
             if judged.summary.missing > 0 {
-                let how = judged.facts.file.kind.command();
+                let how = judged.facts.file.kind.name().command();
                 bail!(
                     "{} is an unfinished study ({} planned samples missing): `abprof {how} --resume {}` completes it",
                     dir.display(),

@@ -43,12 +43,12 @@ impl RecordKind {
     }
 
     /// The command that measured a study of this kind.
-    pub(crate) fn of(kind: crate::study::file::StudyKind) -> RecordKind {
-        use crate::study::file::StudyKind;
+    pub(crate) fn of(kind: crate::study::file::KindName) -> RecordKind {
+        use crate::study::file::KindName;
         match kind {
-            StudyKind::Ab => RecordKind::Ab,
-            StudyKind::Trace => RecordKind::Trace,
-            StudyKind::Pi => RecordKind::Pi,
+            KindName::Ab => RecordKind::Ab,
+            KindName::Trace => RecordKind::Trace,
+            KindName::Pi => RecordKind::Pi,
         }
     }
 
@@ -474,7 +474,7 @@ impl StudyRecord {
     /// summary's own comparison of the study's traces.
     pub(crate) fn of_study(root: &Path, judged: &Judged) -> StudyRecord {
         let facts = &judged.facts;
-        let kind = RecordKind::of(facts.file.kind);
+        let kind = RecordKind::of(facts.file.kind.name());
         let s: &Summary = &judged.summary;
         let mut r = StudyRecord::of_facts(kind, root, facts);
         r.prompt_tokens = s.expected_prompt_tokens;

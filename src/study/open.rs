@@ -3,7 +3,7 @@
 //! (and which shape: one study, or a sweep of them) it holds, so no caller guesses from the files.
 use super::evidence::{is_sweep, Evidence, EvidenceError, Plan};
 use super::facts::{HostFacts, VariantFacts};
-use super::file::{StudyFile, StudyFileError, StudyKind};
+use super::file::{KindName, StudyFile, StudyFileError};
 use crate::refusal::Refusal;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -80,9 +80,9 @@ pub(crate) enum OpenError {
 #[derive(Debug, Error)]
 pub(crate) enum WrongKind {
     #[error("{dir} is {a_study}{shape}, which `abprof {asked} --resume` cannot continue: `abprof {right} --resume {dir}` does", a_study = kind.a_study(), shape = if *sweep { " sweep" } else { "" }, right = kind.command(), dir = dir.display())]
-    Folder { dir: PathBuf, kind: StudyKind, sweep: bool, asked: &'static str },
-    #[error("study file {path} defines {a_study}, which `abprof {asked} --study` does not run: `abprof {right}` runs it (give its flags){hint}", a_study = kind.a_study(), right = kind.command(), path = path.display(), hint = if *kind == StudyKind::Trace { ", or drop its [trace] section to run it as an A/B study" } else { "" })]
-    File { path: PathBuf, kind: StudyKind, asked: &'static str },
+    Folder { dir: PathBuf, kind: KindName, sweep: bool, asked: &'static str },
+    #[error("study file {path} defines {a_study}, which `abprof {asked} --study` does not run: `abprof {right}` runs it (give its flags){hint}", a_study = kind.a_study(), right = kind.command(), path = path.display(), hint = if *kind == KindName::Trace { ", or drop its [trace] section to run it as an A/B study" } else { "" })]
+    File { path: PathBuf, kind: KindName, asked: &'static str },
 }
 
 /// Opens the study (or sweep) folder `dir`.
@@ -94,8 +94,8 @@ pub(crate) fn open(dir: &Path) -> Result<StudyFolder, OpenError> {
 }
 
 impl StudyFolder {
-    pub(crate) fn kind(&self) -> StudyKind {
-        self.file.kind
+    pub(crate) fn kind(&self) -> KindName {
+        self.file.kind.name()
     }
 
     /// What the study here ran on (its study file as already read, the plan, host and variant
@@ -105,7 +105,7 @@ impl StudyFolder {
     }
 
     /// The folder, when `abprof <kind> --resume` may continue it.
-    pub(crate) fn resumed_by(self, kind: StudyKind) -> Result<StudyFolder, Refusal> {
+    pub(crate) fn resumed_by(self, kind: KindName) -> Result<StudyFolder, Refusal> {
         if self.kind() == kind {
             return Ok(self);
         }
@@ -121,10 +121,10 @@ impl StudyFolder {
 /// The study file at `path` for `abprof <asked> --study`, which runs studies of `kind`: read,
 /// checked to be of that kind, its relative paths taken from the file's folder. Every way it
 /// cannot run is a refusal (exit 2), before anything is created.
-pub(crate) fn load_study_file(path: &Path, kind: StudyKind, asked: &'static str) -> Result<StudyFile, Refusal> {
+pub(crate) fn load_study_file(path: &Path, kind: KindName, asked: &'static str) -> Result<StudyFile, Refusal> {
     let file = StudyFile::load(path).map_err(Refusal::of)?;
-    if file.kind != kind {
-        return Err(Refusal::of(WrongKind::File { path: path.into(), kind: file.kind, asked }));
+    if file.kind.name() != kind {
+        return Err(Refusal::of(WrongKind::File { path: path.into(), kind: file.kind.name(), asked }));
     }
     Ok(file.with_paths_from(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."))))
 }

@@ -14,7 +14,7 @@ use super::chat::AnotherBlock;
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{numbered, NextBlock, Plan, SampleLayout};
-use super::file::{KindSection, StudyFile, TracerCommand};
+use super::file::{StudyFile, TracerCommand};
 use crate::measure::{AttachedLoad, ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::trace::manifest::{TraceManifest, TracedRun, UntracedSamples};
@@ -151,8 +151,12 @@ impl TraceStudy {
     /// `another_block` retakes the untraced blocks a rule about the host spoiled
     /// (docs/methodology.md §7.19), as in an A/B study.
     pub(crate) fn new(file: &StudyFile, another_block: Option<AnotherBlock>) -> Result<TraceStudy> {
-        let KindSection::Trace(t) = file.kind_section() else {
-            bail!("{} is not a trace study: `abprof {}` runs it", file.kind.a_study(), file.kind.command())
+        let Some(t) = file.kind.trace() else {
+            bail!(
+                "{} is not a trace study: `abprof {}` runs it",
+                file.kind.name().a_study(),
+                file.kind.name().command()
+            )
         };
         Ok(TraceStudy {
             chat: ChatStudy::with_another_block(another_block),
@@ -202,7 +206,7 @@ impl TraceStudy {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
         let out = tracer_out(ctx, slot);
-        let console = self.tracer.attaching(&out, self.finalize_timeout).map_or(files.console_log(), |a| a.console);
+        let console = self.tracer.attach_log(&out).unwrap_or_else(|| files.console_log());
         let trace = find_output(&self.tracer, &console, &out)?;
         // One parallel pass proves the file readable and not empty; attribution comes later.
         let kernels = crate::trace::detect::open_trace(&trace)
@@ -322,10 +326,7 @@ impl StudyConfig for TraceStudy {
 
     /// Traced blocks of every variant spread among the untraced blocks, a traced one first.
     fn plan(&self, file: &StudyFile, variants: &[Variant]) -> Plan {
-        let traced = match file.kind_section() {
-            KindSection::Trace(t) => t.traced.max(1) as usize,
-            _ => 1,
-        };
+        let traced = file.kind.trace().map_or(1, |t| t.traced.max(1) as usize);
         let (slots, traced) = trace_plan(variants.len(), traced, file.samples as usize, file.order_seed);
         Plan {
             labels: variants.iter().map(|v| v.label.clone()).collect(),

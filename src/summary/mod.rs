@@ -34,7 +34,7 @@ pub(crate) mod windows;
 
 use crate::measure::Sample;
 use crate::study::evidence::{Evidence, OrderEntry};
-use crate::study::file::{KindSection, StudyFile};
+use crate::study::file::StudyFile;
 use crate::study::isolation::IsolationRecord;
 use crate::study::StudyFacts;
 use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
@@ -240,7 +240,7 @@ fn per_position_medians(samples: &[&Sample]) -> Option<Vec<f64>> {
 /// The adaptive rule on a summary of the study `file` describes, with `blocks` planned
 /// (docs/methodology.md §17).
 fn adaptive_rule_of(file: &StudyFile, blocks: usize, s: &Summary) -> Option<adaptive::Adaptive> {
-    let KindSection::Ab(Some(rule)) = file.kind_section() else { return None };
+    let rule = file.adaptive_rule()?;
     let candidates = s
         .variants
         .iter()

@@ -4,7 +4,7 @@ use super::rules::{sample_rejections, Expectations};
 use crate::measure::{PiRun, Sample, SampleFiles, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{Evidence, Plan};
-use crate::study::file::KindSection;
+use crate::study::file::StudyKind;
 use crate::study::StudyFacts;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use anyhow::Context;
@@ -180,12 +180,12 @@ pub(crate) struct PiRunFacts {
 /// every sample it ever finished).
 pub(crate) fn pi_report(ev: &Evidence, study: &StudyFacts, facts: PiRunFacts) -> anyhow::Result<PiReport> {
     let (file, plan) = (&study.file, &study.plan);
-    let KindSection::Pi(pi) = file.kind_section() else {
+    let StudyKind::Pi(pi) = &file.kind else {
         anyhow::bail!(
             "{} is {}, not a Pi study: `abprof {} --resume` continues it",
             ev.root.display(),
-            file.kind.a_study(),
-            file.kind.command()
+            file.kind.name().a_study(),
+            file.kind.name().command()
         )
     };
     let restored = facts.restored.or_else(|| ev.read_isolation().ok()?.restored);

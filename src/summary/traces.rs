@@ -149,8 +149,8 @@ pub(crate) fn compared(comparison: Comparison, scaled_by_trace_samples: Option<L
 /// an `abprof trace` study's beside the untraced samples that scale them.
 pub(crate) fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
     match file.kind {
-        StudyKind::Trace => ev.root.clone(),
-        StudyKind::Ab | StudyKind::Pi => ev.root.join("traces"),
+        StudyKind::Trace(_) => ev.root.clone(),
+        StudyKind::Ab | StudyKind::Pi(_) => ev.root.join("traces"),
     }
 }
 

@@ -9,8 +9,8 @@ mod sweep;
 mod trace;
 
 pub(crate) use error::StudyFileError;
-pub use kind::StudyKind;
-pub(crate) use kind::{AdaptiveRule, KindSection};
+pub(crate) use kind::AdaptiveRule;
+pub use kind::{KindName, StudyKind};
 pub use pi::PiSection;
 pub use sweep::SweepSection;
 pub(crate) use sweep::{AxisName, AxisValue, Point, SweepAxis};
@@ -242,9 +242,9 @@ impl Default for IdleGate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StudyFile {
-    /// What the study measures. A file that does not say (written before `kind` existed, or by
-    /// hand) has the kind its sections imply, set by [`StudyFile::parse`].
-    #[serde(default = "unrecorded_kind")]
+    /// What the study measures, with its section: the file's `kind` key and its `[trace]` or
+    /// `[pi]` table, read and written by [`StudyFile::parse`] and [`StudyFile::to_toml`].
+    #[serde(skip)]
     pub kind: StudyKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -325,20 +325,9 @@ pub struct StudyFile {
     pub idle: IdleGate,
     #[serde(default)]
     pub isolation: Isolation,
-    /// The load is the real Pi agent instead of one chat request.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pi: Option<PiSection>,
-    /// One sample of every variant runs under this kernel tracer first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<TraceSection>,
     /// A sweep: one whole study per combination of these values (docs/methodology.md §16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSection>,
-}
-
-/// Overwritten by [`StudyFile::parse`] whenever the file has no `kind`.
-fn unrecorded_kind() -> StudyKind {
-    StudyKind::Ab
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -407,8 +396,6 @@ impl StudyFile {
             telemetry_hz: default_hz(),
             idle: IdleGate::default(),
             isolation: Isolation::default(),
-            pi: None,
-            trace: None,
             sweep: None,
         }
     }
@@ -430,34 +417,31 @@ impl StudyFile {
         Ok(f)
     }
 
-    /// The study file `text` holds, unchecked; the error is one line. A file without `kind` gets
-    /// the kind its sections imply ([`StudyKind::of_sections`]).
+    /// The study file `text` holds, unchecked but for its kind; the error is one line. The kind
+    /// and its section are taken out first ([`StudyKind::from_keys`]), the rest read as the
+    /// struct's keys.
     pub(crate) fn parse(text: &str) -> Result<StudyFile, String> {
         let one_line = |e: toml::de::Error| {
             e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
         };
-        let table: toml::Table = toml::from_str(text).map_err(one_line)?;
-        let mut f: StudyFile = toml::from_str(text).map_err(one_line)?;
-        if !table.contains_key("kind") {
-            f.kind = StudyKind::of_sections(f.pi.is_some(), f.trace.is_some());
-        }
-        Ok(f)
+        let mut table: toml::Table = toml::from_str(text).map_err(one_line)?;
+        let name: Option<KindName> = table.remove("kind").map(toml::Value::try_into).transpose().map_err(one_line)?;
+        let pi: Option<PiSection> = table.remove("pi").map(toml::Value::try_into).transpose().map_err(one_line)?;
+        let trace: Option<TraceSection> =
+            table.remove("trace").map(toml::Value::try_into).transpose().map_err(one_line)?;
+        let kind = StudyKind::from_keys(name, pi, trace)?;
+        let f: StudyFile = toml::Value::Table(table).try_into().map_err(one_line)?;
+        Ok(StudyFile { kind, ..f })
     }
 
-    /// The kind with the section it needs. Only for a checked file ([`StudyFile::check`] refuses
-    /// a kind without its section).
-    pub(crate) fn kind_section(&self) -> KindSection<'_> {
-        match (self.kind, &self.pi, &self.trace) {
-            (StudyKind::Pi, Some(pi), _) => KindSection::Pi(pi),
-            (StudyKind::Trace, _, Some(t)) => KindSection::Trace(t),
-            (StudyKind::Ab, _, _) => KindSection::Ab(self.is_adaptive().then(|| AdaptiveRule {
-                until_ci_pct: self.until_ci_pct,
-                until_decided: self.until_decided,
-                mei_pct: self.margin_pct(),
-                max_samples: self.max_samples(),
-            })),
-            (kind, _, _) => panic!("a {kind:?} study file without its section passed check()"),
-        }
+    /// The adaptive rule of an A/B study that adds blocks by one (docs/methodology.md §17).
+    pub(crate) fn adaptive_rule(&self) -> Option<AdaptiveRule> {
+        (self.kind == StudyKind::Ab && self.is_adaptive()).then(|| AdaptiveRule {
+            until_ci_pct: self.until_ci_pct,
+            until_decided: self.until_decided,
+            mei_pct: self.margin_pct(),
+            max_samples: self.max_samples(),
+        })
     }
 
     /// The study this point of the sweep runs: this study with the point's values, and no sweep.
@@ -492,7 +476,7 @@ impl StudyFile {
         let bad = |m: String| Err(StudyFileError::Contradiction(m));
         sweep.check_axes()?;
         if self.kind != StudyKind::Ab {
-            return bad(format!("a sweep runs A/B studies: {} cannot be swept", self.kind.a_study()));
+            return bad(format!("a sweep runs A/B studies: {} cannot be swept", self.kind.name().a_study()));
         }
         if !sweep.tokens.is_empty() && (self.tokens != 0 || self.workload.is_some_and(|w| w.fixes_tokens())) {
             return bad("tokens are swept in [sweep]: drop the top-level tokens and workload".into());
@@ -510,25 +494,6 @@ impl StudyFile {
         Ok(())
     }
 
-    /// The kind has its section, and no section of another kind.
-    fn check_kind(&self) -> Result<(), StudyFileError> {
-        let (pi, trace) = (self.pi.is_some(), self.trace.is_some());
-        let problem = match self.kind {
-            StudyKind::Ab if pi || trace => {
-                Some("kind = \"ab\" has no [pi] or [trace] section: drop it, or set the kind it belongs to")
-            }
-            StudyKind::Trace if !trace => Some("kind = \"trace\" needs its [trace] section"),
-            StudyKind::Trace if pi => Some("kind = \"trace\" has no [pi] section: drop it"),
-            StudyKind::Pi if !pi => Some("kind = \"pi\" needs its [pi] section"),
-            StudyKind::Pi if trace => Some("kind = \"pi\" has no [trace] section: drop it"),
-            _ => None,
-        };
-        match problem {
-            Some(p) => Err(StudyFileError::Contradiction(p.into())),
-            None => Ok(()),
-        }
-    }
-
     /// Relative paths taken from `base` made absolute, so the copy in the evidence folder re-runs
     /// from anywhere.
     pub(crate) fn with_paths_from(mut self, base: &Path) -> StudyFile {
@@ -538,8 +503,25 @@ impl StudyFile {
         self
     }
 
+    /// The file's text: `kind` first, the struct's keys, then the kind's section.
     pub(crate) fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).expect("a study file always serializes")
+        #[derive(Serialize)]
+        struct Section<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pi: Option<&'a PiSection>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            trace: Option<&'a TraceSection>,
+        }
+        let written = |text: Result<String, toml::ser::Error>| text.expect("a study file always serializes");
+        // The kind's name is one of three plain words, a TOML string as it is.
+        let kind = format!("kind = \"{}\"\n", self.kind.name().command());
+        let keys = written(toml::to_string_pretty(self));
+        let section = written(toml::to_string_pretty(&Section { pi: self.kind.pi(), trace: self.kind.trace() }));
+        if section.is_empty() {
+            format!("{kind}{keys}")
+        } else {
+            format!("{kind}{keys}\n{section}")
+        }
     }
 
     /// The sample count an adaptive study stops at.
@@ -605,7 +587,7 @@ impl StudyFile {
     /// The MTP yardstick (§4.1) is an A/B study of its own nine prompts, each on a cold KV.
     fn check_mtp_yardstick(&self) -> Result<(), StudyFileError> {
         let problem = if self.kind != StudyKind::Ab {
-            format!("workload mtp-yardstick is an A/B workload: {} cannot run it", self.kind.a_study())
+            format!("workload mtp-yardstick is an A/B workload: {} cannot run it", self.kind.name().a_study())
         } else if self.prompt.is_some() || self.prompt_tokens.is_some() {
             "workload mtp-yardstick sends its own nine prompts: drop prompt and prompt_tokens (--prompt, --prompt-tokens)".into()
         } else if self.sweep.as_ref().is_some_and(|s| !s.prompt_tokens.is_empty()) {
@@ -625,7 +607,7 @@ impl StudyFile {
         } else if !soak {
             return Ok(());
         } else if self.kind != StudyKind::Ab {
-            format!("workload soak is an A/B workload: {} cannot run it", self.kind.a_study())
+            format!("workload soak is an A/B workload: {} cannot run it", self.kind.name().a_study())
         } else if self.pure_decode {
             "workload soak times every request with its prefill (the load that heats the device): drop pure_decode (--pure-decode)".into()
         } else {
@@ -682,13 +664,13 @@ impl StudyFile {
         within(self.idle.consecutive, 0, MAX_IDLE_SAMPLES, "idle.consecutive")?;
         within(self.idle.interval_ms, 0, MAX_INTERVAL_MS, "idle.interval_ms")?;
         timeout(self.idle.timeout_s, "idle.timeout_s")?;
-        if let Some(pi) = &self.pi {
+        if let Some(pi) = self.kind.pi() {
             timeout(pi.timeout_s, "pi.timeout_s")?;
             timeout(pi.code_timeout_s, "pi.code_timeout_s")?;
             within(pi.max_tokens, 0, MAX_TOKENS, "pi.max_tokens")?;
             within(pi.context_window, 0, MAX_TOKENS, "pi.context_window")?;
         }
-        if let Some(t) = &self.trace {
+        if let Some(t) = self.kind.trace() {
             timeout(t.finalize_timeout_s, "trace.finalize_timeout_s")?;
             within(t.traced, 0, MAX_SAMPLES, "trace.traced")?;
         }
@@ -702,7 +684,6 @@ impl StudyFile {
         if self.samples == 0 {
             return Err(StudyFileError::Missing("samples >= 1"));
         }
-        self.check_kind()?;
         let sweep = self.sweep.as_ref();
         if let Some(sweep) = sweep {
             self.check_sweep(sweep)?;
@@ -715,7 +696,7 @@ impl StudyFile {
         }
         self.check_soak()?;
         // A Pi agent writes its own prompt, and the MTP yardstick sends its own nine.
-        if self.kind != StudyKind::Pi
+        if !matches!(self.kind, StudyKind::Pi(_))
             && self.workload != Some(Workload::MtpYardstick)
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()
@@ -777,7 +758,7 @@ power_max_w = 15.0
         assert_eq!(f.isolation.before[1].argv().unwrap(), vec!["powerprofilesctl", "set", "performance"]);
         assert_eq!(f.idle.power_max_w, Some(15.0));
         assert_eq!(f.telemetry, crate::telemetry::SourceKind::Auto);
-        let again: StudyFile = toml::from_str(&f.to_toml()).unwrap();
+        let again = StudyFile::parse(&f.to_toml()).unwrap();
         assert_eq!(again, f);
     }
 
@@ -797,19 +778,21 @@ power_max_w = 15.0
         let trace = "[trace]\nfinalize_timeout_s=5\n[trace.tracer]\nkind='nsys'\nprogram='/bin/nsys'\n";
         let pi = "[pi]\npi_bin='/p'\nmode='decode'\nprompt='x'\ntimeout_s=1\nmax_tokens=8\ncontext_window=64\npython='/py'\ncode_timeout_s=1\n";
         assert_eq!(StudyFile::parse(base).unwrap().kind, StudyKind::Ab);
-        assert_eq!(StudyFile::parse(&format!("{base}{trace}")).unwrap().kind, StudyKind::Trace);
+        assert_eq!(StudyFile::parse(&format!("{base}{trace}")).unwrap().kind.name(), KindName::Trace);
         let p = StudyFile::parse(&format!("{base}{pi}")).unwrap();
-        assert_eq!(p.kind, StudyKind::Pi);
-        assert!(matches!(p.kind_section(), KindSection::Pi(_)));
+        assert_eq!(p.kind.name(), KindName::Pi);
+        assert_eq!(p.kind.pi().map(|p| p.mode.as_str()), Some("decode"), "the kind carries its section");
         // Written back, the kind is recorded and reads as itself.
         let t = StudyFile::parse(&format!("{base}{trace}")).unwrap();
         assert!(t.to_toml().starts_with("kind = \"trace\"\n"), "{}", t.to_toml());
         assert_eq!(StudyFile::parse(&t.to_toml()).unwrap(), t);
-        // A recorded kind must agree with the sections.
-        let e = StudyFile::parse(&format!("kind='ab'\n{base}{trace}")).unwrap().check().unwrap_err().to_string();
+        // A recorded kind must agree with the sections: such a file does not read as a study.
+        let e = StudyFile::parse(&format!("kind='ab'\n{base}{trace}")).unwrap_err();
         assert!(e.contains("kind = \"ab\" has no [pi] or [trace] section"), "{e}");
-        let e = StudyFile::parse(&format!("kind='pi'\n{base}")).unwrap().check().unwrap_err().to_string();
+        let e = StudyFile::parse(&format!("kind='pi'\n{base}")).unwrap_err();
         assert!(e.contains("needs its [pi] section"), "{e}");
+        let e = StudyFile::parse(&format!("kind='trace'\n{base}{trace}{pi}")).unwrap_err();
+        assert!(e.contains("kind = \"trace\" has no [pi] section"), "{e}");
         assert!(StudyFile::parse(&format!("kind='sweep'\n{base}")).is_err(), "a sweep is a shape, not a kind");
         // A Pi study needs no prompt; an A/B study's adaptive rule comes with its kind.
         let pi_only = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\n";
@@ -817,13 +800,15 @@ power_max_w = 15.0
         let adaptive =
             StudyFile::parse(&format!("{base}samples=2\nuntil_ci_pct=1.5\n").replace("samples=1\n", "")).unwrap();
         adaptive.check().unwrap();
-        let KindSection::Ab(Some(rule)) = adaptive.kind_section() else { panic!("an adaptive A/B study") };
+        let Some(rule) = adaptive.adaptive_rule() else { panic!("an adaptive A/B study") };
         assert_eq!((rule.until_ci_pct, rule.max_samples), (Some(1.5), DEFAULT_MAX_SAMPLES));
     }
 
     #[test]
     fn unknown_keys_and_missing_prompt_are_errors() {
         assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
+        let e = StudyFile::parse("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").unwrap_err();
+        assert!(e.contains("bogus"), "the unknown key is named: {e}");
         let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
         assert!(matches!(f.check(), Err(StudyFileError::Missing(_))));
         let base = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nprompt_tokens=50\n";
@@ -883,8 +868,8 @@ mod new_tests {
 
     #[test]
     fn a_new_study_file_has_the_defaults_of_a_file_that_leaves_every_key_out() {
-        let read: StudyFile =
-            toml::from_str("kind='ab'\nmodel='/m.gguf'\ntokens=64\nsamples=3\nvariants=['a=/b','b=/b|kv=q8_0']\n")
+        let read =
+            StudyFile::parse("kind='ab'\nmodel='/m.gguf'\ntokens=64\nsamples=3\nvariants=['a=/b','b=/b|kv=q8_0']\n")
                 .unwrap();
         let made = StudyFile::new("/m.gguf".into(), 64, 3, vec!["a=/b".into(), "b=/b|kv=q8_0".into()]);
         assert_eq!(made, read);
@@ -923,9 +908,9 @@ mod sweep_tests {
         assert_eq!((p.prompt_tokens, p.tokens, p.sweep.is_none()), (Some(2000), 8, true));
         assert_eq!(p.name.as_deref(), Some("prompt-tokens=2000,tokens=8"));
         // The point's study file stands alone: it round-trips and re-runs without the sweep.
-        let again: StudyFile = toml::from_str(&p.to_toml()).unwrap();
+        let again = StudyFile::parse(&p.to_toml()).unwrap();
         assert_eq!(again, p);
-        let whole: StudyFile = toml::from_str(&f.to_toml()).unwrap();
+        let whole = StudyFile::parse(&f.to_toml()).unwrap();
         assert_eq!(whole, f, "the sweep's own file round-trips, its tokens absent");
         assert!(!f.to_toml().contains("\ntokens = 0"));
     }

@@ -25,6 +25,9 @@ fn is_one_traced(n: &u32) -> bool {
     *n == 1
 }
 
+/// The attaching tracer's console, in its output folder.
+const ATTACH_LOG: &str = "attach.log";
+
 /// Which tracer wraps the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -61,11 +64,17 @@ impl TracerCommand {
             TracerCommand::Rocprofv3 { program, attach: true } => Some(crate::measure::AttachSpec {
                 program: program.clone(),
                 out: out.to_path_buf(),
-                console: out.join("attach.log"),
+                console: out.join(ATTACH_LOG),
                 detach_timeout,
             }),
             _ => None,
         }
+    }
+
+    /// Where the tracer's console is logged for a traced sample whose output goes to `out`: an
+    /// attaching tracer's own log there, else None (the server's console, which it wraps).
+    pub(crate) fn attach_log(&self, out: &Path) -> Option<PathBuf> {
+        self.attaches().then(|| out.join(ATTACH_LOG))
     }
 
     pub(crate) fn kind(&self) -> Tracer {
