@@ -13,8 +13,11 @@
 //! the cap 1.4× a plain one), while a clear change still stops at its first looks (O'Brien and
 //! Fleming's boundary, the other candidate, held it back for blocks on Student's t with 2
 //! degrees of freedom). The equivalence verdict ("the same within ±m") takes Pocock's constant
-//! level at 2α, the repeated form of the two one-sided tests at α each, so a study where nothing
-//! changed can stop early.
+//! level at 2α, the repeated form of the two one-sided tests at α each, over the looks between the
+//! first and the cap, so a study where nothing changed can stop early: its first look (a t with 2
+//! degrees of freedom, whose interval is wider than any margin it could be asked) and its cap (the
+//! look a study that could not stop runs to anyway) take [`PETO_INTERIM`], which leaves the looks
+//! that can stop it a looser level.
 use super::stats::MIN_VALUES;
 use super::t_test::two_sided_quantile;
 use rand::{Rng, SeedableRng};
@@ -42,6 +45,8 @@ pub(crate) enum Shape {
     HaybittlePeto,
     /// One level at every look.
     Pocock,
+    /// One level at every look between the first and the cap; [`PETO_INTERIM`] at those two.
+    PocockInner,
 }
 
 /// The per-look levels of a study that looks after `first` blocks and every block up to `max`.
@@ -61,9 +66,11 @@ impl Boundary {
         Boundary::calibrated(first, max, Shape::HaybittlePeto, ALPHA)
     }
 
-    /// The boundary of the equivalence verdict: Pocock's at 2 × [`ALPHA`] two-sided.
+    /// The boundary of the equivalence verdict: Pocock's between the first look and the cap (at
+    /// every look where there is none between them), at 2 × [`ALPHA`] two-sided.
     pub(crate) fn equivalence(first: usize, max: usize) -> Boundary {
-        Boundary::calibrated(first, max, Shape::Pocock, 2.0 * ALPHA)
+        let shape = if max >= first.max(MIN_VALUES) + 2 { Shape::PocockInner } else { Shape::Pocock };
+        Boundary::calibrated(first, max, shape, 2.0 * ALPHA)
     }
 
     /// A boundary of `shape` whose looks hold the truth together with 1 − `alpha`.
@@ -90,14 +97,15 @@ impl Boundary {
         if self.max <= self.first {
             return self.level;
         }
-        look_level(self.shape, self.level, n.clamp(self.first, self.max), self.max)
+        look_level(self.shape, self.level, n.clamp(self.first, self.max), self.first, self.max)
     }
 }
 
-/// Look `n`'s level of a boundary whose calibrated level is `level`.
-fn look_level(shape: Shape, level: f64, n: usize, max: usize) -> f64 {
+/// Look `n`'s level of a boundary over looks `first..=max` whose calibrated level is `level`.
+fn look_level(shape: Shape, level: f64, n: usize, first: usize, max: usize) -> f64 {
     match shape {
         Shape::HaybittlePeto if n < max => PETO_INTERIM,
+        Shape::PocockInner if n == first || n == max => PETO_INTERIM,
         _ => level,
     }
 }
@@ -122,8 +130,9 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> f64 {
         }
     }
     let crossing = |level: f64| -> f64 {
-        let q: Vec<f64> =
-            (first..=max).map(|n| two_sided_quantile(look_level(shape, level, n, max), n as f64 - 1.0)).collect();
+        let q: Vec<f64> = (first..=max)
+            .map(|n| two_sided_quantile(look_level(shape, level, n, first, max), n as f64 - 1.0))
+            .collect();
         t.chunks(looks).filter(|path| path.iter().zip(&q).any(|(t, q)| t > q)).count() as f64 / PATHS as f64
     };
     // Bonferroni's α/looks crosses at most α, α itself at least α (the earlier looks cross too).
@@ -144,7 +153,9 @@ mod tests {
     use super::*;
 
     /// Haybittle–Peto's looks before the cap take [`PETO_INTERIM`] and the cap nearly α;
-    /// Pocock's one level lies between Bonferroni's α/looks and α; a study that looks once takes α.
+    /// Pocock's one level lies between Bonferroni's α/looks and α; the equivalence boundary's
+    /// first look and cap take [`PETO_INTERIM`] and the looks between one level; a study that looks
+    /// once takes α.
     #[test]
     fn each_shape_spends_alpha_as_it_should() {
         let hp = Boundary::difference(3, 10);
@@ -158,10 +169,18 @@ mod tests {
         assert_eq!(pocock.alpha_at(3), pocock.alpha_at(10));
         assert!(ALPHA / 8.0 < pocock.alpha_at(3) && pocock.alpha_at(3) < ALPHA, "{}", pocock.alpha_at(3));
         assert_eq!(Boundary::difference(2, 10), hp, "no look before 3 values a side");
-        let eq = Boundary::equivalence(3, 10).alpha_at(5);
+        let equivalence = Boundary::equivalence(3, 10);
+        assert_eq!(equivalence.alpha_at(3), PETO_INTERIM, "the first look is strict");
+        assert_eq!(equivalence.alpha_at(10), PETO_INTERIM, "so is the cap");
+        let eq = equivalence.alpha_at(5);
+        assert_eq!(equivalence.alpha_at(4), eq);
+        assert_eq!(equivalence.alpha_at(9), eq);
+        assert!(pocock.alpha_at(3) < eq && eq < 2.0 * ALPHA, "looser than Pocock's at α over all looks: {eq}");
+        let two_looks = Boundary::equivalence(3, 4);
+        assert_eq!(two_looks.alpha_at(3), two_looks.alpha_at(4), "no look between: Pocock's over both");
         let cap20 = Boundary::difference(3, 20).alpha_at(20);
         eprintln!(
-            "Haybittle–Peto 3..10: cap {cap:.4}; 3..20: cap {cap20:.4}; Pocock 3..10 {:.4}; equivalence (Pocock, 2α) {eq:.4}",
+            "Haybittle–Peto 3..10: cap {cap:.4}; 3..20: cap {cap20:.4}; Pocock 3..10 {:.4}; equivalence (Pocock between the first look and the cap, 2α) {eq:.4}",
             pocock.alpha_at(3)
         );
     }
