@@ -67,7 +67,7 @@ pub(crate) struct AbArgs {
     ///   true change                      0     -3%    -4%    -5%    -6%    -8%   -10%
     ///   estimate, --samples 10         0.0%   6.4%  21.4%  49.5%  78.2%  99.0%   100%
     ///   interval, --samples 10         0.0%   0.1%   0.5%   2.6%  11.0%  57.5%  94.5%
-    ///   estimate, --until-decided      0.1%   8.1%  24.7%  52.2%  80.0%  98.9%   100%
+    ///   estimate, --until-decided      0.1%   9.8%  26.9%  52.7%  79.5%  98.7%   100%
     ///
     /// (--until-decided --max-samples 10; the interval rule is refused with --until-decided,
     /// which stops as soon as the interval excludes 0.)
