@@ -349,6 +349,102 @@ fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
     assert_eq!(again["variants"][1]["mtp_yardstick"], y(1), "{}", again["variants"][1]);
 }
 
+/// SPEED-Bench's shape (#34 item 7, docs/methodology.md §4.3): MTP off against on on the
+/// predictable twin, every sample one cold server answering the eleven category prompts. Per
+/// variant and category the upstream client's figures (three requests each, nothing drafted on
+/// the off side, high acceptance on the predictable MTP side, the responses' counts equal to the
+/// log's or the sample would be rejected); per category of the candidate the compare script's two
+/// speedups beside the study's paired interval; the block in every summary format. 16 tokens a
+/// request keeps six cold samples of eleven requests short on the shared 2-core box.
+#[test]
+fn speed_bench_reports_each_category_and_the_compare_scripts_speedups() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("speed");
+    let model = std::env::var("MTP_PREDICTABLE_MODEL")
+        .ok()
+        .or_else(|| testbed().vars.get("MTP_PREDICTABLE_MODEL").cloned())
+        .expect("MTP_PREDICTABLE_MODEL");
+    let mut a: Vec<String> = ["ab", "--root"].map(String::from).to_vec();
+    a.push(root.display().to_string());
+    a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
+    a.extend(["--workload", "speed-bench", "--tokens", "16", "--samples", "3"].map(String::from));
+    // Acceptance and counts are asserted, no speed: a busy shared host must not reject (§7.7).
+    a.extend(["--foreign-cpu-max", "1000", "--json"].map(String::from));
+    for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
+        a.extend(["--variant".into(), v]);
+    }
+    let s = summary(&abprof().args(&a).output().unwrap());
+    assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
+    let categories = [
+        "coding",
+        "humanities",
+        "math",
+        "multilingual",
+        "qa",
+        "rag",
+        "reasoning",
+        "roleplay",
+        "stem",
+        "summarization",
+        "writing",
+        "overall",
+    ];
+    let b = |i: usize| s["variants"][i]["speed_bench"].clone();
+    for i in 0..2 {
+        let rows = b(i)["categories"].as_array().unwrap().clone();
+        let names: Vec<&str> = rows.iter().map(|r| r["category"].as_str().unwrap()).collect();
+        assert_eq!(names, categories, "{}", b(i));
+        for r in &rows[..11] {
+            assert_eq!(r["requests"], 3, "{r}");
+            assert!(r["decode_tps_mean"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["prompt_tps_mean"].as_f64().unwrap() > 0.0, "{r}");
+            assert!(r["latency_ms_mean"].as_f64().unwrap() > 0.0, "{r}");
+        }
+        assert_eq!(rows[11]["requests"], 33, "{}", rows[11]);
+    }
+    let off_overall = &b(0)["categories"][11];
+    assert_eq!(
+        (off_overall["drafted"].as_u64(), off_overall["acceptance"].is_null()),
+        (Some(0), true),
+        "{off_overall}"
+    );
+    let on_overall = &b(1)["categories"][11];
+    assert!(on_overall["drafted"].as_u64().unwrap() > 0, "{on_overall}");
+    assert!(on_overall["acceptance"].as_f64().unwrap() > 0.9, "{on_overall}");
+    assert!(b(0)["changes"].is_null(), "the baseline has no changes: {}", b(0));
+    let changes = b(1)["changes"].as_array().unwrap().clone();
+    assert_eq!(changes.len(), 12, "{}", b(1));
+    for c in &changes {
+        assert!(c["decode_speedup"].as_f64().unwrap() > 0.0, "{c}");
+        assert!(c["latency_speedup"].as_f64().unwrap() > 0.0, "{c}");
+        let ci = &c["decode_change"];
+        assert!(ci["lo_pct"].as_f64().unwrap() <= ci["hi_pct"].as_f64().unwrap(), "three blocks give an interval: {c}");
+    }
+    // The sample: eleven requests in the assets' order, eleven timing blocks.
+    let mut dirs: Vec<_> = std::fs::read_dir(root.join("samples")).unwrap().map(|e| e.unwrap().path()).collect();
+    dirs.sort();
+    let first_on = dirs.iter().find(|p| p.to_string_lossy().ends_with("-on")).expect("an MTP sample");
+    let on = read_json(&first_on.join("sample.json"));
+    let names: Vec<&str> = on["extra"]["speed_bench"]["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["prompt"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, categories[..11]);
+    assert_eq!(on["timing_blocks"], 11);
+    // The blocks beside the verdicts in every summary format.
+    let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
+    assert!(text.contains("SPEED-Bench (§4.3)") && text.contains("decode speedup"), "{text}");
+    let report = std::fs::read_to_string(root.join("report.md")).unwrap();
+    assert!(report.contains("### SPEED-Bench (§4.3)") && report.contains("latency speedup"), "{report}");
+    let html = std::fs::read_to_string(root.join("report.html")).unwrap();
+    assert!(html.contains("SPEED-Bench against the baseline"), "the page has the speedups");
+    let toml = std::fs::read_to_string(root.join("study.toml")).unwrap();
+    assert!(toml.contains("workload = \"speed-bench\"") && !toml.contains("prompt"), "{toml}");
+}
+
 /// The soak (#22 item 4, methodology §4.2): every sample is one cold server answering the
 /// study's request `--soak-requests` times back to back. Each request's rate lands in the record
 /// and in the summary (per request, and the last against the first with an interval across

@@ -102,7 +102,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
             refuse!("give --tokens N or --workload {WORKLOADS} (or --sweep tokens=N,…)")
         }
     };
-    let yardstick = a.workload.workload == Some(Workload::MtpYardstick);
+    // The MTP yardstick and SPEED-Bench send their own prompts.
+    let own_prompts = a.workload.workload.and_then(Workload::own_prompts).is_some();
     let prompt_swept = swept(|s| !s.prompt_tokens.is_empty());
     if prompt_swept && (a.prompt.prompt.is_some() || a.prompt.prompt_tokens.is_some()) {
         refuse!("--sweep prompt-tokens=… gives the prompt lengths: drop --prompt and --prompt-tokens");
@@ -119,7 +120,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         let copy = crate::variant::aa_copy(&variants[0]).context("variant spec has no '='")?;
         variants.push(copy);
     }
-    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !yardstick {
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !own_prompts {
         refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     let file = StudyFile {

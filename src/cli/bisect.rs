@@ -56,8 +56,12 @@ pub(crate) struct BisectArgs {
     pub(crate) output: OutputArgs,
 }
 
-/// A bisect step is one A/B of one prompt; the MTP yardstick's nine are `abprof ab`'s (§4.1).
-const NO_YARDSTICK: &str = "bisect times one calibrated prompt per step: run the MTP yardstick with abprof ab --workload mtp-yardstick, and bisect with --prompt/--prompt-tokens and --tokens";
+/// A bisect step is one A/B of one prompt; the MTP yardstick's nine (§4.1) and SPEED-Bench's
+/// eleven (§4.3) are `abprof ab`'s.
+fn own_prompts_refused(w: Workload) -> String {
+    let name = w.name();
+    format!("bisect times one calibrated prompt per step: run workload {name} with abprof ab --workload {name}, and bisect with --prompt/--prompt-tokens and --tokens")
+}
 
 /// The study of every step: from --study or the flags, with the template variant's fields.
 fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
@@ -67,8 +71,8 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
             let v = &a.variants;
             let Some(model) = &v.model else { refuse!("--model is required (or pass --study FILE)") };
             v.launch.common_args()?;
-            if a.workload.workload == Some(Workload::MtpYardstick) {
-                refuse!("{NO_YARDSTICK}")
+            if let Some(w) = a.workload.workload.filter(|w| w.own_prompts().is_some()) {
+                refuse!("{}", own_prompts_refused(w))
             }
             if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() {
                 refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the good build)");
@@ -81,8 +85,8 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
             file.with_paths_from(&std::env::current_dir()?)
         }
     };
-    if file.load_shape() == crate::study::file::LoadShape::MtpYardstick {
-        refuse!("{NO_YARDSTICK}")
+    if let Some(w) = file.workload.filter(|w| w.own_prompts().is_some()) {
+        refuse!("{}", own_prompts_refused(w))
     }
     let [template] = file.variants.as_slice() else {
         refuse!(

@@ -1,12 +1,13 @@
 //! The A/B workload: one streamed chat request of an exact-length prompt (docs/methodology.md
 //! §2), optionally after a prompt-cache warm-up (pure decode, §4); or a sequence of named
 //! requests sent back to back to the same cold server: the MTP yardstick's nine (§4.1), the
-//! soak's N (§4.2).
+//! soak's N (§4.2), SPEED-Bench's eleven (§4.3).
 use super::files::SampleFiles;
 use super::load::{Load, LoadRun};
 use super::mtp_yardstick::MtpYardstickRun;
 use super::record::Sample;
 use super::soak::SoakRun;
+use super::speed_bench::SpeedBenchRun;
 use crate::client::{ChatRequest, Client, StreamRecord, TokenLogprobs};
 use crate::server::log::TimingBlock;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use std::time::Duration;
 pub(crate) enum SequenceKind {
     MtpYardstick,
     Soak,
+    SpeedBench,
 }
 
 pub(crate) struct ChatLoad {
@@ -145,6 +147,7 @@ impl Load for ChatLoad {
             None => {}
             Some(SequenceKind::MtpYardstick) => sample.extra.mtp_yardstick = Some(MtpYardstickRun::of(&self.responses)),
             Some(SequenceKind::Soak) => sample.extra.soak = Some(SoakRun::of(&self.responses)),
+            Some(SequenceKind::SpeedBench) => sample.extra.speed_bench = Some(SpeedBenchRun::of(&self.responses)),
         }
     }
 }

@@ -19,6 +19,7 @@ mod run_tests;
 pub(crate) mod sequence;
 pub(crate) mod soak;
 pub(crate) mod spec_metrics;
+pub(crate) mod speed_bench;
 
 pub(crate) use attach::{AttachSpec, AttachedLoad, ATTACH_ENV};
 pub(crate) use chat::{ChatLoad, SequenceKind};

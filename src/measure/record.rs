@@ -202,6 +202,9 @@ pub(crate) struct SampleExtra {
     /// The soak's requests (docs/methodology.md §4.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) soak: Option<super::soak::SoakRun>,
+    /// The SPEED-Bench-shaped workload's requests, one per category (docs/methodology.md §4.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) speed_bench: Option<super::speed_bench::SpeedBenchRun>,
     /// The power state read right after the request (docs/methodology.md §7.17
     /// "power-state-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -259,10 +262,12 @@ impl SampleExtra {
         *self == SampleExtra::default()
     }
 
-    /// The requests of a sample of several (the MTP yardstick's, the soak's), in the order sent.
+    /// The requests of a sample of several (the MTP yardstick's, the soak's, SPEED-Bench's), in
+    /// the order sent.
     pub(crate) fn sequence(&self) -> Option<&[super::sequence::SequenceRequest]> {
         let yardstick = self.mtp_yardstick.as_ref().map(|y| y.requests.as_slice());
-        yardstick.or(self.soak.as_ref().map(|s| s.requests.as_slice()))
+        let speed_bench = self.speed_bench.as_ref().map(|r| r.requests.as_slice());
+        yardstick.or(speed_bench).or(self.soak.as_ref().map(|s| s.requests.as_slice()))
     }
 }
 

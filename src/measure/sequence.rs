@@ -1,5 +1,6 @@
 //! A sample of several requests to one cold server, one after another (the MTP yardstick,
-//! docs/methodology.md §4.1; the soak, §4.2): what each response reported, in the order sent.
+//! docs/methodology.md §4.1; the soak, §4.2; SPEED-Bench's categories, §4.3): what each response
+//! reported, in the order sent.
 use crate::client::StreamRecord;
 use serde::{Deserialize, Serialize};
 
@@ -7,7 +8,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct SequenceRequest {
     /// The request's name: the yardstick's prompt ([`super::mtp_yardstick::PROMPTS`]), the
-    /// soak's `request N` (`prompt` in the record, as the yardstick first wrote it).
+    /// soak's `request N`, SPEED-Bench's category ([`super::speed_bench::PROMPTS`]) (`prompt` in
+    /// the record, as the yardstick first wrote it).
     #[serde(rename = "prompt")]
     pub(crate) name: String,
     /// Request start → response end, ms, as the client saw it.

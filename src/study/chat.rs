@@ -1,12 +1,12 @@
 //! The A/B configuration of the study loop: every sample is one streamed chat request of the
-//! study's calibrated prompt (docs/methodology.md §3, §4), or the MTP yardstick's nine (§4.1).
+//! study's calibrated prompt (docs/methodology.md §3, §4), or a workload's own prompts: the MTP
+//! yardstick's nine (§4.1), SPEED-Bench's eleven (§4.3).
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{Evidence, NextBlock};
 use super::file::{LoadShape, StudyFile};
 use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
-use crate::measure::mtp_yardstick::PROMPTS;
 use crate::measure::{soak, ChatLoad, SequenceKind};
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
@@ -83,17 +83,18 @@ fn request_of(prompt: &str, file: &StudyFile) -> ChatRequest {
     request
 }
 
-/// The MTP yardstick's nine requests in their fixed order (§4.1): the PR script's seed 42, and
-/// temperature 0 (greedy) as every abprof request.
-fn mtp_yardstick_requests(file: &StudyFile) -> Vec<(String, ChatRequest)> {
-    PROMPTS.iter().map(|(name, text)| (name.to_string(), request_of(text, file))).collect()
+/// A workload's own requests in their fixed order: the MTP yardstick's nine (§4.1: the PR
+/// script's seed 42), SPEED-Bench's eleven (§4.3), at temperature 0 (greedy) as every abprof
+/// request.
+fn own_requests(prompts: &[(&str, &str)], file: &StudyFile) -> Vec<(String, ChatRequest)> {
+    prompts.iter().map(|(name, text)| (name.to_string(), request_of(text, file))).collect()
 }
 
 impl StudyConfig for ChatStudy {
     type Load = ChatLoad;
 
     async fn prepare(&mut self, ctx: &StudyContext<'_>) -> Result<()> {
-        if ctx.file.load_shape() != LoadShape::MtpYardstick {
+        if ctx.file.workload.and_then(|w| w.own_prompts()).is_none() {
             (self.prompt, self.expected_prompt_tokens) = prompt_for(ctx).await?;
         }
         Ok(())
@@ -113,9 +114,16 @@ impl StudyConfig for ChatStudy {
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {
         let stall = Duration::from_secs(ctx.file.stall_timeout_s);
         Ok(match ctx.file.load_shape() {
-            LoadShape::MtpYardstick => {
-                ChatLoad::sequence(SequenceKind::MtpYardstick, mtp_yardstick_requests(ctx.file), stall)
-            }
+            LoadShape::MtpYardstick => ChatLoad::sequence(
+                SequenceKind::MtpYardstick,
+                own_requests(&crate::measure::mtp_yardstick::PROMPTS, ctx.file),
+                stall,
+            ),
+            LoadShape::SpeedBench => ChatLoad::sequence(
+                SequenceKind::SpeedBench,
+                own_requests(&crate::measure::speed_bench::PROMPTS, ctx.file),
+                stall,
+            ),
             LoadShape::Soak => {
                 let requests = (0..ctx.file.timing_blocks()).map(|i| (soak::request_name(i), self.request(ctx.file)));
                 ChatLoad::sequence(SequenceKind::Soak, requests.collect(), stall)

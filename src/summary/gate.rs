@@ -242,6 +242,7 @@ mod tests {
             memory: None,
             mtp_yardstick: None,
             soak: None,
+            speed_bench: None,
             mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],

@@ -25,6 +25,7 @@ pub(crate) mod sequential;
 #[cfg(test)]
 pub(crate) mod simulate;
 pub(crate) mod soak;
+pub(crate) mod speed_bench;
 pub(crate) mod stats;
 pub(crate) mod sweep;
 mod t_test;
@@ -116,6 +117,10 @@ pub(crate) struct VariantSummary {
     /// workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) soak: Option<soak::SoakFigures>,
+    /// SPEED-Bench's figures per category, and a candidate's speedups and intervals per category
+    /// (docs/methodology.md §4.3); none for other workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) speed_bench: Option<speed_bench::SpeedBenchFigures>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -553,6 +558,14 @@ impl<'a> AcceptedSamples<'a> {
             .collect()
     }
 
+    /// The SPEED-Bench runs of a variant's accepted samples, each with its block.
+    fn speed_bench_runs(&self, vi: usize) -> Vec<(usize, &crate::measure::speed_bench::SpeedBenchRun)> {
+        self.accepted[vi]
+            .iter()
+            .filter_map(|&fi| self.sample(fi).extra.speed_bench.as_ref().map(|r| (self.found[fi].slot.repeat, r)))
+            .collect()
+    }
+
     fn values(&self, vi: usize, m: Metric) -> Vec<f64> {
         self.measured(vi, m).iter().map(|x| x.value).collect()
     }
@@ -640,6 +653,10 @@ impl<'a> AcceptedSamples<'a> {
             memory: memory::figures(&samples),
             mtp_yardstick: mtp_yardstick::figures(&samples),
             soak: samples.iter().any(|s| s.extra.soak.is_some()).then(|| self.soak(vi)).flatten(),
+            speed_bench: speed_bench::figures(
+                &self.speed_bench_runs(vi),
+                (vi > 0).then(|| self.speed_bench_runs(0)).as_deref(),
+            ),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),

@@ -4,18 +4,20 @@ use crate::study::file::Workload;
 use clap::Args;
 
 /// The `--workload` names, for messages.
-pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick|soak";
+pub(crate) const WORKLOADS: &str = "screening|sustained|trace-matched|mtp-yardstick|soak|speed-bench";
 
 /// Workload: output length, samples per variant, and how each request runs (ab, bisect).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct WorkloadArgs {
-    /// Output tokens per request (with --workload, only mtp-yardstick's 192 may be replaced).
+    /// Output tokens per request (with --workload, only the sequences' may be replaced:
+    /// mtp-yardstick's 192, soak's 512, speed-bench's 256).
     #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(2, crate::bounds::MAX_TOKENS))]
     pub(crate) tokens: Option<u32>,
     /// The workloads: screening (128 tokens), sustained (1024), trace-matched (512), mtp-yardstick
     /// (nine fixed prompts of 192 tokens each, one cold server per sample: docs/methodology.md §4.1),
     /// soak (the request --soak-requests times back to back to one cold server per sample, 512
-    /// tokens unless --tokens: §4.2).
+    /// tokens unless --tokens: §4.2), speed-bench (one prompt per SPEED-Bench category, eleven of
+    /// 256 tokens each, one cold server per sample: §4.3).
     #[arg(long, value_enum)]
     pub(crate) workload: Option<Workload>,
     /// Requests per sample of --workload soak (2 to 1000; default 20).

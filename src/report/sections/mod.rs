@@ -9,6 +9,7 @@ mod per_variant;
 mod phases;
 pub(crate) mod soak;
 pub(crate) mod speculation;
+mod speed_bench;
 #[cfg(test)]
 pub(crate) mod testing;
 pub(crate) mod verdicts;
@@ -20,9 +21,10 @@ use crate::summary::Summary;
 type Sections = fn(&Summary) -> Vec<Section>;
 
 /// The order the sections are shown in.
-const ORDER: [Sections; 13] = [
+const ORDER: [Sections; 14] = [
     verdicts::sections,
     speculation::yardstick_sections,
+    speed_bench::sections,
     soak::sections,
     context::covariate,
     context::lines,

@@ -36,6 +36,11 @@ pub enum Workload {
     /// The study's request `soak_requests` times back to back to one cold server per sample, to
     /// the thermal steady state; the rate per request beside the verdict (§4.2).
     Soak,
+    /// The shape of llama.cpp's SPEED-Bench client: one prompt per category of the dataset's
+    /// qualitative config (eleven), 256 tokens each, one cold server per sample answering all
+    /// eleven; throughput, latency and acceptance per category, and the client's speedups beside
+    /// the study's intervals (§4.3).
+    SpeedBench,
 }
 
 /// An output length with a name (§4): what `screening`, `sustained` and `trace-matched` are.
@@ -58,12 +63,13 @@ impl LengthPreset {
 
 /// What each sample sends to its cold server: one request (every study without a workload, and
 /// the length presets), or a sequence — the MTP yardstick's nine prompts (§4.1), a soak's
-/// back-to-back requests (§4.2).
+/// back-to-back requests (§4.2), SPEED-Bench's eleven categories (§4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum LoadShape {
     OneRequest,
     MtpYardstick,
     Soak,
+    SpeedBench,
 }
 
 impl Workload {
@@ -76,6 +82,7 @@ impl Workload {
             Workload::TraceMatched => (Some(LengthPreset::TraceMatched), LoadShape::OneRequest),
             Workload::MtpYardstick => (None, LoadShape::MtpYardstick),
             Workload::Soak => (None, LoadShape::Soak),
+            Workload::SpeedBench => (None, LoadShape::SpeedBench),
         }
     }
 
@@ -85,8 +92,24 @@ impl Workload {
         match self.split() {
             (Some(preset), _) => preset.tokens(),
             (None, LoadShape::MtpYardstick) => crate::measure::mtp_yardstick::TOKENS,
+            (None, LoadShape::SpeedBench) => crate::measure::speed_bench::TOKENS,
             (None, _) => 512,
         }
+    }
+
+    /// The workload sends its own fixed prompts (the MTP yardstick's, SPEED-Bench's), none of the
+    /// study's: how many.
+    pub(crate) fn own_prompts(self) -> Option<usize> {
+        match self {
+            Workload::MtpYardstick => Some(crate::measure::mtp_yardstick::PROMPTS.len()),
+            Workload::SpeedBench => Some(crate::measure::speed_bench::PROMPTS.len()),
+            _ => None,
+        }
+    }
+
+    /// The workload's name in the file and on the command line.
+    pub(crate) fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self).map_or_else(String::new, |v| v.get_name().to_string())
     }
 
     /// The workload is a length preset, so `tokens` may not say otherwise.
@@ -455,7 +478,7 @@ impl StudyFile {
                 }
                 AxisValue::Tokens(n) => {
                     f.tokens = *n;
-                    // The MTP yardstick keeps its prompts at any length.
+                    // The MTP yardstick and SPEED-Bench keep their prompts at any length.
                     f.workload = f.workload.filter(|w| !w.fixes_tokens());
                 }
                 AxisValue::Kv(kv) => f.variants = f.variants.iter().map(|s| format!("{s}|kv={kv}")).collect(),
@@ -584,16 +607,23 @@ impl StudyFile {
         Ok(())
     }
 
-    /// The MTP yardstick (§4.1) is an A/B study of its own nine prompts, each on a cold KV.
-    fn check_mtp_yardstick(&self) -> Result<(), StudyFileError> {
+    /// The MTP yardstick (§4.1) and SPEED-Bench (§4.3) are A/B studies of their own `count`
+    /// prompts, each on a cold KV.
+    fn check_own_prompts(&self, w: Workload, count: usize) -> Result<(), StudyFileError> {
+        let name = w.name();
+        let count = match count {
+            9 => "nine".to_string(),
+            11 => "eleven".to_string(),
+            n => n.to_string(),
+        };
         let problem = if self.kind != StudyKind::Ab {
-            format!("workload mtp-yardstick is an A/B workload: {} cannot run it", self.kind.name().a_study())
+            format!("workload {name} is an A/B workload: {} cannot run it", self.kind.name().a_study())
         } else if self.prompt.is_some() || self.prompt_tokens.is_some() {
-            "workload mtp-yardstick sends its own nine prompts: drop prompt and prompt_tokens (--prompt, --prompt-tokens)".into()
+            format!("workload {name} sends its own {count} prompts: drop prompt and prompt_tokens (--prompt, --prompt-tokens)")
         } else if self.sweep.as_ref().is_some_and(|s| !s.prompt_tokens.is_empty()) {
-            "workload mtp-yardstick sends its own nine prompts: drop the prompt_tokens axis".into()
+            format!("workload {name} sends its own {count} prompts: drop the prompt_tokens axis")
         } else if self.pure_decode {
-            "workload mtp-yardstick times nine prompts with their prefills: drop pure_decode (--pure-decode)".into()
+            format!("workload {name} times {count} prompts with their prefills: drop pure_decode (--pure-decode)")
         } else {
             return Ok(());
         };
@@ -616,11 +646,13 @@ impl StudyFile {
         Err(StudyFileError::Contradiction(problem))
     }
 
-    /// Requests each sample sends: the yardstick's nine, the soak's N, else one (two timing
-    /// blocks under pure decode: the warm-up and the timed request).
+    /// Requests each sample sends: the yardstick's nine, SPEED-Bench's eleven, the soak's N, else
+    /// one (two timing blocks under pure decode: the warm-up and the timed request).
     pub(crate) fn timing_blocks(&self) -> usize {
+        if let Some(count) = self.workload.and_then(Workload::own_prompts) {
+            return count;
+        }
         match self.workload {
-            Some(Workload::MtpYardstick) => crate::measure::mtp_yardstick::PROMPTS.len(),
             Some(Workload::Soak) => self.soak_requests.unwrap_or(crate::measure::soak::DEFAULT_REQUESTS) as usize,
             _ if self.pure_decode => 2,
             _ => 1,
@@ -691,13 +723,13 @@ impl StudyFile {
         if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
-        if self.workload == Some(Workload::MtpYardstick) {
-            self.check_mtp_yardstick()?;
+        if let Some((w, count)) = self.workload.and_then(|w| w.own_prompts().map(|c| (w, c))) {
+            self.check_own_prompts(w, count)?;
         }
         self.check_soak()?;
-        // A Pi agent writes its own prompt, and the MTP yardstick sends its own nine.
+        // A Pi agent writes its own prompt, and the MTP yardstick and SPEED-Bench send their own.
         if !matches!(self.kind, StudyKind::Pi(_))
-            && self.workload != Some(Workload::MtpYardstick)
+            && self.workload.and_then(Workload::own_prompts).is_none()
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()
             && sweep.is_none_or(|s| s.prompt_tokens.is_empty())
@@ -844,6 +876,27 @@ mod mtp_yardstick_tests {
         let fixed = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='screening'\ntokens=32\nprompt_tokens=5\n";
         assert!(StudyFile::parse(fixed).unwrap().check().unwrap_err().to_string().contains("128 output tokens"));
     }
+
+    #[test]
+    fn speed_bench_sends_its_own_eleven_prompts_at_any_length() {
+        let base = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='speed-bench'\n";
+        let f = StudyFile::parse(&format!("{base}tokens=256\n")).unwrap();
+        f.check().unwrap();
+        assert_eq!(
+            (f.workload, f.load_shape(), f.timing_blocks()),
+            (Some(Workload::SpeedBench), LoadShape::SpeedBench, 11)
+        );
+        assert_eq!(StudyFile::parse(&f.to_toml()).unwrap(), f, "the workload round-trips for --resume");
+        let e = |extra: &str| {
+            StudyFile::parse(&format!("{base}tokens=32\n{extra}")).unwrap().check().unwrap_err().to_string()
+        };
+        assert!(
+            e("prompt_tokens=300\n").contains("workload speed-bench sends its own eleven prompts"),
+            "{}",
+            e("prompt_tokens=300\n")
+        );
+        assert!(e("pure_decode=true\n").contains("drop pure_decode"));
+    }
 }
 
 #[cfg(test)]
@@ -852,15 +905,24 @@ mod new_tests {
 
     #[test]
     fn a_workload_is_a_length_preset_or_a_load_shape_and_only_a_preset_fixes_the_tokens() {
-        let all =
-            [Workload::Screening, Workload::Sustained, Workload::TraceMatched, Workload::MtpYardstick, Workload::Soak];
+        let all = [
+            Workload::Screening,
+            Workload::Sustained,
+            Workload::TraceMatched,
+            Workload::MtpYardstick,
+            Workload::Soak,
+            Workload::SpeedBench,
+        ];
         let tokens: Vec<u32> = all.iter().map(|w| w.tokens()).collect();
-        assert_eq!(tokens, [128, 1024, 512, crate::measure::mtp_yardstick::TOKENS, 512]);
+        let (yardstick, speed_bench) = (crate::measure::mtp_yardstick::TOKENS, crate::measure::speed_bench::TOKENS);
+        assert_eq!(tokens, [128, 1024, 512, yardstick, 512, speed_bench]);
         let fixed: Vec<bool> = all.iter().map(|w| w.fixes_tokens()).collect();
-        assert_eq!(fixed, [true, true, true, false, false]);
+        assert_eq!(fixed, [true, true, true, false, false, false]);
         let shapes: Vec<LoadShape> = all.iter().map(|w| w.split().1).collect();
         use LoadShape::*;
-        assert_eq!(shapes, [OneRequest, OneRequest, OneRequest, MtpYardstick, Soak]);
+        assert_eq!(shapes, [OneRequest, OneRequest, OneRequest, MtpYardstick, Soak, SpeedBench]);
+        let names: Vec<String> = all.iter().map(|w| w.name()).collect();
+        assert_eq!(names, ["screening", "sustained", "trace-matched", "mtp-yardstick", "soak", "speed-bench"]);
         let file = StudyFile::new("/m.gguf".into(), 64, 3, vec!["a=/b".into()]);
         assert_eq!(file.load_shape(), OneRequest);
         assert_eq!(StudyFile { workload: Some(Workload::Soak), ..file }.load_shape(), Soak);
