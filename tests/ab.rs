@@ -278,6 +278,25 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
     assert!(caveats.contains("acceptance differs materially"), "{caveats}");
 }
 
+/// `abprof ab` of a sequence `workload` into `root`: MTP off against on, on the predictable twin,
+/// `tokens` a request, `samples` a side, `--json`. Acceptance and counts are asserted, no speed:
+/// a busy shared host must not reject (§7.7).
+fn mtp_off_against_on(root: &Path, workload: &str, tokens: u32, samples: u32) -> Vec<String> {
+    let model = std::env::var("MTP_PREDICTABLE_MODEL")
+        .ok()
+        .or_else(|| testbed().vars.get("MTP_PREDICTABLE_MODEL").cloned())
+        .expect("MTP_PREDICTABLE_MODEL");
+    let mut a: Vec<String> = ["ab", "--root"].map(String::from).to_vec();
+    a.push(root.display().to_string());
+    a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
+    a.extend(["--workload".into(), workload.into(), "--tokens".into(), tokens.to_string()]);
+    a.extend(["--samples".into(), samples.to_string(), "--foreign-cpu-max".into(), "1000".into(), "--json".into()]);
+    for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
+        a.extend(["--variant".into(), v]);
+    }
+    a
+}
+
 /// The community's MTP yardstick (#21 item 6, docs/methodology.md §4.1) taken abprof's way: MTP
 /// off against on on the predictable twin, every sample one cold server answering the nine prompts.
 /// The aggregate block: acceptance > 90% on the MTP side, nothing drafted on the off side, nine
@@ -289,20 +308,7 @@ fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("yard");
-    let model = std::env::var("MTP_PREDICTABLE_MODEL")
-        .ok()
-        .or_else(|| testbed().vars.get("MTP_PREDICTABLE_MODEL").cloned())
-        .expect("MTP_PREDICTABLE_MODEL");
-    let mut a: Vec<String> = ["ab", "--root"].map(String::from).to_vec();
-    a.push(root.display().to_string());
-    a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
-    a.extend(["--workload", "mtp-yardstick", "--tokens", "32", "--samples", "1"].map(String::from));
-    // Acceptance and counts are asserted, no speed: a busy shared host must not reject (§7.7).
-    a.extend(["--foreign-cpu-max", "1000", "--json"].map(String::from));
-    for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
-        a.extend(["--variant".into(), v]);
-    }
-    let s = summary(&abprof().args(&a).output().unwrap());
+    let s = summary(&abprof().args(mtp_off_against_on(&root, "mtp-yardstick", 32, 1)).output().unwrap());
     assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
     let y = |i: usize| s["variants"][i]["mtp_yardstick"].clone();
     for i in 0..2 {
@@ -361,20 +367,7 @@ fn speed_bench_reports_each_category_and_the_compare_scripts_speedups() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("speed");
-    let model = std::env::var("MTP_PREDICTABLE_MODEL")
-        .ok()
-        .or_else(|| testbed().vars.get("MTP_PREDICTABLE_MODEL").cloned())
-        .expect("MTP_PREDICTABLE_MODEL");
-    let mut a: Vec<String> = ["ab", "--root"].map(String::from).to_vec();
-    a.push(root.display().to_string());
-    a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
-    a.extend(["--workload", "speed-bench", "--tokens", "16", "--samples", "3"].map(String::from));
-    // Acceptance and counts are asserted, no speed: a busy shared host must not reject (§7.7).
-    a.extend(["--foreign-cpu-max", "1000", "--json"].map(String::from));
-    for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
-        a.extend(["--variant".into(), v]);
-    }
-    let s = summary(&abprof().args(&a).output().unwrap());
+    let s = summary(&abprof().args(mtp_off_against_on(&root, "speed-bench", 16, 3)).output().unwrap());
     assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
     let categories = [
         "coding",
