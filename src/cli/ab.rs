@@ -157,7 +157,7 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     }
     if a.gate_rule == GateRule::Interval && file.until_decided {
         return Err(Refusal::of(StudyFileError::Refused(
-            "--gate-rule interval asks for the whole interval beyond --threshold, and --until-decided (until_decided) stops as soon as the interval excludes 0, so a true -10% would fail it about 4% of the time (docs/methodology.md §8): give the study a fixed --samples N, or use --gate-rule estimate".into(),
+            "--gate-rule interval asks for the whole interval beyond --threshold, and --until-decided (until_decided) stops as soon as the interval excludes 0, so a true -10% would fail it about 10% of the time (docs/methodology.md §8): give the study a fixed --samples N, or use --gate-rule estimate".into(),
         ))
         .into());
     }

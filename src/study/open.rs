@@ -81,7 +81,7 @@ pub(crate) enum OpenError {
 pub(crate) enum WrongKind {
     #[error("{dir} is {a_study}{shape}, which `abprof {asked} --resume` cannot continue: `abprof {right} --resume {dir}` does", a_study = kind.a_study(), shape = if *sweep { " sweep" } else { "" }, right = kind.command(), dir = dir.display())]
     Folder { dir: PathBuf, kind: KindName, sweep: bool, asked: &'static str },
-    #[error("study file {path} defines {a_study}, which `abprof {asked} --study` does not run: `abprof {right}` runs it (give its flags){hint}", a_study = kind.a_study(), right = kind.command(), path = path.display(), hint = if *kind == KindName::Trace { ", or drop its [trace] section to run it as an A/B study" } else { "" })]
+    #[error("study file {path} defines {a_study}, which `abprof {asked} --study` does not run: `abprof {right}` runs it (give its flags){hint}", a_study = kind.a_study(), right = kind.command(), path = path.display(), hint = if *kind == KindName::Trace { ", or drop its kind line and its [trace] section to run it as an A/B study" } else { "" })]
     File { path: PathBuf, kind: KindName, asked: &'static str },
 }
 

@@ -656,6 +656,7 @@ impl<'a> AcceptedSamples<'a> {
             speed_bench: speed_bench::figures(
                 &self.speed_bench_runs(vi),
                 (vi > 0).then(|| self.speed_bench_runs(0)).as_deref(),
+                self.levels.map(|l| l.difference),
             ),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),

@@ -7,16 +7,17 @@
 //! it at some look up to the cap in exactly the boundary's α of simulated paths.
 //!
 //! Two boundaries, chosen by simulation (§17 gives the candidates' figures): difference verdicts
-//! take a Haybittle–Peto boundary — the first two looks at the strict level [`PETO_INTERIM`],
-//! the looks from the third to the one before the cap at one looser level that spends
-//! [`INTERIM_SHARE`] of α, the cap's look at the level that spends the rest — so a study that
-//! runs to its cap pays little for having looked (Pocock's constant level, used before, made the
-//! interval at the cap 1.4× a plain one), a clear change still stops at its first looks (O'Brien
-//! and Fleming's boundary, the other candidate, held it back for blocks on Student's t with 2
-//! degrees of freedom), and a change of a few times the noise stops before the cap. The equivalence verdict ("the same within ±m") takes Pocock's constant
-//! level at 2α, the repeated form of the two one-sided tests at α each, over the looks between the
-//! first and the cap, so a study where nothing changed can stop early: its first look (a t with 2
-//! degrees of freedom, whose interval is wider than any margin it could be asked) and its cap (the
+//! take a Haybittle–Peto boundary — the looks on 2 and 3 degrees of freedom (3 and 4 blocks) at
+//! the strict level [`PETO_INTERIM`], the later looks before the cap at one looser level that
+//! spends [`INTERIM_SHARE`] of α, the cap's look at the level that spends the rest — so a study
+//! that runs to its cap pays less for having looked than under Pocock's constant level (used
+//! before: the interval at the cap 1.4× a plain one; here about 1.1×), a clear change still stops
+//! at its first looks (O'Brien and Fleming's boundary, the other candidate, held it back for
+//! blocks on Student's t with 2 degrees of freedom), and a change of a few times the noise stops
+//! before the cap. The equivalence verdict ("the same within ±m") takes Pocock's constant level at
+//! 2α, the repeated form of the two one-sided tests at α each, over the looks between the look on 2
+//! degrees of freedom and the cap, so a study where nothing changed can stop early: the look on 2
+//! degrees of freedom (whose interval is wider than any margin it could be asked) and the cap (the
 //! look a study that could not stop runs to anyway) take [`PETO_INTERIM`], which leaves the looks
 //! that can stop it a looser level.
 use super::stats::MIN_VALUES;
@@ -46,8 +47,9 @@ pub(crate) const PETO_INTERIM: f64 = 0.003;
 /// 1.06× a fixed 10-block paired t's (0.6 reached 1.09×, at the bound of 1.1×).
 pub(crate) const INTERIM_SHARE: f64 = 0.55;
 
-/// The first looks that take [`PETO_INTERIM`] in the difference boundary: their t-intervals rest
-/// on 2 and 3 degrees of freedom, so only a change far beyond the noise crosses there.
+/// The looks that take [`PETO_INTERIM`] in the difference boundary, from the first a study can
+/// take (3 blocks): their t-intervals rest on 2 and 3 degrees of freedom, so only a change far
+/// beyond the noise crosses there.
 const STRICT_LOOKS: usize = 2;
 
 /// How a boundary spends its α over the looks.
@@ -59,7 +61,8 @@ pub(crate) enum Shape {
     HaybittlePeto,
     /// One level at every look.
     Pocock,
-    /// One level at every look between the first and the cap; [`PETO_INTERIM`] at those two.
+    /// One level at every look before the cap but one on 2 degrees of freedom (3 blocks);
+    /// [`PETO_INTERIM`] at those two.
     PocockInner,
 }
 
@@ -89,10 +92,11 @@ impl Boundary {
         Boundary::calibrated(first, max, Shape::HaybittlePeto, ALPHA)
     }
 
-    /// The boundary of the equivalence verdict: Pocock's between the first look and the cap (at
-    /// every look where there is none between them), at 2 × [`ALPHA`] two-sided.
+    /// The boundary of the equivalence verdict: Pocock's between the look on 2 degrees of freedom
+    /// and the cap (at every look where there is none between them), at 2 × [`ALPHA`] two-sided.
     pub(crate) fn equivalence(first: usize, max: usize) -> Boundary {
-        let shape = if max >= first.max(MIN_VALUES) + 2 { Shape::PocockInner } else { Shape::Pocock };
+        let inner = max > first.max(MIN_VALUES + 1);
+        let shape = if inner { Shape::PocockInner } else { Shape::Pocock };
         Boundary::calibrated(first, max, shape, 2.0 * ALPHA)
     }
 
@@ -120,16 +124,16 @@ impl Boundary {
         if self.max <= self.first {
             return self.levels.level;
         }
-        look_level(self.shape, self.levels, n.clamp(self.first, self.max), self.first, self.max)
+        look_level(self.shape, self.levels, n.clamp(self.first, self.max), self.max)
     }
 }
 
-/// Look `n`'s level of a boundary over looks `first..=max` with calibrated `levels`.
-fn look_level(shape: Shape, levels: Levels, n: usize, first: usize, max: usize) -> f64 {
+/// Look `n`'s level of a boundary whose cap is `max`, with calibrated `levels`.
+fn look_level(shape: Shape, levels: Levels, n: usize, max: usize) -> f64 {
     match shape {
-        Shape::HaybittlePeto if n < first + STRICT_LOOKS && n < max => PETO_INTERIM,
+        Shape::HaybittlePeto if n < MIN_VALUES + STRICT_LOOKS && n < max => PETO_INTERIM,
         Shape::HaybittlePeto if n < max => levels.interim,
-        Shape::PocockInner if n == first || n == max => PETO_INTERIM,
+        Shape::PocockInner if n == MIN_VALUES || n == max => PETO_INTERIM,
         _ => levels.level,
     }
 }
@@ -155,9 +159,8 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
     }
     // The share of null paths that cross one of the looks `first..=last` at `levels`.
     let crossing = |levels: Levels, last: usize| -> f64 {
-        let q: Vec<f64> = (first..=last)
-            .map(|n| two_sided_quantile(look_level(shape, levels, n, first, max), n as f64 - 1.0))
-            .collect();
+        let q: Vec<f64> =
+            (first..=last).map(|n| two_sided_quantile(look_level(shape, levels, n, max), n as f64 - 1.0)).collect();
         let crossed = t.chunks(looks).filter(|path| path.iter().zip(&q).any(|(t, q)| t > q)).count();
         crossed as f64 / PATHS as f64
     };
@@ -177,10 +180,12 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
     let bounds = (1e-6, alpha);
     match shape {
         Shape::HaybittlePeto => {
-            // The looser interim level first, where there is a look for it, then the cap's.
-            let interim = if max > first + STRICT_LOOKS {
+            // The looser interim level first, where there is a look for it, then the cap's. It is
+            // never stricter than the first looks': with many looks, the strict level alone may
+            // spend the share, and the cap takes what is left.
+            let interim = if max > first.max(MIN_VALUES + STRICT_LOOKS) {
                 let interim_crossed = |x: f64| crossing(Levels { level: alpha, interim: x }, max - 1);
-                solve(&interim_crossed, INTERIM_SHARE * alpha, (1e-6, alpha))
+                solve(&interim_crossed, INTERIM_SHARE * alpha, (PETO_INTERIM, alpha))
             } else {
                 PETO_INTERIM
             };
@@ -198,9 +203,11 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
 mod tests {
     use super::*;
 
-    /// Haybittle–Peto's looks before the cap take [`PETO_INTERIM`] and the cap nearly α;
-    /// Pocock's one level lies between Bonferroni's α/looks and α; the equivalence boundary's
-    /// first look and cap take [`PETO_INTERIM`] and the looks between one level; a study that looks
+    /// Haybittle–Peto's looks on 2 and 3 degrees of freedom take [`PETO_INTERIM`], the later looks
+    /// before the cap one looser level (never stricter, however many looks), the cap the rest;
+    /// Pocock's one level lies between Bonferroni's α/looks and α; the equivalence boundary's look
+    /// on 2 degrees of freedom and its cap take [`PETO_INTERIM`] and the looks between one level; a
+    /// study whose first look has more degrees of freedom takes no strict look; a study that looks
     /// once takes α.
     #[test]
     fn each_shape_spends_alpha_as_it_should() {
@@ -225,6 +232,11 @@ mod tests {
         assert_eq!(equivalence.alpha_at(4), eq);
         assert_eq!(equivalence.alpha_at(9), eq);
         assert!(pocock.alpha_at(3) < eq && eq < 2.0 * ALPHA, "looser than Pocock's at α over all looks: {eq}");
+        let many = Boundary::difference(3, 60);
+        assert!(many.alpha_at(10) >= PETO_INTERIM, "the interim looks are never the stricter: {}", many.alpha_at(10));
+        let from_five = Boundary::difference(5, 10);
+        assert!(from_five.alpha_at(5) > PETO_INTERIM, "a look on 4 degrees of freedom is not strict");
+        assert!(Boundary::equivalence(5, 10).alpha_at(5) > PETO_INTERIM);
         let two_looks = Boundary::equivalence(3, 4);
         assert_eq!(two_looks.alpha_at(3), two_looks.alpha_at(4), "no look between: Pocock's over both");
         let cap20 = Boundary::difference(3, 20).alpha_at(20);

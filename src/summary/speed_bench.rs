@@ -39,7 +39,8 @@ pub(crate) struct CategoryChange {
     /// The compare script's `latency_speedup`: baseline `avg_latency` / candidate's.
     pub(crate) latency_speedup: Option<f64>,
     /// The study's 95% interval of the change of the category's decode rate, block by block
-    /// (docs/methodology.md §8), each category at 95% on its own.
+    /// (docs/methodology.md §8), each category at 95% on its own; in an adaptive study the
+    /// repeated interval at the look's level (§17), as every interval of such a study.
     pub(crate) decode_change: Option<ChangeCi>,
 }
 
@@ -56,9 +57,13 @@ pub(crate) struct SpeedBenchFigures {
 /// The accepted samples' runs of one variant, each with its block.
 pub(crate) type Runs<'a> = [(usize, &'a SpeedBenchRun)];
 
-/// The block of a variant's `runs`, against the `baseline`'s runs for a candidate; `None` when no
-/// sample ran SPEED-Bench.
-pub(crate) fn figures(runs: &Runs<'_>, baseline: Option<&Runs<'_>>) -> Option<SpeedBenchFigures> {
+/// The block of a variant's `runs`, against the `baseline`'s runs for a candidate, its intervals
+/// at `per_look_alpha` in an adaptive study; `None` when no sample ran SPEED-Bench.
+pub(crate) fn figures(
+    runs: &Runs<'_>,
+    baseline: Option<&Runs<'_>>,
+    per_look_alpha: Option<f64>,
+) -> Option<SpeedBenchFigures> {
     let order = categories(runs)?;
     let categories: Vec<CategoryFigures> = order.iter().map(|c| category_figures(c, runs)).collect();
     let changes = match baseline.filter(|b| !b.is_empty()) {
@@ -71,7 +76,7 @@ pub(crate) fn figures(runs: &Runs<'_>, baseline: Option<&Runs<'_>>) -> Option<Sp
                     category: c.clone(),
                     decode_speedup: ratio(cand.decode_tps_mean, base_row.decode_tps_mean),
                     latency_speedup: ratio(base_row.latency_ms_mean, cand.latency_ms_mean),
-                    decode_change: change_ci(&per_block(c, base), &per_block(c, runs), 0.95, None),
+                    decode_change: change_ci(&per_block(c, base), &per_block(c, runs), 0.95, per_look_alpha),
                 })
                 .collect()
         }
@@ -167,7 +172,7 @@ mod tests {
     #[test]
     fn each_category_has_the_clients_figures_and_the_overall_row_takes_them_together() {
         let (a, b) = (run(100.0, 50.0, 1000.0), run(110.0, 60.0, 2000.0));
-        let f = figures(&[(0, &a), (1, &b)], None).unwrap();
+        let f = figures(&[(0, &a), (1, &b)], None, None).unwrap();
         let names: Vec<&str> = f.categories.iter().map(|c| c.category.as_str()).collect();
         assert_eq!(names, ["coding", "math", OVERALL]);
         let coding = &f.categories[0];
@@ -190,7 +195,7 @@ mod tests {
         fn blocks(runs: &[SpeedBenchRun]) -> Vec<(usize, &SpeedBenchRun)> {
             runs.iter().enumerate().collect()
         }
-        let f = figures(&blocks(&cand), Some(&blocks(&base))).unwrap();
+        let f = figures(&blocks(&cand), Some(&blocks(&base)), None).unwrap();
         assert_eq!(f.changes.len(), 3);
         let coding = &f.changes[0];
         assert!((coding.decode_speedup.unwrap() - 1.2).abs() < 1e-9, "{coding:?}");
@@ -200,6 +205,10 @@ mod tests {
         let math = f.changes[1].decode_change.unwrap();
         assert!(math.contains_zero(), "+0.5% on ±2% per block is not called: {math:?}");
         assert_eq!(f.changes[2].category, OVERALL);
-        assert!(figures(&[], None).is_none(), "no SPEED-Bench sample, no block");
+        assert!(figures(&[], None, None).is_none(), "no SPEED-Bench sample, no block");
+        // An adaptive study's look: the repeated interval, wider than the plain one.
+        let repeated = figures(&blocks(&cand), Some(&blocks(&base)), Some(0.003)).unwrap();
+        let wide = repeated.changes[0].decode_change.unwrap();
+        assert!(wide.lo_pct < ci.lo_pct && wide.hi_pct > ci.hi_pct, "{wide:?} against {ci:?}");
     }
 }

@@ -42,7 +42,13 @@ fn categories(s: &Summary) -> Table {
         &[2, 3, 4, 5, 6, 7, 8],
     );
     for v in &s.variants {
-        let Some(b) = &v.speed_bench else { continue };
+        let Some(b) = &v.speed_bench else {
+            // A variant with no accepted SPEED-Bench sample keeps its row, with nothing in it.
+            let mut row = vec![v.label.clone(), NONE.into(), "0".into()];
+            row.extend(std::iter::repeat_n(NONE.to_string(), 6));
+            t.push_text(row);
+            continue;
+        };
         for c in &b.categories {
             t.push_text(vec![
                 v.label.clone(),

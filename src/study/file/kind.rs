@@ -66,6 +66,11 @@ impl StudyKind {
         pi: Option<PiSection>,
         trace: Option<TraceSection>,
     ) -> Result<StudyKind, String> {
+        if name.is_none() && pi.is_some() && trace.is_some() {
+            return Err(
+                "a study file holds the [pi] section or the [trace] one, not both: keep the one of its kind".into()
+            );
+        }
         let name = name.unwrap_or(match (&pi, &trace) {
             (Some(_), _) => KindName::Pi,
             (None, Some(_)) => KindName::Trace,

@@ -448,10 +448,14 @@ impl StudyFile {
             e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
         };
         let mut table: toml::Table = toml::from_str(text).map_err(one_line)?;
-        let name: Option<KindName> = table.remove("kind").map(toml::Value::try_into).transpose().map_err(one_line)?;
-        let pi: Option<PiSection> = table.remove("pi").map(toml::Value::try_into).transpose().map_err(one_line)?;
+        // Read apart from the struct's keys, so each error names where it is.
+        let in_key = |key: &'static str| move |e: toml::de::Error| format!("{key}: {}", one_line(e));
+        let name: Option<KindName> =
+            table.remove("kind").map(toml::Value::try_into).transpose().map_err(in_key("kind"))?;
+        let pi: Option<PiSection> =
+            table.remove("pi").map(toml::Value::try_into).transpose().map_err(in_key("[pi]"))?;
         let trace: Option<TraceSection> =
-            table.remove("trace").map(toml::Value::try_into).transpose().map_err(one_line)?;
+            table.remove("trace").map(toml::Value::try_into).transpose().map_err(in_key("[trace]"))?;
         let kind = StudyKind::from_keys(name, pi, trace)?;
         let f: StudyFile = toml::Value::Table(table).try_into().map_err(one_line)?;
         Ok(StudyFile { kind, ..f })
@@ -754,7 +758,8 @@ impl StudyFile {
         }
         if let Some(w) = self.workload.filter(|w| w.fixes_tokens() && w.tokens() != self.tokens) {
             return Err(StudyFileError::Contradiction(format!(
-                "workload {w:?} means {} output tokens, but tokens = {}: drop one of them",
+                "workload {} means {} output tokens, but tokens = {}: drop one of them",
+                w.name(),
                 w.tokens(),
                 self.tokens
             )));
@@ -825,6 +830,10 @@ power_max_w = 15.0
         assert!(e.contains("needs its [pi] section"), "{e}");
         let e = StudyFile::parse(&format!("kind='trace'\n{base}{trace}{pi}")).unwrap_err();
         assert!(e.contains("kind = \"trace\" has no [pi] section"), "{e}");
+        let e = StudyFile::parse(&format!("{base}{trace}{pi}")).unwrap_err();
+        assert!(e.contains("not both"), "no kind, two sections: {e}");
+        let e = StudyFile::parse(&format!("{base}{}", pi.replace("mode='decode'\n", ""))).unwrap_err();
+        assert!(e.starts_with("[pi]: ") && e.contains("mode"), "an error in a section names it: {e}");
         assert!(StudyFile::parse(&format!("kind='sweep'\n{base}")).is_err(), "a sweep is a shape, not a kind");
         // A Pi study needs no prompt; an A/B study's adaptive rule comes with its kind.
         let pi_only = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\n";
