@@ -6,6 +6,10 @@
 /// Samples per variant (ab, bisect, pi, trace; `max_samples` too): 10,000 cold servers a side is
 /// weeks of measuring, and the plan of such a study stays a few MB.
 pub(crate) const MAX_SAMPLES: u32 = 10_000;
+/// The cap of an adaptive study (`max_samples` with `until_ci_pct` or `until_decided`): each of its
+/// looks takes a level calibrated on simulated paths as long as the cap (docs/methodology.md §17),
+/// 20,000 paths × looks in memory; 200 blocks is weeks of GPU time and keeps that to 32 MB.
+pub(crate) const MAX_ADAPTIVE_SAMPLES: u32 = 200;
 /// Output or prompt tokens of one request (and Pi's max_tokens and context window): 2^20, above
 /// any context a llama-server model has.
 pub(crate) const MAX_TOKENS: u32 = 1 << 20;

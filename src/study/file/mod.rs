@@ -601,6 +601,13 @@ impl StudyFile {
         if self.samples < 2 {
             return Err(StudyFileError::Missing("samples >= 2 with until_ci_pct or until_decided (its first look needs 3 a side: a study of 2 first adds a block)"));
         }
+        if self.max_samples() > crate::bounds::MAX_ADAPTIVE_SAMPLES {
+            return Err(StudyFileError::OutOfBounds(format!(
+                "max_samples = {} is above {}, the cap of an adaptive study (docs/methodology.md §20): its looks' levels are calibrated on paths that long",
+                self.max_samples(),
+                crate::bounds::MAX_ADAPTIVE_SAMPLES
+            )));
+        }
         if self.max_samples() < self.samples {
             return Err(StudyFileError::Contradiction(format!(
                 "max_samples = {} is below samples = {}: the first blocks already take more",
@@ -858,6 +865,13 @@ power_max_w = 15.0
         let huge: StudyFile = toml::from_str(&base.replace("samples=1", "samples=4294967295")).unwrap();
         let e = huge.check().unwrap_err().to_string();
         assert!(e.contains("samples = 4294967295 is above 10000"), "{e}");
+        let long = |max: u32| {
+            let text = base.replace("samples=1", &format!("samples=3\nuntil_decided=true\nmax_samples={max}"));
+            StudyFile::parse(&text).unwrap().check()
+        };
+        long(200).unwrap();
+        let e = long(201).unwrap_err().to_string();
+        assert!(e.contains("max_samples = 201 is above 200, the cap of an adaptive study"), "{e}");
         let slow: StudyFile = toml::from_str(&format!("{base}health_timeout_s=99999999999")).unwrap();
         assert!(slow.check().unwrap_err().to_string().contains("health_timeout_s"));
         let both: StudyFile = toml::from_str(&format!("{base}workload='screening'")).unwrap();
