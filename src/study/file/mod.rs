@@ -444,20 +444,25 @@ impl StudyFile {
     /// and its section are taken out first ([`StudyKind::from_keys`]), the rest read as the
     /// struct's keys.
     pub(crate) fn parse(text: &str) -> Result<StudyFile, String> {
-        let one_line = |e: toml::de::Error| {
+        use serde::de::DeserializeOwned;
+        // Every error names its line and column in `text`, the struct's keys' too: the document is
+        // parsed once with its spans, and each part read from those spans.
+        let one_line = |mut e: toml::de::Error| {
+            e.set_input(Some(text));
             e.to_string().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join(" ")
         };
-        let mut table: toml::Table = toml::from_str(text).map_err(one_line)?;
+        let mut document = toml::de::DeTable::parse(text).map_err(one_line)?;
+        let table = document.get_mut();
+        fn read<T: DeserializeOwned>(v: toml::Spanned<toml::de::DeValue<'_>>) -> Result<T, toml::de::Error> {
+            T::deserialize(toml::de::ValueDeserializer::from(v))
+        }
         // Read apart from the struct's keys, so each error names where it is.
         let in_key = |key: &'static str| move |e: toml::de::Error| format!("{key}: {}", one_line(e));
-        let name: Option<KindName> =
-            table.remove("kind").map(toml::Value::try_into).transpose().map_err(in_key("kind"))?;
-        let pi: Option<PiSection> =
-            table.remove("pi").map(toml::Value::try_into).transpose().map_err(in_key("[pi]"))?;
-        let trace: Option<TraceSection> =
-            table.remove("trace").map(toml::Value::try_into).transpose().map_err(in_key("[trace]"))?;
+        let name: Option<KindName> = table.remove("kind").map(read).transpose().map_err(in_key("kind"))?;
+        let pi: Option<PiSection> = table.remove("pi").map(read).transpose().map_err(in_key("[pi]"))?;
+        let trace: Option<TraceSection> = table.remove("trace").map(read).transpose().map_err(in_key("[trace]"))?;
         let kind = StudyKind::from_keys(name, pi, trace)?;
-        let f: StudyFile = toml::Value::Table(table).try_into().map_err(one_line)?;
+        let f = StudyFile::deserialize(toml::de::Deserializer::from(document)).map_err(one_line)?;
         Ok(StudyFile { kind, ..f })
     }
 
@@ -841,6 +846,7 @@ power_max_w = 15.0
         assert!(e.contains("not both"), "no kind, two sections: {e}");
         let e = StudyFile::parse(&format!("{base}{}", pi.replace("mode='decode'\n", ""))).unwrap_err();
         assert!(e.starts_with("[pi]: ") && e.contains("mode"), "an error in a section names it: {e}");
+        assert!(e.contains("line 6"), "and its line: {e}");
         assert!(StudyFile::parse(&format!("kind='sweep'\n{base}")).is_err(), "a sweep is a shape, not a kind");
         // A Pi study needs no prompt; an A/B study's adaptive rule comes with its kind.
         let pi_only = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\n";
@@ -856,7 +862,9 @@ power_max_w = 15.0
     fn unknown_keys_and_missing_prompt_are_errors() {
         assert!(toml::from_str::<StudyFile>("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").is_err());
         let e = StudyFile::parse("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nbogus=1").unwrap_err();
-        assert!(e.contains("bogus"), "the unknown key is named: {e}");
+        assert!(e.contains("bogus") && e.contains("line 5"), "the unknown key is named, with its line: {e}");
+        let e = StudyFile::parse("model='m'\ntokens=8\nsamples='three'\nvariants=['a=b']\n").unwrap_err();
+        assert!(e.contains("line 3"), "a value of the wrong type, with its line: {e}");
         let f: StudyFile = toml::from_str("model='m'\ntokens=8\nsamples=1\nvariants=['a=b']").unwrap();
         assert!(matches!(f.check(), Err(StudyFileError::Missing(_))));
         let base = "model='m'\ntokens=8\nsamples=1\nvariants=['a=b']\nprompt_tokens=50\n";
