@@ -130,9 +130,9 @@ fn per_block(category: &str, runs: &Runs<'_>) -> Vec<Measured> {
         .collect()
 }
 
+/// The project's mean (non-finite values ignored) of an iterator's values.
 fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (n, sum) = xs.fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
-    (n > 0).then(|| sum / n as f64)
+    crate::stats::mean(&xs.collect::<Vec<_>>())
 }
 
 fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
