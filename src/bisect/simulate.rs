@@ -236,7 +236,7 @@ mod tests {
     /// the time with at most 1% wrong calls per probe; where every build after the regression is
     /// twice as noisy, or one build in five three times, at least 85% with at most 1.5%.
     #[test]
-    fn a_bisect_of_a_6_percent_step_names_the_first_bad_commit_at_the_default_cap() {
+    fn sim_a_bisect_of_a_6_percent_step_names_the_first_bad_commit_at_the_default_cap() {
         let cap = DEFAULT_MAX_SAMPLES as usize;
         let host = Host::iid(0.03);
         let o = bisects(&host, Builds::Alike, 0.06, cap, 4000, 19, true);
@@ -269,7 +269,7 @@ mod tests {
     /// blocks than a probe's own three. On a host where one sample in ten is 15–30% slow neither
     /// rule bisects a −6% step (printed, docs/methodology.md §19).
     #[test]
-    fn pooled_probes_stay_right_on_every_host_and_call_a_clear_step_sooner() {
+    fn sim_pooled_probes_stay_right_on_every_host_and_call_a_clear_step_sooner() {
         let cap = DEFAULT_MAX_SAMPLES as usize;
         let per_probe = |o: &Outcome| o.probe_blocks as f64 / o.probes as f64;
         for (i, host) in HOSTS.iter().enumerate() {

@@ -4,7 +4,6 @@ use super::{metric_digits, num, signed_pct, Render, Table};
 use crate::history::{
     HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor, VerdictOn,
 };
-use crate::summary::stats::Verdict;
 use crate::summary::Metric;
 use serde::Serialize;
 use serde_json::json;
@@ -74,7 +73,7 @@ impl Render for HistoryList {
                         signed_pct(d.ci_hi_pct),
                         d.verdict.as_deref().unwrap_or(""),
                         r.mei_pct
-                            .filter(|_| d.verdict.as_deref() == Some(Verdict::Same.word()))
+                            .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
                             .map_or(String::new(), |m| format!(" ±{m}%"))
                     ),
                     _ => String::new(),
@@ -449,6 +448,7 @@ mod tests {
     use super::*;
     use crate::history::testing::{study, variant};
     use crate::history::{StoredStudy, VerdictRow};
+    use crate::summary::stats::Verdict;
 
     /// A stored "same within the margin" verdict is printed with the study's margin
     /// (docs/methodology.md §15 "The minimum effect of interest").

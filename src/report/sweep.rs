@@ -33,7 +33,7 @@ pub(crate) fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
             num(r.median, metric_digits(t.metric)),
             signed_pct(r.change_pct),
             ci_pct(r.ci),
-            p_value(r.ci.and_then(|c| c.p_value)),
+            p_value(r.ci.and_then(|c| c.repeated_p())),
             p_value(r.p_holm),
             r.verdict.map_or("baseline", |v| t.metric.verdict_word(v)).into(),
         ]);
@@ -159,7 +159,7 @@ impl Render for SweepSummary {
                     json!(r.change_pct),
                     json!(r.ci.map(|c| c.lo_pct)),
                     json!(r.ci.map(|c| c.hi_pct)),
-                    json!(r.ci.and_then(|c| c.p_value)),
+                    json!(r.ci.and_then(|c| c.repeated_p())),
                     json!(r.p_holm),
                     json!(r.verdict.map_or("baseline", |v| mt.metric.verdict_word(v))),
                     json!(family),

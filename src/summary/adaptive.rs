@@ -5,6 +5,7 @@
 //! its intervals are the repeated confidence intervals of `sequential.rs`, which hold the truth
 //! however early the study stops (simulated in `simulate.rs`).
 use super::metric::Metric;
+use super::sequential::ALPHA;
 use super::stats::{ChangeCi, LookLevels};
 use crate::study::file::{AdaptiveRule, StudyFile};
 use serde::{Deserialize, Serialize};
@@ -36,19 +37,23 @@ pub(crate) struct CandidatePrecision {
 }
 
 impl CandidatePrecision {
-    /// A candidate's standing from its decode interval.
-    pub(crate) fn of(label: &str, ci: Option<&ChangeCi>, mei_pct: Option<f64>) -> CandidatePrecision {
+    /// A candidate's standing from its decode interval under `rule`.
+    pub(crate) fn of(label: &str, ci: Option<&ChangeCi>, rule: &AdaptiveRule) -> CandidatePrecision {
         CandidatePrecision {
             label: label.into(),
             half_width_pct: ci.map(|c| c.half_width_pct()),
-            decided: ci.is_some_and(|c| decided(c, mei_pct)),
+            decided: ci.is_some_and(|c| decided(c, rule)),
         }
     }
 }
 
-/// The sequential rule's question of one interval: decided (docs/methodology.md §17)?
-pub(crate) fn decided(ci: &ChangeCi, mei_pct: Option<f64>) -> bool {
-    !ci.contains_zero() || mei_pct.is_some_and(|m| ci.within(m))
+/// The sequential rule's question of one interval: decided (docs/methodology.md §17)? A
+/// difference once the interval excludes 0 (a sweep's point's interval is taken at its family's
+/// level, [`levels_at`]). "The same" once the equivalence interval lies inside ± the margin on
+/// neither side of 0: where it leans, the study goes on, so that a change smaller than the margin
+/// is reported by its sign rather than stopped as the same.
+pub(crate) fn decided(ci: &ChangeCi, rule: &AdaptiveRule) -> bool {
+    !ci.contains_zero() || rule.mei_pct.is_some_and(|m| ci.within(m) && ci.equivalence_leans().is_none())
 }
 
 /// Where an adaptive study stands, from its evidence.
@@ -94,12 +99,21 @@ pub(crate) fn judge(rule: AdaptiveRule, blocks: usize, candidates: Vec<Candidate
 }
 
 /// The levels after `blocks` blocks of a study that looks after `first` and every block up to
-/// `max` (`sequential.rs`).
-pub(crate) fn levels_at(first: usize, max: usize, blocks: usize) -> LookLevels {
-    use super::sequential::Boundary;
+/// `max` (`sequential.rs`), one of `family` comparisons: a sweep's point takes the difference
+/// boundary at α over its family's comparisons, so that its repeated p clears the level Holm's
+/// first step needs exactly when its own interval excludes 0 (docs/methodology.md §16).
+pub(crate) fn levels_at(first: usize, max: usize, blocks: usize, family: u32) -> LookLevels {
+    use super::sequential::{Boundary, Shape};
+    let family_alpha = ALPHA / f64::from(family.max(1));
+    let difference = if family > 1 {
+        Boundary::calibrated(first, max, Shape::HaybittlePeto, family_alpha)
+    } else {
+        Boundary::difference(first, max)
+    };
     LookLevels {
-        difference: Boundary::difference(first, max).alpha_at(blocks),
+        difference: difference.alpha_at(blocks),
         equivalence: Boundary::equivalence(first, max).alpha_at(blocks),
+        family_alpha,
     }
 }
 
@@ -107,7 +121,8 @@ pub(crate) fn levels_at(first: usize, max: usize, blocks: usize) -> LookLevels {
 /// every block takes the repeated confidence intervals of `sequential.rs`; a fixed study (None)
 /// its plain 95% interval.
 pub(crate) fn look_levels(file: &StudyFile, blocks: usize) -> Option<LookLevels> {
-    file.is_adaptive().then(|| levels_at(file.samples as usize, file.max_samples() as usize, blocks))
+    let family = file.sweep_family.unwrap_or(1);
+    file.is_adaptive().then(|| levels_at(file.samples as usize, file.max_samples() as usize, blocks, family))
 }
 
 impl Adaptive {
@@ -147,7 +162,7 @@ mod tests {
     use super::*;
 
     fn precision(until_ci_pct: f64, max_samples: u32) -> AdaptiveRule {
-        AdaptiveRule { until_ci_pct: Some(until_ci_pct), until_decided: false, mei_pct: None, max_samples }
+        AdaptiveRule { family: 1, until_ci_pct: Some(until_ci_pct), until_decided: false, mei_pct: None, max_samples }
     }
 
     #[test]
@@ -162,14 +177,15 @@ mod tests {
 
     #[test]
     fn until_decided_stops_when_every_interval_excludes_0_or_lies_inside_the_margin() {
-        let rule = AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 10 };
+        let rule =
+            AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 10 };
         let ci = |lo_pct, hi_pct| ChangeCi { lo_pct, hi_pct, confidence: 0.95, ..ChangeCi::default() };
-        let c = |cis: &[ChangeCi]| cis.iter().map(|x| CandidatePrecision::of("b", Some(x), rule.mei_pct)).collect();
+        let c = |cis: &[ChangeCi]| cis.iter().map(|x| CandidatePrecision::of("b", Some(x), &rule)).collect();
         assert_eq!(judge(rule, 3, c(&[ci(-9.0, -3.0)])).stopped, Some(StopReason::Decided));
         assert_eq!(judge(rule, 3, c(&[ci(-1.5, 1.9)])).stopped, Some(StopReason::Decided));
         assert_eq!(judge(rule, 3, c(&[ci(-9.0, -3.0), ci(-2.5, 1.0)])).stopped, None);
         assert_eq!(judge(rule, 10, c(&[ci(-2.5, 1.0)])).stopped, Some(StopReason::MaxSamples));
-        let none = vec![CandidatePrecision::of("b", None, Some(2.0))];
+        let none = vec![CandidatePrecision::of("b", None, &rule)];
         assert_eq!(judge(rule, 4, none).stopped, None, "no interval yet: another block");
         assert!(judge(rule, 3, c(&[ci(-9.0, -3.0)])).line().contains("stopped decided"));
     }

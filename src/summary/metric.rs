@@ -81,12 +81,22 @@ impl Metric {
     /// The verdict's word for this metric: a speed is faster or slower, an energy smaller or larger
     /// (the verdict's direction is [`Metric::higher_is_better`]'s).
     pub(crate) fn verdict_word(self, v: Verdict) -> &'static str {
+        let power = self == Metric::DecodeMeanPowerW;
         match (self.is_energy(), v) {
-            (true, Verdict::Faster) if self == Metric::DecodeMeanPowerW => "lower power",
-            (true, Verdict::Slower) if self == Metric::DecodeMeanPowerW => "higher power",
+            (false, _) => v.word(),
+            (true, Verdict::Faster) if power => "lower power",
+            (true, Verdict::Slower) if power => "higher power",
+            (true, Verdict::FasterWithinMargin) if power => "lower power, within the margin",
+            (true, Verdict::SlowerWithinMargin) if power => "higher power, within the margin",
+            (true, Verdict::SameLeansFaster) if power => "same within the margin, leans lower power",
+            (true, Verdict::SameLeansSlower) if power => "same within the margin, leans higher power",
             (true, Verdict::Faster) => "more efficient",
             (true, Verdict::Slower) => "less efficient",
-            _ => v.word(),
+            (true, Verdict::FasterWithinMargin) => "more efficient, within the margin",
+            (true, Verdict::SlowerWithinMargin) => "less efficient, within the margin",
+            (true, Verdict::SameLeansFaster) => "same within the margin, leans more efficient",
+            (true, Verdict::SameLeansSlower) => "same within the margin, leans less efficient",
+            (true, _) => v.word(),
         }
     }
 

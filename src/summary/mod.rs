@@ -251,11 +251,7 @@ fn adaptive_rule_of(file: &StudyFile, blocks: usize, s: &Summary) -> Option<adap
         .iter()
         .skip(1)
         .map(|v| {
-            adaptive::CandidatePrecision::of(
-                &v.label,
-                v.metric(adaptive::PRIMARY).and_then(|m| m.ci.as_ref()),
-                rule.mei_pct,
-            )
+            adaptive::CandidatePrecision::of(&v.label, v.metric(adaptive::PRIMARY).and_then(|m| m.ci.as_ref()), &rule)
         })
         .collect();
     Some(adaptive::judge(rule, blocks, candidates))

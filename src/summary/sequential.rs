@@ -28,7 +28,9 @@ use rand_distr::StandardNormal;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// Simulated null paths a boundary is calibrated on (its rate is then known to about ±0.15%).
+/// Simulated null paths a boundary at [`ALPHA`] is calibrated on (its rate is then known to
+/// about ±0.15%); a boundary at a smaller α (a sweep's point) takes proportionally more, so that
+/// its rate is known to the same share of itself.
 const PATHS: usize = 20_000;
 const SEED: u64 = 20;
 
@@ -79,6 +81,10 @@ pub(crate) struct Boundary {
 /// A boundary's calibrated levels.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Levels {
+    /// The strict looks' level: [`PETO_INTERIM`] at the study's α, scaled with a smaller α (a
+    /// sweep's point, at α over its family's comparisons), so that its strict looks do not spend
+    /// more than its whole α.
+    strict: f64,
     /// The cap's (Haybittle–Peto), every look's (Pocock) or the inner looks' (Pocock inner); the
     /// study's α itself when it looks once.
     level: f64,
@@ -104,7 +110,7 @@ impl Boundary {
     pub(crate) fn calibrated(first: usize, max: usize, shape: Shape, alpha: f64) -> Boundary {
         let first = first.max(MIN_VALUES);
         if max <= first {
-            return Boundary { first, max, shape, levels: Levels { level: alpha, interim: alpha } };
+            return Boundary { first, max, shape, levels: Levels { strict: alpha, level: alpha, interim: alpha } };
         }
         type Memo = Mutex<HashMap<(usize, usize, Shape, u64), Levels>>;
         static MEMO: OnceLock<Memo> = OnceLock::new();
@@ -131,18 +137,20 @@ impl Boundary {
 /// Look `n`'s level of a boundary whose cap is `max`, with calibrated `levels`.
 fn look_level(shape: Shape, levels: Levels, n: usize, max: usize) -> f64 {
     match shape {
-        Shape::HaybittlePeto if n < MIN_VALUES + STRICT_LOOKS && n < max => PETO_INTERIM,
+        Shape::HaybittlePeto if n < MIN_VALUES + STRICT_LOOKS && n < max => levels.strict,
         Shape::HaybittlePeto if n < max => levels.interim,
-        Shape::PocockInner if n == MIN_VALUES || n == max => PETO_INTERIM,
+        Shape::PocockInner if n == MIN_VALUES || n == max => levels.strict,
         _ => levels.level,
     }
 }
 
 fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
+    let strict = PETO_INTERIM * (alpha / ALPHA).min(1.0);
     let looks = max - first + 1;
     let mut rng = ChaCha8Rng::seed_from_u64(SEED);
     // |t| of the mean at every look of every null path.
-    let mut t = vec![0.0; PATHS * looks];
+    let paths = (PATHS as f64 * (ALPHA / alpha).max(1.0)).ceil() as usize;
+    let mut t = vec![0.0; paths * looks];
     for path in t.chunks_mut(looks) {
         let (mut sum, mut squares) = (0.0, 0.0);
         for n in 1..=max {
@@ -162,7 +170,7 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
         let q: Vec<f64> =
             (first..=last).map(|n| two_sided_quantile(look_level(shape, levels, n, max), n as f64 - 1.0)).collect();
         let crossed = t.chunks(looks).filter(|path| path.iter().zip(&q).any(|(t, q)| t > q)).count();
-        crossed as f64 / PATHS as f64
+        crossed as f64 / paths as f64
     };
     // The level in (lo, hi) at which `crossed` crosses `target`: more crossings at a looser level.
     let solve = |crossed: &dyn Fn(f64) -> f64, target: f64, (mut lo, mut hi): (f64, f64)| {
@@ -184,17 +192,17 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
             // never stricter than the first looks': with many looks, the strict level alone may
             // spend the share, and the cap takes what is left.
             let interim = if max > first.max(MIN_VALUES + STRICT_LOOKS) {
-                let interim_crossed = |x: f64| crossing(Levels { level: alpha, interim: x }, max - 1);
-                solve(&interim_crossed, INTERIM_SHARE * alpha, (PETO_INTERIM, alpha))
+                let interim_crossed = |x: f64| crossing(Levels { strict, level: alpha, interim: x }, max - 1);
+                solve(&interim_crossed, INTERIM_SHARE * alpha, (strict, alpha))
             } else {
-                PETO_INTERIM
+                strict
             };
-            let level = solve(&|x| crossing(Levels { level: x, interim }, max), alpha, bounds);
-            Levels { level, interim }
+            let level = solve(&|x| crossing(Levels { strict, level: x, interim }, max), alpha, bounds);
+            Levels { strict, level, interim }
         }
         Shape::Pocock | Shape::PocockInner => {
-            let level = solve(&|x| crossing(Levels { level: x, interim: x }, max), alpha, bounds);
-            Levels { level, interim: level }
+            let level = solve(&|x| crossing(Levels { strict, level: x, interim: x }, max), alpha, bounds);
+            Levels { strict, level, interim: level }
         }
     }
 }

@@ -173,9 +173,9 @@ pub(crate) fn sequential_study(
     let [base, cand] = study(rng, host, max, effect);
     let mut n = first;
     loop {
-        let levels = repeated.then(|| super::adaptive::levels_at(first, max, n));
+        let levels = repeated.then(|| super::adaptive::levels_at(first, max, n, rule.family));
         let ci = super::stats::look_ci(&first_blocks(&base, n), &first_blocks(&cand, n), levels);
-        let judged = judge(rule, n, vec![CandidatePrecision::of("b", ci.as_ref(), rule.mei_pct)]);
+        let judged = judge(rule, n, vec![CandidatePrecision::of("b", ci.as_ref(), &rule)]);
         if judged.stopped.is_some() || ci.as_ref().is_some_and(&stop) {
             return (ci, n);
         }
@@ -187,7 +187,12 @@ pub(crate) fn sequential_study(
 mod tests {
     use super::*;
     use crate::study::file::AdaptiveRule;
-    use crate::summary::stats::{change_ci, ChangeCi, Verdict, DEFAULT_SEED};
+    use crate::summary::stats::{change_ci, ChangeCi, Direction, Verdict, DEFAULT_SEED};
+
+    /// The margin the cap-10 design of docs/methodology.md §17 was chosen at (issue 33's figures,
+    /// `--until-decided --mei 2.5 --max-samples 10`): the tests of that design keep it, labelled,
+    /// while the defaults a user gets are tested in `sim_the_operating_table_at_the_defaults`.
+    const CAP10_MARGIN_PCT: f64 = 2.5;
 
     /// The figures of the interval before the t model (docs/methodology.md §8): printed, not asserted.
     #[test]
@@ -210,7 +215,7 @@ mod tests {
     /// the t-interval is conservative), half-width within 1.1× the paired t-interval's from 6
     /// blocks; at 2 blocks (or 2 values a side) no verdict at all.
     #[test]
-    fn the_t_model_keeps_its_promises_at_every_n() {
+    fn sim_the_t_model_keeps_its_promises_at_every_n() {
         for (h, host) in HOSTS.iter().enumerate() {
             for blocks in [2usize, 3, 4, 5, 6, 8, 10, 20] {
                 let seed = (h * 100 + blocks) as u64;
@@ -247,9 +252,11 @@ mod tests {
     /// false verdict in at most 6% (5% on precision); a clear change (−15% at 1% noise) stops by 3
     /// blocks on average.
     #[test]
-    fn sequential_intervals_cover_wherever_the_study_stops() {
-        let decided = AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 20 };
-        let precise = AdaptiveRule { until_ci_pct: Some(4.0), until_decided: false, mei_pct: None, max_samples: 12 };
+    fn sim_sequential_intervals_cover_wherever_the_study_stops() {
+        let decided =
+            AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 20 };
+        let precise =
+            AdaptiveRule { family: 1, until_ci_pct: Some(4.0), until_decided: false, mei_pct: None, max_samples: 12 };
         for (r, rule) in [decided, precise].into_iter().enumerate() {
             for (h, host) in [HOSTS[1], HOSTS[3], HOSTS[4]].iter().enumerate() {
                 for (e, effect) in [1.0, 0.97, 1.1].into_iter().enumerate() {
@@ -304,10 +311,10 @@ mod tests {
     /// still called by its sign in at least 80%, every stop's interval covers the truth, and a
     /// change of exactly the margin is called the same in at most 5% (± the simulation's error).
     #[test]
-    fn the_sequential_design_decides_near_the_fixed_width_and_ends_aa_studies_early() {
-        use crate::study::file::DEFAULT_MARGIN_PCT;
+    fn sim_the_sequential_design_decides_near_the_fixed_width_and_ends_aa_studies_early() {
         let host = Host::iid(0.016 / std::f64::consts::SQRT_2);
-        let rule = |mei_pct| AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct, max_samples: 10 };
+        let rule =
+            |mei_pct| AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct, max_samples: 10 };
         let trials = 4000;
         // (called by its sign, called the wrong way, "same", mean blocks, covered) of one cell.
         let cell = |seed: u64, effect: f64, mei: Option<f64>| {
@@ -357,20 +364,141 @@ mod tests {
             "smallest change called in 80% within 10 blocks: sequential {seq:.2}%, fixed 10-block paired t {fix:.2}%"
         );
         assert!(seq <= 1.1 * fix, "sequential {seq}% against fixed {fix}%");
-        let m = Some(DEFAULT_MARGIN_PCT);
+        let m = Some(CAP10_MARGIN_PCT);
         let aa = cell(1603, 1.0, m);
         let two = cell(1604, 1.02, m);
         eprintln!(
-            "margin ±{DEFAULT_MARGIN_PCT}%: A/A same {:.4}, false {:.4}, mean blocks {:.2}; +2%: called {:.4}, same {:.4}, wrong {:.4}, mean blocks {:.2}, coverage {:.4}",
+            "margin ±{CAP10_MARGIN_PCT}%: A/A same {:.4}, false {:.4}, mean blocks {:.2}; +2%: called {:.4}, same {:.4}, wrong {:.4}, mean blocks {:.2}, coverage {:.4}",
             aa.2, aa.1, aa.3, two.0, two.2, two.1, two.3, two.4
         );
         assert!(aa.3 <= 6.0 && aa.1 <= 0.05 && aa.4 >= 0.95, "{aa:?}");
         assert!(two.0 >= 0.80 && two.1 <= 0.01 && two.4 >= 0.95, "{two:?}");
         // The equivalence verdict's error: a change of exactly the margin called "the same".
-        let (up, down) =
-            (cell(1605, 1.0 + DEFAULT_MARGIN_PCT / 100.0, m), cell(1606, 1.0 - DEFAULT_MARGIN_PCT / 100.0, m));
-        eprintln!("a change of exactly the margin called the same: +{DEFAULT_MARGIN_PCT}% {:.4}, -{DEFAULT_MARGIN_PCT}% {:.4}", up.2, down.2);
+        let (up, down) = (cell(1605, 1.0 + CAP10_MARGIN_PCT / 100.0, m), cell(1606, 1.0 - CAP10_MARGIN_PCT / 100.0, m));
+        eprintln!(
+            "a change of exactly the margin called the same: +{CAP10_MARGIN_PCT}% {:.4}, -{CAP10_MARGIN_PCT}% {:.4}",
+            up.2, down.2
+        );
         assert!(up.2 <= 0.055 && down.2 <= 0.055, "{up:?} {down:?}");
+    }
+
+    /// The fast tier's smoke version of the sim tier's sequential studies: 300 studies at the
+    /// defaults through the production rule stop within the cap, their intervals cover a +2%
+    /// change in at least 85% (95% in the sim tier), the verdict never says "same" beside an
+    /// interval that excludes 0, and A/A studies end decided.
+    #[test]
+    fn a_few_sequential_studies_at_the_defaults_stop_cover_and_say_what_the_interval_shows() {
+        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
+        let rule = AdaptiveRule {
+            family: 1,
+            until_ci_pct: None,
+            until_decided: true,
+            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            max_samples: DEFAULT_MAX_SAMPLES,
+        };
+        let host = Host::iid(0.016 / std::f64::consts::SQRT_2);
+        for (seed, effect) in [(1, 1.0), (2, 1.02)] {
+            let mut rng = rng(9000 + seed);
+            let (mut covered, mut decided) = (0, 0);
+            for _ in 0..150 {
+                let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule, true, |_| false);
+                let ci = ci.unwrap();
+                assert!((3..=DEFAULT_MAX_SAMPLES as usize).contains(&n), "{n}");
+                let v = Verdict::with_margin(Some(&ci), true, rule.mei_pct);
+                assert!(!v.is_same() || ci.contains_zero(), "{v:?} beside {ci:?}");
+                let truth = 100.0 * (effect - 1.0);
+                covered += usize::from(ci.lo_pct <= truth && truth <= ci.hi_pct);
+                decided += usize::from(v != Verdict::NoClearDifference);
+            }
+            assert!(covered >= 128, "{effect}: covered in {covered} of 150");
+            if effect == 1.0 {
+                assert!(decided >= 135, "A/A decided in {decided} of 150");
+            }
+        }
+    }
+
+    /// The operating table at the defaults a user gets (docs/methodology.md §17, README "The
+    /// verdict", `ab --help`): `--until-decided` with the default margin and cap, first look at
+    /// the default 3 blocks, the production interval, stop rule and verdict, 4,000 studies a
+    /// cell, block noise 1.6% (the users' GPU under `--backend-sampling`) and 3%. For each true
+    /// change: the share reported by its sign (faster or slower, within the margin or not), "the
+    /// same within the margin" (leaning or not, and leaning the true way), undecided (no clear
+    /// difference at the cap) and the wrong sign, and the mean blocks. Asserted at 1.6%: a true
+    /// 1.5% change by its sign in at least 80%, an A/A study decided in at most 10 blocks on
+    /// average, the wrong sign at most 2.5% a side; everywhere: no "same" beside an interval that
+    /// excludes 0, and the printed change inside its interval.
+    #[test]
+    fn sim_the_operating_table_at_the_defaults() {
+        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
+        let rule = AdaptiveRule {
+            family: 1,
+            until_ci_pct: None,
+            until_decided: true,
+            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            max_samples: DEFAULT_MAX_SAMPLES,
+        };
+        let trials = 4000;
+        println!(
+            "| block noise | true change | by its sign | same | same, leaning the true way | undecided | wrong sign | mean blocks |"
+        );
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+        for (ni, block_noise) in [0.016, 0.03].into_iter().enumerate() {
+            let host = Host::iid(block_noise / std::f64::consts::SQRT_2);
+            for (ti, truth) in [0.0, 0.5, 1.0, 1.3, 1.5, 2.0, 3.0].into_iter().enumerate() {
+                let mut rng = rng(4200 + 10 * ni as u64 + ti as u64);
+                let (mut right, mut same, mut leaning, mut undecided, mut wrong, mut blocks) = (0, 0, 0, 0, 0, 0);
+                for _ in 0..trials {
+                    let (ci, n) = sequential_study(&mut rng, &host, 1.0 + truth / 100.0, 3, rule, true, |_| false);
+                    let ci = ci.expect("3 blocks give an interval");
+                    let v = Verdict::with_margin(Some(&ci), true, rule.mei_pct);
+                    assert!(!v.is_same() || ci.contains_zero(), "{v:?} beside {ci:?}");
+                    let est = ci.center_pct();
+                    assert!(ci.lo_pct <= est && est <= ci.hi_pct, "{est} outside {ci:?}");
+                    blocks += n;
+                    let up = truth > 0.0;
+                    match v.decided() {
+                        Some(d) if truth != 0.0 && (d == Direction::Better) == up => right += 1,
+                        Some(_) => wrong += 1,
+                        None if v.is_same() => {
+                            same += 1;
+                            let leans = matches!(v, Verdict::SameLeansFaster | Verdict::SameLeansSlower);
+                            leaning += usize::from(leans && (v == Verdict::SameLeansFaster) == up && truth != 0.0);
+                        }
+                        None => undecided += 1,
+                    }
+                }
+                let r = |k: usize| 100.0 * k as f64 / trials as f64;
+                println!(
+                    "| {:.1}% | {truth:+.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.1}% | {:.2} |",
+                    100.0 * block_noise,
+                    r(right),
+                    r(same),
+                    r(leaning),
+                    r(undecided),
+                    r(wrong),
+                    blocks as f64 / trials as f64
+                );
+                if block_noise == 0.016 {
+                    if truth == 1.5 {
+                        assert!(r(right) >= 80.0, "+1.5% by its sign in {}%", r(right));
+                    }
+                    if truth == 0.0 {
+                        assert!(
+                            blocks as f64 / trials as f64 <= 10.0,
+                            "A/A mean blocks {}",
+                            blocks as f64 / trials as f64
+                        );
+                        assert!(
+                            r(wrong) <= 5.0 && r(same) + r(right) + r(wrong) > 0.0,
+                            "A/A false verdicts {}%",
+                            r(wrong)
+                        );
+                    } else {
+                        assert!(r(wrong) <= 2.5, "{truth:+}%: the wrong sign in {}%", r(wrong));
+                    }
+                }
+            }
+        }
     }
 
     /// The sequential design against a tuned GSPRT (docs/methodology.md §17), as fishtest decides
@@ -387,8 +515,7 @@ mod tests {
     /// none does, the most powerful). Printed beside the production design with the default
     /// margin (docs/methodology.md §17, BENCHMARKS.md).
     #[test]
-    fn the_sequential_design_against_a_tuned_gsprt() {
-        use crate::study::file::DEFAULT_MARGIN_PCT;
+    fn sim_the_sequential_design_against_a_tuned_gsprt() {
         let host = Host::iid(0.016 / std::f64::consts::SQRT_2);
         let trials = 4000;
         // (called right, called wrong, mean blocks) of a GSPRT against ±δ at `effect` that stops
@@ -455,9 +582,10 @@ mod tests {
             }
         }
         let rule = AdaptiveRule {
+            family: 1,
             until_ci_pct: None,
             until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            mei_pct: Some(CAP10_MARGIN_PCT),
             max_samples: 10,
         };
         let ours = |seed: u64, effect: f64| {
@@ -551,13 +679,13 @@ mod tests {
     /// Printed for §17; asserted where it must hold: studies that stopped early overstate the
     /// change on average, never understate it.
     #[test]
-    fn the_estimate_after_an_early_stop_overstates_the_change_by_a_measured_amount() {
-        use crate::study::file::DEFAULT_MARGIN_PCT;
+    fn sim_the_estimate_after_an_early_stop_overstates_the_change_by_a_measured_amount() {
         let host = Host::iid(0.016 / std::f64::consts::SQRT_2);
         let rule = AdaptiveRule {
+            family: 1,
             until_ci_pct: None,
             until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            mei_pct: Some(CAP10_MARGIN_PCT),
             max_samples: 10,
         };
         for (cell, truth) in [(0u64, -2.0), (1, -3.0), (2, -5.0)] {
@@ -600,7 +728,7 @@ mod tests {
     /// A/A false verdicts at most 5.5%, coverage at least 94.5%, and most studies end with 5
     /// whole blocks.
     #[test]
-    fn retaken_blocks_keep_the_interval_honest_on_a_host_that_spoils_one_sample_in_five() {
+    fn sim_retaken_blocks_keep_the_interval_honest_on_a_host_that_spoils_one_sample_in_five() {
         use crate::study::evidence::{NextBlock, Plan, SampleLayout};
         use crate::summary::retake::Retakes;
         use crate::summary::rules::Rejection;
@@ -666,11 +794,12 @@ mod tests {
     /// --until-decided --mei 5 --max-samples 10`: an A/A study fails it in under 1%, a true −10%
     /// in at least 90%.
     #[test]
-    fn the_gate_fails_real_regressions_and_never_noise() {
+    fn sim_the_gate_fails_real_regressions_and_never_noise() {
         use crate::summary::gate::{FailOn, Gate, GateMetric, GateRule};
         let gate =
             Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
-        let rule = AdaptiveRule { until_ci_pct: None, until_decided: true, mei_pct: Some(5.0), max_samples: 10 };
+        let rule =
+            AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct: Some(5.0), max_samples: 10 };
         // −6% and −3% are printed for the record (BENCHMARKS.md), not bounded.
         for (effect, lo, hi) in [(1.0, 0.0, 0.0099), (0.90, 0.90, 1.0), (0.94, 0.0, 1.0), (0.97, 0.0, 1.0)] {
             let mut rng = rng((effect * 1000.0) as u64 + 9000);
@@ -694,15 +823,15 @@ mod tests {
     /// least 90% of fixed studies, and `estimate` in the sequential one too. The interval rule
     /// fails at most 2.5% (+ simulation error) of builds exactly at the threshold.
     #[test]
-    fn the_gates_operating_curve_for_both_rules() {
-        use crate::study::file::DEFAULT_MARGIN_PCT;
+    fn sim_the_gates_operating_curve_for_both_rules() {
         use crate::summary::gate::{FailOn, Gate, GateMetric, GateRule};
         let gate = |rule| Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule };
         let rules = [GateRule::Estimate, GateRule::Interval];
         let sequential = AdaptiveRule {
+            family: 1,
             until_ci_pct: None,
             until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            mei_pct: Some(CAP10_MARGIN_PCT),
             max_samples: 10,
         };
         let trials = 4000;
@@ -748,48 +877,92 @@ mod tests {
         }
     }
 
-    /// An adaptive sweep (docs/methodology.md §16, §17) of 4 and 8 A/A points, each
-    /// `--until-decided --max-samples 10` with the default margin on a host of the suite, 4,000
-    /// sweeps a cell: Holm over each point's repeated p (`ChangeCi::family_p`) calls some point
-    /// changed in at most 5% of sweeps; Holm over the plain p taken at the stops is printed beside
-    /// it.
+    /// An adaptive sweep (docs/methodology.md §16, §17) of 4 and 8 points, each `--until-decided`
+    /// at the default margin and cap with the family's size known to it (its difference boundary
+    /// at α over the family's comparisons), 8,000 sweeps a cell: A/A, Holm over each point's
+    /// repeated p (`ChangeCi::repeated_p`) calls some point changed in at most 5% of sweeps (within
+    /// the simulation's error) on every host of the cell list; a +3% change at every point is
+    /// called (faster, after Holm) at at least 80% of points at 1.6% block noise. Holm over the plain p taken at
+    /// the stops, and the sweep whose points stop on their own α (the design before), are
+    /// printed beside it.
     #[test]
-    fn an_adaptive_sweep_keeps_its_familywise_rate() {
-        use crate::study::file::DEFAULT_MARGIN_PCT;
+    fn sim_an_adaptive_sweep_calls_a_change_and_keeps_its_familywise_rate() {
+        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
         use crate::summary::stats::holm;
-        let rule = AdaptiveRule {
+        let rule = |family: u32| AdaptiveRule {
+            family,
             until_ci_pct: None,
             until_decided: true,
             mei_pct: Some(DEFAULT_MARGIN_PCT),
-            max_samples: 10,
+            max_samples: DEFAULT_MAX_SAMPLES,
         };
-        for (cell, (points, host)) in
-            [(4, Host::iid(0.016)), (8, Host::iid(0.016)), (4, HOSTS[3]), (4, HOSTS[1])].into_iter().enumerate()
-        {
-            let mut rng = rng(1200 + cell as u64);
-            let (trials, mut plain, mut repeated) = (4000, 0, 0);
-            for _ in 0..trials {
-                let cis: Vec<ChangeCi> = (0..points)
-                    .filter_map(|_| sequential_study(&mut rng, &host, 1.0, 3, rule, true, |_| false).0)
-                    .collect();
-                let called = |p: Vec<f64>| {
-                    holm(&p).iter().zip(&cis).any(|(&a, c)| {
-                        matches!(
-                            Verdict::from_adjusted(Some(c), Some(a), 0.05, true),
-                            Verdict::Faster | Verdict::Slower
-                        )
-                    })
-                };
-                plain += usize::from(called(cis.iter().map(|c| c.p_value.unwrap_or(1.0)).collect()));
-                repeated += usize::from(called(cis.iter().map(|c| c.family_p().unwrap_or(1.0)).collect()));
+        let block = Host::iid(0.016 / std::f64::consts::SQRT_2);
+        let cells = [
+            (4, block, 1.0),
+            (8, block, 1.0),
+            (4, HOSTS[3], 1.0),
+            (4, HOSTS[1], 1.0),
+            (4, block, 1.03),
+            (8, block, 1.03),
+        ];
+        for (cell, (points, host, effect)) in cells.into_iter().enumerate() {
+            for (design, family) in [("family-aware", points as u32), ("each point on its own", 1)] {
+                let mut rng = rng(1200 + cell as u64);
+                let (trials, mut plain, mut repeated, mut called_points, mut blocks) = (8000, 0, 0, 0, 0);
+                for _ in 0..trials {
+                    let studies: Vec<(ChangeCi, usize)> = (0..points)
+                        .filter_map(|_| {
+                            let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule(family), true, |_| false);
+                            ci.map(|c| (c, n))
+                        })
+                        .collect();
+                    blocks += studies.iter().map(|(_, n)| n).sum::<usize>();
+                    let called = |p: Vec<f64>| -> Vec<bool> {
+                        holm(&p)
+                            .iter()
+                            .zip(&studies)
+                            .map(|(&a, (c, _))| {
+                                let own = Verdict::with_margin(Some(c), true, Some(DEFAULT_MARGIN_PCT));
+                                Verdict::from_adjusted(Some(c), Some(a), 0.05, own).decided() == Some(Direction::Better)
+                                    || (effect == 1.0
+                                        && Verdict::from_adjusted(Some(c), Some(a), 0.05, own).decided().is_some())
+                            })
+                            .collect()
+                    };
+                    let by_repeated = called(studies.iter().map(|(c, _)| c.repeated_p().unwrap_or(1.0)).collect());
+                    plain += usize::from(
+                        called(studies.iter().map(|(c, _)| c.p_value.unwrap_or(1.0)).collect()).iter().any(|&b| b),
+                    );
+                    repeated += usize::from(by_repeated.iter().any(|&b| b));
+                    called_points += by_repeated.iter().filter(|&&b| b).count();
+                }
+                let rate = |k: usize| k as f64 / trials as f64;
+                let at_points = called_points as f64 / (trials * points) as f64;
+                let mean_blocks = blocks as f64 / (trials * points) as f64;
+                if effect == 1.0 {
+                    eprintln!(
+                        "adaptive sweep ({design}), {points} A/A points, {host:?}: some point changed after Holm: plain p {:.4}, repeated p {:.4}; mean blocks a point {mean_blocks:.2}",
+                        rate(plain),
+                        rate(repeated)
+                    );
+                    // Each point spends α/m, so a family of points that run to the cap reaches 5%
+                    // itself (1 − (1 − α/m)^m): held to it within two standard errors of the
+                    // simulation's 8,000 sweeps (±0.49%).
+                    let bound = 0.05 + 2.0 * (0.05f64 * 0.95 / trials as f64).sqrt();
+                    if family > 1 {
+                        assert!(rate(repeated) <= bound, "{points} points on {host:?}: familywise {}", rate(repeated));
+                    }
+                } else {
+                    eprintln!(
+                        "adaptive sweep ({design}), {points} points each {:+.0}%: called faster after Holm at {:.4} of points; mean blocks a point {mean_blocks:.2}",
+                        100.0 * (effect - 1.0),
+                        at_points
+                    );
+                    if family > 1 {
+                        assert!(at_points >= 0.80, "{points} points of +3%: called at {at_points}");
+                    }
+                }
             }
-            let rate = |k: usize| k as f64 / trials as f64;
-            eprintln!(
-                "adaptive sweep, {points} A/A points, {host:?}: some point changed after Holm: plain p {:.4}, repeated p {:.4}",
-                rate(plain),
-                rate(repeated)
-            );
-            assert!(rate(repeated) <= 0.05, "{points} points on {host:?}: familywise {}", rate(repeated));
         }
     }
 
@@ -799,7 +972,7 @@ mod tests {
     /// is called changed in at most 5%; the p that took the scale as exact (Welch on each share
     /// times its side's median scale) is printed beside it.
     #[test]
-    fn categories_keep_the_familywise_rate_when_the_scale_is_noisy() {
+    fn sim_categories_keep_the_familywise_rate_when_the_scale_is_noisy() {
         use crate::summary::stats::{holm, median, Scaled};
         use crate::summary::traces::judge_categories;
         let shares = [0.30, 0.20, 0.15, 0.10, 0.10, 0.08, 0.05, 0.02];
@@ -850,7 +1023,7 @@ mod tests {
     /// some category is called changed in at most 5% of comparisons after Holm (unadjusted
     /// intervals do far more often); 2 traced samples a side give no category verdict.
     #[test]
-    fn holm_across_categories_keeps_the_familywise_rate() {
+    fn sim_holm_across_categories_keeps_the_familywise_rate() {
         use crate::summary::stats::Scaled;
         use crate::summary::traces::judge_categories;
         let mut rng = rng(1010);

@@ -160,12 +160,14 @@ impl ChangeCi {
         }
     }
 
-    /// The p-value a family of comparisons is Holm-adjusted by (docs/methodology.md §16, §17):
-    /// a fixed study's `p_value`; a sequential study's repeated p, its plain p scaled by the
-    /// study's α over the level this look was taken at, so that it falls below α exactly when
-    /// the repeated interval excludes 0. The plain p of a study that stopped because it was
-    /// decided is too small: Holm over it called some point of an A/A sweep changed in 14–28%.
-    pub(crate) fn family_p(&self) -> Option<f64> {
+    /// The p beside the interval, and the one a family of comparisons is Holm-adjusted by
+    /// (docs/methodology.md §8, §16, §17): a fixed study's `p_value`; a sequential study's
+    /// repeated p, its plain p scaled by the study's α over the level this look was taken at, so
+    /// that it falls below α exactly when the repeated interval excludes 0 (the smallest α whose
+    /// repeated interval excludes 0). The plain p of a study that stopped because it was decided
+    /// is too small: 4.7–7.8% of adaptive studies showed it below 0.05 beside an interval holding
+    /// 0, and Holm over it called some point of an A/A sweep changed in 14–28%.
+    pub(crate) fn repeated_p(&self) -> Option<f64> {
         let p = self.p_value?;
         Some(match self.per_look_alpha {
             Some(level) if level > 0.0 => (p * (1.0 - self.confidence) / level).min(1.0),
@@ -188,6 +190,14 @@ impl ChangeCi {
 
     pub(crate) fn contains_zero(&self) -> bool {
         self.lo_pct <= 0.0 && self.hi_pct >= 0.0
+    }
+
+    /// The side of 0 the change leans to, `true` above: where the interval excludes 0, its side;
+    /// else where the equivalence interval (an adaptive study's, §17) lies wholly on one side, that
+    /// side; else none.
+    pub(crate) fn equivalence_leans(&self) -> Option<bool> {
+        let [lo, hi] = if self.contains_zero() { self.equivalence? } else { [self.lo_pct, self.hi_pct] };
+        (lo > 0.0 || hi < 0.0).then_some(lo > 0.0)
     }
 
     /// Half the interval's width in % points: the precision `--until-ci` asks for.
@@ -282,10 +292,7 @@ fn smoothed_bootstrap(
     (at(tail), at(1.0 - tail))
 }
 
-/// Fewest usable values a side (and blocks holding both, for the paired interval) that get an
-/// interval and a verdict: below 3, a t-interval's spread rests on one degree of freedom a side
-/// and simulated A/A studies give 8–13% false verdicts (docs/methodology.md §8).
-pub(crate) const MIN_VALUES: usize = 3;
+pub(crate) use crate::stats::MIN_VALUES;
 
 /// The interval of a candidate's change against the baseline (docs/methodology.md §8), one model
 /// for interval, p-value and verdict: Student's t on log values. Paired once [`MIN_VALUES`]
@@ -323,13 +330,16 @@ pub(crate) struct LookLevels {
     pub(crate) difference: f64,
     /// Of the interval whose lying inside ± the margin is the verdict "same".
     pub(crate) equivalence: f64,
+    /// The error all the looks' difference intervals share: α, or α over the comparisons of
+    /// the sweep the study is a point of (docs/methodology.md §16).
+    pub(crate) family_alpha: f64,
 }
 
 /// [`change_ci`] at a sequential look's `levels`, with its equivalence interval
 /// (docs/methodology.md §17); the plain 95% interval where `levels` is None (a fixed study).
 pub(crate) fn look_ci(base: &[Measured], cand: &[Measured], levels: Option<LookLevels>) -> Option<ChangeCi> {
     let Some(l) = levels else { return change_ci(base, cand, 0.95, None) };
-    let ci = change_ci(base, cand, 0.95, Some(l.difference))?;
+    let ci = change_ci(base, cand, 1.0 - l.family_alpha, Some(l.difference))?;
     let eq = change_ci(base, cand, 0.90, Some(l.equivalence))?;
     Some(ChangeCi { equivalence: Some([eq.lo_pct, eq.hi_pct]), ..ci })
 }
@@ -531,7 +541,11 @@ pub(crate) fn scaled_delta_p(base: Scaled<'_>, cand: Scaled<'_>) -> Option<f64> 
     Some(parts_p(c - b, &[bp[0], bp[1], cp[0], cp[1]]))
 }
 
-/// The verdict word beside a change.
+/// The verdict word beside a change (docs/methodology.md §8): what the interval printed beside it
+/// shows. A change the interval decides is faster or slower even where it lies inside the
+/// margin ("slower, within the margin": a real change smaller than the margin); "same within the
+/// margin" only where the interval holds 0, naming the side its equivalence interval leans to
+/// where that one lies wholly on one side of 0.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Verdict {
@@ -540,9 +554,25 @@ pub(crate) enum Verdict {
     NoClearDifference,
     /// Fewer than [`MIN_VALUES`] accepted samples on a side.
     TooFewSamples,
-    /// The interval lies inside the study's minimum effect of interest (`--mei`): the same within
-    /// ± that margin (docs/methodology.md §8).
+    /// The interval holds 0 and the equivalence interval lies inside the study's minimum effect
+    /// of interest (`--mei`), on neither side of 0: the same within ± that margin.
     Same,
+    /// Faster, the interval excluding 0, and the equivalence interval inside the margin.
+    FasterWithinMargin,
+    /// Slower, the interval excluding 0, and the equivalence interval inside the margin.
+    SlowerWithinMargin,
+    /// The same within the margin, the interval holding 0, the equivalence interval wholly on
+    /// the better side of 0.
+    SameLeansFaster,
+    /// The same within the margin, the equivalence interval wholly on the worse side of 0.
+    SameLeansSlower,
+}
+
+/// The side of 0 a change lies on, as a verdict reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    Better,
+    Worse,
 }
 
 impl Verdict {
@@ -553,48 +583,74 @@ impl Verdict {
             Verdict::NoClearDifference => "no clear difference",
             Verdict::TooFewSamples => "too few samples",
             Verdict::Same => "same within the margin",
+            Verdict::FasterWithinMargin => "faster, within the margin",
+            Verdict::SlowerWithinMargin => "slower, within the margin",
+            Verdict::SameLeansFaster => "same within the margin, leans faster",
+            Verdict::SameLeansSlower => "same within the margin, leans slower",
         }
+    }
+
+    /// The side a decided change lies on: faster or slower, within the margin or not.
+    pub(crate) fn decided(self) -> Option<Direction> {
+        match self {
+            Verdict::Faster | Verdict::FasterWithinMargin => Some(Direction::Better),
+            Verdict::Slower | Verdict::SlowerWithinMargin => Some(Direction::Worse),
+            _ => None,
+        }
+    }
+
+    /// A verdict of "the same within the margin", leaning or not.
+    pub(crate) fn is_same(self) -> bool {
+        matches!(self, Verdict::Same | Verdict::SameLeansFaster | Verdict::SameLeansSlower)
     }
 
     /// `higher_is_better`: TPS metrics; false for latencies such as TTFT.
     pub(crate) fn from_ci(ci: Option<&ChangeCi>, higher_is_better: bool) -> Verdict {
-        match ci {
-            None => Verdict::TooFewSamples,
-            Some(c) if c.contains_zero() => Verdict::NoClearDifference,
-            Some(c) => Verdict::direction(c, higher_is_better),
-        }
+        Verdict::with_margin(ci, higher_is_better, None)
     }
 
-    /// [`Verdict::from_ci`], with the equivalence verdict where `margin_pct` is given and the
-    /// interval lies inside ± it.
+    /// The verdict of an interval, with `margin_pct` the study's margin of equivalence (`--mei`,
+    /// docs/methodology.md §8): a decided difference first — faster or slower, "within the
+    /// margin" where the equivalence interval also lies inside it — then "the same within the
+    /// margin" (leaning to the side its equivalence interval lies on, where it excludes 0), else no
+    /// clear difference. Never "same" beside an interval that excludes 0.
     pub(crate) fn with_margin(ci: Option<&ChangeCi>, higher_is_better: bool, margin_pct: Option<f64>) -> Verdict {
-        match (ci, margin_pct) {
-            (Some(c), Some(m)) if c.within(m) => Verdict::Same,
-            _ => Verdict::from_ci(ci, higher_is_better),
+        let Some(c) = ci else { return Verdict::TooFewSamples };
+        let within = margin_pct.is_some_and(|m| c.within(m));
+        let side = |up: bool| if up == higher_is_better { Direction::Better } else { Direction::Worse };
+        if !c.contains_zero() {
+            return match (side(c.lo_pct + c.hi_pct > 0.0), within) {
+                (Direction::Better, false) => Verdict::Faster,
+                (Direction::Worse, false) => Verdict::Slower,
+                (Direction::Better, true) => Verdict::FasterWithinMargin,
+                (Direction::Worse, true) => Verdict::SlowerWithinMargin,
+            };
+        }
+        if !within {
+            return Verdict::NoClearDifference;
+        }
+        match c.equivalence_leans().map(side) {
+            Some(Direction::Better) => Verdict::SameLeansFaster,
+            Some(Direction::Worse) => Verdict::SameLeansSlower,
+            None => Verdict::Same,
         }
     }
 
     /// The verdict of a comparison in a family (docs/methodology.md §16): a difference only where
-    /// its Holm-adjusted p-value is below `alpha` and its own interval excludes 0, so a family's
-    /// verdict never claims more than the interval printed beside it.
-    pub(crate) fn from_adjusted(
-        ci: Option<&ChangeCi>,
-        p_adjusted: Option<f64>,
-        alpha: f64,
-        higher_is_better: bool,
-    ) -> Verdict {
-        match (ci, p_adjusted) {
-            (Some(c), Some(p)) if p < alpha && !c.contains_zero() => Verdict::direction(c, higher_is_better),
-            (Some(_), _) => Verdict::NoClearDifference,
-            (None, _) => Verdict::TooFewSamples,
-        }
-    }
-
-    fn direction(c: &ChangeCi, higher_is_better: bool) -> Verdict {
-        if ((c.lo_pct + c.hi_pct) > 0.0) == higher_is_better {
-            Verdict::Faster
-        } else {
-            Verdict::Slower
+    /// its Holm-adjusted p-value is below `alpha` (its own interval then excludes 0), so a
+    /// family's verdict never claims more than the interval printed beside it. `own` is the
+    /// comparison's verdict on its own: a difference the family does not call keeps what the
+    /// equivalence interval shows (the same within the margin, leaning to its side) or is no
+    /// clear difference; "the same" stays the same.
+    pub(crate) fn from_adjusted(ci: Option<&ChangeCi>, p_adjusted: Option<f64>, alpha: f64, own: Verdict) -> Verdict {
+        let Some(c) = ci else { return Verdict::TooFewSamples };
+        let called = p_adjusted.is_some_and(|p| p < alpha) && !c.contains_zero();
+        match own {
+            v if called && v.decided().is_some() => v,
+            Verdict::FasterWithinMargin => Verdict::SameLeansFaster,
+            Verdict::SlowerWithinMargin => Verdict::SameLeansSlower,
+            v if v.is_same() => v,
+            _ => Verdict::NoClearDifference,
         }
     }
 }
@@ -704,7 +760,7 @@ mod tests {
     /// The property the smoothing buys: between identical variants, 3 samples a side, the 95%
     /// interval excludes 0 about as rarely as it should, while a 30% effect is still found.
     #[test]
-    fn aa_false_positive_rate_is_near_nominal() {
+    fn sim_aa_false_positive_rate_is_near_nominal() {
         let mut rng = ChaCha8Rng::seed_from_u64(99);
         let mut draw = |mu: f64, n: usize| -> Vec<f64> {
             (0..n).map(|_| mu + 5.0 * rng.sample::<f64, _>(StandardNormal)).collect()
@@ -764,8 +820,17 @@ mod tests {
         assert_eq!(Verdict::with_margin(Some(&same), true, Some(2.0)), Verdict::Same);
         assert_eq!(Verdict::with_margin(Some(&same), true, Some(1.6)), Verdict::NoClearDifference);
         assert_eq!(Verdict::with_margin(Some(&same), true, None), Verdict::NoClearDifference);
-        assert_eq!(Verdict::with_margin(Some(&ci), true, Some(20.0)), Verdict::Same);
+        // A decided change inside the margin is a change, and says it lies inside the margin.
+        assert_eq!(Verdict::with_margin(Some(&ci), true, Some(20.0)), Verdict::FasterWithinMargin);
+        assert_eq!(Verdict::with_margin(Some(&ci), false, Some(20.0)), Verdict::SlowerWithinMargin);
         assert_eq!(Verdict::with_margin(Some(&ci), true, Some(2.0)), Verdict::Faster);
+        // "Same" beside an interval that holds 0, leaning where its equivalence interval does.
+        let leaning = ChangeCi { lo_pct: -1.9, hi_pct: 0.3, equivalence: Some([-1.5, -0.1]), ..ci };
+        assert_eq!(Verdict::with_margin(Some(&leaning), true, Some(2.5)), Verdict::SameLeansSlower);
+        assert_eq!(Verdict::with_margin(Some(&leaning), false, Some(2.5)), Verdict::SameLeansFaster);
+        let level = ChangeCi { equivalence: Some([-1.5, 0.2]), ..leaning };
+        assert_eq!(Verdict::with_margin(Some(&level), true, Some(2.5)), Verdict::Same);
+        assert_eq!(Verdict::with_margin(Some(&leaning), true, None), Verdict::NoClearDifference);
     }
 
     /// A summary written before the t model still reads, with its method.
@@ -802,7 +867,7 @@ mod tests {
     /// look's level, it lies inside its own interval — where the ratio of medians, the figure
     /// printed before, fell outside in 5–37% of studies at 10 blocks or more under drift.
     #[test]
-    fn the_printed_change_lies_inside_its_own_interval_in_every_study() {
+    fn sim_the_printed_change_lies_inside_its_own_interval_in_every_study() {
         use sim::{study, Drift};
         let mut rng = ChaCha8Rng::seed_from_u64(33);
         let (mut studies, mut medians_outside) = (0, 0);
@@ -838,7 +903,7 @@ mod tests {
     /// still excludes 0 in at most 5% of A/A studies, and a real +30% effect is still found, at
     /// the demo's 3 samples a side (each side on its own) and at 8 (paired within blocks).
     #[test]
-    fn drifting_hosts_keep_false_verdicts_rare_and_find_a_real_effect() {
+    fn sim_drifting_hosts_keep_false_verdicts_rare_and_find_a_real_effect() {
         use sim::{study, Drift};
         let mut rng = ChaCha8Rng::seed_from_u64(14);
         // 10,000 studies a cell: the t model's A/A rate is 5% by construction on a host whose drift
@@ -900,16 +965,29 @@ mod tests {
             mde_pct: None,
             blocks_to_decide: None,
         };
-        assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.04), 0.05, true), Verdict::Faster);
-        assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.06), 0.05, true), Verdict::NoClearDifference);
-        assert_eq!(Verdict::from_adjusted(None, None, 0.05, true), Verdict::TooFewSamples);
+        assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.04), 0.05, Verdict::Faster), Verdict::Faster);
+        assert_eq!(
+            Verdict::from_adjusted(Some(&c(0.01)), Some(0.06), 0.05, Verdict::Faster),
+            Verdict::NoClearDifference
+        );
+        // Not called by the family: a difference inside the margin keeps its lean, "same" stays.
+        assert_eq!(
+            Verdict::from_adjusted(Some(&c(0.01)), Some(0.06), 0.05, Verdict::SlowerWithinMargin),
+            Verdict::SameLeansSlower
+        );
+        assert_eq!(Verdict::from_adjusted(Some(&c(0.3)), Some(0.9), 0.05, Verdict::Same), Verdict::Same);
+        assert_eq!(
+            Verdict::from_adjusted(Some(&c(0.01)), Some(0.04), 0.05, Verdict::SlowerWithinMargin),
+            Verdict::SlowerWithinMargin
+        );
+        assert_eq!(Verdict::from_adjusted(None, None, 0.05, Verdict::TooFewSamples), Verdict::TooFewSamples);
     }
 
     /// A sweep of 3 points × 2 candidates, all A/A at 3 samples a side: unadjusted, some verdict
     /// in the family is false far more often than 5%; Holm-adjusted, at most 5%. A real +30% at
     /// one point is still found (5 samples a side).
     #[test]
-    fn holm_keeps_the_familywise_false_verdict_rate_at_5_percent() {
+    fn sim_holm_keeps_the_familywise_false_verdict_rate_at_5_percent() {
         let mut rng = ChaCha8Rng::seed_from_u64(1979);
         // 2,000 families: Holm keeps the rate at most 5%, and 2,000 estimate it within about ±1%.
         let (trials, points) = (2000, 3);
@@ -928,8 +1006,11 @@ mod tests {
                     }
                 }
                 let adj = holm(&p.iter().map(|c| c.p_value.unwrap()).collect::<Vec<_>>());
-                let verdicts: Vec<Verdict> =
-                    p.iter().zip(&adj).map(|(c, a)| Verdict::from_adjusted(Some(c), Some(*a), 0.05, true)).collect();
+                let verdicts: Vec<Verdict> = p
+                    .iter()
+                    .zip(&adj)
+                    .map(|(c, a)| Verdict::from_adjusted(Some(c), Some(*a), 0.05, Verdict::from_ci(Some(c), true)))
+                    .collect();
                 if effect == 1.0 {
                     any_raw += usize::from(p.iter().any(|c| !c.contains_zero()));
                     any_holm += usize::from(verdicts.iter().any(|v| *v != Verdict::NoClearDifference));

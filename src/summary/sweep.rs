@@ -17,7 +17,7 @@ pub(crate) const FAMILY_ALPHA: f64 = 0.05;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Family {
     /// Always "holm": Holm's step-down adjustment of the t-test p-values (an adaptive point's
-    /// repeated p, `ChangeCi::family_p`).
+    /// repeated p, `ChangeCi::repeated_p`).
     pub(crate) method: String,
     pub(crate) alpha: f64,
     /// Comparisons in the family: every point × candidate with an interval of this metric.
@@ -169,13 +169,15 @@ fn table(m: Metric, record: &SweepRecord, summaries: &[Option<Summary>]) -> Metr
     // The family: every comparison with a p-value (a candidate with too few samples has none).
     // An adaptive point's p is its repeated p (§17), valid at the look it stopped on.
     let tested: Vec<usize> =
-        (0..rows.len()).filter(|&i| rows[i].ci.as_ref().and_then(|c| c.family_p()).is_some()).collect();
-    let p: Vec<f64> = tested.iter().map(|&i| rows[i].ci.and_then(|c| c.family_p()).expect("tested")).collect();
+        (0..rows.len()).filter(|&i| rows[i].ci.as_ref().and_then(|c| c.repeated_p()).is_some()).collect();
+    let p: Vec<f64> = tested.iter().map(|&i| rows[i].ci.and_then(|c| c.repeated_p()).expect("tested")).collect();
     for (&i, adjusted) in tested.iter().zip(holm(&p)) {
         rows[i].p_holm = Some(adjusted);
     }
-    for r in rows.iter_mut().filter(|r| r.verdict.is_some()) {
-        r.verdict = Some(Verdict::from_adjusted(r.ci.as_ref(), r.p_holm, FAMILY_ALPHA, m.higher_is_better()));
+    for r in rows.iter_mut() {
+        if let Some(own) = r.verdict {
+            r.verdict = Some(Verdict::from_adjusted(r.ci.as_ref(), r.p_holm, FAMILY_ALPHA, own));
+        }
     }
     MetricTable {
         metric: m,

@@ -47,13 +47,14 @@ pub(crate) const PREFILL_SHADE: RGBColor = RGBColor(255, 224, 178);
 pub(crate) const DECODE_SHADE: RGBColor = RGBColor(197, 225, 245);
 pub(crate) const AXIS_TEXT: RGBColor = RGBColor(36, 41, 47);
 
-/// A verdict's colour: green faster, red slower, grey for no clear difference or none.
+/// A verdict's colour: green faster, red slower (within the margin or not), grey for the same,
+/// no clear difference or none.
 pub(crate) fn verdict_colour(v: Option<crate::summary::stats::Verdict>) -> RGBColor {
-    use crate::summary::stats::Verdict;
-    match v {
-        Some(Verdict::Faster) => FASTER,
-        Some(Verdict::Slower) => SLOWER,
-        _ => UNCLEAR,
+    use crate::summary::stats::Direction;
+    match v.and_then(|v| v.decided()) {
+        Some(Direction::Better) => FASTER,
+        Some(Direction::Worse) => SLOWER,
+        None => UNCLEAR,
     }
 }
 

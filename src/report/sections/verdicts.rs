@@ -31,6 +31,8 @@ pub(crate) struct VerdictLine<'a> {
     pub(crate) ci_hi_pct: Option<f64>,
     pub(crate) verdict: &'static str,
     pub(crate) measures: Option<&'a str>,
+    /// The p beside the interval: an adaptive study's repeated p, the smallest α whose repeated
+    /// interval excludes 0 (`ChangeCi::repeated_p`), a fixed study's plain t-test p.
     pub(crate) p_value: Option<f64>,
     pub(crate) ci_method: Option<CiMethod>,
     #[serde(skip)]
@@ -76,7 +78,7 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 ci_hi_pct: ms.ci.map(|c| c.hi_pct),
                 verdict: ms.verdict.map_or("baseline", |v| m.verdict_word(v)),
                 measures: ms.measures.as_deref(),
-                p_value: ms.ci.and_then(|c| c.p_value),
+                p_value: ms.ci.and_then(|c| c.repeated_p()),
                 ci_method: ms.ci.map(|c| c.method),
                 ci: ms.ci,
                 acceptance_median: v.acceptance_median,

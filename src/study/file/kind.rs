@@ -109,12 +109,16 @@ impl StudyKind {
 
 /// An A/B study's adaptive sample count: add interleaved blocks until every candidate's decode
 /// interval is narrower than ± `until_ci_pct` (`--until-ci`), or decided (`--until-decided`: it
-/// excludes 0 or lies inside ± `mei_pct`), or each variant has `max_samples`
-/// (docs/methodology.md §17).
+/// excludes 0, or it and its equivalence interval hold 0 and the latter lies inside ± `mei_pct`),
+/// or each variant has `max_samples` (docs/methodology.md §17).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct AdaptiveRule {
     pub(crate) until_ci_pct: Option<f64>,
     pub(crate) until_decided: bool,
     pub(crate) mei_pct: Option<f64>,
     pub(crate) max_samples: u32,
+    /// The comparisons of the family a difference is judged in: 1 for a study on its own, a
+    /// sweep's points × candidates for one of its points, whose difference stop waits for the
+    /// level Holm's first step needs (docs/methodology.md §16).
+    pub(crate) family: u32,
 }

@@ -300,6 +300,11 @@ pub struct StudyFile {
     /// The minimum effect of interest, %: an interval inside ± it is the verdict "same" (§8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mei_pct: Option<f64>,
+    /// The comparisons of the sweep this study is a point of (its points × candidates), written
+    /// by the sweep: an adaptive point's difference stop waits for the level Holm's first step
+    /// needs over that family (docs/methodology.md §16).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep_family: Option<u32>,
     /// Blocks a study may add to retake blocks a rule about the host spoiled (default
     /// [`DEFAULT_RETAKES`]; 0: none; docs/methodology.md §7.19).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -360,10 +365,12 @@ fn is_zero(n: &u32) -> bool {
 /// The sample count an adaptive study stops at when its study gives none.
 pub(crate) const DEFAULT_MAX_SAMPLES: u32 = 20;
 
-/// The margin of an `until_decided` study without `mei_pct` (docs/methodology.md §17): a study
-/// where nothing changed ends "the same within ±2.5%" in about 6 blocks at 1.6% block noise,
-/// and a real change of 2% is still called by its sign in at least 80% of studies of 10 blocks.
-pub(crate) const DEFAULT_MARGIN_PCT: f64 = 2.5;
+/// The margin of an `until_decided` study without `mei_pct` (docs/methodology.md §17), chosen by
+/// simulation with [`DEFAULT_MAX_SAMPLES`] (`sim_the_operating_table_at_the_defaults`): at 1.6%
+/// block noise a study where nothing changed ends decided in 8.6 blocks on average, and a real
+/// change of 1.5% is reported by its sign in at least 80% of studies (±2.5% called 64% of them
+/// "the same", a real 1.7% regression among them).
+pub(crate) const DEFAULT_MARGIN_PCT: f64 = 2.0;
 
 /// Retake blocks a study adds when none is given (docs/methodology.md §7.19): enough for a host
 /// busy through the first blocks of a 3-sample study, few enough that a host busy throughout
@@ -403,6 +410,7 @@ impl StudyFile {
             max_samples: None,
             until_decided: false,
             mei_pct: None,
+            sweep_family: None,
             retakes: None,
             variants,
             prompt: None,
@@ -473,12 +481,16 @@ impl StudyFile {
             until_decided: self.until_decided,
             mei_pct: self.margin_pct(),
             max_samples: self.max_samples(),
+            family: self.sweep_family.unwrap_or(1).max(1),
         })
     }
 
     /// The study this point of the sweep runs: this study with the point's values, and no sweep.
     pub(crate) fn at_point(&self, point: &Point) -> StudyFile {
-        let mut f = StudyFile { sweep: None, ..self.clone() };
+        let points = self.sweep.as_ref().map_or(1, |s| s.points().len());
+        let candidates = self.variants.len().saturating_sub(1).max(1);
+        let family = u32::try_from(points * candidates).unwrap_or(u32::MAX);
+        let mut f = StudyFile { sweep: None, sweep_family: Some(family), ..self.clone() };
         for v in &point.values {
             match v {
                 AxisValue::PromptTokens(n) => {
@@ -758,6 +770,18 @@ impl StudyFile {
             return Err(StudyFileError::Missing("telemetry_hz >= 1"));
         }
         self.check_bounds().map_err(StudyFileError::OutOfBounds)?;
+        // Category verdicts (from 3 traced samples) scale each share by the untraced samples'
+        // ms/token: one untraced sample gives that scale no spread, and a verdict that took it as
+        // exact called some category of an A/A comparison changed in 32% (docs/methodology.md
+        // §10.1).
+        if let Some(t) = self.kind.trace().filter(|t| t.traced as usize >= crate::stats::MIN_VALUES) {
+            if self.samples < 2 {
+                return Err(StudyFileError::Refused(format!(
+                    "{} traced samples a variant get category verdicts, and one untraced sample gives their ms/token scale no spread to carry: give --untraced 2 or more (samples = 2 in a study file)",
+                    t.traced
+                )));
+            }
+        }
         // The thermal gate reads a device temperature, which the CPU-only sources have none of
         // (docs/methodology.md §9.9); `auto` is checked once the source is open.
         if self.idle.thermal.is_some()
@@ -819,6 +843,22 @@ power_max_w = 15.0
         assert_eq!(f.isolation.before.len(), 2);
         assert_eq!(f.isolation.verify[2].argv().unwrap()[0], "sh");
         assert!(f.variants[1].contains("kv=q4_0"));
+    }
+
+    /// Category verdicts need the ms/token scale's spread: three traced samples with one
+    /// untraced sample are refused before anything runs; two untraced samples carry a spread.
+    #[test]
+    fn category_verdicts_with_one_untraced_sample_are_refused() {
+        let file = |samples: u32, traced: u32| {
+            let text = format!(
+                "model='m'\ntokens=8\nsamples={samples}\nvariants=['a=b','c=d']\nprompt_tokens=50\n[trace]\nfinalize_timeout_s=5\ntraced={traced}\n[trace.tracer]\nkind='nsys'\nprogram='/bin/nsys'\n"
+            );
+            StudyFile::parse(&text).unwrap()
+        };
+        let e = file(1, 3).check().unwrap_err().to_string();
+        assert!(e.contains("give --untraced 2 or more") && !e.contains('\n'), "{e}");
+        assert!(file(2, 3).check().is_ok());
+        assert!(file(1, 2).check().is_ok(), "two traced samples get no category verdicts");
     }
 
     #[test]
