@@ -88,7 +88,7 @@ impl Render for SweepSummary {
         );
         let _ = writeln!(
             o,
-            "verdicts: Holm-adjusted across each metric's family (every point × candidate with an interval), familywise α = 5%; each interval is its comparison's own 95% interval, p its t-test's"
+            "verdicts: Holm-adjusted across each metric's family (every point × candidate with an interval), familywise α = 5%; each interval is its comparison's own (95%; an adaptive point's repeated interval at the family's level), p its interval's"
         );
         for t in &self.tables {
             let _ = writeln!(

@@ -3,6 +3,7 @@
 //! interrupted study.
 pub(crate) mod adaptive;
 pub(crate) mod bench;
+mod boundary_table;
 pub(crate) mod capture;
 pub(crate) mod covariate;
 pub(crate) mod devices;

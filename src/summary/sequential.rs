@@ -101,9 +101,17 @@ impl Boundary {
     /// The boundary of the equivalence verdict: Pocock's between the look on 2 degrees of freedom
     /// and the cap (at every look where there is none between them), at 2 × [`ALPHA`] two-sided.
     pub(crate) fn equivalence(first: usize, max: usize) -> Boundary {
-        let inner = max > first.max(MIN_VALUES + 1);
-        let shape = if inner { Shape::PocockInner } else { Shape::Pocock };
-        Boundary::calibrated(first, max, shape, 2.0 * ALPHA)
+        Boundary::calibrated(first, max, Boundary::equivalence_shape(first, max), 2.0 * ALPHA)
+    }
+
+    /// Pocock's level between the look on 2 degrees of freedom and the cap, where there is a look
+    /// between them; at every look otherwise.
+    fn equivalence_shape(first: usize, max: usize) -> Shape {
+        if max > first.max(MIN_VALUES + 1) {
+            Shape::PocockInner
+        } else {
+            Shape::Pocock
+        }
     }
 
     /// A boundary of `shape` whose looks hold the truth together with 1 − `alpha`.
@@ -117,7 +125,7 @@ impl Boundary {
         let memo = MEMO.get_or_init(|| Mutex::new(HashMap::new()));
         let key = (first, max, shape, alpha.to_bits());
         let known = memo.lock().expect("memo").get(&key).copied();
-        let levels = known.unwrap_or_else(|| {
+        let levels = known.or_else(|| committed(first, max, shape, alpha)).unwrap_or_else(|| {
             let levels = calibrate(first, max, shape, alpha);
             memo.lock().expect("memo").insert(key, levels);
             levels
@@ -132,6 +140,32 @@ impl Boundary {
         }
         look_level(self.shape, self.levels, n.clamp(self.first, self.max), self.max)
     }
+}
+
+/// The committed levels of a boundary the studies use most (`super::boundary_table`), where the
+/// table has it: the same numbers [`calibrate`] gives (the sim tier checks every entry), without
+/// the simulation in every process that asks.
+fn committed(first: usize, max: usize, shape: Shape, alpha: f64) -> Option<Levels> {
+    super::boundary_table::LEVELS
+        .iter()
+        .find(|e| (e.0, e.1, e.2) == (first, max, shape) && e.3.to_bits() == alpha.to_bits())
+        .map(|e| Levels { strict: e.4, level: e.5, interim: e.6 })
+}
+
+/// The boundaries the committed table holds: the first looks a study takes (`--samples` 3 to 5)
+/// with every cap to 30 and the rounder caps to 200, each with its difference and its equivalence
+/// boundary.
+#[cfg(test)]
+fn committed_keys() -> Vec<(usize, usize, Shape, f64)> {
+    let mut keys = Vec::new();
+    for first in MIN_VALUES..=5 {
+        for max in (first + 1..=30).chain([40, 50, 60, 80, 100, 150, 200]) {
+            let eq = Boundary::equivalence_shape(first, max);
+            keys.push((first, max, Shape::HaybittlePeto, ALPHA));
+            keys.push((first, max, eq, 2.0 * ALPHA));
+        }
+    }
+    keys
 }
 
 /// Look `n`'s level of a boundary whose cap is `max`, with calibrated `levels`.
@@ -210,6 +244,43 @@ fn calibrate(first: usize, max: usize, shape: Shape, alpha: f64) -> Levels {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The committed table (`src/summary/boundary_table.rs`) holds exactly what [`calibrate`]
+    /// gives for every key of [`committed_keys`], to the bit. `ABPROF_WRITE_BOUNDARY_TABLE=1
+    /// scripts/test --sim -E 'test(committed_boundary)'` writes it anew from the calibration.
+    #[test]
+    fn sim_the_committed_boundary_table_is_what_calibration_gives() {
+        let rows: Vec<String> = committed_keys()
+            .into_iter()
+            .map(|(first, max, shape, alpha)| {
+                let l = calibrate(first, max, shape, alpha);
+                format!(
+                    "    ({first}, {max}, Shape::{shape:?}, {alpha:?}, {:?}, {:?}, {:?}),",
+                    l.strict, l.level, l.interim
+                )
+            })
+            .collect();
+        let text = format!(
+            "//! The calibrated levels of the boundaries studies use most (docs/methodology.md §17): written by\n\
+             //! `sequential.rs`'s `sim_the_committed_boundary_table_is_what_calibration_gives` from the\n\
+             //! calibration itself, which the sim tier checks every entry against. Not edited by hand.\n\
+             use super::sequential::Shape;\n\n\
+             /// (first look, cap, shape, α, strict level, cap's or every look's level, interim level)\n\
+             #[rustfmt::skip]\n\
+             pub(super) const LEVELS: &[(usize, usize, Shape, f64, f64, f64, f64)] = &[\n{}\n];\n",
+            rows.join("\n")
+        );
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/summary/boundary_table.rs");
+        if std::env::var_os("ABPROF_WRITE_BOUNDARY_TABLE").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            committed == text,
+            "src/summary/boundary_table.rs differs from the calibration: write it anew (this test's doc)"
+        );
+        assert_eq!(super::super::boundary_table::LEVELS.len(), committed_keys().len());
+    }
 
     /// Haybittle–Peto's looks on 2 and 3 degrees of freedom take [`PETO_INTERIM`], the later looks
     /// before the cap one looser level (never stricter, however many looks), the cap the rest;
