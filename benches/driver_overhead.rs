@@ -48,6 +48,7 @@ fn main() {
         until_ci_pct: None,
         until_decided: false,
         mei_pct: None,
+        sweep_family: None,
         retakes: None,
         max_samples: None,
         sweep: None,
