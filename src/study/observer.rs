@@ -72,6 +72,8 @@ pub(crate) struct StudyObserver<'a> {
     /// the server's CPU (a GPU-less host).
     sampler: Option<(Sampler, Vec<u32>)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
+    /// The host's CPU when the server was spawned: the wait for a quiet host starts from it.
+    spawned: Option<ForeignLoad>,
     /// Foreign load over the request, measured when it finished.
     host_cpu: Option<CpuShares>,
     /// Told the server's pid as soon as it is spawned (the study's `run.json`).
@@ -166,6 +168,7 @@ impl<'a> StudyObserver<'a> {
             gate_ms: 0.0,
             sampler: None,
             load: None,
+            spawned: None,
             host_cpu: None,
             on_spawn: None,
             cancel: None,
@@ -199,9 +202,12 @@ impl<'a> StudyObserver<'a> {
     /// the gate's fast reads never run beside the measured request.
     fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, GateError> {
         let t0 = crate::clock::mono_ns();
-        // The first of the readings the wait for a quiet host judges: the idle readings count
-        // towards its first second.
-        let since = ForeignLoad::snapshot(&TaskCpu::group(server_pid), &TaskCpu::new(std::process::id()));
+        // The first of the readings the wait for a quiet host judges: from the server's start,
+        // else from here (the idle readings count towards its first second).
+        let since = self
+            .spawned
+            .take()
+            .or_else(|| ForeignLoad::snapshot(&TaskCpu::group(server_pid), &TaskCpu::new(std::process::id())));
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let mut thermal = None;
         let indices = self.devices.as_ref().map_or(&[][..], |d| d.indices.as_slice());
@@ -491,6 +497,10 @@ impl SampleObserver for StudyObserver<'_> {
     }
 
     fn server_started(&mut self, pid: u32) {
+        // The first reading of the wait for a quiet host: the server's start, health and
+        // warm-up count towards its first second (its group then holds the leader alone, and a
+        // process born into it later counts as the server's from its birth).
+        self.spawned = ForeignLoad::snapshot(&TaskCpu::new(pid), &TaskCpu::new(std::process::id()));
         if let Some(f) = self.on_spawn.as_mut() {
             f(pid);
         }

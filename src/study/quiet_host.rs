@@ -55,17 +55,21 @@ impl Window {
         }
     }
 
-    /// Other processes' CPU over the last second, once a second has been seen.
+    /// The most other processes can have used over the last second, % of one core, once a
+    /// second has been seen: their CPU time since the oldest reading, over one second. Over a
+    /// span of one second that is the rule's own figure; over the longer span from the server's
+    /// start it bounds the last second's from above, so a quiet start passes at once.
     fn foreign_pct(&self) -> Option<f64> {
         let (first, last) = (self.looks.front()?, self.looks.back()?);
-        (last.at_ns() - first.at_ns() >= WINDOW.as_nanos() as u64 * 95 / 100).then(|| first.since(last).foreign_pct)
+        let span = (last.at_ns() - first.at_ns()) as f64 / WINDOW.as_nanos() as f64;
+        (span >= 0.95).then(|| first.since(last).foreign_pct * span.max(1.0))
     }
 }
 
 impl QuietHost<'_> {
-    /// Waits, from `since` (the gate's start: its idle readings count towards the first second),
-    /// until the last second's foreign CPU is at most the limit, or the timeout passed (then the
-    /// record says so and the request goes ahead). A host with no `/proc/stat` is not waited for.
+    /// Waits, from `since` (the server's start: its health and warm-up count towards the first
+    /// second), until the last second's foreign CPU is at most the limit, or the timeout passed
+    /// (then the record says so and the request goes ahead). A host with no `/proc/stat` is not waited for.
     pub(crate) fn wait(&self, server_pid: u32, since: Option<ForeignLoad>) -> Result<ForeignWaitRecord, GateError> {
         let (server, me) = (TaskCpu::group(server_pid), TaskCpu::new(std::process::id()));
         let own = Own { server_pgid: Some(server_pid), abprof: std::process::id() };
@@ -87,7 +91,15 @@ impl QuietHost<'_> {
                 if pct <= self.max_pct {
                     return Ok(record);
                 }
-                // Who: two looks at every process, a second or more apart.
+                if start.elapsed() >= self.timeout {
+                    if let (true, Some(t)) = (record.top.is_empty(), &table) {
+                        record.top = t.top_since(&ProcTable::read(), own, self.top);
+                    }
+                    record.timed_out = true;
+                    return Ok(record);
+                }
+                // Who: two looks at every process, a second or more apart; a line only while
+                // the wait goes on.
                 match table.take() {
                     None => table = Some(ProcTable::read()),
                     Some(t) if t.age() < WINDOW => table = Some(t),
@@ -100,13 +112,6 @@ impl QuietHost<'_> {
                             noted = Some(Instant::now());
                         }
                     }
-                }
-                if start.elapsed() >= self.timeout {
-                    if let (true, Some(t)) = (record.top.is_empty(), &table) {
-                        record.top = t.top_since(&ProcTable::read(), own, self.top);
-                    }
-                    record.timed_out = true;
-                    return Ok(record);
                 }
             }
             std::thread::sleep(POLL);

@@ -198,7 +198,9 @@ pub struct IdleGate {
     /// are taken at least 100 ms apart, the rate NVML and the SMU refresh at.
     #[serde(default = "default_interval")]
     pub(crate) interval_ms: u64,
-    /// Give up (and reject the sample) after this many seconds.
+    /// Each wait of the gate gives up after this many seconds: the server or GPU still busy fails
+    /// the sample and ends the study; other processes still busy let the request go ahead, and
+    /// the third such timeout in a row ends the study (docs/methodology.md §9.1).
     #[serde(default = "default_gate_timeout")]
     pub(crate) timeout_s: u64,
     /// The thermal gate after the idle gate (docs/methodology.md §9.9); absent: not gated.
@@ -243,7 +245,7 @@ fn default_foreign() -> f64 {
 fn default_interval() -> u64 {
     2
 }
-fn default_gate_timeout() -> u64 {
+pub(crate) fn default_gate_timeout() -> u64 {
     120
 }
 
