@@ -324,7 +324,10 @@ impl<'a> StudyObserver<'a> {
         }
         self.telemetry.foreign_timeouts += 1;
         if self.telemetry.foreign_timeouts >= quiet_host::NEVER_QUIET {
-            return Err(GateError::Failed(GateFailure::NeverQuiet(quiet_host::never_quiet_line(&r, timeout))));
+            // Every layout puts a sample two folders below the study's root (samples/NNN-LABEL,
+            // pi/LABEL-N, LABEL/traced).
+            let root = self.sample_dir.parent().and_then(std::path::Path::parent).unwrap_or(&self.sample_dir);
+            return Err(GateError::Failed(GateFailure::NeverQuiet(quiet_host::never_quiet_line(&r, timeout, root))));
         }
         Ok(r)
     }

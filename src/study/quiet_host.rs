@@ -132,15 +132,16 @@ impl QuietHost<'_> {
     }
 }
 
-/// The line that ends a study whose host never quieted (docs/methodology.md §9.1): the cause,
-/// the busiest processes, and the fix.
-pub(crate) fn never_quiet_line(r: &ForeignWaitRecord, timeout: Duration) -> String {
+/// The line that ends a study in `root` whose host never quieted (docs/methodology.md §9.1): the
+/// cause, the busiest processes, and the fix.
+pub(crate) fn never_quiet_line(r: &ForeignWaitRecord, timeout: Duration, root: &std::path::Path) -> String {
     format!(
-        "the host never quieted down: before each of the last {NEVER_QUIET} samples other processes used more than {:.0}% of a core (--foreign-cpu-max) for {} s (last {:.0}%; the busiest: {}), so no sample could be judged; stop them (`abprof doctor` names what runs), then run the same command with --resume to continue: every sample taken is kept",
+        "the host never quieted down: before each of the last {NEVER_QUIET} samples other processes used more than {:.0}% of a core (--foreign-cpu-max) for {} s (last {:.0}%; the busiest: {}), so no sample could be judged; stop them (`abprof doctor` names what runs), then `--resume {}` continues the study: every sample taken is kept",
         r.max_pct,
         timeout.as_secs(),
         r.foreign_pct,
-        list(&r.top)
+        list(&r.top),
+        root.display()
     )
 }
 
@@ -190,7 +191,8 @@ mod tests {
             notes[0].starts_with("sample 1 (a) waits for other processes")
                 && notes[0].contains(&format!("pid {pid} (sh)"))
         );
-        let end = never_quiet_line(&r, Duration::from_secs(120));
+        let end = never_quiet_line(&r, Duration::from_secs(120), std::path::Path::new("/tmp/ab"));
         assert!(end.contains("abprof doctor") && end.contains(&format!("pid {pid} (sh)")), "{end}");
+        assert!(end.contains("`--resume /tmp/ab` continues"), "{end}");
     }
 }
