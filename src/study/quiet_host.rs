@@ -4,7 +4,7 @@
 //! the server's process group and abprof's own threads). A busy host then delays a sample
 //! instead of spoiling it, and `other-workload` rejects only a load that began during the request.
 use crate::measure::GateError;
-use crate::telemetry::foreign::{list, Own, ProcTable};
+use crate::telemetry::foreign::{list, Own, ProcTable, ProcessShare};
 use crate::telemetry::record::ForeignWaitRecord;
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu};
 use std::collections::VecDeque;
@@ -45,9 +45,11 @@ struct Window {
 }
 
 impl Window {
+    /// One more reading; none at all where `/proc/stat` cannot be read (then nothing is judged).
     fn look(&mut self) {
-        if let Some(l) = ForeignLoad::snapshot(&self.server, &self.me) {
-            self.looks.push_back(l);
+        match ForeignLoad::snapshot(&self.server, &self.me) {
+            Some(l) => self.looks.push_back(l),
+            None => self.looks.clear(),
         }
         let span = WINDOW.as_nanos() as u64;
         while self.looks.len() > 2 && self.looks[self.looks.len() - 1].at_ns() - self.looks[1].at_ns() >= span {
@@ -69,7 +71,8 @@ impl Window {
 impl QuietHost<'_> {
     /// Waits, from `since` (the server's start: its health and warm-up count towards the first
     /// second), until the last second's foreign CPU is at most the limit, or the timeout passed
-    /// (then the record says so and the request goes ahead). A host with no `/proc/stat` is not waited for.
+    /// (then the record says so and the request goes ahead). A host with no `/proc/stat` is not
+    /// waited for.
     pub(crate) fn wait(&self, server_pid: u32, since: Option<ForeignLoad>) -> Result<ForeignWaitRecord, GateError> {
         let (server, me) = (TaskCpu::group(server_pid), TaskCpu::new(std::process::id()));
         let own = Own { server_pgid: Some(server_pid), abprof: std::process::id() };
@@ -77,6 +80,7 @@ impl QuietHost<'_> {
         let start = Instant::now();
         let mut record = ForeignWaitRecord { max_pct: self.max_pct, ..ForeignWaitRecord::default() };
         let (mut table, mut noted): (Option<ProcTable>, Option<Instant>) = (None, None);
+        let mut peak = 0.0;
         loop {
             if (self.cancelled)() {
                 return Err(GateError::Interrupted);
@@ -105,11 +109,16 @@ impl QuietHost<'_> {
                     Some(t) if t.age() < WINDOW => table = Some(t),
                     Some(t) => {
                         let now = ProcTable::read();
-                        record.top = t.top_since(&now, own, self.top);
+                        let top = t.top_since(&now, own, self.top);
                         table = Some(now);
                         if noted.is_none_or(|n| n.elapsed() >= NOTE_EVERY) {
-                            (self.note)(&self.line(&record, start.elapsed()));
+                            (self.note)(&self.line(&record, &top, start.elapsed()));
                             noted = Some(Instant::now());
+                        }
+                        // The record keeps those of the wait's busiest second: the processes
+                        // that delayed the sample, not the stragglers as the host quiets down.
+                        if pct >= peak {
+                            (record.top, peak) = (top, pct);
                         }
                     }
                 }
@@ -119,13 +128,13 @@ impl QuietHost<'_> {
     }
 
     /// The progress line: who keeps the host busy, against which limit, for how long so far.
-    fn line(&self, r: &ForeignWaitRecord, waited: Duration) -> String {
+    fn line(&self, r: &ForeignWaitRecord, top: &[ProcessShare], waited: Duration) -> String {
         format!(
             "{} waits for other processes to quiet down: {:.0}% of a core over the last second, above the limit of {:.0}% (--foreign-cpu-max); the busiest: {}; waited {:.0} s of {} (docs/methodology.md §9.1)",
             self.what,
             r.foreign_pct,
             r.max_pct,
-            list(&r.top),
+            list(top),
             waited.as_secs_f64(),
             self.timeout.as_secs()
         )

@@ -40,7 +40,8 @@ pub(crate) struct ForeignWaitRecord {
     pub(crate) waited_ms: f64,
     /// The gate's timeout passed with the host still busy; the request was sent anyway.
     pub(crate) timed_out: bool,
-    /// The busiest other processes while it waited; empty when the host was quiet at once.
+    /// The busiest other processes of the wait's busiest second; empty when the host was quiet
+    /// at once.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) top: Vec<super::foreign::ProcessShare>,
 }
