@@ -1181,19 +1181,21 @@ impl Drop for OtherWorkload {
     }
 }
 
-/// A host busy through the first block (real busy loops, this test's own children) spoils it
-/// `other-workload`; the block is retaken at the end of the schedule, every attempt stays in the
-/// evidence, and the study ends with its planned accepted samples a side and a verdict
-/// (docs/methodology.md §7.19).
+/// Another workload that begins during the first request (real busy loops, this test's own
+/// children) spoils its block `other-workload` (a load already running before a request is
+/// waited out by the idle gate, docs/methodology.md §9.1); the block is retaken at the end of
+/// the schedule, every attempt stays in the evidence, and the study ends with its planned
+/// accepted samples a side and a verdict (docs/methodology.md §7.19).
 #[test]
 fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() {
     let f = Fault::new();
-    let study = Study::new(&f, 32, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", 50.0);
-    let other = OtherWorkload::on_every_core();
+    let study = Study::new(&f, 128, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", 50.0);
     let mut child = spawn(&study.args());
+    server_mid_request(&f.root(), 1);
+    let other = OtherWorkload::on_every_core();
     let order = f.root().join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
-    wait_for("the first block", Duration::from_secs(300), || lines() >= 2 || child.try_wait().unwrap().is_some());
+    wait_for("the first sample", Duration::from_secs(300), || lines() >= 1 || child.try_wait().unwrap().is_some());
     drop(other);
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", err(&out));
@@ -1216,9 +1218,12 @@ fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() 
 fn every_sample_rejected_other_workload_names_foreign_cpu_max_and_a_quiet_host() {
     let f = Fault::new();
     // Another workload that really runs: on a quiet host (CI's) the background alone can read
-    // 0% foreign CPU, which a 0% limit accepts. The loops are this test's own children.
+    // 0% foreign CPU, which a 0% limit accepts. The loops are this test's own children. The
+    // gate's wait for a quiet host (docs/methodology.md §9.1) times out after 1 s and lets the
+    // request go ahead; no retake, so the one sample's rejection is the summary's.
     let other = OtherWorkload::on_every_core();
-    let out = run(&Study::new(&f, 64, 1, &[variant("a", "")]).idle("foreign_cpu_max_pct", 0.0).args());
+    let study = Study::new(&f, 64, 1, &[variant("a", "")]).idle("foreign_cpu_max_pct", 0.0).idle("timeout_s", 1);
+    let out = run(&study.set("retakes", 0).args());
     drop(other);
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -106,9 +106,10 @@ fn a_tracer_that_writes_nothing_is_a_clear_error() {
     assert!(err[0].contains("wrote no trace"), "{}", err[0]);
 }
 
-/// A host busy through the first untraced sample (real busy loops, this test's own children)
-/// spoils its block `other-workload`; the block is retaken after the traced one, so the trace
-/// is still scaled by the planned two untraced samples (docs/methodology.md §7.19).
+/// Another workload that begins during the first untraced sample's request (real busy loops,
+/// this test's own children; one already running is waited out by the idle gate, §9.1) spoils
+/// its block `other-workload`; the block is retaken after the traced one, so the trace is still
+/// scaled by the planned two untraced samples (docs/methodology.md §7.19).
 #[test]
 fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
     let _g = serial();
@@ -116,7 +117,8 @@ fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
     let d = tempfile::tempdir().unwrap();
     let tracer = stand_in_tracer(d.path());
     let root = d.path().join("tr");
-    let mut args = trace_args(&root, &tracer, &[format!("base={}", tb.server.display())], 16, 2);
+    // Long enough a request for the loops, started once it runs, to cover most of it.
+    let mut args = trace_args(&root, &tracer, &[format!("base={}", tb.server.display())], 128, 2);
     args.extend(["--foreign-cpu-max".into(), "50".into()]);
     let order = root.join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
@@ -129,6 +131,7 @@ fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
         }
     };
     wait(1, &mut child);
+    server_mid_request(&root, 2);
     // One loop per core: with the server's threads on every core, a single loop's share of the
     // request ranged from 98% of a core down to under the 50% limit (a CI run); one per core holds
     // the foreign load near a core or more.

@@ -5,7 +5,7 @@ use super::args::TelemetryArg;
 use crate::study::file::{self, HookCommand, IdleGate, Isolation};
 use crate::telemetry::SourceKind;
 
-/// Run conditions: `--idle-samples`, `--foreign-cpu-max`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
+/// Run conditions: `--idle-samples`, `--foreign-cpu-max`, `--idle-timeout`, `--before`/`--after`/`--verify` hooks, `--telemetry`,
 /// `--telemetry-hz` (ab, pi).
 #[derive(Args, Debug, Clone)]
 pub(crate) struct RunConditions {
@@ -13,10 +13,19 @@ pub(crate) struct RunConditions {
     #[arg(long, default_value_t = file::default_consecutive(), value_name = "N",
           value_parser = crate::bounds::u32_flag(1, crate::bounds::MAX_IDLE_SAMPLES))]
     pub(crate) idle_samples: u32,
-    /// Reject a sample when other processes used more than this much CPU (% of one core) during
-    /// its request (docs/methodology.md §7.7; the study file's `[idle] foreign_cpu_max_pct`).
+    /// Before each request, wait until other processes used at most this much CPU (% of one
+    /// core) over the last second, printing the busiest ones while it waits; reject a sample when
+    /// they used more during its request. Default 50 (docs/methodology.md §7.7, §9.1; the study
+    /// file's `[idle] foreign_cpu_max_pct`).
     #[arg(long, value_name = "PCT", value_parser = non_negative)]
     pub(crate) foreign_cpu_max: Option<f64>,
+    /// The idle gate's waits give up after S seconds: a server or GPU still busy ends the study;
+    /// other processes still above --foreign-cpu-max let the request go ahead (it is retaken if
+    /// rejected), and the third such wait in a row ends the study with exit status 1 (docs/
+    /// methodology.md §9.1; the study file's `[idle] timeout_s`).
+    #[arg(long, value_name = "S", default_value_t = file::default_gate_timeout() as u32,
+          value_parser = crate::bounds::u32_flag(1, 86_400))]
+    pub(crate) idle_timeout: u32,
     /// Isolation hook run before every sample (repeatable; no shell).
     #[arg(long, value_name = "CMD")]
     pub(crate) before: Vec<String>,
@@ -77,6 +86,7 @@ impl RunConditions {
         let default = IdleGate::default();
         IdleGate {
             consecutive: self.idle_samples,
+            timeout_s: u64::from(self.idle_timeout),
             foreign_cpu_max_pct: self.foreign_cpu_max.unwrap_or(default.foreign_cpu_max_pct),
             thermal: self.thermal_gate.then_some(file::ThermalGate {
                 band_c: self.thermal_band,

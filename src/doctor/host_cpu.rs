@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::finding::Finding;
+use crate::telemetry::foreign::{list, Own, ProcTable, ProcessShare};
 use crate::telemetry::power_state::PowerState;
 use crate::telemetry::task_cpu::{ForeignLoad, TaskCpu};
 
@@ -91,22 +92,27 @@ pub(crate) fn boost(sysfs: &Path) -> Finding {
 }
 
 /// The CPU other processes use over `window`, % of one core: the measurement a study takes over
-/// each request (docs/methodology.md §7.7), with no server, abprof's own threads left out.
-pub(crate) fn foreign_cpu_pct(window: Duration) -> Option<f64> {
+/// each request and its idle gate before it (docs/methodology.md §7.7, §9.1), with no server,
+/// abprof's own threads left out; and the busiest of those processes, as the gate names them.
+pub(crate) fn foreign_cpu(window: Duration) -> Option<(f64, Vec<ProcessShare>)> {
     // No server runs: a task that does not exist counts nothing.
     let (none, me) = (TaskCpu::new(u32::MAX), TaskCpu::new(std::process::id()));
-    let start = ForeignLoad::snapshot(&none, &me)?;
+    let (start, table) = (ForeignLoad::snapshot(&none, &me)?, ProcTable::read());
     std::thread::sleep(window);
-    let end = ForeignLoad::snapshot(&none, &me)?;
-    Some(start.since(&end).foreign_pct)
+    let (end, later) = (ForeignLoad::snapshot(&none, &me)?, ProcTable::read());
+    Some((start.since(&end).foreign_pct, table.top_since(&later, Own::abprof(), TOP)))
 }
+
+/// The busiest processes a finding names (as the idle gate's progress line).
+const TOP: usize = 3;
 
 /// Other processes' CPU now, against a study's limit.
 pub(crate) fn load_now(window: Duration, max_pct: f64) -> Finding {
-    judge_load(foreign_cpu_pct(window), window, max_pct)
+    let (pct, top) = foreign_cpu(window).unzip();
+    judge_load(pct, top.as_deref().unwrap_or_default(), window, max_pct)
 }
 
-pub(crate) fn judge_load(foreign_pct: Option<f64>, window: Duration, max_pct: f64) -> Finding {
+pub(crate) fn judge_load(foreign_pct: Option<f64>, top: &[ProcessShare], window: Duration, max_pct: f64) -> Finding {
     const NAME: &str = "cpu load";
     let Some(pct) = foreign_pct else {
         return Finding::not_present(NAME, "no /proc/stat to read the host's CPU time from", None);
@@ -115,7 +121,10 @@ pub(crate) fn judge_load(foreign_pct: Option<f64>, window: Duration, max_pct: f6
     if pct > max_pct {
         return Finding::warn(
             NAME,
-            format!("{value}; a study rejects a sample above {max_pct:.0}% (other-workload, docs/methodology.md §7.7)"),
+            format!(
+                "{value} (the busiest: {}); a study waits before each sample for less than {max_pct:.0}% and rejects a sample above it (other-workload, docs/methodology.md §7.7, §9.1)",
+                list(top)
+            ),
             "stop the other workload before measuring (`top -o %CPU` names it), or run when the host is quiet",
         );
     }
@@ -171,11 +180,13 @@ mod tests {
     #[test]
     fn load_above_the_studys_limit_warns_with_its_rule() {
         let w = Duration::from_secs(1);
-        let f = judge_load(Some(87.0), w, 50.0);
+        let top = [ProcessShare { pid: 4242, name: "cc1plus".into(), pct: 81.0 }];
+        let f = judge_load(Some(87.0), &top, w, 50.0);
         assert_eq!(f.status, Status::Warn);
         assert!(f.value.contains("87% of a core over 1.0 s") && f.value.contains("§7.7"), "{}", f.value);
-        assert_eq!(judge_load(Some(3.0), w, 50.0).status, Status::Ok);
-        assert_eq!(judge_load(None, w, 50.0).status, Status::NotPresent);
+        assert!(f.value.contains("the busiest: pid 4242 (cc1plus) 81%"), "{}", f.value);
+        assert_eq!(judge_load(Some(3.0), &[], w, 50.0).status, Status::Ok);
+        assert_eq!(judge_load(None, &[], w, 50.0).status, Status::NotPresent);
         assert!((foreign_cpu_max_pct() - 50.0).abs() < 1e-9);
     }
 
@@ -190,12 +201,12 @@ mod tests {
         fn a_busy_process_is_other_processes_load() {
             let mut busy = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
             std::thread::sleep(Duration::from_millis(100));
-            let pct = foreign_cpu_pct(Duration::from_millis(1000));
+            let pct = foreign_cpu(Duration::from_millis(1000));
             let _ = busy.kill();
             let _ = busy.wait();
-            let pct = pct.unwrap();
+            let (pct, top) = pct.unwrap();
             assert!(pct > 30.0, "a busy loop used {pct:.0}% of a core");
-            assert_eq!(judge_load(Some(pct), Duration::from_secs(1), 20.0).status, Status::Warn);
+            assert_eq!(judge_load(Some(pct), &top, Duration::from_secs(1), 20.0).status, Status::Warn);
         }
     }
 }

@@ -41,6 +41,10 @@ pub(crate) enum GateFailure {
     /// The GPU did not reach its thermal target before the timeout.
     #[error("{0}")]
     NeverCool(String),
+    /// Other processes kept the host's CPU above the study's limit through the wait before
+    /// several samples in a row (docs/methodology.md §9.1).
+    #[error("{0}")]
+    NeverQuiet(String),
     #[error("cannot open the telemetry of device {device} ({kind}): {detail}")]
     OpenTelemetry { device: u32, kind: String, detail: String },
     #[error("cannot start the telemetry sampler: {0}")]

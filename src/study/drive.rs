@@ -127,6 +127,11 @@ impl<C: StudyConfig> PhaseSink for Progress<'_, C> {
         self.bar.set_message(format!("{label}: {}", phase.name()));
         self.config.phase(label, self.traced, phase);
     }
+
+    fn note(&self, line: &str) {
+        // Above the bar on a terminal, and to stderr when there is none (a pipe, a log).
+        self.bar.suspend(|| eprintln!("abprof: {line}"));
+    }
 }
 
 fn now() -> String {

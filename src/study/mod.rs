@@ -11,6 +11,7 @@ pub(crate) mod isolation;
 pub(crate) mod observer;
 mod open;
 mod port;
+mod quiet_host;
 pub(crate) mod roofline;
 pub(crate) mod run_folders;
 mod run_record;

@@ -2,12 +2,15 @@
 //! from the gate to the end of the request (its series saved beside the sample and split into
 //! prefill and decode), the host's foreign CPU load, and the progress display.
 use super::file::IdleGate;
+use super::quiet_host::{self, QuietHost};
 use crate::client::StreamRecord;
 use crate::measure::{GateError, GateFailure, SampleObserver, SamplePhase};
 use crate::server::devices::{devices_used, DeviceUse};
 use crate::telemetry::idle::{GateState, IdleGate as Gate, IdleThresholds};
 use crate::telemetry::phases::{split_series, summed, RequestMarks};
-use crate::telemetry::record::{DeviceTelemetry, HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord};
+use crate::telemetry::record::{
+    DeviceTelemetry, ForeignWaitRecord, HostCpu, IdleGateRecord, TelemetryRecord, ThermalRecord,
+};
 use crate::telemetry::sampler::{Sampler, SamplerConfig, Series};
 use crate::telemetry::task_cpu::{CpuShares, ForeignLoad, TaskCpu, TaskCpuSource};
 use crate::telemetry::thermal::{ThermalGate, ThermalState, ThermalTarget};
@@ -32,6 +35,10 @@ pub(crate) enum ObserverError {
 /// Shows the phase somewhere (a progress bar, or nowhere).
 pub(crate) trait PhaseSink {
     fn phase(&self, label: &str, phase: SamplePhase);
+    /// One line for people while a sample waits (the wait for a quiet host).
+    fn note(&self, line: &str) {
+        eprintln!("abprof: {line}");
+    }
 }
 
 /// The study's GPU telemetry sources by backend index, lent to one sample at a time: the first
@@ -47,6 +54,8 @@ pub(crate) struct TelemetrySlot {
     /// The study's first idle temperature, the thermal gate's reference (docs/methodology.md
     /// §9.9): set by the first sample's gate.
     pub(crate) thermal_reference_c: Option<f64>,
+    /// Samples in a row whose wait for a quiet host timed out (docs/methodology.md §9.1).
+    pub(crate) foreign_timeouts: u32,
 }
 
 pub(crate) struct StudyObserver<'a> {
@@ -63,6 +72,8 @@ pub(crate) struct StudyObserver<'a> {
     /// the server's CPU (a GPU-less host).
     sampler: Option<(Sampler, Vec<u32>)>,
     load: Option<(TaskCpu, TaskCpu, ForeignLoad)>,
+    /// The host's CPU when the server was spawned: the wait for a quiet host starts from it.
+    spawned: Option<ForeignLoad>,
     /// Foreign load over the request, measured when it finished.
     host_cpu: Option<CpuShares>,
     /// Told the server's pid as soon as it is spawned (the study's `run.json`).
@@ -83,6 +94,7 @@ impl TelemetrySlot {
             sysfs_root: crate::telemetry::OpenOptions::default().sysfs_root,
             hz,
             thermal_reference_c: None,
+            foreign_timeouts: 0,
         }
     }
 
@@ -156,6 +168,7 @@ impl<'a> StudyObserver<'a> {
             gate_ms: 0.0,
             sampler: None,
             load: None,
+            spawned: None,
             host_cpu: None,
             on_spawn: None,
             cancel: None,
@@ -189,6 +202,12 @@ impl<'a> StudyObserver<'a> {
     /// the gate's fast reads never run beside the measured request.
     fn gate(&mut self, server_pid: u32) -> Result<IdleGateRecord, GateError> {
         let t0 = crate::clock::mono_ns();
+        // The first of the readings the wait for a quiet host judges: from the server's start,
+        // else from here (the idle readings count towards its first second).
+        let since = self
+            .spawned
+            .take()
+            .or_else(|| ForeignLoad::snapshot(&TaskCpu::group(server_pid), &TaskCpu::new(std::process::id())));
         let timeout = Duration::from_secs(self.gate.timeout_s);
         let mut thermal = None;
         let indices = self.devices.as_ref().map_or(&[][..], |d| d.indices.as_slice());
@@ -254,14 +273,19 @@ impl<'a> StudyObserver<'a> {
                     next += spacing;
                     std::thread::sleep(next.saturating_duration_since(std::time::Instant::now()));
                 };
-                let series = TaskCpuSource::of(TaskCpu::group(server_pid), REQUEST_CPU_WINDOW);
-                let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
-                self.sampler =
-                    Some((self.start(vec![Box::new(series)], config).map_err(GateError::Failed)?, Vec::new()));
                 (describe, spacing, thresholds, waited)
             }
         };
-        self.gate_ms = waited.as_secs_f64() * 1e3;
+        let foreign = self.quiet_host(server_pid, since)?;
+        if self.sampler.is_none() {
+            // After every wait, so the gate's fast reads never run beside the measured request.
+            let series = TaskCpuSource::of(TaskCpu::group(server_pid), REQUEST_CPU_WINDOW);
+            let config = SamplerConfig::new(self.telemetry.hz, 1 << 20);
+            self.sampler = Some((self.start(vec![Box::new(series)], config).map_err(GateError::Failed)?, Vec::new()));
+        }
+        let idle_ms = waited.as_secs_f64() * 1e3;
+        // The sample's timeline counts both waits; its record keeps each apart.
+        self.gate_ms = idle_ms + foreign.waited_ms;
         Ok(IdleGateRecord {
             source: describe,
             consecutive: self.gate.consecutive,
@@ -269,9 +293,43 @@ impl<'a> StudyObserver<'a> {
             threshold_busy_pct: thresholds.max_busy_pct,
             threshold_power_w: thresholds.max_power_w,
             threshold_cpu_pct: thresholds.max_cpu_pct,
-            waited_ms: self.gate_ms,
+            waited_ms: idle_ms,
             thermal,
+            foreign: Some(foreign),
         })
+    }
+
+    /// The gate's last wait, right before the request, for other processes' CPU to fall to the
+    /// study's `other-workload` limit (docs/methodology.md §7.7, §9.1); the third timeout in a
+    /// row ends the study in one line.
+    fn quiet_host(&mut self, server_pid: u32, since: Option<ForeignLoad>) -> Result<ForeignWaitRecord, GateError> {
+        let timeout = Duration::from_secs(self.gate.timeout_s);
+        let sink = self.sink;
+        let what = match self.sample_dir.file_name() {
+            Some(name) => format!("sample {} ({})", name.to_string_lossy(), self.label),
+            None => format!("the sample of {}", self.label),
+        };
+        let host = QuietHost {
+            max_pct: self.gate.foreign_cpu_max_pct,
+            timeout,
+            cancelled: &|| self.cancelled().is_err(),
+            note: &|line| sink.note(line),
+            what: &what,
+            top: quiet_host::TOP,
+        };
+        let r = host.wait(server_pid, since)?;
+        if !r.timed_out {
+            self.telemetry.foreign_timeouts = 0;
+            return Ok(r);
+        }
+        self.telemetry.foreign_timeouts += 1;
+        if self.telemetry.foreign_timeouts >= quiet_host::NEVER_QUIET {
+            // Every layout puts a sample two folders below the study's root (samples/NNN-LABEL,
+            // pi/LABEL-N, LABEL/traced).
+            let root = self.sample_dir.parent().and_then(std::path::Path::parent).unwrap_or(&self.sample_dir);
+            return Err(GateError::Failed(GateFailure::NeverQuiet(quiet_host::never_quiet_line(&r, timeout, root))));
+        }
+        Ok(r)
     }
 
     /// The thermal gate on the sampler's tap, after the idle gate (docs/methodology.md §9.9): the
@@ -442,6 +500,10 @@ impl SampleObserver for StudyObserver<'_> {
     }
 
     fn server_started(&mut self, pid: u32) {
+        // The first reading of the wait for a quiet host: the server's start, health and
+        // warm-up count towards its first second (its group then holds the leader alone, and a
+        // process born into it later counts as the server's from its birth).
+        self.spawned = ForeignLoad::snapshot(&TaskCpu::new(pid), &TaskCpu::new(std::process::id()));
         if let Some(f) = self.on_spawn.as_mut() {
             f(pid);
         }

@@ -722,8 +722,8 @@ mod tests {
     }
 
     /// Retakes (docs/methodology.md §7.19) on a host that spoils one sample in five: 5 planned
-    /// blocks, each spoiled block retaken whole at the end as `Retakes` decides (default limit
-    /// 3), the spoiled samples left out, on a steady and a drifting host
+    /// blocks, each spoiled block retaken whole at the end as `Retakes` decides (the default
+    /// limit of 5 planned blocks), the spoiled samples left out, on a steady and a drifting host
     /// through the production interval (10,000 studies a cell: a rate of 5% known to ±0.45%):
     /// A/A false verdicts at most 5.5%, coverage at least 94.5%, and most studies end with 5
     /// whole blocks.
@@ -749,8 +749,9 @@ mod tests {
                         retakes: 0,
                     };
                     // Every block the study may take, drawn at once; a slot is spoiled at 1 in 5.
-                    let [base, cand] = study(&mut rng, &host, 5 + 3, effect);
-                    let spoiled: Vec<bool> = (0..2 * 8).map(|_| rng.random_bool(0.2)).collect();
+                    let most = 5 + file.retakes() as usize;
+                    let [base, cand] = study(&mut rng, &host, most, effect);
+                    let spoiled: Vec<bool> = (0..2 * most).map(|_| rng.random_bool(0.2)).collect();
                     let rejected = |plan: &Plan| -> Vec<(usize, &[Rejection])> {
                         plan.slots.iter().filter(|s| spoiled[s.index]).map(|s| (s.index, busy.as_slice())).collect()
                     };

@@ -13,6 +13,7 @@ mod source_kind;
 pub mod amd_smi;
 pub mod amdgpu_sysfs;
 pub(crate) mod csv;
+pub(crate) mod foreign;
 pub mod gpu_metrics;
 pub(crate) mod idle;
 pub(crate) mod monitor;

@@ -20,6 +20,30 @@ pub(crate) struct IdleGateRecord {
     /// The thermal gate after it, when the study has one (docs/methodology.md §9.9).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) thermal: Option<ThermalRecord>,
+    /// The wait for other processes' CPU after it (docs/methodology.md §9.1); absent in records
+    /// of earlier releases, which did not wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) foreign: Option<ForeignWaitRecord>,
+}
+
+/// The gate's wait, right before the request, until other processes used at most the study's
+/// `other-workload` limit over the last second (docs/methodology.md §7.7, §9.1).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub(crate) struct ForeignWaitRecord {
+    /// The limit, % of one core: the study's `foreign_cpu_max_pct`.
+    pub(crate) max_pct: f64,
+    /// Other processes' CPU over the last second when the wait ended, % of one core.
+    pub(crate) foreign_pct: f64,
+    /// From the end of the idle readings to the end of this wait (a GPU-less host spends its
+    /// first second measuring).
+    pub(crate) waited_ms: f64,
+    /// The gate's timeout passed with the host still busy; the request was sent anyway.
+    pub(crate) timed_out: bool,
+    /// The busiest other processes of the wait's busiest second; empty when the host was quiet
+    /// at once.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) top: Vec<super::foreign::ProcessShare>,
 }
 
 /// The thermal gate before one request: what it waited for, the temperature the sample started

@@ -137,6 +137,11 @@ impl ForeignLoad {
         })
     }
 
+    /// When it was taken (CLOCK_MONOTONIC, ns).
+    pub(crate) fn at_ns(&self) -> u64 {
+        self.mono_ns
+    }
+
     /// The CPU used from `self` to `later`, each % of one core.
     pub(crate) fn since(&self, later: &ForeignLoad) -> CpuShares {
         let wall = later.mono_ns.saturating_sub(self.mono_ns).max(1) as f64;

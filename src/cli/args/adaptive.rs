@@ -46,7 +46,8 @@ pub(crate) struct AdaptiveArgs {
     pub(crate) limit: MaxSamplesArg,
     /// Blocks the study may add at the end of its schedule to retake blocks that a rule about
     /// the host spoiled (other-workload, abprof-cpu, power-state-changed, isolation-restored):
-    /// default 3, 0 for none (docs/methodology.md §7.19).
+    /// default 5 plus half the planned blocks (--samples, or --max-samples when adaptive), 0 for
+    /// none (docs/methodology.md §7.19).
     #[arg(long, value_name = "N", value_parser = crate::bounds::u32_flag(0, crate::bounds::MAX_SAMPLES))]
     pub(crate) retakes: Option<u32>,
 }
