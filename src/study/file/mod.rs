@@ -4,6 +4,7 @@
 //! `[trace]`, `[sweep]`, …) and the study's kind.
 mod error;
 mod kind;
+mod limits;
 mod pi;
 mod sweep;
 mod trace;
@@ -11,6 +12,7 @@ mod trace;
 pub(crate) use error::StudyFileError;
 pub(crate) use kind::AdaptiveRule;
 pub use kind::{KindName, StudyKind};
+pub(crate) use limits::RuleLimit;
 pub use pi::PiSection;
 pub use sweep::SweepSection;
 pub(crate) use sweep::{AxisName, AxisValue, Point, SweepAxis};
