@@ -85,7 +85,7 @@ fn a_trace_attribution_prints_as_a_table() {
 }
 
 /// A study run with `--foreign-cpu-max 1000` says so at the top of every format (issue #42,
-/// docs/methodology.md §7 "Changed limits"): the text summary, summary.json, report.md and the
+/// docs/methodology.md §7.22): the text summary, summary.json, report.md and the
 /// page; the same study at the defaults lists nothing and its summary.json has no such field.
 #[test]
 fn a_relaxed_rule_limit_heads_every_format() {

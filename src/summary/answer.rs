@@ -3,8 +3,8 @@
 //! on and the study's wall time. The last lines `ab`, `trace` and `summarize` print, the first of
 //! report.md and the page, and `answer` in summary.json.
 use super::adaptive::PRIMARY;
-use super::stats::{Verdict, MIN_VALUES};
-use super::{Metric, VariantSummary};
+use super::metric::Metric;
+use super::stats::{ChangeCi, Verdict, MIN_VALUES};
 use crate::study::evidence::OrderEntry;
 use serde::{Deserialize, Serialize};
 
@@ -29,25 +29,34 @@ pub(crate) struct Answer {
     pub(crate) line: String,
 }
 
-/// Each candidate's answer, in the plan's order; none without a baseline and a candidate.
-pub(crate) fn answers(variants: &[VariantSummary], order: &[OrderEntry]) -> Vec<Answer> {
+/// One variant's primary metric, as the answer reads it.
+pub(crate) struct Primary<'a> {
+    pub(crate) label: &'a str,
+    /// Accepted values of the metric.
+    pub(crate) accepted: usize,
+    pub(crate) change_pct: Option<f64>,
+    pub(crate) ci: Option<ChangeCi>,
+    pub(crate) verdict: Option<Verdict>,
+}
+
+/// Each candidate's answer, in the plan's order (the baseline first in `variants`); none without
+/// a baseline and a candidate.
+pub(crate) fn answers(variants: &[Primary<'_>], order: &[OrderEntry]) -> Vec<Answer> {
     let Some((base, candidates)) = variants.split_first() else { return Vec::new() };
-    let Some(b) = base.metric(PRIMARY) else { return Vec::new() };
     let wall_s = wall_s(order);
     candidates
         .iter()
         .filter_map(|c| {
-            let m = c.metric(PRIMARY)?;
             let mut a = Answer {
-                candidate: c.label.clone(),
-                baseline: base.label.clone(),
+                candidate: c.label.to_string(),
+                baseline: base.label.to_string(),
                 metric: PRIMARY,
-                change_pct: m.change_pct,
-                ci_lo_pct: m.ci.map(|x| x.lo_pct),
-                ci_hi_pct: m.ci.map(|x| x.hi_pct),
-                verdict: m.verdict?,
-                blocks: m.ci.and_then(|x| x.pairs),
-                accepted: [b.runs.len(), m.runs.len()],
+                change_pct: c.change_pct,
+                ci_lo_pct: c.ci.map(|x| x.lo_pct),
+                ci_hi_pct: c.ci.map(|x| x.hi_pct),
+                verdict: c.verdict?,
+                blocks: c.ci.and_then(|x| x.pairs),
+                accepted: [base.accepted, c.accepted],
                 wall_s,
                 line: String::new(),
             };

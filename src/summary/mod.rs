@@ -209,10 +209,10 @@ pub(crate) struct Summary {
     /// Blocks spoiled by a rule about the host and the blocks added to retake them (§7.19).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) retakes: Option<retake::Retakes>,
-    /// The rule limits the study set to other than their defaults (docs/methodology.md §7
-    /// "Changed limits"); empty, and absent from summary.json, at the defaults.
+    /// The rule limits the study set to other than their defaults (docs/methodology.md §7.22);
+    /// empty, and absent from summary.json, at the defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) changed_limits: Vec<crate::study::file::RuleLimit>,
+    pub(crate) changed_limits: Vec<crate::study::file::limits::RuleLimit>,
     /// Each candidate's one-line answer (docs/methodology.md §8 "The answer").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) answer: Vec<answer::Answer>,
@@ -392,7 +392,20 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
     summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
     summary.changed_limits = file.changed_limits();
-    summary.answer = answer::answers(&summary.variants, &summary.order);
+    let primary: Option<Vec<answer::Primary>> = summary
+        .variants
+        .iter()
+        .map(|v| {
+            v.metric(adaptive::PRIMARY).map(|m| answer::Primary {
+                label: &v.label,
+                accepted: m.runs.len(),
+                change_pct: m.change_pct,
+                ci: m.ci,
+                verdict: m.verdict,
+            })
+        })
+        .collect();
+    summary.answer = answer::answers(&primary.unwrap_or_default(), &summary.order);
     Ok(Judged { summary, samples: judged, facts })
 }
 

@@ -58,7 +58,7 @@ fn document(heading: &str, detail: &str, nav: &str, body: &str) -> String {
 }
 
 /// The page's first section: each candidate's one-line answer and the rule limits the study
-/// changed from their defaults (docs/methodology.md §8 "The answer", §7 "Changed limits").
+/// changed from their defaults (docs/methodology.md §8 "The answer", §7.22).
 fn answer_section(o: &mut String, v: &StudyView) {
     let s = &v.summary;
     let head: Vec<_> = crate::report::sections::answer::lines(s)

@@ -1,5 +1,5 @@
 //! What heads every report: each candidate's one-line answer (docs/methodology.md §8 "The
-//! answer") and the rule limits the study changed from their defaults (§7 "Changed limits").
+//! answer") and the rule limits the study changed from their defaults (§7.22).
 //! Built once here; the text ends with the answer and opens with the limits, report.md and the
 //! page open with both.
 use crate::report::section::Section;
@@ -15,7 +15,7 @@ pub(crate) fn changed_limits(s: &Summary) -> Vec<Section> {
     if s.changed_limits.is_empty() {
         return Vec::new();
     }
-    let title = "rule limits changed from their defaults (docs/methodology.md §7 \"Changed limits\")";
+    let title = "rule limits changed from their defaults (docs/methodology.md §7.22)";
     vec![Section::new(title).notes(s.changed_limits.iter().map(|l| l.line()))]
 }
 

@@ -1,5 +1,5 @@
 //! The rule limits a study file carries, each with its default: the one list every report reads
-//! to say which limits a study changed (docs/methodology.md §7 "Changed limits"). A study run at
+//! to say which limits a study changed (docs/methodology.md §7.22). A study run at
 //! looser limits than the defaults keeps samples the defaults would reject, so its reports say
 //! so at the top.
 use super::{default_consecutive, default_thermal_band, IdleGate, StudyFile, DEFAULT_RETAKES};
@@ -123,7 +123,7 @@ mod tests {
     fn a_study_at_the_defaults_changed_no_limit() {
         assert_eq!(file().changed_limits(), Vec::new());
         let mut f = file();
-        f.idle.thermal = Some(super::super::ThermalGate { band_c: 3.0, ceiling_c: None, timeout_s: 900 });
+        f.idle.thermal = Some(crate::study::file::ThermalGate { band_c: 3.0, ceiling_c: None, timeout_s: 900 });
         assert_eq!(f.changed_limits(), Vec::new(), "the gate at its own defaults; a timeout is no limit");
     }
 
@@ -134,7 +134,7 @@ mod tests {
         f.idle.consecutive = 3;
         f.idle.power_max_w = Some(40.0);
         f.retakes = Some(0);
-        f.idle.thermal = Some(super::super::ThermalGate { band_c: 8.0, ceiling_c: Some(70.0), timeout_s: 300 });
+        f.idle.thermal = Some(crate::study::file::ThermalGate { band_c: 8.0, ceiling_c: Some(70.0), timeout_s: 300 });
         let lines: Vec<String> = f.changed_limits().iter().map(RuleLimit::line).collect();
         assert_eq!(
             lines,

@@ -4,7 +4,8 @@
 //! `[trace]`, `[sweep]`, …) and the study's kind.
 mod error;
 mod kind;
-mod limits;
+/// Imports this file (the study file's limits read its keys), never the other way.
+pub(crate) mod limits;
 mod pi;
 mod sweep;
 mod trace;
@@ -12,7 +13,6 @@ mod trace;
 pub(crate) use error::StudyFileError;
 pub(crate) use kind::AdaptiveRule;
 pub use kind::{KindName, StudyKind};
-pub(crate) use limits::RuleLimit;
 pub use pi::PiSection;
 pub use sweep::SweepSection;
 pub(crate) use sweep::{AxisName, AxisValue, Point, SweepAxis};
