@@ -120,6 +120,20 @@ fn the_h200_energy_study_splits_decode_energy_from_real_nvml_readings() {
     }
 }
 
+/// The one-line answer of a decided study (issue #42, docs/methodology.md §8 "The answer"): the
+/// H200's KV q8_0 against f16, 4 paired blocks, is the last line `summarize` prints, with the
+/// change, its interval, the verdict, the blocks and the study's wall time.
+#[test]
+fn the_h200_energy_study_ends_with_its_one_line_answer() {
+    let d = h200_unpacked("energy-f16-q8_0.tar.xz");
+    let out = abprof().arg("summarize").arg(d.path().join("h200-energy")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("q8_0 vs f16: server decode -31.50% [-33.31%, -29.64%], "), "{last}");
+    assert!(last.ends_with(" (4 blocks, 72 s)"), "{last}");
+}
+
 /// The soak on a real H200 (#22 item 4, methodology §4.2): 20 back-to-back 20,000/512 requests per
 /// cold server, each with its rate and NVML's temperature at its start, power and clock over it.
 /// The device warms from its idle 36 °C to 42–43 °C within the first requests and holds its clock,

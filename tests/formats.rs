@@ -83,3 +83,70 @@ fn a_trace_attribution_prints_as_a_table() {
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(doc["schema_version"], 2);
 }
+
+/// A study run with `--foreign-cpu-max 1000` says so at the top of every format (issue #42,
+/// docs/methodology.md §7.22): the text summary, summary.json, report.md and the
+/// page; the same study at the defaults lists nothing and its summary.json has no such field.
+#[test]
+fn a_relaxed_rule_limit_heads_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = study_copy(d.path());
+    let at_defaults = summarize(&dir, "json");
+    assert!(!at_defaults.contains("changed_limits"), "{at_defaults}");
+    assert!(!summarize(&dir, "text").contains("rule limits changed"));
+    let toml = dir.join("study.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let relaxed = text.replace("foreign_cpu_max_pct = 50.0", "foreign_cpu_max_pct = 1000.0");
+    assert_ne!(text, relaxed, "the fixture's limit moved");
+    std::fs::write(&toml, relaxed).unwrap();
+
+    let line = "--foreign-cpu-max 1000% (default 50%; other-workload)";
+    let txt = summarize(&dir, "text");
+    let heading_end = txt.find("\nserver decode TPS").unwrap();
+    assert!(txt[..heading_end].contains("rule limits changed from their defaults"), "{txt}");
+    assert!(txt[..heading_end].contains(&format!("\n  {line}\n")), "before the verdicts:\n{txt}");
+
+    let doc: serde_json::Value = serde_json::from_str(&summarize(&dir, "json")).unwrap();
+    let limits = doc["changed_limits"].as_array().unwrap();
+    assert_eq!(limits.len(), 1, "{limits:?}");
+    assert_eq!(limits[0]["flag"], "--foreign-cpu-max");
+    assert_eq!(limits[0]["value"], 1000.0);
+    assert_eq!(limits[0]["default"], 50.0);
+    let kept: serde_json::Value = read_json(&dir.join("summary.json"));
+    assert_eq!(kept["changed_limits"], doc["changed_limits"], "summary.json holds it too");
+
+    let (md, html) = (d.path().join("r.md"), d.path().join("r.html"));
+    let out = abprof().arg("report").arg(&dir).arg("--md").arg(&md).arg("--html").arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(md).unwrap();
+    let md_top = &md[..md.find("### server decode TPS").unwrap()];
+    assert!(md_top.contains(line), "at the top of report.md:\n{md}");
+    let page = std::fs::read_to_string(html).unwrap();
+    let page_top = &page[..page.find("<section id=\"verdict\">").unwrap()];
+    assert!(page_top.contains(&format!("<p class=\"note\">{line}</p>")), "at the top of the page");
+}
+
+/// Every summary ends with each candidate's one-line answer, and report.md and the page open
+/// with it (issue #42, docs/methodology.md §8 "The answer"); 2 samples a side have no interval.
+#[test]
+fn the_answer_ends_the_summary_and_heads_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = study_copy(d.path());
+    let answer = "q8_0 vs f16: server decode: too few samples (2 of 3 accepted)";
+    let txt = summarize(&dir, "text");
+    assert_eq!(txt.lines().last(), Some(answer), "{txt}");
+    let doc: serde_json::Value = serde_json::from_str(&summarize(&dir, "json")).unwrap();
+    assert_eq!(doc["answer"][0]["line"], answer);
+    assert_eq!(doc["answer"][0]["accepted"], serde_json::json!([2, 2]));
+    assert!(doc["answer"][0]["wall_s"].as_f64().unwrap() > 0.0);
+    // The table formats stay one table.
+    assert!(!summarize(&dir, "csv").contains(answer));
+    let (md, html) = (d.path().join("r.md"), d.path().join("r.html"));
+    let out = abprof().arg("report").arg(&dir).arg("--md").arg(&md).arg("--html").arg(&html).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(md).unwrap().lines().next(), Some(answer));
+    let page = std::fs::read_to_string(html).unwrap();
+    let first = page.find("<section").unwrap();
+    assert!(page[first..].starts_with("<section id=\"answer\">\n<h2>Answer</h2>\n"), "{}", &page[first..first + 200]);
+    assert!(page[first..].contains(&format!("<p class=\"note\">{answer}</p>")));
+}

@@ -172,10 +172,12 @@ fn a_traced_study_reports_its_kernel_categories() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let html = root.join("report.html");
-    // In text, the paths follow the command's own output.
+    // In text, the paths follow the command's own output, and the one-line answer of each
+    // candidate ends it (docs/commands.md; the summary.json the run wrote holds the line).
     let stdout = String::from_utf8_lossy(&out.stdout);
     let md = root.join("report.md");
-    let tail = format!("report: {}\nreport (Markdown): {}\n", html.display(), md.display());
+    let answer = read_json(&root.join("summary.json"))["answer"][0]["line"].as_str().unwrap().to_string();
+    let tail = format!("report: {}\nreport (Markdown): {}\n\n{answer}\n", html.display(), md.display());
     assert!(stdout.ends_with(&tail), "{stdout}");
     let dom = dom(&html);
     let kernels = section(&dom, "kernels").expect("a traced study has a kernel section");

@@ -3,6 +3,7 @@ use super::ending::{Ending, GateEnding};
 use super::epilogue::{announce, close, closing_of, record, Finishing, AFTER_SIGNAL_IN_RECORD};
 use crate::report::emit;
 use crate::report::pages::write_after_run;
+use crate::report::summary::emit_answer;
 use crate::study::file::StudyFile;
 use crate::study::run_ab;
 use crate::summary::gate::Gate;
@@ -27,6 +28,8 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     }
     // A report that cannot be written loses nothing measured: say why, and exit 1 at the end.
     ending.report_failed = announce(&write_after_run(&run.evidence, summary, &judged.facts), how.format);
+    // The answer comes last, after the report's path (docs/commands.md).
+    emit_answer(summary, how.format);
     // A failed restore rejects every sample (isolation-restored): its line says it all.
     if ending.completed() && !ending.host_unrestored {
         ending.nothing_to_compare = says_nothing_to_compare(summary);

@@ -32,6 +32,8 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
         record(history.as_mut(), root, how.format, || Ok(crate::history::StudyRecord::of_study(root, &judged)));
     // The report's paths come last, after everything else the command printed.
     ending.report_failed = announce(&report, how.format);
+    // The answer of the untraced samples comes last (docs/commands.md).
+    crate::report::summary::emit_answer(summary, how.format);
     ending.interrupted_by = in_record;
     let after_signal = if in_record.is_some() { AFTER_SIGNAL_IN_RECORD.to_string() } else { after_signal };
     Ok(close(&ending, closing_of(&run.evidence, after_signal)))

@@ -27,6 +27,7 @@ pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
     let ev = folder.evidence;
     let s = crate::summary::summarize(&ev)?;
     emit(&s, a.output.format());
+    crate::report::summary::emit_answer(&s, a.output.format());
     Ok(not_kept(ev.write_summary(&s).map_err(Into::into)))
 }
 

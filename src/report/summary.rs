@@ -6,6 +6,7 @@ use super::table::Column;
 use super::{Render, Table};
 use crate::summary::traces::TraceComparison;
 use crate::summary::Summary;
+use serde::Serialize;
 use std::fmt::Write;
 
 impl Render for Summary {
@@ -63,8 +64,11 @@ impl Render for Summary {
     }
 }
 
+/// The summary as text: the heading, the rule limits the study changed, every section, the
+/// outcome and the evidence's facts. The commands print [`Answer`] after it, last.
 pub(crate) fn render_text(s: &Summary) -> String {
     let mut o = heading(s);
+    o.push_str(&super::section::text(&super::sections::answer::changed_limits(s)));
     o.push_str(&super::section::text(&super::sections::of(s)));
     outcome(&mut o, s);
     provenance(&mut o, s);
@@ -183,5 +187,30 @@ fn attribution(o: &mut String, s: &Summary) {
             s.tokens,
             root = s.root
         );
+    }
+}
+
+/// Each candidate's one-line answer (docs/methodology.md §8 "The answer"): the last lines `ab`,
+/// `trace` and `summarize` print as text, the section that heads report.md and the page; as JSON,
+/// the summary's `answer` field.
+pub(crate) struct Answer<'a>(pub(crate) &'a Summary);
+
+impl Serialize for Answer<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.answer.serialize(serializer)
+    }
+}
+
+impl Render for Answer<'_> {
+    fn text(&self) -> String {
+        super::section::text(&super::sections::answer::lines(self.0))
+    }
+}
+
+/// Prints the study's answer after a command's own output, in text only: a JSON document stays
+/// one document (its `answer` field holds the same), and a table stays one table.
+pub(crate) fn emit_answer(s: &Summary, format: super::Format) {
+    if format == super::Format::Text {
+        super::emit(&Answer(s), format);
     }
 }

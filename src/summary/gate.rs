@@ -220,6 +220,7 @@ mod tests {
             mean: None,
             median: None,
             cv_pct: None,
+            high_cv: false,
             median_change_pct: None,
             change_pct: ci.as_ref().map(|c| (c.lo_pct + c.hi_pct) / 2.0),
             ci,

@@ -53,6 +53,20 @@ impl Metric {
         }
     }
 
+    /// The metric's name in a sentence, without its unit: `server decode` (the one-line answer).
+    pub(crate) fn short_title(self) -> &'static str {
+        match self {
+            Metric::ServerDecodeTps => "server decode",
+            Metric::ServerPrefillTps => "server prefill",
+            Metric::StrictStreamedTps => "strict streamed decode",
+            Metric::TtftMs => "TTFT",
+            Metric::DecodeJPerToken => "decode energy",
+            Metric::PrefillJPerPromptToken => "prefill energy",
+            Metric::DecodeMeanPowerW => "decode mean power",
+            Metric::DecodeTokensPerJ => "decode tokens per joule",
+        }
+    }
+
     /// What the metric measures in a pure-decode study, where it is not what its name says: the
     /// timed request re-prefills one token of a prompt already in the cache
     /// (docs/methodology.md §4).

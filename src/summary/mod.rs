@@ -2,6 +2,7 @@
 //! `Summary` is built from an evidence folder alone, so it can be rebuilt at any time, also from an
 //! interrupted study.
 pub(crate) mod adaptive;
+pub(crate) mod answer;
 pub(crate) mod bench;
 mod boundary_table;
 pub(crate) mod capture;
@@ -64,6 +65,10 @@ pub(crate) struct MetricSummary {
     /// The accepted values' coefficient of variation, % (docs/methodology.md §8).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) cv_pct: Option<f64>,
+    /// `cv_pct` is above [`noise::HIGH_CV_PCT`]: flagged beside the metric in every report
+    /// (docs/methodology.md §8 "Per-sample noise").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) high_cv: bool,
     /// The change vs the baseline, %: the estimate the interval is built on (the paired mean
     /// log ratio, else the difference of the two sides' mean logs; docs/methodology.md §8), the
     /// centre of `ci` on the log scale. None for the baseline.
@@ -205,6 +210,13 @@ pub(crate) struct Summary {
     /// Blocks spoiled by a rule about the host and the blocks added to retake them (§7.19).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) retakes: Option<retake::Retakes>,
+    /// The rule limits the study set to other than their defaults (docs/methodology.md §7.22);
+    /// empty, and absent from summary.json, at the defaults.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) changed_limits: Vec<crate::study::file::limits::RuleLimit>,
+    /// Each candidate's one-line answer (docs/methodology.md §8 "The answer").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) answer: Vec<answer::Answer>,
 }
 
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
@@ -364,6 +376,8 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
         exactness: crate::exactness::ExactnessReport::read(&ev.exactness()).ok(),
         adaptive: None,
         retakes: None,
+        changed_limits: Vec::new(),
+        answer: Vec::new(),
         covariate: covariate_fit(
             &accepted,
             &|fi| study.sample(fi),
@@ -374,6 +388,21 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
     };
     summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
     summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
+    summary.changed_limits = file.changed_limits();
+    let primary: Option<Vec<answer::Primary>> = summary
+        .variants
+        .iter()
+        .map(|v| {
+            v.metric(adaptive::PRIMARY).map(|m| answer::Primary {
+                label: &v.label,
+                accepted: m.runs.len(),
+                change_pct: m.change_pct,
+                ci: m.ci,
+                verdict: m.verdict,
+            })
+        })
+        .collect();
+    summary.answer = answer::answers(&primary.unwrap_or_default(), &summary.order);
     Ok(Judged { summary, samples: judged, facts })
 }
 
@@ -593,6 +622,7 @@ impl<'a> AcceptedSamples<'a> {
                 mean: mean(&runs),
                 median: median(&runs),
                 cv_pct: crate::stats::cv_pct(&runs),
+                high_cv: crate::stats::cv_pct(&runs).is_some_and(|cv| cv > noise::HIGH_CV_PCT),
                 median_change_pct,
                 blocks: self.measured(vi, m).iter().map(|x| x.block).collect(),
                 runs,

@@ -5,6 +5,12 @@
 /// A decode CV above this (%) on a GPU is well above a cold llama-bench's 1.0–1.4% (§8).
 pub(crate) const HINT_CV_PCT: f64 = 2.0;
 
+/// A per-sample CV above this (%) is flagged beside its metric in every report
+/// (docs/methodology.md §8 "Per-sample noise"): more than twice the widest spread of cold
+/// samples measured on a GPU (4.5%), and a spread at which 10 paired blocks resolve no change
+/// below about ±12.5%.
+pub(crate) const HIGH_CV_PCT: f64 = 10.0;
+
 /// One variant as the hint reads it: its label, its decode samples' CV (%), and whether every
 /// accepted sample's server already sampled on the device.
 pub(crate) struct DecodeNoise<'a> {

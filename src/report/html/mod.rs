@@ -57,6 +57,22 @@ fn document(heading: &str, detail: &str, nav: &str, body: &str) -> String {
     )
 }
 
+/// The page's first section: each candidate's one-line answer and the rule limits the study
+/// changed from their defaults (docs/methodology.md §8 "The answer", §7.22).
+fn answer_section(o: &mut String, v: &StudyView) {
+    let s = &v.summary;
+    let head: Vec<_> = crate::report::sections::answer::lines(s)
+        .into_iter()
+        .chain(crate::report::sections::answer::changed_limits(s))
+        .collect();
+    if head.is_empty() {
+        return;
+    }
+    open(o, "answer", "Answer");
+    sections::render(o, s, &head);
+    close(o);
+}
+
 fn verdict_section(o: &mut String, v: &StudyView) {
     let s = &v.summary;
     open(o, "verdict", "Verdict");
@@ -222,6 +238,7 @@ fn evidence_section(o: &mut String, v: &StudyView) {
 pub(crate) fn page(v: &StudyView) -> String {
     let title = StudyTitle::of(&v.summary);
     let mut body = String::new();
+    answer_section(&mut body, v);
     if v.pi.is_none() {
         verdict_section(&mut body, v);
         samples_section(&mut body, v);

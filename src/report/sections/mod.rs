@@ -2,6 +2,7 @@
 //! `summarize`'s text, the report's Markdown and its HTML page iterate [`of`] through their
 //! renderers (`report/section.rs`, `report/html/sections.rs`). A feature that adds to the summary
 //! adds its file and its place in [`ORDER`].
+pub(crate) mod answer;
 mod context;
 pub(crate) mod devices;
 mod floor;

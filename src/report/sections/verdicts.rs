@@ -23,6 +23,9 @@ pub(crate) struct VerdictLine<'a> {
     pub(crate) median: Option<f64>,
     /// The per-sample noise: the accepted values' coefficient of variation, % (docs/methodology.md §8).
     pub(crate) cv_pct: Option<f64>,
+    /// `cv_pct` is above the level every report flags (docs/methodology.md §8 "Per-sample noise").
+    #[serde(skip)]
+    pub(crate) high_cv: bool,
     /// The estimate the interval is built on (docs/methodology.md §8).
     pub(crate) change_pct: Option<f64>,
     /// The ratio of medians, a secondary figure no verdict uses.
@@ -72,6 +75,7 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
                 mean: ms.mean,
                 median: ms.median,
                 cv_pct: crate::stats::cv_pct(&ms.runs),
+                high_cv: ms.high_cv,
                 change_pct: ms.change_pct,
                 median_change_pct: ms.median_change_pct,
                 ci_lo_pct: ms.ci.map(|c| c.lo_pct),
@@ -123,6 +127,15 @@ pub(crate) fn undecided_line(ci: &ChangeCi) -> Option<String> {
     ))
 }
 
+/// The flag beside a metric whose per-sample CV is above the level of docs/methodology.md §8.
+fn high_cv_line(variant: &str, cv: Option<f64>) -> String {
+    format!(
+        "! {variant}: per-sample CV {} is above {}% (docs/methodology.md §8 \"Per-sample noise\"): at this spread only a large change can be resolved",
+        cv_pct(cv),
+        crate::summary::noise::HIGH_CV_PCT
+    )
+}
+
 /// One section per metric the study has (an energy metric only where measured), in
 /// [`Metric::every`]'s order.
 pub(crate) fn sections(s: &Summary) -> Vec<Section> {
@@ -160,7 +173,8 @@ pub(crate) fn sections(s: &Summary) -> Vec<Section> {
             ]);
         }
         let undecided = rows.iter().filter_map(|l| Some(format!("{}: {}", l.variant, undecided_line(l.ci.as_ref()?)?)));
-        out.push(Section::new(metric_title(s, m)).table(t).notes(undecided));
+        let noisy = rows.iter().filter(|l| l.high_cv).map(|l| high_cv_line(l.variant, l.cv_pct));
+        out.push(Section::new(metric_title(s, m)).table(t).notes(undecided.chain(noisy)));
     }
     out
 }

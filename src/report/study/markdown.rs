@@ -19,8 +19,15 @@ fn section(o: &mut String, title: &str, t: &Table) {
 pub(crate) fn document(v: &StudyView) -> String {
     let s = &v.summary;
     let mut o = String::new();
+    // The answer is the file's first line (docs/formats.md "The report"), the title after it.
+    let answer = crate::report::section::markdown(&crate::report::sections::answer::lines(s));
+    o.push_str(answer.trim_start_matches('\n'));
+    if !o.is_empty() {
+        o.push('\n');
+    }
     let title = StudyTitle::of(s);
     let _ = writeln!(o, "## {}\n\n{}", title.heading, title.detail);
+    o.push_str(&crate::report::section::markdown(&crate::report::sections::answer::changed_limits(s)));
     if v.pi.is_none() {
         o.push_str(&crate::report::section::markdown(&crate::report::sections::of(s)));
     }

@@ -4,6 +4,8 @@
 //! `[trace]`, `[sweep]`, …) and the study's kind.
 mod error;
 mod kind;
+/// Imports this file (the study file's limits read its keys), never the other way.
+pub(crate) mod limits;
 mod pi;
 mod sweep;
 mod trace;
