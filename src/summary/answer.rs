@@ -41,7 +41,7 @@ pub(crate) struct Primary<'a> {
 
 /// Each candidate's answer, in the plan's order (the baseline first in `variants`); none without
 /// a baseline and a candidate.
-pub(crate) fn answers(variants: &[Primary<'_>], order: &[OrderEntry]) -> Vec<Answer> {
+pub(crate) fn answers(variants: &[Primary<'_>], order: &[OrderEntry], margin_pct: Option<f64>) -> Vec<Answer> {
     let Some((base, candidates)) = variants.split_first() else { return Vec::new() };
     let wall_s = wall_s(order);
     candidates
@@ -60,7 +60,7 @@ pub(crate) fn answers(variants: &[Primary<'_>], order: &[OrderEntry]) -> Vec<Ans
                 wall_s,
                 line: String::new(),
             };
-            a.line = a.line_of();
+            a.line = a.line_of(margin_pct);
             Some(a)
         })
         .collect()
@@ -70,9 +70,13 @@ impl Answer {
     /// `mine vs main: server decode -1.69% [-2.51%, -0.85%], slower (4 blocks, 97 s)`, signed as
     /// every report prints a change; with no interval, the verdict and the accepted counts:
     /// `mine vs main: server decode: too few samples (2 of 3 accepted)`.
-    fn line_of(&self) -> String {
+    /// A verdict that names the margin says which (`slower, within ±2%`).
+    fn line_of(&self, margin_pct: Option<f64>) -> String {
         let head = format!("{} vs {}: {}", self.candidate, self.baseline, self.metric.short_title());
-        let word = self.metric.verdict_word(self.verdict);
+        let word = match margin_pct {
+            Some(m) => self.metric.verdict_word(self.verdict).replace("the margin", &format!("±{m}%")),
+            None => self.metric.verdict_word(self.verdict).to_string(),
+        };
         let (Some(lo), Some(hi)) = (self.ci_lo_pct, self.ci_hi_pct) else {
             let fewest = self.accepted[0].min(self.accepted[1]);
             return format!("{head}: {word} ({fewest} of {MIN_VALUES} accepted)");
@@ -124,7 +128,7 @@ mod tests {
             wall_s: Some(97.2),
             line: String::new(),
         };
-        a.line = a.line_of();
+        a.line = a.line_of(Some(2.0));
         a
     }
 
@@ -136,6 +140,11 @@ mod tests {
         assert!(welch.line.ends_with("slower (4 and 2 samples, 97 s)"), "{}", welch.line);
         let few = answer(None, None, Verdict::TooFewSamples);
         assert_eq!(few.line, "mine vs main: server decode: too few samples (2 of 3 accepted)");
+        let within = answer(Some((-2.51, -0.85)), Some(4), Verdict::SlowerWithinMargin);
+        assert_eq!(
+            within.line,
+            "mine vs main: server decode -1.69% [-2.51%, -0.85%], slower, within ±2% (4 blocks, 97 s)"
+        );
     }
 
     #[test]

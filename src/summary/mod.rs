@@ -402,7 +402,7 @@ pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<
             })
         })
         .collect();
-    summary.answer = answer::answers(&primary.unwrap_or_default(), &summary.order);
+    summary.answer = answer::answers(&primary.unwrap_or_default(), &summary.order, file.margin_pct());
     Ok(Judged { summary, samples: judged, facts })
 }
 

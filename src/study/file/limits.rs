@@ -2,7 +2,7 @@
 //! to say which limits a study changed (docs/methodology.md §7.22). A study run at
 //! looser limits than the defaults keeps samples the defaults would reject, so its reports say
 //! so at the top.
-use super::{default_consecutive, default_thermal_band, IdleGate, StudyFile, DEFAULT_RETAKES};
+use super::{default_consecutive, default_retakes, default_thermal_band, IdleGate, StudyFile};
 use serde::{Deserialize, Serialize};
 
 /// One rule limit the study set to other than its default.
@@ -80,7 +80,7 @@ impl StudyFile {
                 "retakes",
                 "",
                 Some(f64::from(self.retakes())),
-                Some(f64::from(DEFAULT_RETAKES)),
+                Some(f64::from(default_retakes(self.planned_blocks()))),
             ),
         ];
         // The thermal gate is off by default; once on, its band and ceiling are its limits.
@@ -142,7 +142,7 @@ mod tests {
                 "--foreign-cpu-max 1000% (default 50%; other-workload)",
                 "--idle-samples 3 (default 10; idle gate)",
                 "idle.power_max_w 40 W (default unset; idle gate)",
-                "--retakes 0 (default 3; retakes)",
+                "--retakes 0 (default 7; retakes)",
                 "--thermal-band 8 °C (default 3 °C; thermal gate)",
                 "--thermal-ceiling 70 °C (default unset; thermal gate)",
             ]
