@@ -194,6 +194,18 @@ mod tests {
     /// while the defaults a user gets are tested in `sim_the_operating_table_at_the_defaults`.
     const CAP10_MARGIN_PCT: f64 = 2.5;
 
+    /// `--until-decided` alone: the default margin and cap, in a family of `family` comparisons.
+    fn at_the_defaults(family: u32) -> AdaptiveRule {
+        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
+        AdaptiveRule {
+            family,
+            until_ci_pct: None,
+            until_decided: true,
+            mei_pct: Some(DEFAULT_MARGIN_PCT),
+            max_samples: DEFAULT_MAX_SAMPLES,
+        }
+    }
+
     /// The figures of the interval before the t model (docs/methodology.md §8): printed, not asserted.
     #[test]
     #[ignore = "a measurement of the smoothed bootstrap, slow at the test profile's opt-level"]
@@ -388,14 +400,7 @@ mod tests {
     /// interval that excludes 0, and A/A studies end decided.
     #[test]
     fn a_few_sequential_studies_at_the_defaults_stop_cover_and_say_what_the_interval_shows() {
-        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
-        let rule = AdaptiveRule {
-            family: 1,
-            until_ci_pct: None,
-            until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
-            max_samples: DEFAULT_MAX_SAMPLES,
-        };
+        let rule = at_the_defaults(1);
         let host = Host::iid(0.016 / std::f64::consts::SQRT_2);
         for (seed, effect) in [(1, 1.0), (2, 1.02)] {
             let mut rng = rng(9000 + seed);
@@ -403,7 +408,7 @@ mod tests {
             for _ in 0..150 {
                 let (ci, n) = sequential_study(&mut rng, &host, effect, 3, rule, true, |_| false);
                 let ci = ci.unwrap();
-                assert!((3..=DEFAULT_MAX_SAMPLES as usize).contains(&n), "{n}");
+                assert!((3..=rule.max_samples as usize).contains(&n), "{n}");
                 let v = Verdict::with_margin(Some(&ci), true, rule.mei_pct);
                 assert!(!v.is_same() || ci.contains_zero(), "{v:?} beside {ci:?}");
                 let truth = 100.0 * (effect - 1.0);
@@ -429,14 +434,7 @@ mod tests {
     /// excludes 0, and the printed change inside its interval.
     #[test]
     fn sim_the_operating_table_at_the_defaults() {
-        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
-        let rule = AdaptiveRule {
-            family: 1,
-            until_ci_pct: None,
-            until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
-            max_samples: DEFAULT_MAX_SAMPLES,
-        };
+        let rule = at_the_defaults(1);
         let trials = 4000;
         println!(
             "| block noise | true change | by its sign | same | same, leaning the true way | undecided | wrong sign | mean blocks |"
@@ -888,15 +886,9 @@ mod tests {
     /// printed beside it.
     #[test]
     fn sim_an_adaptive_sweep_calls_a_change_and_keeps_its_familywise_rate() {
-        use crate::study::file::{DEFAULT_MARGIN_PCT, DEFAULT_MAX_SAMPLES};
+        use crate::study::file::DEFAULT_MARGIN_PCT;
         use crate::summary::stats::holm;
-        let rule = |family: u32| AdaptiveRule {
-            family,
-            until_ci_pct: None,
-            until_decided: true,
-            mei_pct: Some(DEFAULT_MARGIN_PCT),
-            max_samples: DEFAULT_MAX_SAMPLES,
-        };
+        let rule = at_the_defaults;
         let block = Host::iid(0.016 / std::f64::consts::SQRT_2);
         let cells = [
             (4, block, 1.0),
