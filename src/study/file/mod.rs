@@ -382,7 +382,7 @@ pub(crate) const DEFAULT_MARGIN_PCT: f64 = 2.0;
 /// included, so about 0.56 retakes a planned block restore the blocks on average and the 5 cover
 /// the spread of small studies: at that rate an `until_decided` study still calls a +2% change
 /// at 1.6% block noise within 2 points as often as with no rejection, at caps of 6 to 20 blocks
-/// (the simulation `sim_retakes_keep_an_adaptive_studys_power…`, src/summary/retake.rs). A host
+/// (the simulation `sim_retakes_keep_an_adaptive_studys_power…`, src/summary/simulate.rs). A host
 /// busy throughout no longer spends them: its study ends at the idle gate (§9.1).
 pub(crate) fn default_retakes(planned: u32) -> u32 {
     5 + planned.div_ceil(2)
