@@ -135,7 +135,7 @@ fn two_samples_a_side_end_with_too_few_samples() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let mut args = ab_args(&d.path().join("two"), 16, 2, &[variant("base", "-t 2")]);
-    args.extend(["--aa", "--foreign-cpu-max", "1000", "--fail-on", "slower"].map(String::from));
+    args.extend(["--aa", "--fail-on", "slower"].map(String::from));
     let out = abprof().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -233,9 +233,8 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
             format!("{}|model={m}", variant("on", &format!("{args} --spec-type draft-mtp --spec-draft-n-max 3"))),
         ];
         // What is asserted is acceptance, memory and which figures exist, none of it a speed: a
-        // busy shared host must not reject the samples (§7.7).
-        let mut a = ab_args(&d.path().join(name), 24, samples, &vs);
-        a.extend(["--foreign-cpu-max".into(), "1000".into()]);
+        // busy shared host must not reject the samples (§7.7; ab_args's limit).
+        let a = ab_args(&d.path().join(name), 24, samples, &vs);
         summary(&abprof().args(a).output().unwrap())
     };
     let s = study("pred", "MTP_PREDICTABLE_MODEL", 3, "-t 2 -lv 4");
@@ -290,7 +289,13 @@ fn mtp_off_against_on(root: &Path, workload: &str, tokens: u32, samples: u32) ->
     a.push(root.display().to_string());
     a.extend(["--model".into(), model, "--server-args".into(), "-c 4096 -np 1".into()]);
     a.extend(["--workload".into(), workload.into(), "--tokens".into(), tokens.to_string()]);
-    a.extend(["--samples".into(), samples.to_string(), "--foreign-cpu-max".into(), "1000".into(), "--json".into()]);
+    a.extend([
+        "--samples".into(),
+        samples.to_string(),
+        "--foreign-cpu-max".into(),
+        SHARED_HOST.into(),
+        "--json".into(),
+    ]);
     for v in [variant("off", "-t 2"), variant("on", "-t 2 --spec-type draft-mtp --spec-draft-n-max 3")] {
         a.extend(["--variant".into(), v]);
     }
@@ -451,8 +456,8 @@ fn a_soak_keeps_the_rate_of_every_request_of_one_server() {
     let at = a.iter().position(|x| x == "--tokens").unwrap();
     a.drain(at..at + 2);
     a.extend(["--workload", "soak", "--soak-requests", "4", "--tokens", "16"].map(String::from));
-    // Counts and shapes are asserted, no speed: a busy shared host must not reject (§7.7).
-    a.extend(["--foreign-cpu-max", "1000"].map(String::from));
+    // Counts and shapes are asserted, no speed: ab_args's limit keeps a busy shared host from
+    // rejecting (§7.7).
     let s = summary(&abprof().args(&a).output().unwrap());
     assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
     for i in 0..2 {
@@ -667,20 +672,8 @@ fn fail_on_slower_exits_3_on_a_real_prefill_slowdown() {
         // The sequential rule (docs/methodology.md §17): a 3-block paired interval has 2 degrees
         // of freedom, so one sample slowed by the loaded box can keep it from deciding; the gate
         // then takes blocks until it does, as a CI job would.
-        [
-            "--fail-on",
-            "slower",
-            "--metric",
-            "prefill",
-            "--threshold",
-            "10",
-            "--foreign-cpu-max",
-            "1000",
-            "--until-decided",
-            "--max-samples",
-            "8",
-        ]
-        .map(String::from),
+        ["--fail-on", "slower", "--metric", "prefill", "--threshold", "10", "--until-decided", "--max-samples", "8"]
+            .map(String::from),
     );
     let out = abprof().args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -705,9 +698,7 @@ fn energy_and_the_power_state_say_not_measured_on_the_cpu_test_bed() {
     let root = d.path().join("energy");
     // 80 tokens: two 32-token decode windows a sample (§9.8), from the streamed tokens alone.
     let mut args = ab_args(&root, 80, 2, &[variant("base", "-t 2")]);
-    args.extend(
-        ["--aa", "--foreign-cpu-max", "1000", "--fail-on", "slower", "--metric", "j-per-token"].map(String::from),
-    );
+    args.extend(["--aa", "--fail-on", "slower", "--metric", "j-per-token"].map(String::from));
     let out = abprof().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");

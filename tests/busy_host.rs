@@ -1,29 +1,12 @@
 //! A busy host delays a sample instead of spoiling it (docs/methodology.md §9.1): the idle gate
 //! waits for other processes' CPU before each request, and a host that never quiets ends the
-//! study in one line. On the real test bed, beside busy loops this test starts and kills itself.
+//! study in one line. On the real test bed, beside busy loops this test starts and kills itself;
+//! the limit is the host's background at the start plus half a core ([`foreign_limit`]), so the
+//! tests hold beside whatever else the host runs.
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::{Child, Command};
 use std::time::{Duration, Instant};
-
-/// One busy loop per core, this test's own children, killed when dropped (an assertion that
-/// fails included).
-struct BusyLoops(Vec<Child>);
-impl BusyLoops {
-    fn on_every_core() -> BusyLoops {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        BusyLoops((0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect())
-    }
-}
-impl Drop for BusyLoops {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn variant(label: &str) -> String {
     format!("{label}={}", testbed().server.display())
@@ -40,7 +23,7 @@ fn first_sample(root: &Path) -> serde_json::Value {
     read_json(&dir.join("sample.json"))
 }
 
-/// Busy loops on every core for the study's first 60 s: its first sample waits at the gate
+/// Busy loops crowding every core for the study's first 60 s: its first sample waits at the gate
 /// until they end, and the study ends with a verdict. Every sample's request began on a host the
 /// gate found quiet, so a sample rejected `other-workload` (other tests' or builds' load on a
 /// shared host) is one whose load began during its request.
@@ -49,9 +32,11 @@ fn a_host_busy_for_a_minute_delays_the_first_sample_and_the_study_still_decides(
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("ab");
-    let busy = BusyLoops::on_every_core();
+    let mut args = ab_args(&root, 16, 3, &[variant("a"), variant("b")]);
+    set_foreign_limit(&mut args, foreign_limit());
+    let busy = BusyLoops::crowding();
     let t0 = Instant::now();
-    let child = spawn_abprof(&ab_args(&root, 16, 3, &[variant("a"), variant("b")]));
+    let child = spawn_abprof(&args);
     std::thread::sleep(Duration::from_secs(60).saturating_sub(t0.elapsed()));
     drop(busy);
     let out = child.wait_with_output().unwrap();
@@ -77,7 +62,7 @@ fn a_host_busy_for_a_minute_delays_the_first_sample_and_the_study_still_decides(
     assert!(err.contains("waits for other processes to quiet down") && err.contains("(sh)"), "{err}");
 }
 
-/// A busy loop on every core for the whole study: each wait times out (`--idle-timeout 2`), and
+/// Busy loops crowding every core for the whole study: each wait times out (`--idle-timeout 2`), and
 /// the third in a row ends the study with exit status 1 and one line naming the processes and
 /// `abprof doctor`; the samples taken stay in the evidence, `summarize` reads them, and the
 /// restore hooks ran.
@@ -89,7 +74,8 @@ fn a_host_that_never_quiets_ends_the_study_in_one_line() {
     std::fs::create_dir_all(&markers).unwrap();
     let mut args = small_study(&root, &markers, 16, 3, &[variant("a"), variant("b")]);
     args.extend(["--idle-timeout".into(), "2".into()]);
-    let busy = BusyLoops::on_every_core();
+    set_foreign_limit(&mut args, foreign_limit());
+    let busy = BusyLoops::crowding();
     let t0 = Instant::now();
     let out = abprof().args(&args).output().unwrap();
     let took = t0.elapsed();

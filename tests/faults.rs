@@ -1160,27 +1160,6 @@ fn the_sampler_rate_is_bounded_by_its_source_and_abprofs_own_cpu_is_recorded() {
     assert_eq!(s["variants"][0]["accepted"], 1, "under the abprof-cpu limit: {:#}", s["rejected"]);
 }
 
-/// Processes of the test's own that burn every core until dropped, even when an assertion
-/// fails. One loop per core: beside the server's threads on every core, a single loop's share of
-/// a short request ranged from a full core down to under a 50% limit (a CI run).
-struct OtherWorkload(Vec<Child>);
-impl OtherWorkload {
-    fn on_every_core() -> OtherWorkload {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        OtherWorkload(
-            (0..cores).map(|_| Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap()).collect(),
-        )
-    }
-}
-impl Drop for OtherWorkload {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Another workload that begins during the first request (real busy loops, this test's own
 /// children) spoils its block `other-workload` (a load already running before a request is
 /// waited out by the idle gate, docs/methodology.md §9.1); the block is retaken at the end of
@@ -1189,10 +1168,11 @@ impl Drop for OtherWorkload {
 #[test]
 fn a_block_spoiled_by_another_workload_is_retaken_and_the_study_still_decides() {
     let f = Fault::new();
-    let study = Study::new(&f, 128, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", 50.0);
+    let limit = foreign_limit();
+    let study = Study::new(&f, 128, 3, &[variant("a", ""), variant("b", "")]).idle("foreign_cpu_max_pct", limit);
     let mut child = spawn(&study.args());
     server_mid_request(&f.root(), 1);
-    let other = OtherWorkload::on_every_core();
+    let other = BusyLoops::crowding();
     let order = f.root().join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
     wait_for("the first sample", Duration::from_secs(300), || lines() >= 1 || child.try_wait().unwrap().is_some());
@@ -1221,7 +1201,7 @@ fn every_sample_rejected_other_workload_names_foreign_cpu_max_and_a_quiet_host()
     // 0% foreign CPU, which a 0% limit accepts. The loops are this test's own children. The
     // gate's wait for a quiet host (docs/methodology.md §9.1) times out after 1 s and lets the
     // request go ahead; no retake, so the one sample's rejection is the summary's.
-    let other = OtherWorkload::on_every_core();
+    let other = BusyLoops::crowding();
     let study = Study::new(&f, 64, 1, &[variant("a", "")]).idle("foreign_cpu_max_pct", 0.0).idle("timeout_s", 1);
     let out = run(&study.set("retakes", 0).args());
     drop(other);

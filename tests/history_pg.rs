@@ -204,7 +204,7 @@ fn a_study_that_cannot_reach_postgres_waits_in_the_outbox_and_push_sends_it_once
     let out = pg_abprof()
         .env("XDG_DATA_HOME", home.path())
         .args(ab_args(&root, 8, 1, &[format!("f16={}", testbed().server.display())]))
-        .args(["--history", &url, "--foreign-cpu-max", "100000"])
+        .args(["--history", &url])
         .output()
         .unwrap();
     let lines = stderr_lines(&out);

@@ -96,8 +96,7 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("kv");
     // This test is about the report: other builds on the host must not reject its samples.
-    let mut args = ab_args(&root, 16, 2, &[variant("f16", "f16"), variant("q8_0", "q8_0")]);
-    args.extend(["--foreign-cpu-max".into(), "1000".into()]);
+    let args = ab_args(&root, 16, 2, &[variant("f16", "f16"), variant("q8_0", "q8_0")]);
     let out = abprof().args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // --json keeps stdout one document; the report's path goes to stderr.
@@ -167,7 +166,7 @@ fn a_traced_study_reports_its_kernel_categories() {
     let root = d.path().join("tr");
     let out = trace_cmd(&root, &tracer, &[variant("f16", "f16"), variant("q8_0", "q8_0")], 16, 2)
         // About the report: other builds on the host must not reject its samples.
-        .args(["--foreign-cpu-max", "1000"])
+        .args(["--foreign-cpu-max", SHARED_HOST])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

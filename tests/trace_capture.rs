@@ -119,7 +119,7 @@ fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
     let root = d.path().join("tr");
     // Long enough a request for the loops, started once it runs, to cover most of it.
     let mut args = trace_args(&root, &tracer, &[format!("base={}", tb.server.display())], 128, 2);
-    args.extend(["--foreign-cpu-max".into(), "50".into()]);
+    args.extend(["--foreign-cpu-max".into(), format!("{:.0}", foreign_limit())]);
     let order = root.join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
     let mut child = spawn_abprof(&args);
@@ -132,18 +132,11 @@ fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
     };
     wait(1, &mut child);
     server_mid_request(&root, 2);
-    // One loop per core: with the server's threads on every core, a single loop's share of the
-    // request ranged from 98% of a core down to under the 50% limit (a CI run); one per core holds
-    // the foreign load near a core or more.
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut busy: Vec<_> = (0..cores)
-        .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
-        .collect();
+    // Loops crowding every core (one a core took from 98% of a core down to under a 50% limit
+    // beside the server's threads, a CI run), over a limit just above the host's background.
+    let busy = BusyLoops::crowding();
     wait(2, &mut child);
-    for b in &mut busy {
-        let _ = b.kill();
-        let _ = b.wait();
-    }
+    drop(busy);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 

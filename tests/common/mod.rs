@@ -139,8 +139,12 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The `--foreign-cpu-max` of a test that is not about the other-workload rule: the tests pass
+/// beside other work (a busy loop, other builds), which that rule would wait out or reject.
+pub const SHARED_HOST: &str = "1000";
+
 /// `abprof ab` flags for a study of `variants` on the test bed: a 300-token prompt, `tokens`
-/// output tokens, `samples` per variant, `--json`.
+/// output tokens, `samples` per variant, `--json`, and the [`SHARED_HOST`] limit.
 pub fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "ab".into(),
@@ -158,6 +162,8 @@ pub fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> V
         samples.to_string(),
         "--ignore-eos".into(),
         "--json".into(),
+        "--foreign-cpu-max".into(),
+        SHARED_HOST.into(),
     ];
     for v in variants {
         a.extend(["--variant".into(), v.clone()]);
@@ -359,4 +365,59 @@ pub fn trace_args(root: &Path, tracer: &Path, variants: &[String], tokens: u32, 
     a.extend(["--prompt".into(), calibrated_prompt(300).display().to_string()]);
     a.extend(["--tracer-cmd".into(), format!("{} {{out}}", tracer.display())]);
     a
+}
+
+/// Busy loops (`sh -c 'while :; do :; done'`), this test's own children, killed when dropped (an
+/// assertion that fails included): another workload that really runs.
+pub struct BusyLoops(Vec<std::process::Child>);
+impl BusyLoops {
+    /// Four loops a core: beside the server's threads and whatever else the host runs (the tests
+    /// pass beside a busy loop), the loops' share of the CPU stays above [`foreign_limit`]'s
+    /// margin over that background — one loop a core beside a 2-thread server and one outside
+    /// loop takes only 3/5 of the host.
+    pub fn crowding() -> BusyLoops {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        BusyLoops(
+            (0..4 * cores)
+                .map(|_| std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap())
+                .collect(),
+        )
+    }
+}
+impl Drop for BusyLoops {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The CPU every process on the host used over the last second, % of one core (`/proc/stat`):
+/// the background a test's own load must stand out from.
+pub fn host_cpu_pct() -> f64 {
+    let read = || -> (u64, u64) {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap();
+        let f: Vec<u64> = stat.lines().next().unwrap().split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        let idle = f[3] + f[4];
+        (f[..8].iter().sum::<u64>() - idle, f[..8].iter().sum())
+    };
+    let (busy0, total0) = read();
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let (busy1, total1) = read();
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get()) as f64;
+    100.0 * cores * (busy1 - busy0) as f64 / (total1 - total0).max(1) as f64
+}
+
+/// `args` (from [`ab_args`]) with `--foreign-cpu-max PCT` in place of [`SHARED_HOST`]'s.
+pub fn set_foreign_limit(args: &mut [String], pct: f64) {
+    let at = args.iter().position(|a| a == "--foreign-cpu-max").expect("--foreign-cpu-max") + 1;
+    args[at] = format!("{pct:.0}");
+}
+
+/// A `--foreign-cpu-max` that the host's background passes (whatever else runs on it now, a
+/// busy loop included) and [`BusyLoops::crowding`] exceeds: the background plus half a core.
+pub fn foreign_limit() -> f64 {
+    host_cpu_pct() + 50.0
 }
