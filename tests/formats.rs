@@ -48,12 +48,17 @@ fn a_summary_prints_as_every_format() {
         assert_eq!(row[6].parse::<f64>().unwrap(), l["median"].as_f64().unwrap(), "CSV keeps full precision");
     }
 
-    // Markdown: a table with a header separator and one line per row.
+    // Markdown: the study's one Markdown document, report.md (issue #46: not a second document
+    // of the same summary), whose verdict tables hold every metric's rows.
     let md = summarize(&dir, "md");
-    let md_lines: Vec<&str> = md.lines().collect();
-    assert!(md_lines[0].starts_with("| metric | variant |"), "{md}");
-    assert!(md_lines[1].starts_with("|---|"), "{md}");
-    assert_eq!(md_lines.len(), 2 + lines.len());
+    let report_md = dir.join("copy.report.md");
+    let out = abprof().arg("report").arg(&dir).arg("--md").arg(&report_md).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(md, std::fs::read_to_string(&report_md).unwrap(), "summarize --format md is report.md");
+    let heads = md.lines().filter(|l| l.starts_with("| variant | runs |")).count();
+    assert_eq!(heads, metrics, "one verdict table per metric:\n{md}");
+    let rows = md.lines().filter(|l| l.starts_with("| f16 |") || l.starts_with("| q8_0 |")).count();
+    assert!(rows >= lines.len(), "every metric's row of every variant:\n{md}");
 
     // `--json` is `--format json`; both at once is a usage error.
     let old = abprof().arg("summarize").arg(&dir).arg("--json").output().unwrap();

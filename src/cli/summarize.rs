@@ -1,6 +1,6 @@
 //! `abprof summarize DIR`: the summary of a study's evidence folder, rebuilt from disk.
 use super::args::OutputArgs;
-use crate::report::emit;
+use crate::report::{emit, Format};
 use crate::study::Shape;
 use anyhow::Result;
 use clap::Args;
@@ -25,9 +25,16 @@ pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
         return Ok(not_kept(written.map_err(Into::into)));
     }
     let ev = folder.evidence;
-    let s = crate::summary::summarize(&ev)?;
-    emit(&s, a.output.format());
-    crate::report::summary::emit_answer(&s, a.output.format());
+    let judged = crate::summary::judge(&ev)?;
+    let s = judged.summary.clone();
+    if a.output.format() == Format::Md {
+        // One Markdown document per study: the report's (report.md), the folder's evidence in it.
+        let view = crate::summary::view::StudyView::of(&ev, judged.summary, &judged.facts)?;
+        emit(&crate::report::study::markdown::Document(&view), Format::Md);
+    } else {
+        emit(&s, a.output.format());
+        crate::report::summary::emit_answer(&s, a.output.format());
+    }
     Ok(not_kept(ev.write_summary(&s).map_err(Into::into)))
 }
 

@@ -5,6 +5,8 @@ pub(crate) mod bisect;
 pub(crate) mod calibration;
 pub(crate) mod doctor;
 pub(crate) mod error_line;
+#[cfg(test)]
+mod every_format;
 pub(crate) mod exactness;
 pub(crate) mod history;
 pub(crate) mod html;

@@ -1,6 +1,6 @@
 //! A Pi study as a person reads it.
-use super::table::{Column, Text};
-use super::{num, Render, Table};
+use super::table::Text;
+use super::{num, Render};
 use crate::summary::pi::{PiReport, PiSample};
 use serde::Serialize;
 use std::fmt::Write;
@@ -43,30 +43,7 @@ pub(crate) fn render_text(r: &PiReport) -> String {
         let _ = writeln!(o, "{}", sample_line(s));
     }
     let _ = writeln!(o, "medians over valid samples:");
-    let mut t = Table::new(vec![
-        Column::text("variant"),
-        Column::number("valid"),
-        Column::number("pi wall ms"),
-        Column::number("prefill ms"),
-        Column::number("prefill t/s"),
-        Column::number("decode ms"),
-        Column::number("decode t/s"),
-        Column::number("out"),
-        Column::number("accept"),
-    ]);
-    for v in &r.variants {
-        t.push_text(vec![
-            v.label.clone(),
-            format!("{}/{}", v.valid, v.samples),
-            num(v.median_pi_wall_ms, 1),
-            num(v.median_prefill_ms, 1),
-            num(v.median_prefill_tps, 1),
-            num(v.median_decode_ms, 1),
-            num(v.median_decode_tps, 2),
-            num(v.median_output_tokens, 0),
-            num(v.median_acceptance, 4),
-        ]);
-    }
+    let t = super::sections::pi::medians(r);
     o.push_str(&t.render(&Text::of(&t, "", false).gap(" ")));
     for w in &r.warnings {
         let _ = writeln!(o, "warning: {w}");

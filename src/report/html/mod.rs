@@ -5,7 +5,7 @@
 mod bars;
 mod chart;
 mod dots;
-mod markup;
+pub(crate) mod markup;
 mod sections;
 mod soak;
 mod style;
@@ -13,12 +13,15 @@ pub(crate) mod sweep;
 mod timeline;
 mod windows;
 
-use super::study::tables::{self, REPORT_METRICS};
+use super::sections::{groups, Source};
 use super::study::StudyTitle;
-use crate::summary::traces::TraceComparison;
 use crate::summary::view::{StudyView, TIMELINE_FIELDS};
+use crate::summary::Metric;
 use chart::variant_css;
-use markup::{esc, figure, table};
+use markup::{esc, figure};
+
+/// The metrics the page draws a chart of (strict streamed TPS only in the tables).
+const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
 use std::fmt::Write;
 
 fn open(o: &mut String, id: &str, title: &str) {
@@ -57,44 +60,6 @@ fn document(heading: &str, detail: &str, nav: &str, body: &str) -> String {
     )
 }
 
-/// The page's first section: each candidate's one-line answer and the rule limits the study
-/// changed from their defaults (docs/methodology.md §8 "The answer", §7.22).
-fn answer_section(o: &mut String, v: &StudyView) {
-    let s = &v.summary;
-    let head: Vec<_> = crate::report::sections::answer::lines(s)
-        .into_iter()
-        .chain(crate::report::sections::answer::changed_limits(s))
-        .collect();
-    if head.is_empty() {
-        return;
-    }
-    open(o, "answer", "Answer");
-    sections::render(o, s, &head);
-    close(o);
-}
-
-fn verdict_section(o: &mut String, v: &StudyView) {
-    let s = &v.summary;
-    open(o, "verdict", "Verdict");
-    note(
-        o,
-        "Change of each candidate against the baseline (the mean log ratio its interval is built on; the ratio of \
-         medians beside it) with a 95% confidence interval from Student's t on \
-         log values, paired within interleaved blocks once 3 blocks hold both sides, Welch's otherwise \
-         (docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole interval is on one side of 0.",
-    );
-    sections::render(o, s, &crate::report::sections::of(s));
-    if s.missing > 0 {
-        let _ = writeln!(
-            o,
-            "<p class=\"problem\">{} planned samples not taken yet: <code>abprof ab --resume {}</code> finishes the study</p>",
-            s.missing,
-            esc(&s.root)
-        );
-    }
-    close(o);
-}
-
 fn samples_section(o: &mut String, v: &StudyView) {
     open(o, "samples", "Every sample");
     let _ = writeln!(
@@ -103,7 +68,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
          bar and number: the variant's median. Right: the candidate's change (the estimate its interval is built on), bars the 95% CI.</p>",
         variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
-    for m in REPORT_METRICS.into_iter().chain(crate::summary::Metric::ENERGY) {
+    for m in REPORT_METRICS.into_iter().chain(Metric::ENERGY) {
         if let Some(drawn) = dots::chart(v, m) {
             figure(o, drawn, "");
         }
@@ -154,130 +119,52 @@ fn timelines_section(o: &mut String, v: &StudyView) {
     close(o);
 }
 
-fn kernels_section(o: &mut String, v: &StudyView) {
-    let Some(traces) = &v.traces else { return };
-    open(o, "kernels", "Kernel attribution");
-    match traces {
-        TraceComparison::Compared { comparison, scaled_by_trace_samples, category_deltas } => {
-            note(
-                o,
-                "Each trace's decode time split into kernel categories by share of GPU busy time, scaled to the \
-                 variant's measured (untraced) ms/token so the categories sum to what was measured \
-                 (docs/methodology.md §10).",
-            );
-            if let Some(m) = scaled_by_trace_samples {
-                note(
-                    o,
-                    &format!(
-                        "The study ran {} output tokens, the traces {}: each trace is scaled by its own untraced samples.",
-                        m.study_tokens,
-                        m.trace_tokens.map_or("an unknown number of".into(), |t| t.to_string())
-                    ),
-                );
-            }
-            let mut key = String::from("<span class=\"key\">");
-            for (i, col) in comparison.variants.iter().enumerate() {
-                let _ = write!(
-                    key,
-                    "<span style=\"background:{}\"></span>{} ({:.3} ms/token measured)",
-                    variant_css(i),
-                    esc(&col.label),
-                    col.measured_ms_per_token
-                );
-            }
-            key.push_str("</span>");
-            figure(o, bars::chart(comparison), &key);
-            o.push_str(&table(&tables::trace_columns(comparison)));
-            let _ = writeln!(o, "<h3>Categories</h3>");
-            o.push_str(&table(&crate::report::trace::comparison_categories(comparison, category_deltas)));
-            if !comparison.moved_kernels.is_empty() {
-                let _ = writeln!(o, "<h3>Top moved kernels</h3>");
-                o.push_str(&table(&crate::report::trace::moved_kernels(comparison)));
-            }
-        }
-        TraceComparison::NotCompared { reason } => {
-            let _ = writeln!(o, "<p class=\"problem\">traces not compared: {}</p>", esc(reason));
-        }
+/// What the page says under a group's heading, before its sections.
+fn prose(o: &mut String, id: &str) {
+    match id {
+        "verdict" => note(
+            o,
+            "Change of each candidate against the baseline (the mean log ratio its interval is built on; the ratio of \
+             medians beside it) with a 95% confidence interval from Student's t on \
+             log values, paired within interleaved blocks once 3 blocks hold both sides, Welch's otherwise \
+             (docs/methodology.md §8): <b>faster</b> or <b>slower</b> only when the whole interval is on one side of 0.",
+        ),
+        "exactness" => note(o, "Same deterministic request to both variants (docs/methodology.md §12)."),
+        _ => {}
     }
-    close(o);
 }
 
-fn rejected_section(o: &mut String, v: &StudyView) {
-    open(o, "rejected", "Rejected samples");
-    let t = tables::rejected(&v.summary);
-    if t.rows.is_empty() {
-        note(o, "None: every sample taken passed every rule of docs/methodology.md §7.");
-    } else {
-        note(o, "Listed with the rule each broke (docs/methodology.md §7); none is in the statistics.");
-        o.push_str(&table(&t));
-    }
-    if let Some(r) = &v.summary.retakes {
-        note(o, &r.line());
-    }
-    close(o);
-}
-
-fn evidence_section(o: &mut String, v: &StudyView) {
-    open(o, "evidence", "Evidence");
-    o.push_str(&table(&tables::host(v)));
-    let _ = writeln!(o, "<h3>Binaries and models</h3>");
-    o.push_str(&table(&tables::binaries(v)));
-    let _ = writeln!(o, "<h3>Launch</h3>");
-    o.push_str(&table(&tables::launch(v)));
-    if let Some(t) = tables::hooks(v) {
-        let _ = writeln!(o, "<h3>Isolation hooks</h3>");
-        o.push_str(&table(&t));
-    }
-    for u in &v.unreadable {
-        let _ = writeln!(o, "<p class=\"problem\">unreadable evidence: {}</p>", esc(u));
-    }
-    close(o);
-}
-
-/// The whole page.
+/// The whole page: the report's sections in their groups ([`crate::report::sections::groups`]),
+/// each a `<section>` with its charts, and the per-sample charts after the verdict.
 pub(crate) fn page(v: &StudyView) -> String {
     let title = StudyTitle::of(&v.summary);
+    let src = Source::view(v);
     let mut body = String::new();
-    answer_section(&mut body, v);
-    if v.pi.is_none() {
-        verdict_section(&mut body, v);
-        samples_section(&mut body, v);
-    }
-    timelines_section(&mut body, v);
-    kernels_section(&mut body, v);
-    if let Some(x) = &v.exactness {
-        open(&mut body, "exactness", "Exactness");
-        note(&mut body, "Same deterministic request to both variants (docs/methodology.md §12).");
-        body.push_str(&table(&tables::exactness(x)));
-        close(&mut body);
-    }
-    if let Some(p) = &v.pi {
-        open(&mut body, "pi", "Pi agent");
-        note(&mut body, &esc(&format!("Pi {} · prompt {}", p.pi_version.as_deref().unwrap_or("?"), p.prompt)));
-        body.push_str(&table(&tables::pi_variants(p)));
-        body.push_str(&table(&tables::pi_samples(p)));
-        for w in &p.warnings {
-            let _ = writeln!(body, "<p class=\"problem\">{}</p>", esc(w));
-        }
-        close(&mut body);
-    }
-    rejected_section(&mut body, v);
-    evidence_section(&mut body, v);
-    let rejected = v.summary.rejected.len();
     let mut nav = String::new();
-    for (id, name) in [
-        ("verdict", "verdict"),
-        ("samples", "samples"),
-        ("timelines", "telemetry"),
-        ("kernels", "kernels"),
-        ("exactness", "exactness"),
-        ("pi", "Pi"),
-        ("rejected", "rejected"),
-        ("evidence", "evidence"),
-    ] {
-        if body.contains(&format!("<section id=\"{id}\">")) {
-            let name = if id == "rejected" { format!("rejected ({rejected})") } else { name.to_string() };
-            let _ = write!(nav, "<a href=\"#{id}\">{name}</a>");
+    let mut charted = false;
+    let link = |nav: &mut String, id: &str, name: &str| {
+        let _ = write!(nav, "<a href=\"#{id}\">{}</a>", esc(name));
+    };
+    for g in groups(&src) {
+        if !charted && !matches!(g.id, "answer" | "verdict") {
+            charted = true;
+            if v.pi.is_none() {
+                samples_section(&mut body, v);
+                link(&mut nav, "samples", "samples");
+            }
+            timelines_section(&mut body, v);
+            link(&mut nav, "timelines", "telemetry");
+        }
+        open(&mut body, g.id, g.title);
+        prose(&mut body, g.id);
+        sections::render(&mut body, &src, &g.sections);
+        close(&mut body);
+        if g.id != "answer" {
+            let name = match g.id {
+                "rejected" => format!("rejected ({})", v.summary.rejected.len()),
+                _ => g.title.to_lowercase(),
+            };
+            link(&mut nav, g.id, &name);
         }
     }
     document(&title.heading, &title.detail, &nav, &body)

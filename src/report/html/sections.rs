@@ -1,14 +1,16 @@
-//! The summary's sections ([`crate::report::sections::of`]) on the page: each an `<h3>` and its
+//! The report's sections ([`crate::report::sections::of`]) on the page: each an `<h3>` and its
 //! tables and notes, the same list `summarize` prints as text and the Markdown file holds, with
 //! the page's charts drawn under the sections they belong to (the soak's requests, the decode
-//! windows).
+//! windows, the kernel categories).
+use super::chart::variant_css;
 use super::markup::{esc, figure, table};
-use super::{soak, windows};
+use super::{bars, soak, windows};
 use crate::report::section::{Part, Section};
-use crate::summary::Summary;
+use crate::report::sections::Source;
+use crate::summary::traces::TraceComparison;
 use std::fmt::Write;
 
-pub(crate) fn render(o: &mut String, s: &Summary, sections: &[Section]) {
+pub(crate) fn render(o: &mut String, src: &Source, sections: &[Section]) {
     for sec in sections {
         if sec.parts.is_empty() {
             let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&sec.title));
@@ -22,7 +24,7 @@ pub(crate) fn render(o: &mut String, s: &Summary, sections: &[Section]) {
                 let _ = writeln!(o, "<h3>{}</h3>", esc(&sec.title));
             }
         }
-        charts(o, s, sec.id);
+        charts(o, src, sec.id);
         for p in &sec.parts {
             match p {
                 Part::Table(t) => o.push_str(&table(t)),
@@ -43,8 +45,10 @@ pub(crate) fn render(o: &mut String, s: &Summary, sections: &[Section]) {
     }
 }
 
-/// The charts drawn under a section: the soak's rates per request, each variant's decode windows.
-fn charts(o: &mut String, s: &Summary, id: Option<&str>) {
+/// The charts drawn under a section: the soak's rates per request, each variant's decode
+/// windows, the traced variants' kernel categories.
+fn charts(o: &mut String, src: &Source, id: Option<&str>) {
+    let s = src.summary;
     match id {
         Some("soak") => {
             if let Some(drawn) = soak::chart(s) {
@@ -61,6 +65,21 @@ fn charts(o: &mut String, s: &Summary, id: Option<&str>) {
                 windows::variant_figure(o, &x.label, &x.decode_windows);
             }
         }
+        Some("traced-variants") => {
+            let Some(TraceComparison::Compared { comparison, .. }) = src.traces() else { return };
+            let mut key = String::from("<span class=\"key\">");
+            for (i, col) in comparison.variants.iter().enumerate() {
+                let _ = write!(
+                    key,
+                    "<span style=\"background:{}\"></span>{} ({:.3} ms/token measured)",
+                    variant_css(i),
+                    esc(&col.label),
+                    col.measured_ms_per_token
+                );
+            }
+            key.push_str("</span>");
+            figure(o, bars::chart(comparison), &key);
+        }
         _ => {}
     }
 }
@@ -69,7 +88,7 @@ fn charts(o: &mut String, s: &Summary, id: Option<&str>) {
 mod tests {
     use super::*;
     use crate::report::section::{markdown, text, Part};
-    use crate::report::sections::of;
+    use crate::report::sections::of_summary;
 
     /// Every format shows every section, and each table with its own header and cells: the text,
     /// the Markdown file and the page are three renderings of one list, not three builders.
@@ -78,10 +97,10 @@ mod tests {
         let mut s = crate::report::sections::testing::recorded_summary();
         s.variants[1].caveats = vec!["a caveat under its row".into()];
         s.variants[0].throttled = vec![1];
-        let sections = of(&s);
+        let sections = of_summary(&s);
         let (txt, md) = (text(&sections), markdown(&sections));
         let mut html = String::new();
-        render(&mut html, &s, &sections);
+        render(&mut html, &Source::summary(&s), &sections);
         let mut tables = 0;
         for sec in &sections {
             assert!(txt.contains(&sec.title), "{}", sec.title);

@@ -1,13 +1,21 @@
 //! What heads every report: each candidate's one-line answer (docs/methodology.md §8 "The
 //! answer") and the rule limits the study changed from their defaults (§7.22).
-//! Built once here; the text ends with the answer and opens with the limits, report.md and the
-//! page open with both.
+//! Built once here and first in the report; the text prints the answer last instead (the
+//! command's final lines, [`ID`]), report.md and the page open with both.
+use super::source::Source;
 use crate::report::section::Section;
 use crate::summary::Summary;
 
+/// The answer lines' id: what the text leaves for the command to print last.
+pub(crate) const ID: &str = "answer";
+
+pub(crate) fn sections(src: &Source) -> Vec<Section> {
+    lines(src.summary).into_iter().chain(changed_limits(src.summary)).collect()
+}
+
 /// One line per candidate: the line the summary layer wrote once ([`crate::summary::answer`]).
 pub(crate) fn lines(s: &Summary) -> Vec<Section> {
-    s.answer.iter().map(|a| Section::line(a.line.clone())).collect()
+    s.answer.iter().map(|a| Section::line(a.line.clone()).id(ID)).collect()
 }
 
 /// The limits the study set to other than their defaults, one note each; nothing at the defaults.
@@ -16,7 +24,7 @@ pub(crate) fn changed_limits(s: &Summary) -> Vec<Section> {
         return Vec::new();
     }
     let title = "rule limits changed from their defaults (docs/methodology.md §7.22)";
-    vec![Section::new(title).notes(s.changed_limits.iter().map(|l| l.line()))]
+    vec![Section::new(title).id("limits").notes(s.changed_limits.iter().map(|l| l.line()))]
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
-//! The headline of both documents.
+//! The headline of every rendering of a study report: what was compared, then how (output length,
+//! the plan, the prompt) and where.
 use crate::summary::Summary;
 
-/// The headline of both documents.
 pub(crate) struct StudyTitle {
     pub(crate) heading: String,
     pub(crate) detail: String,
@@ -15,13 +15,30 @@ impl StudyTitle {
             None => format!("abprof study: {}", labels.join(" vs ")),
         };
         let detail = format!(
-            "{} output tokens{} · {} samples per variant · prompt {} · {}",
+            "{} output tokens{} · {} · prompt {} · {}",
             s.tokens,
             if s.pure_decode { " (pure decode: prompt cache warmed)" } else { " (cold KV)" },
-            s.samples_per_variant,
+            plan(s),
             s.expected_prompt_tokens.map_or("uncalibrated".into(), |n| format!("{n} tokens (calibrated)")),
             s.root
         );
         StudyTitle { heading, detail }
+    }
+}
+
+/// The samples planned, and for an adaptive study until when it takes more (§17).
+fn plan(s: &Summary) -> String {
+    match &s.adaptive {
+        Some(a) if a.until_ci_pct > 0.0 => format!(
+            "{} samples per variant, then blocks until decode CI ±{}% (at most {})",
+            s.samples_per_variant, a.until_ci_pct, a.max_samples
+        ),
+        Some(a) => format!(
+            "{} samples per variant, then blocks until decided{} (at most {})",
+            s.samples_per_variant,
+            a.mei_pct.map_or(String::new(), |m| format!(" or the same within ±{m}%")),
+            a.max_samples
+        ),
+        None => format!("{} samples per variant", s.samples_per_variant),
     }
 }
