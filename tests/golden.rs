@@ -4,7 +4,10 @@
 //! one table model, ed245ea, then rewritten for the per-variant CV column, and the history's
 //! moves once they took the summary's t model: 2 samples a side are "too few samples"; then for the
 //! one-line answer that ends the summary and heads the report, the rule limits a study changed and
-//! the flag beside a per-sample CV above 10%, issue #42). The folders read
+//! the flag beside a per-sample CV above 10%, issue #42; then for the study report as one list
+//! of sections in every format, `summarize --format md` as report.md, and the history's, the
+//! bisect's, the roofline's and doctor's columns aligned by the table model, issue #46). The
+//! folders read
 //! are the pre-engine folder (`study`) and one that release wrote itself (`today`: its study file
 //! has no `kind`), so a change to the evidence readers must not change a byte either; `today`'s
 //! outputs are those ed245ea recorded for it, with the folder's name. No llama-server: the fast

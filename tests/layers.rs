@@ -707,3 +707,41 @@ fn one_module_listens_for_stop_signals() {
         .collect();
     assert!(bad.is_empty(), "stop signals are heard by src/stop_signal.rs alone; use StopSignal:\n{}", bad.join("\n"));
 }
+
+/// No width is set by hand in `src/report/` (issue #46): every column a person reads is aligned by
+/// the table model (`src/report/table.rs`: each column as wide as its widest cell), so a longer
+/// label or a larger figure cannot push a row out of line. A zero-padded number (`{i:02}`, a
+/// folder name) is not a width.
+#[test]
+fn no_width_is_set_by_hand_in_the_report() {
+    let mut files = Vec::new();
+    rs_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/report"), &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        for (n, line) in std::fs::read_to_string(&f).unwrap().lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let b = line.as_bytes();
+            for (i, _) in line.match_indices(':') {
+                // Inside a format spec `{…:SPEC}`: an optional fill-free alignment, then a width.
+                let Some(open) = line[..i].rfind('{') else { continue };
+                if line[open..i].contains('}')
+                    || line[open + 1..i].contains(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                {
+                    continue;
+                }
+                let mut j = i + 1;
+                if j < b.len() && matches!(b[j], b'<' | b'>' | b'^') {
+                    j += 1;
+                }
+                let width = j < b.len() && (b[j].is_ascii_digit() && b[j] != b'0')
+                    || line[j..].split('}').next().is_some_and(|s| s.ends_with('$') && !s.starts_with('.'));
+                if width {
+                    found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{} width(s) set by hand in src/report/:\n{}", found.len(), found.join("\n"));
+}

@@ -1,5 +1,6 @@
 //! What `abprof bisect` prints: every step with its build and A/B, then the first bad commit with
 //! the verdict line of the A/B that convicts it.
+use super::table::{Column, Table, Text};
 use super::Render;
 use crate::bisect::judge::{CalledBy, Reading};
 use crate::bisect::record::{BisectLog, BisectOutcome, BuildRecord, Step, StepCall};
@@ -33,22 +34,38 @@ pub(crate) fn verdict_line(r: &Reading) -> String {
     format!("{} {change} {ci} {}", r.metric.title(), r.verdict.map_or("—", |v| v.word()))
 }
 
-fn step_line(o: &mut String, s: &Step) {
-    let (change, ci) = change_text(&s.reading);
-    let samples = if s.samples_per_variant > 0 { s.samples_per_variant.to_string() } else { "—".into() };
-    let call = match s.call {
-        StepCall::Reference => "reference (bad vs good)".to_string(),
-        c if s.called_by == Some(CalledBy::IntervalAtCap) => format!("{} (at the cap)", c.word()),
-        c => c.word().to_string(),
-    };
-    let subject: String = s.subject.chars().take(48).collect();
-    let _ = writeln!(
-        o,
-        "  {:>4}  {}  {:<32}  {samples:>7}  {change:>8}  {ci:>20}  {call:<23}  {subject}",
-        s.index,
-        short(&s.commit),
-        build_text(&s.build)
-    );
+/// One row per step: its commit, build, samples, the change with its interval, and the call.
+fn steps_table(steps: &[Step]) -> Table {
+    let mut t = Table::new(vec![
+        Column::number("step"),
+        Column::text("commit"),
+        Column::text("build"),
+        Column::number("samples"),
+        Column::number("change"),
+        Column::number("95% CI"),
+        Column::text("call"),
+        Column::text("subject"),
+    ]);
+    for s in steps {
+        let (change, ci) = change_text(&s.reading);
+        let samples = if s.samples_per_variant > 0 { s.samples_per_variant.to_string() } else { "—".into() };
+        let call = match s.call {
+            StepCall::Reference => "reference (bad vs good)".to_string(),
+            c if s.called_by == Some(CalledBy::IntervalAtCap) => format!("{} (at the cap)", c.word()),
+            c => c.word().to_string(),
+        };
+        t.push_text(vec![
+            s.index.to_string(),
+            short(&s.commit).to_string(),
+            build_text(&s.build),
+            samples,
+            change,
+            ci,
+            call,
+            s.subject.chars().take(48).collect(),
+        ]);
+    }
+    t
 }
 
 impl Render for BisectLog {
@@ -79,14 +96,8 @@ impl Render for BisectLog {
                 let _ = writeln!(o, "threshold: not set (the reference step did not finish)");
             }
         }
-        let _ = writeln!(
-            o,
-            "  {:>4}  {:12}  {:<32}  {:>7}  {:>8}  {:>20}  {:<23}  subject",
-            "step", "commit", "build", "samples", "change", "95% CI", "call"
-        );
-        for s in &self.steps {
-            step_line(&mut o, s);
-        }
+        let steps = steps_table(&self.steps);
+        o.push_str(&steps.render(&Text::of(&steps, "  ", true)));
         let _ = writeln!(o);
         match &self.outcome {
             Some(BisectOutcome::FirstBad { commit, subject, step }) => {

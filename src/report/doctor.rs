@@ -1,19 +1,21 @@
 //! `abprof doctor` for people: one line per finding, its fix indented below it, and the verdict
 //! with the exit status it ends on. JSON is the same list (src/doctor/).
+use super::table::{Column, Text};
 use super::{Render, Table};
 use crate::doctor::{Checkup, EXIT_NOT_READY};
 use std::fmt::Write;
 
 impl Render for Checkup {
     fn text(&self) -> String {
-        let mut o = String::new();
-        let width = self.findings.iter().map(|f| f.name.len()).max().unwrap_or(0);
+        // Status, name and value in aligned columns; a fix on the line below its finding.
+        let mut t = Table::new(vec![Column::text("status"), Column::text("name"), Column::text("value")]);
         for f in &self.findings {
-            let _ = writeln!(o, "{:<11}  {:<width$}  {}", f.status.word(), f.name, f.value);
+            t.push_text(vec![f.status.word().to_string(), f.name.to_string(), f.value.clone()]);
             if let Some(fix) = &f.fix {
-                let _ = writeln!(o, "{:<11}  {:<width$}  fix: {fix}", "", "");
+                t.push_text(vec![String::new(), String::new(), format!("fix: {fix}")]);
             }
         }
+        let mut o = t.render(&Text::rows(&t, ""));
         let warned = self.findings.iter().filter(|f| f.status == crate::doctor::Status::Warn).count();
         if self.ready {
             let _ = writeln!(o, "{}: ready to measure (no finding warns)", self.host);

@@ -1,8 +1,8 @@
 //! An exactness report as a person reads it in a terminal.
+use super::table::{Column, Table, Text};
 use super::Render;
 use crate::exactness::{ExactnessReport, ExactnessVerdict, Gate, ShownToken, SideReport};
 use serde::Serialize;
-use std::fmt::Write;
 use std::path::Path;
 
 fn tokens(t: &[ShownToken]) -> String {
@@ -13,8 +13,10 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "—".into(), |x| format!("{x:.6}"))
 }
 
-pub(crate) fn render_text(r: &ExactnessReport) -> String {
-    let mut o = String::new();
+fn labelled(r: &ExactnessReport) -> Table {
+    // One labelled line each, the labels in one column (a diverged side's lines indented).
+    let mut t = Table::new(vec![Column::text("what"), Column::text("value")]);
+    let mut line = |k: &str, v: String| t.push_text(vec![k.to_string(), v]);
     let side = |s: &SideReport| {
         format!(
             "{} ({} prompt + {} generated tokens, finish {})",
@@ -24,39 +26,43 @@ pub(crate) fn render_text(r: &ExactnessReport) -> String {
             s.finish_reason.as_deref().unwrap_or("—")
         )
     };
-    let _ = writeln!(o, "baseline           {}", side(&r.baseline));
-    let _ = writeln!(o, "candidate          {}", side(&r.candidate));
-    let _ = writeln!(o, "verdict            {}", r.headline);
+    line("baseline", side(&r.baseline));
+    line("candidate", side(&r.candidate));
+    line("verdict", r.headline.clone());
     if let ExactnessVerdict::Diverged(d) = &r.comparison.verdict {
-        let _ = writeln!(o, "  shared before    {}", tokens(&d.shared_before));
+        line("  shared before", tokens(&d.shared_before));
         for (label, c) in [(&r.baseline.label, &d.baseline), (&r.candidate.label, &d.candidate)] {
             let ended = c.ended.as_ref().map(|f| format!(" [ended: {f}]")).unwrap_or_default();
-            let _ = writeln!(o, "  {label:<16} {}{ended}", tokens(&c.tokens));
+            line(&format!("  {label}"), format!("{}{ended}", tokens(&c.tokens)));
             let top: Vec<String> = c.top_at.iter().map(|a| format!("{:?} {:.4}", a.text, a.logprob)).collect();
             if !top.is_empty() {
-                let _ = writeln!(o, "  {:<16} top-{} at {}: {}", "", top.len(), d.at, top.join(", "));
+                line("", format!("top-{} at {}: {}", top.len(), d.at, top.join(", ")));
             }
         }
     }
-    let _ = writeln!(
-        o,
-        "max |Δlogprob|     {}{}  ({} of {} compared positions have different top-k sets)",
-        opt(r.comparison.max_abs_logprob_delta),
-        r.comparison.max_delta_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
-        r.comparison.topk_set_differences,
-        r.comparison.compared_positions
+    line(
+        "max |Δlogprob|",
+        format!(
+            "{}{}  ({} of {} compared positions have different top-k sets)",
+            opt(r.comparison.max_abs_logprob_delta),
+            r.comparison.max_delta_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+            r.comparison.topk_set_differences,
+            r.comparison.compared_positions
+        ),
     );
     let c = &r.comparison.cosine;
-    let _ = writeln!(
-        o,
-        "cosine (top-k)     overall {}  min {}{}  {} of {} positions below {}: {}",
-        opt(c.overall),
-        opt(c.min),
-        c.min_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
-        c.below_threshold.len(),
-        c.per_position.len(),
-        c.threshold,
-        if c.pass { "pass" } else { "FAIL" }
+    line(
+        "cosine (top-k)",
+        format!(
+            "overall {}  min {}{}  {} of {} positions below {}: {}",
+            opt(c.overall),
+            opt(c.min),
+            c.min_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+            c.below_threshold.len(),
+            c.per_position.len(),
+            c.threshold,
+            if c.pass { "pass" } else { "FAIL" }
+        ),
     );
     if let Some(y) = &r.comparison.yardstick {
         let pct = |v: Option<f64>| v.map_or_else(|| "—".into(), |x| format!("{x:.1}%"));
@@ -72,13 +78,15 @@ pub(crate) fn render_text(r: &ExactnessReport) -> String {
             (Some(_), None) => format!("not judged (class {}: nothing compared)", y.class.name()),
             (None, _) => format!("not judged (class {}: no threshold)", y.class.name()),
         };
-        let _ = writeln!(
-            o,
-            "top-1 / KL (top-k) same top-1 {}  KL mean {}  max {}{}: {judged}",
-            pct(y.same_top1_pct),
-            sci(y.kl_mean),
-            sci(y.kl_max),
-            y.kl_max_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+        line(
+            "top-1 / KL (top-k)",
+            format!(
+                "same top-1 {}  KL mean {}  max {}{}: {judged}",
+                pct(y.same_top1_pct),
+                sci(y.kl_mean),
+                sci(y.kl_max),
+                y.kl_max_at.map(|i| format!(" at token {i}")).unwrap_or_default(),
+            ),
         );
     }
     let gate = match r.gate {
@@ -86,8 +94,21 @@ pub(crate) fn render_text(r: &ExactnessReport) -> String {
         Gate::CosinePass => "not exact; passes the cosine ≥ 0.99 fallback gate",
         Gate::Fail => "FAILS the correctness gate (not exact, cosine below 0.99)",
     };
-    let _ = writeln!(o, "gate               {gate}");
-    o
+    line("gate", gate.to_string());
+    t
+}
+
+pub(crate) fn render_text(r: &ExactnessReport) -> String {
+    lines(r, None)
+}
+
+/// The report's lines, and `file` (where it was written) as the last.
+fn lines(r: &ExactnessReport, file: Option<&Path>) -> String {
+    let mut t = labelled(r);
+    if let Some(f) = file {
+        t.push_text(vec!["report".into(), f.display().to_string()]);
+    }
+    t.render(&Text::rows(&t, ""))
 }
 
 impl Render for ExactnessReport {
@@ -108,6 +129,6 @@ pub(crate) struct SavedExactness<'a> {
 
 impl Render for SavedExactness<'_> {
     fn text(&self) -> String {
-        format!("{}report             {}\n", render_text(self.report), self.file.display())
+        lines(self.report, Some(self.file))
     }
 }

@@ -1,5 +1,6 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
+use super::table::{Column, Text};
 use super::{metric_digits, num, signed_pct, Render, Table};
 use crate::history::{
     HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor, VerdictOn,
@@ -27,6 +28,38 @@ fn when(t: Option<&str>) -> String {
 
 const DECODE: VerdictOn = VerdictOn::Metric(Metric::ServerDecodeTps);
 
+/// One study's variants as the listing shows them: label, binary, commit, KV type, accepted
+/// samples, decode median and the change with its interval and verdict.
+fn variants_table(rows: &[&HistoryRow]) -> Table {
+    let mut t =
+        Table::new(["label", "binary", "commit", "kv", "accepted", "decode"].iter().map(|h| Column::text(h)).collect());
+    for r in rows {
+        let d = r.verdict(DECODE);
+        let change = match d {
+            Some(d) if d.change_pct.is_some() => format!(
+                "  {} [{}, {}] {}{}",
+                signed_pct(d.change_pct),
+                signed_pct(d.ci_lo_pct),
+                signed_pct(d.ci_hi_pct),
+                d.verdict.as_deref().unwrap_or(""),
+                r.mei_pct
+                    .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
+                    .map_or(String::new(), |m| format!(" ±{m}%"))
+            ),
+            _ => String::new(),
+        };
+        t.push_text(vec![
+            r.label.clone(),
+            format!("binary {}", short(r.binary_sha256.as_deref())),
+            format!("commit {}", r.commit.as_deref().unwrap_or("?")),
+            format!("kv {}", r.kv.as_deref().unwrap_or("—")),
+            format!("accepted {}/{}", r.accepted, r.planned),
+            format!("decode {} tok/s{change}", num(d.and_then(|d| d.median), 2)),
+        ]);
+    }
+    t
+}
+
 impl Render for HistoryList {
     fn text(&self) -> String {
         let mut o = String::new();
@@ -34,51 +67,29 @@ impl Render for HistoryList {
         shown.dedup();
         let _ =
             writeln!(o, "results history {}: {} of {} studies shown", self.history, shown.len(), self.studies_total);
-        let mut last = None;
-        for r in &self.rows {
-            if last != Some(r.study) {
-                last = Some(r.study);
-                let _ = writeln!(
-                    o,
-                    "\n#{:<4} {}  {}{}  {}  model {} {} · prompt {} · output {} · host {}{}",
-                    r.study,
-                    when(r.started_at.as_deref()),
-                    r.kind.name(),
-                    if r.aa { " (A/A)" } else { "" },
-                    r.folder,
-                    r.model_name().unwrap_or_else(|| "?".into()),
-                    short(r.model_sha256.as_deref()),
-                    r.prompt_tokens.map_or("?".into(), |n| n.to_string()),
-                    r.output_tokens.map_or("?".into(), |n| n.to_string()),
-                    r.host.as_deref().unwrap_or("?"),
-                    r.outcome.as_ref().map_or(String::new(), |o| format!(" · outcome {o}")),
-                );
-            }
-            let d = r.verdict(DECODE);
+        // Each study's heading line, then its variants' rows aligned by the table model.
+        let mut at = 0;
+        while at < self.rows.len() {
+            let r = &self.rows[at];
             let _ = writeln!(
                 o,
-                "  {:<14} binary {}  commit {:<12} kv {:<5} accepted {}/{}  decode {} tok/s{}",
-                r.label,
-                short(r.binary_sha256.as_deref()),
-                r.commit.as_deref().unwrap_or("?"),
-                r.kv.as_deref().unwrap_or("—"),
-                r.accepted,
-                r.planned,
-                num(d.and_then(|d| d.median), 2),
-                match d {
-                    Some(d) if d.change_pct.is_some() => format!(
-                        "  {} [{}, {}] {}{}",
-                        signed_pct(d.change_pct),
-                        signed_pct(d.ci_lo_pct),
-                        signed_pct(d.ci_hi_pct),
-                        d.verdict.as_deref().unwrap_or(""),
-                        r.mei_pct
-                            .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
-                            .map_or(String::new(), |m| format!(" ±{m}%"))
-                    ),
-                    _ => String::new(),
-                }
+                "\n#{} {}  {}{}  {}  model {} {} · prompt {} · output {} · host {}{}",
+                r.study,
+                when(r.started_at.as_deref()),
+                r.kind.name(),
+                if r.aa { " (A/A)" } else { "" },
+                r.folder,
+                r.model_name().unwrap_or_else(|| "?".into()),
+                short(r.model_sha256.as_deref()),
+                r.prompt_tokens.map_or("?".into(), |n| n.to_string()),
+                r.output_tokens.map_or("?".into(), |n| n.to_string()),
+                r.host.as_deref().unwrap_or("?"),
+                r.outcome.as_ref().map_or(String::new(), |o| format!(" · outcome {o}")),
             );
+            let study: Vec<&HistoryRow> = self.rows[at..].iter().take_while(|x| x.study == r.study).collect();
+            at += study.len();
+            let t = variants_table(&study);
+            o.push_str(&t.render(&Text::rows(&t, "  ")));
         }
         o
     }
@@ -162,6 +173,40 @@ fn floors_line(aa: &[i64], floors: &[SeriesFloor]) -> String {
     format!("A/A noise floor (studies {studies}): {each}")
 }
 
+/// A series' moves, one row each: variant, metric, the two studies, the medians, the change with
+/// its interval, the verdict, the A/A floor's word and what changed in the variant.
+fn moves_table(moves: &[Move]) -> Table {
+    let mut t = Table::new(
+        ["variant", "metric", "studies", "medians", "change", "verdict", "floor", "changed"]
+            .iter()
+            .map(|h| Column::text(h))
+            .collect(),
+    );
+    for m in moves {
+        let d = metric_digits(m.metric);
+        t.push_text(vec![
+            m.label.clone(),
+            m.metric.title().to_string(),
+            format!("#{} → #{}", m.from.study, m.to.study),
+            format!("{} → {}", num(m.from_median, d), num(m.to_median, d)),
+            format!(
+                "{} [{}, {}]",
+                signed_pct(m.change_pct),
+                signed_pct(m.ci.map(|c| c.lo_pct)),
+                signed_pct(m.ci.map(|c| c.hi_pct))
+            ),
+            m.metric.verdict_word(m.verdict).to_string(),
+            format!("({})", against_floor(m)),
+            if m.changed.is_empty() {
+                "· variant unchanged".to_string()
+            } else {
+                format!("· {}", m.changed.join(", "))
+            },
+        ]);
+    }
+    t
+}
+
 impl Render for Regressions {
     fn text(&self) -> String {
         let mut o = String::new();
@@ -177,29 +222,8 @@ impl Render for Regressions {
         for s in &self.series {
             let _ = writeln!(o, "\nseries: {}", s.key.line());
             let _ = writeln!(o, "  {}", floors_line(&s.aa_studies, &s.floors));
-            for m in &s.moves {
-                let d = metric_digits(m.metric);
-                let _ = writeln!(
-                    o,
-                    "  {:<12} {:<27} #{} → #{}  {} → {}  {} [{}, {}]  {}  ({}){}",
-                    m.label,
-                    m.metric.title(),
-                    m.from.study,
-                    m.to.study,
-                    num(m.from_median, d),
-                    num(m.to_median, d),
-                    signed_pct(m.change_pct),
-                    signed_pct(m.ci.map(|c| c.lo_pct)),
-                    signed_pct(m.ci.map(|c| c.hi_pct)),
-                    m.metric.verdict_word(m.verdict),
-                    against_floor(m),
-                    if m.changed.is_empty() {
-                        "  · variant unchanged".to_string()
-                    } else {
-                        format!("  · {}", m.changed.join(", "))
-                    }
-                );
-            }
+            let t = moves_table(&s.moves);
+            o.push_str(&t.render(&Text::rows(&t, "  ")));
         }
         if !self.not_compared.is_empty() {
             let _ = writeln!(o);

@@ -1,9 +1,9 @@
 //! `abprof monitor` as a person watches it: one live line of the newest values while it runs,
 //! then the run's account (rate achieved, jitter, CPU cost, each field's real update interval).
-use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
 use std::time::Duration;
 
+use super::table::{Column, Table, Text};
 use super::Render;
 use crate::telemetry::monitor::{LiveView, MonitorRun};
 use crate::telemetry::sampler::TelemetrySample;
@@ -97,7 +97,7 @@ impl LiveView for LiveLine {
             write!(out, "\r\x1b[2K{line}")?;
             out.flush()
         } else {
-            writeln!(io::stdout().lock(), "{:>8.2}s  {line}", elapsed.as_secs_f64())
+            writeln!(io::stdout().lock(), "{:.2}s  {line}", elapsed.as_secs_f64())
         }
     }
 
@@ -112,41 +112,64 @@ impl LiveView for LiveLine {
 
 impl Render for MonitorRun {
     fn text(&self) -> String {
-        let mut o = String::new();
         let stats = &self.stats;
-        let _ = writeln!(o, "source:       {}", stats.source);
-        let _ = writeln!(
-            o,
-            "reads:        {} in {:.2} s = {:.1} Hz achieved of {} Hz requested ({} errors, {} deadlines skipped)",
-            stats.reads, stats.wall_s, stats.achieved_hz, stats.requested_hz, stats.read_errors, stats.missed_deadlines
+        // The run's figures, one labelled line each, then the fields' table.
+        let mut facts = Table::new(vec![Column::text("what"), Column::text("value")]);
+        let mut fact = |k: &str, v: String| facts.push_text(vec![format!("{k}:"), v]);
+        fact("source", stats.source.to_string());
+        fact(
+            "reads",
+            format!(
+                "{} in {:.2} s = {:.1} Hz achieved of {} Hz requested ({} errors, {} deadlines skipped)",
+                stats.reads,
+                stats.wall_s,
+                stats.achieved_hz,
+                stats.requested_hz,
+                stats.read_errors,
+                stats.missed_deadlines
+            ),
         );
         if let Some(e) = &stats.first_error {
-            let _ = writeln!(o, "first error:  {e}");
+            fact("first error", e.to_string());
         }
         let j = &stats.jitter;
-        let _ = writeln!(
-            o,
-            "jitter:       p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs (read start − deadline)",
-            j.p50_us, j.p99_us, j.max_us
+        fact(
+            "jitter",
+            format!("p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs (read start − deadline)", j.p50_us, j.p99_us, j.max_us),
         );
         let c = &stats.read_cost;
-        let _ = writeln!(o, "read cost:    p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs", c.p50_us, c.p99_us, c.max_us);
-        let _ = writeln!(
-            o,
-            "CPU:          sampler thread {:.3} s = {:.2}% of one core; whole abprof process {:.3} s = {:.2}% of one core",
-            stats.thread_cpu_s,
-            stats.cpu_share_pct,
-            self.process_cpu_s,
-            100.0 * self.process_cpu_s / self.wall_s.max(1e-9)
+        fact("read cost", format!("p50 {:.1} µs  p99 {:.1} µs  max {:.1} µs", c.p50_us, c.p99_us, c.max_us));
+        fact(
+            "CPU",
+            format!(
+                "sampler thread {:.3} s = {:.2}% of one core; whole abprof process {:.3} s = {:.2}% of one core",
+                stats.thread_cpu_s,
+                stats.cpu_share_pct,
+                self.process_cpu_s,
+                100.0 * self.process_cpu_s / self.wall_s.max(1e-9)
+            ),
         );
         if stats.tap_dropped > 0 {
-            let _ = writeln!(
-                o,
-                "note:         {} samples did not reach the CSV/live view (consumer too slow)",
-                stats.tap_dropped
+            fact("note", format!("{} samples did not reach the CSV/live view (consumer too slow)", stats.tap_dropped));
+        }
+        if stats.driver_power_samples > 0 {
+            fact(
+                "driver power",
+                format!(
+                    "{} buffered samples, median spacing {:.1} ms",
+                    stats.driver_power_samples,
+                    stats.driver_power_median_interval_ms.unwrap_or(f64::NAN)
+                ),
             );
         }
-        let _ = writeln!(o, "{:<26} {:>8} {:>8}  {:<28} last", "field", "reads", "changes", "real update interval");
+        let mut o = facts.render(&Text::rows(&facts, ""));
+        let mut t = Table::new(vec![
+            Column::text("field"),
+            Column::number("reads"),
+            Column::number("changes"),
+            Column::text("real update interval"),
+            Column::text("last"),
+        ]);
         for f in &stats.fields {
             let interval = match (f.median_change_interval_ms, f.changes) {
                 (Some(ms), _) => format!("{ms:.1} ms ({:.1} Hz)", 1000.0 / ms),
@@ -155,17 +178,15 @@ impl Render for MonitorRun {
             };
             let last_value =
                 self.last.as_ref().and_then(|s| s.reading.get(f.field)).map(|v| show(f.field, v)).unwrap_or_default();
-            let _ =
-                writeln!(o, "{:<26} {:>8} {:>8}  {:<28} {last_value}", f.field.name(), f.present, f.changes, interval);
+            t.push_text(vec![
+                f.field.name().to_string(),
+                f.present.to_string(),
+                f.changes.to_string(),
+                interval,
+                last_value,
+            ]);
         }
-        if stats.driver_power_samples > 0 {
-            let _ = writeln!(
-                o,
-                "driver power: {} buffered samples, median spacing {:.1} ms",
-                stats.driver_power_samples,
-                stats.driver_power_median_interval_ms.unwrap_or(f64::NAN)
-            );
-        }
+        o.push_str(&t.render(&Text::of(&t, "", true)));
         o
     }
 }

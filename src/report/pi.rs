@@ -6,11 +6,12 @@ use serde::Serialize;
 use std::fmt::Write;
 use std::path::Path;
 
-/// One line per sample, as it finishes.
+/// One line per sample, as it finishes: labelled figures, no column widths (a line printed alone
+/// has no neighbours to align with; the medians table aligns the study's).
 pub(crate) fn sample_line(s: &PiSample) -> String {
     let t = s.server.as_ref();
     format!(
-        "#{:<3} {:<12} gate {:>7} ms  pi {:>9} ms  prefill {:>9} ms {:>9} tok/s  decode {:>9} ms {:>7} tok/s  out {:>5}  accept {:>6}  {}",
+        "#{} {}: gate {} ms · pi {} ms · prefill {} ms {} tok/s · decode {} ms {} tok/s · out {} · accept {} · {}",
         s.index + 1,
         s.label,
         num(s.idle_gate.as_ref().map(|g| g.waited_ms), 0),

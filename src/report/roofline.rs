@@ -1,5 +1,6 @@
 //! The decode roofline in words (docs/methodology.md §18): every byte class with the arithmetic
 //! that made it, the bandwidth with its source, and the floor — so a reader can redo each step.
+use super::table::{Column, Table, Text};
 use super::Render;
 use crate::roofline::bandwidth::Bandwidth;
 use crate::roofline::bytes::{KvShape, WeightBytes};
@@ -36,57 +37,67 @@ fn heads(kv: &KvShape) -> String {
     }
 }
 
-/// The byte classes of one step, one line each, indented by `indent`.
-pub(crate) fn byte_lines(o: &mut String, indent: &str, w: &WeightBytes, kv: &KvShape, context: f64, b: &StepBytes) {
+/// The byte classes of one step, one line each, indented by `indent`: the class, its bytes
+/// (aligned by the table model) and what they are.
+pub(crate) fn byte_lines(
+    o: &mut String,
+    indent: &'static str,
+    w: &WeightBytes,
+    kv: &KvShape,
+    context: f64,
+    b: &StepBytes,
+) {
     let head = if w.tied_output {
         "token_embd.weight among them as the output head (tied embeddings)"
     } else {
         "the output head among them"
     };
-    let _ = writeln!(
-        o,
-        "{indent}dense weights    {:>15} B  {} tensors read whole, {head}",
-        grouped(b.dense),
-        w.dense_tensors
-    );
+    let mut t = Table::new(vec![Column::text("class"), Column::number("bytes"), Column::text("what")]);
+    let mut line = |class: &str, bytes: u64, what: String| {
+        t.push_text(vec![class.to_string(), format!("{} B", grouped(bytes)), what])
+    };
+    line("dense weights", b.dense, format!("{} tensors read whole, {head}", w.dense_tensors));
     if let Some(e) = &w.experts {
-        let _ = writeln!(
-            o,
-            "{indent}routed experts   {:>15} B  {} of {} experts of {} expert tensors ({} B × {}/{})",
-            grouped(b.experts_used),
-            e.used,
-            e.count,
-            e.tensors,
-            grouped(e.all_bytes),
-            e.used,
-            e.count
+        line(
+            "routed experts",
+            b.experts_used,
+            format!(
+                "{} of {} experts of {} expert tensors ({} B × {}/{})",
+                e.used,
+                e.count,
+                e.tensors,
+                grouped(e.all_bytes),
+                e.used,
+                e.count
+            ),
         );
     }
-    let _ = writeln!(
-        o,
-        "{indent}token embedding  {:>15} B  one row of token_embd.weight per token (of {} rows), not the table",
-        grouped(b.token_embd_row),
-        grouped(w.token_embd_rows)
+    line(
+        "token embedding",
+        b.token_embd_row,
+        format!("one row of token_embd.weight per token (of {} rows), not the table", grouped(w.token_embd_rows)),
     );
     let dims = if kv.head_dim_k == kv.head_dim_v {
         format!("{} dims K and V", kv.head_dim_k)
     } else {
         format!("{} K + {} V dims", kv.head_dim_k, kv.head_dim_v)
     };
-    let _ = writeln!(
-        o,
-        "{indent}KV cache         {:>15} B  {context} tokens of context × {} B ({}, {dims}, {})",
-        grouped(b.kv.round() as u64),
-        grouped(kv.bytes_per_position()),
-        heads(kv),
-        kv.types()
+    line(
+        "KV cache",
+        b.kv.round() as u64,
+        format!(
+            "{context} tokens of context × {} B ({}, {dims}, {})",
+            grouped(kv.bytes_per_position()),
+            heads(kv),
+            kv.types()
+        ),
     );
-    let _ = writeln!(
-        o,
-        "{indent}total            {:>15} B  ({}) per decode step",
-        grouped(b.total.round() as u64),
-        crate::roofline::bandwidth::human_bytes(b.total)
+    line(
+        "total",
+        b.total.round() as u64,
+        format!("({}) per decode step", crate::roofline::bandwidth::human_bytes(b.total)),
     );
+    o.push_str(&t.render(&Text::rows(&t, indent)));
     for c in &w.caveats {
         let _ = writeln!(o, "{indent}! {c}");
     }
@@ -112,24 +123,26 @@ impl Render for RooflineEstimate {
             );
             byte_lines(&mut o, "  ", &m.weights, &m.kv, m.context_tokens, &m.bytes);
         }
+        let mut t = Table::new(vec![Column::text("what"), Column::text("value")]);
         match (&self.bandwidth, &self.bandwidth_error) {
-            (Some(b), _) => {
-                let _ = writeln!(o, "bandwidth  {}", bandwidth_line(b));
-            }
+            (Some(b), _) => t.push_text(vec!["bandwidth".into(), bandwidth_line(b)]),
             (None, Some(e)) => {
-                let _ = writeln!(o, "bandwidth  unavailable for {}: {e}", self.target.describe());
+                t.push_text(vec!["bandwidth".into(), format!("unavailable for {}: {e}", self.target.describe())])
             }
             (None, None) => {}
         }
         if let (Some(f), Some(m), Some(b)) = (self.floor_ms, &self.model, &self.bandwidth) {
-            let _ = writeln!(
-                o,
-                "floor      {f:.3} ms per decode step = {} B ÷ {:.2} GB/s (at most {:.1} steps/s)",
-                grouped(m.bytes.total.round() as u64),
-                b.gb_per_s,
-                1000.0 / f
-            );
+            t.push_text(vec![
+                "floor".into(),
+                format!(
+                    "{f:.3} ms per decode step = {} B ÷ {:.2} GB/s (at most {:.1} steps/s)",
+                    grouped(m.bytes.total.round() as u64),
+                    b.gb_per_s,
+                    1000.0 / f
+                ),
+            ]);
         }
+        o.push_str(&t.render(&Text::rows(&t, "")));
         o
     }
 }

@@ -186,6 +186,7 @@ pub(crate) struct Text {
     indent: &'static str,
     gap: &'static str,
     trim: bool,
+    header: bool,
 }
 
 impl Text {
@@ -199,7 +200,26 @@ impl Text {
                 .max()
                 .unwrap_or(0)
         };
-        Text { widths: t.columns.iter().enumerate().map(|(i, c)| width(i, c)).collect(), indent, gap: "  ", trim }
+        Text {
+            widths: t.columns.iter().enumerate().map(|(i, c)| width(i, c)).collect(),
+            indent,
+            gap: "  ",
+            trim,
+            header: true,
+        }
+    }
+
+    /// Rows alone, for a list of labelled lines: the columns' headers are neither shown nor
+    /// counted in their widths.
+    pub(crate) fn rows(t: &Table, indent: &'static str) -> Text {
+        let width = |i: usize, c: &Column| t.rows.iter().map(|r| c.show(&r[i]).chars().count()).max().unwrap_or(0);
+        Text {
+            widths: t.columns.iter().enumerate().map(|(i, c)| width(i, c)).collect(),
+            indent,
+            gap: "  ",
+            trim: true,
+            header: false,
+        }
     }
 
     /// The same, with `gap` between columns instead of two spaces.
@@ -235,6 +255,9 @@ impl Text {
 
 impl Markup for Text {
     fn table_header(&self, t: &Table) -> String {
+        if !self.header {
+            return String::new();
+        }
         let head: Vec<String> = t.columns.iter().map(|c| c.header.clone()).collect();
         self.line(t, &head)
     }
