@@ -126,7 +126,7 @@ fn bad_inputs_give_one_clear_line() {
     let s = server();
     let root = tempfile::tempdir().unwrap();
     let one_error = |out: std::process::Output, needle: &str| {
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(2), "a usage error, refused before any server starts");
         let errors: Vec<_> = stderr_lines(&out).into_iter().filter(|l| l.starts_with("abprof: error:")).collect();
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains(needle), "{:?} lacks {needle:?}", errors[0]);

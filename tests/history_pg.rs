@@ -259,7 +259,7 @@ fn a_study_that_cannot_reach_postgres_waits_in_the_outbox_and_push_sends_it_once
     assert!(import(&url, &[&root]).contains("already in the history"));
     // A SQLite history has no outbox to push.
     let out = pg_abprof().args(["history", "push", "--history"]).arg(d.path().join("h.db")).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     assert!(stderr_lines(&out)[0].contains("only a PostgreSQL history keeps an outbox"));
 }
 

@@ -217,7 +217,7 @@ fn bad_input_is_one_line_naming_the_fix() {
         (vec![d.path().display().to_string()], "is not a sample folder"),
     ] {
         let out = abprof().arg("timeline").args(&args).arg("--out").arg(&out_file).output().unwrap();
-        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(out.status.code(), Some(2), "a usage error");
         let err = stderr_lines(&out);
         assert_eq!(err.len(), 1, "{err:?}");
         assert!(err[0].contains(says), "{err:?}");
@@ -230,4 +230,5 @@ fn bad_input_is_one_line_naming_the_fix() {
         .output()
         .unwrap();
     assert!(stderr_lines(&out)[0].contains("does not exist"), "{:?}", stderr_lines(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
 }

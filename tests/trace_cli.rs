@@ -247,7 +247,10 @@ fn compare_traces_refuses_a_benchmark_of_another_output_length() {
     assert!(err.contains("variant a: no ms/token"), "{err}");
     let err = stderr_of_failure(&["compare-traces", "--variant", "a=traces/rocpd-kv-f16"]);
     assert!(err.contains("at least two --variant"), "{err}");
-    let err = stderr_of_failure(&["compare-traces", "--variant", "nonsense", "--variant", "b=x"]);
+    // A malformed spec is a usage error, refused before any trace is read (exit 2).
+    let out = abprof(&["compare-traces", "--variant", "nonsense", "--variant", "b=x"]).failure().code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line expected: {err}");
     assert!(err.contains("expected LABEL=TRACE[:MS_PER_TOK]"), "{err}");
 }
 

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args as ClapArgs;
 
-use crate::report;
-use crate::summary::folder_traces::compare_study_folder;
-use crate::summary::traces::compared;
-use crate::trace::compare::{self, VariantSpec};
+use crate::app::{CompareRequest, TraceSource};
+use crate::refusal::Refusal;
+use crate::trace::compare::VariantSpec;
 
 #[derive(ClapArgs, Debug)]
 pub(crate) struct Args {
@@ -31,20 +30,23 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(a: Args) -> Result<i32> {
-    let rules = a.reading.rules()?;
-    let format = a.output.format();
-    if let Some(dir) = &a.study {
-        report::emit(&compare_study_folder(dir, &rules, a.top)?, format);
-        return Ok(0);
-    }
-    let specs = a.variants.iter().map(|v| v.parse::<VariantSpec>()).collect::<Result<Vec<_>, _>>()?;
-    let comparison = compare::compare_specs(&specs, &rules, a.reading.tokens, a.top)?;
-    // Folders with several traced samples (`abprof trace --traced N`) get intervals; the rest
-    // print as they always did.
-    if comparison.variants.iter().any(|v| v.traced_samples > 1) {
-        report::emit(&compared(comparison, None), format);
-    } else {
-        report::emit(&comparison, format);
-    }
-    Ok(0)
+    let source = match a.study {
+        Some(dir) => TraceSource::Study(dir),
+        None => TraceSource::Traces {
+            // A malformed LABEL=TRACE is a usage error, refused before any trace is read.
+            specs: a
+                .variants
+                .iter()
+                .map(|v| v.parse::<VariantSpec>())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(Refusal::of)?,
+            tokens: a.reading.tokens,
+        },
+    };
+    crate::app::compare_traces(CompareRequest {
+        source,
+        rules: a.reading.rules()?,
+        top: a.top,
+        format: a.output.format(),
+    })
 }

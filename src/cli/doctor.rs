@@ -6,8 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::{HistoryDb, OutputArgs, TelemetryArg};
-use crate::doctor::{examine, DoctorPlan};
-use crate::report::emit;
+use crate::doctor::DoctorPlan;
 use crate::telemetry::OpenOptions;
 
 #[derive(Args, Debug)]
@@ -73,7 +72,5 @@ pub(crate) fn run(a: DoctorArgs) -> Result<i32> {
         history,
         cpu_window: Duration::from_secs(1),
     };
-    let checkup = examine(&plan);
-    emit(&checkup, a.output.format());
-    Ok(checkup.exit_code())
+    crate::app::doctor(&plan, a.output.format())
 }

@@ -3,8 +3,9 @@ use super::args::{HistoryArgs, LaunchArgs, OutputArgs, PromptArgs};
 use super::common::{check_model, default_evidence};
 use crate::app::{ExactnessRequest, Finishing};
 use crate::exactness::VariantClass;
+use crate::refusal::{refuse, Refusal};
 use crate::variant::{parse_variants, Variant};
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -46,18 +47,18 @@ pub(crate) struct ExactnessArgs {
 }
 
 fn model_of<'a>(v: &'a Variant, default: Option<&'a Path>) -> Result<&'a Path> {
-    let model =
-        v.model.as_deref().or(default).with_context(|| {
-            format!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label)
-        })?;
+    let Some(model) = v.model.as_deref().or(default) else {
+        refuse!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label)
+    };
     check_model(model)?;
     Ok(model)
 }
 
 pub(crate) fn run(a: ExactnessArgs) -> Result<i32> {
-    let variants = parse_variants(&a.variants)?;
+    // Usage errors, refused (exit 2) before any server starts.
+    let variants = parse_variants(&a.variants).map_err(Refusal::of)?;
     if variants.len() != 2 {
-        bail!(crate::exactness::ExactnessError::VariantCount(variants.len()));
+        return Err(Refusal::of(crate::exactness::ExactnessError::VariantCount(variants.len())).into());
     }
     let common = a.launch.common_args()?;
     let models = [model_of(&variants[0], a.model.as_deref())?, model_of(&variants[1], a.model.as_deref())?];

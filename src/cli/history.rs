@@ -1,9 +1,8 @@
 //! `abprof history`: the results history — list and filter, `--regressions`, and `import DIR...`
 //! (docs/methodology.md §15).
 use super::args::{HistoryDb, OutputArgs};
-use crate::history::{import_folder, list, regressions, Filters, History, HistoryList, HistoryLocation, StudyRecord};
-use crate::report::emit;
-use crate::report::history::ImportReport;
+use crate::app::HistoryRequest;
+use crate::history::Filters;
 use crate::study::file::Workload;
 use anyhow::Result;
 use chrono::{DateTime, Local, NaiveDate, TimeZone};
@@ -136,71 +135,21 @@ impl FilterArgs {
 }
 
 pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
-    match a.action {
-        Some(HistoryAction::Import(i)) => return import(i),
-        Some(HistoryAction::Push(p)) => return push(p),
-        None => {}
-    }
-    let location = a.db.location()?;
-    let path = location.to_string();
-    let filters = a.filters.filters();
-    let Some(mut history) = History::open_existing(&location)? else {
-        eprintln!(
-            "abprof: no history at {path} yet: finished studies are recorded there (or `abprof history import DIR` loads earlier ones)"
-        );
-        if a.regressions {
-            let empty = crate::history::Regressions { history: path, filters, series: vec![], not_compared: vec![] };
-            emit(&empty, a.output.format());
-        } else {
-            emit(&HistoryList { history: path, filters, studies_total: 0, rows: vec![] }, a.output.format());
+    let (request, format) = match a.action {
+        Some(HistoryAction::Import(i)) => {
+            (HistoryRequest::Import { location: i.db.location()?, dirs: i.dirs }, i.output.format())
         }
-        return Ok(0);
-    };
-    let studies = history.studies()?;
-    if a.regressions {
-        emit(&regressions(&studies, path, filters), a.output.format());
-    } else {
-        emit(&list(&studies, path, filters), a.output.format());
-    }
-    Ok(0)
-}
-
-/// Every folder is read and judged before the first is written: a bad one stops the import with
-/// nothing added.
-fn import(a: ImportArgs) -> Result<i32> {
-    let location = a.db.location()?;
-    let mut records: Vec<(PathBuf, Vec<StudyRecord>)> = Vec::new();
-    for dir in &a.dirs {
-        records.push((dir.clone(), crate::history::records_in(dir)?));
-    }
-    let mut history = History::open(&location)?;
-    let mut folders = Vec::new();
-    for (dir, rs) in records {
-        folders.push(import_folder(&mut history, &dir, &rs)?);
-    }
-    emit(&ImportReport { history: location.to_string(), folders }, a.output.format());
-    Ok(0)
-}
-
-/// `abprof history push`: the outbox into the PostgreSQL history it waits for.
-fn push(a: PushArgs) -> Result<i32> {
-    let location = a.db.location()?;
-    let target = match &location {
-        HistoryLocation::Postgres(t) => t,
-        HistoryLocation::Sqlite(path) => anyhow::bail!(
-            "--history {} is a SQLite file: only a PostgreSQL history keeps an outbox; pass --history postgres://USER@HOST:PORT/DB (or set ABPROF_HISTORY)",
-            path.display()
+        Some(HistoryAction::Push(p)) => {
+            (HistoryRequest::Push { location: p.db.location()?, outbox: p.outbox }, p.output.format())
+        }
+        None => (
+            HistoryRequest::List {
+                location: a.db.location()?,
+                filters: a.filters.filters(),
+                regressions: a.regressions,
+            },
+            a.output.format(),
         ),
     };
-    let pending = match a.outbox {
-        Some(f) if !f.is_file() => anyhow::bail!(
-            "--outbox {}: no such file: name an outbox file (FILE.db) that `abprof history push` listed",
-            f.display()
-        ),
-        Some(f) => f,
-        None => crate::history::pending_path(target)?,
-    };
-    let mut history = History::open(&location)?;
-    emit(&crate::history::push(&mut history, &pending)?, a.output.format());
-    Ok(0)
+    crate::app::history(request, format)
 }

@@ -4,9 +4,10 @@ use super::common::{default_evidence, study_file};
 use super::conditions::RunConditions;
 use crate::app::Finishing;
 use crate::pi::{PiError, PiMode};
+use crate::refusal::{refuse, Refusal};
 use crate::study::file::{KindName, PiSection, StudyFile, StudyKind};
 use crate::variant::parse_variants;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -70,10 +71,10 @@ fn resolve_program(p: &Path) -> Option<PathBuf> {
 
 /// The study file of a new Pi study, from the flags.
 fn study_from_flags(a: &PiArgs, pi_bin: PathBuf, python: PathBuf) -> Result<StudyFile> {
-    let variants = parse_variants(&a.variants.variants)?;
+    let variants = parse_variants(&a.variants.variants).map_err(Refusal::of)?;
     let model = match (&a.variants.model, variants.iter().find(|v| v.model.is_none())) {
         (Some(m), _) => m.clone(),
-        (None, Some(v)) => bail!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label),
+        (None, Some(v)) => refuse!("variant {} has no model: pass --model GGUF, or model=PATH in its spec", v.label),
         (None, None) => variants[0].model.clone().expect("every variant names its model"),
     };
     let pi = PiSection {

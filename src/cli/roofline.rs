@@ -1,8 +1,7 @@
 //! `abprof roofline [--model M] [--kv TYPE] [--ctx N]`: the bytes one decode step reads, this
 //! host's decoding-memory bandwidth, and the floor they make (docs/methodology.md §18).
 use super::args::OutputArgs;
-use crate::report::emit;
-use crate::roofline::estimate::{estimate, DeviceChoice, EstimatePlan};
+use crate::roofline::estimate::{DeviceChoice, EstimatePlan};
 use crate::roofline::gguf::GgmlType;
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -74,8 +73,5 @@ pub(crate) fn run(a: RooflineArgs) -> Result<i32> {
         threads: a.threads,
         fresh: a.fresh,
     };
-    let r = estimate(&plan)?;
-    emit(&r, a.output.format());
-    // A bandwidth that could not be measured is a failed run, whatever else printed.
-    Ok(if r.bandwidth.is_some() { 0 } else { 1 })
+    crate::app::roofline(&plan, a.output.format())
 }

@@ -1,7 +1,8 @@
 //! `abprof timeline SAMPLE --out FILE.json`: one sample as a Trace Event Format file.
 use super::args::OutputArgs;
+use crate::refusal::{refuse, Refusal};
 use crate::report::{emit, timeline::TimelineWritten};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -23,16 +24,21 @@ pub(crate) struct TimelineArgs {
 pub(crate) fn run(a: TimelineArgs) -> Result<i32> {
     let parent = a.out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
     if !parent.is_dir() {
-        bail!(
+        refuse!(
             "--out {}: the folder {} does not exist; create it or write elsewhere",
             a.out.display(),
             parent.display()
         );
     }
     if a.out.is_dir() {
-        bail!("--out {} is a folder: name the file to write, e.g. {}/timeline.json", a.out.display(), a.out.display());
+        refuse!(
+            "--out {} is a folder: name the file to write, e.g. {}/timeline.json",
+            a.out.display(),
+            a.out.display()
+        );
     }
-    let input = crate::timeline::resolve(&a.path, a.sample.map(|n| n as usize))?;
+    // A folder that is no sample, or a sample it lacks: a usage error (exit 2).
+    let input = crate::timeline::resolve(&a.path, a.sample.map(|n| n as usize)).map_err(Refusal::of)?;
     let timeline = crate::timeline::build(&input, &crate::trace::Rules::builtin());
     crate::timeline::write(&timeline, &a.out).with_context(|| format!("cannot write {}", a.out.display()))?;
     emit(&TimelineWritten { out: &a.out, facts: &timeline.facts }, a.output.format());

@@ -120,18 +120,26 @@ mod tests {
         assert_eq!(parse_cpu_ticks(b"garbage"), None);
     }
 
+    /// What the window reads is what the process's own CPU clock says it used over that wall
+    /// time, however busy the host (a loaded host gives the spinning thread less of a core).
     #[test]
     fn measures_a_busy_thread_of_this_process() {
+        use nix::time::{clock_gettime, ClockId};
+        let cpu_ns = || {
+            let t = clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID).unwrap();
+            t.tv_sec() as f64 * 1e9 + t.tv_nsec() as f64
+        };
         let mut cpu = ProcessCpu::open(std::process::id() as i32).unwrap();
+        let (cpu0, wall0) = (cpu_ns(), std::time::Instant::now());
         assert_eq!(cpu.read_pct().unwrap(), None);
-        let until = std::time::Instant::now() + CPU_WINDOW + Duration::from_millis(50);
+        // A full window, and enough CPU used in it that 10 ms ticks are a small part of it.
         let mut spins = 0u64;
-        while std::time::Instant::now() < until {
+        while wall0.elapsed() < CPU_WINDOW + Duration::from_millis(50) || cpu_ns() - cpu0 < 150e6 {
             spins = std::hint::black_box(spins + 1);
         }
-        let pct = cpu.read_pct().unwrap().expect("a full window has passed");
-        // One spinning thread ≈ 100% of a core; other test threads may add some.
-        assert!(pct > 30.0, "{pct}");
+        let seen = cpu.read_pct().unwrap().expect("a full window has passed");
+        let own = 100.0 * (cpu_ns() - cpu0) / wall0.elapsed().as_nanos() as f64;
+        assert!(seen > 0.5 * own && seen < 2.0 * own + 10.0, "read {seen}% where the process's own clock says {own}%");
     }
 
     #[test]

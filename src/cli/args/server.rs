@@ -64,6 +64,6 @@ impl ServerArgs {
 fn split_server_args(s: &str) -> Result<Vec<String>> {
     match crate::variant::split_args(s) {
         Some(v) => Ok(v),
-        None => anyhow::bail!("cannot split --server-args {s:?} like a shell would: check its quotes"),
+        None => crate::refusal::refuse!("cannot split --server-args {s:?} like a shell would: check its quotes"),
     }
 }

@@ -44,7 +44,7 @@ impl WorkloadArgs {
             (Some(_), Some(w)) if w.fixes_tokens() => Err(Self::both(w)),
             (Some(t), _) => Ok(t),
             (None, Some(w)) => Ok(w.tokens()),
-            (None, None) => anyhow::bail!("give --tokens N or --workload {WORKLOADS}"),
+            (None, None) => crate::refusal::refuse!("give --tokens N or --workload {WORKLOADS}"),
         }
     }
 
