@@ -36,7 +36,18 @@ fn a_pi_run_against_the_test_bed_completes_with_the_real_pi() {
     let before = users_pi_dir();
     let s = tb.server.display();
     let out = abprof()
-        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples", "1", "--model"])
+        .args([
+            "pi",
+            "--foreign-cpu-max",
+            SHARED_HOST,
+            "--variant",
+            &format!("a={s}"),
+            "--variant",
+            &format!("b={s}"),
+            "--samples",
+            "1",
+            "--model",
+        ])
         .arg(&tb.smollm2)
         .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "24", "--timeout", "300", "--json", "--root"])
         .arg(root.path())
@@ -111,7 +122,19 @@ fn pi_on_the_mtp_model_with_and_without_draft_mtp() {
     let s = tb.server.display();
     let on = format!("on={s}|extra=--spec-type draft-mtp --spec-draft-n-max 3");
     let out = abprof()
-        .args(["pi", "--variant", &format!("off={s}"), "--variant", &on, "--samples", "1", "--model", &model])
+        .args([
+            "pi",
+            "--foreign-cpu-max",
+            SHARED_HOST,
+            "--variant",
+            &format!("off={s}"),
+            "--variant",
+            &on,
+            "--samples",
+            "1",
+            "--model",
+            &model,
+        ])
         .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "16", "--timeout", "300", "--json", "--root"])
         .arg(root.path())
         .output()
@@ -162,7 +185,16 @@ fn spawn_pi_study(tb: &Testbed, root: &Path, markers: &Path, samples: u32, max_t
     let s = tb.server.display();
     std::process::Command::new(env!("CARGO_BIN_EXE_abprof"))
         .env("XDG_DATA_HOME", data_home())
-        .args(["pi", "--variant", &format!("a={s}"), "--variant", &format!("b={s}"), "--samples"])
+        .args([
+            "pi",
+            "--foreign-cpu-max",
+            SHARED_HOST,
+            "--variant",
+            &format!("a={s}"),
+            "--variant",
+            &format!("b={s}"),
+            "--samples",
+        ])
         .arg(samples.to_string())
         .arg("--model")
         .arg(&tb.smollm2)
@@ -330,7 +362,16 @@ fn a_pi_run_whose_server_stalls_is_ended_at_the_stall_timeout() {
     std::fs::write(&wrapper, body).unwrap();
     std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
-        .args(["pi", "--variant", &format!("a={}", wrapper.display()), "--samples", "1", "--model"])
+        .args([
+            "pi",
+            "--foreign-cpu-max",
+            SHARED_HOST,
+            "--variant",
+            &format!("a={}", wrapper.display()),
+            "--samples",
+            "1",
+            "--model",
+        ])
         .arg(&tb.smollm2)
         .args(["--server-args", "-c 8192 -t 2 -np 1", "--max-tokens", "24", "--timeout", "300"])
         .args(["--stall-timeout", "3", "--json", "--root"])
