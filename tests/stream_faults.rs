@@ -217,7 +217,7 @@ fn a_binary_whose_version_probe_never_returns_is_recorded_not_waited_for() {
         .arg(&testbed().target)
         .args(["--server-args", COMMON, "--prompt"])
         .arg(calibrated_prompt(300))
-        .args(["--ignore-eos", "--tokens", "16", "--variant"])
+        .args(["--ignore-eos", "--tokens", "16", "--foreign-cpu-max", SHARED_HOST, "--variant"])
         .arg(format!("a={}", testbed().server.display()))
         .arg("--variant")
         .arg(format!("b={}", fake.display()))

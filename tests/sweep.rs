@@ -189,6 +189,7 @@ fn bad_sweeps_are_refused_before_anything_is_created() {
             ["ab", "--model", &model, "--prompt-tokens", "300", "--tokens", "4", "--root"].map(String::from).to_vec();
         a.push(root.display().to_string());
         a.extend(["--variant".into(), format!("a={server}|kv=f16"), "--variant".into(), format!("b={server}")]);
+        a.extend(["--foreign-cpu-max".into(), SHARED_HOST.into()]);
         a.extend(extra.iter().map(|s| s.to_string()));
         abprof().args(a).output().unwrap()
     };

@@ -119,7 +119,7 @@ fn an_untraced_block_spoiled_by_another_workload_is_retaken() {
     let root = d.path().join("tr");
     // Long enough a request for the loops, started once it runs, to cover most of it.
     let mut args = trace_args(&root, &tracer, &[format!("base={}", tb.server.display())], 128, 2);
-    args.extend(["--foreign-cpu-max".into(), format!("{:.0}", foreign_limit())]);
+    set_foreign_limit(&mut args, foreign_limit());
     let order = root.join("order.jsonl");
     let lines = || std::fs::read_to_string(&order).map_or(0, |t| t.lines().count());
     let mut child = spawn_abprof(&args);

@@ -352,7 +352,8 @@ pub fn trace_cmd(root: &Path, tracer: &Path, variants: &[String], tokens: u32, u
     c
 }
 
-/// The arguments of [`trace_cmd`], for a capture the test spawns and watches.
+/// The arguments of [`trace_cmd`], for a capture the test spawns and watches, with the
+/// [`SHARED_HOST`] limit.
 pub fn trace_args(root: &Path, tracer: &Path, variants: &[String], tokens: u32, untraced: u32) -> Vec<String> {
     let mut a: Vec<String> = vec!["trace".into(), "--root".into(), root.display().to_string()];
     for v in variants {
@@ -364,6 +365,7 @@ pub fn trace_args(root: &Path, tracer: &Path, variants: &[String], tokens: u32, 
     a.extend(["--model".into(), testbed().target.display().to_string()]);
     a.extend(["--prompt".into(), calibrated_prompt(300).display().to_string()]);
     a.extend(["--tracer-cmd".into(), format!("{} {{out}}", tracer.display())]);
+    a.extend(["--foreign-cpu-max".into(), SHARED_HOST.into()]);
     a
 }
 
