@@ -7,6 +7,7 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 pub(crate) mod hip;
 mod measure;
+mod runtime;
 pub(crate) mod target;
 mod types;
 
