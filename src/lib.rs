@@ -5,11 +5,11 @@
 //! `cli`, `fuzzing` (the fuzz harness's entry points) → `app` (each command from its typed
 //! request to its exit status: a study's run, summary, report, history; bench, calibrate, build,
 //! bisect, exactness) → `report` → `doctor` (is this host ready to measure) →
-//! `history`, `bisect`, `timeline` → `summary` → `pi`, `exactness` → `study` (THE study loop) →
-//! `measure` (THE sample lifecycle) → `roofline` (decode bytes and memory bandwidth) → `trace`
-//! (pure trace analysis), `telemetry`, `server`, `artifact` → `client`, `child`, `atomic_file`,
-//! `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`, `bounds`,
-//! `stop_signal`, `refusal` (the one error kind that exits 2).
+//! `history`, `bisect`, `timeline` → `summary` → `exactness` → `study` (THE study loop, and its A/B,
+//! Pi and trace configurations) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and
+//! memory bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact` → `client`,
+//! `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`,
+//! `bounds`, `stop_signal`, `refusal` (the one error kind that exits 2).
 pub(crate) mod app;
 pub(crate) mod artifact;
 pub(crate) mod atomic_file;
@@ -27,7 +27,6 @@ pub(crate) mod exactness;
 pub mod fuzzing;
 pub(crate) mod history;
 pub(crate) mod measure;
-pub mod pi;
 pub(crate) mod refusal;
 pub(crate) mod report;
 pub(crate) mod roofline;

@@ -206,7 +206,7 @@ const FLOORS: &[&[&str]] = &[
     &["doctor"],
     &["history", "bisect", "timeline"],
     &["summary"],
-    &["pi", "exactness"],
+    &["exactness"],
     &["study"],
     &["measure"],
     &["roofline"],

@@ -1,7 +1,7 @@
 //! `abprof pi` with the real Pi coding agent against the real llama-server of the test bed, and
 //! the answer checks on real Pi transcripts recorded for the purpose (tests/fixtures/pi/).
 mod common;
-use abprof::pi::{judge_answer, parse_transcript, CodeOutcome, CodeRun};
+use abprof::study::pi::{judge_answer, parse_transcript, CodeOutcome, CodeRun};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

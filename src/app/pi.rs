@@ -2,10 +2,10 @@
 //! each sample's view beside it as it lands, the history.
 use super::ending::Ending;
 use super::epilogue::{close, closing_of, record, Finishing};
-use crate::pi::{pi_version, PiStudy};
 use crate::report::emit;
 use crate::report::pi::{sample_line, PiOutcome};
 use crate::study::file::{PiSection, StudyFile};
+use crate::study::pi::{pi_version, OnSample, PiStudy};
 use crate::study::StudyFacts;
 use crate::summary::pi::{pi_report, pi_sample, save_pi_report, save_pi_sample, PiRunFacts};
 use anyhow::Result;
@@ -15,7 +15,7 @@ pub(super) fn finish(file: &StudyFile, section: &PiSection, root: &Path, resume:
     let version = Some(pi_version(&section.pi_bin)?);
     let mut history = how.open_history()?;
     let quiet = how.format != crate::report::Format::Text;
-    let on_sample: crate::pi::OnSample = Box::new(|ctx, slot, sample| {
+    let on_sample: OnSample = Box::new(|ctx, slot, sample| {
         if let Some(view) = pi_sample(ctx.evidence, ctx.plan, slot, sample, None) {
             if !quiet {
                 eprintln!("{}", sample_line(&view));

@@ -10,6 +10,7 @@ pub mod file;
 pub(crate) mod isolation;
 pub(crate) mod observer;
 mod open;
+pub mod pi;
 mod port;
 mod quiet_host;
 pub(crate) mod roofline;
@@ -21,7 +22,7 @@ pub(crate) mod trace_capture;
 
 pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
-pub(crate) use drive::{check_study, run_study_with, Outcome, StudyConfig, StudyContext, StudyRun};
+pub(crate) use drive::{check_study, run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
 pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts};
 pub(crate) use sweep::run_sweep;

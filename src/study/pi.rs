@@ -1,17 +1,57 @@
-//! A Pi study as a configuration of the study loop: the same interleaved order, hooks, idle gate,
-//! telemetry, evidence and resume as `abprof ab`; only the load is the real Pi agent.
-use super::error::PiError;
+//! The Pi configuration of the study loop (docs/methodology.md §11), the final realism gate: the
+//! same interleaved order, hooks, idle gate, telemetry, evidence and resume as `abprof ab`; only
+//! the load is the real Pi coding agent (`measure::pi`), and its report is `summary::pi`.
+use super::drive::{StudyConfig, StudyContext};
+use super::evidence::SampleLayout;
+use super::facts::version_probe;
+use super::file::PiSection;
 use crate::measure::pi::AgentModel;
 use crate::measure::Sample;
 use crate::measure::{PiLoad, PiSettings};
 use crate::schedule::Slot;
-use crate::study::evidence::SampleLayout;
-use crate::study::facts::version_probe;
-use crate::study::file::PiSection;
-use crate::study::{StudyConfig, StudyContext};
 use anyhow::Result;
-use std::path::Path;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
+use thiserror::Error;
+
+pub use crate::measure::pi::{judge_answer, parse_transcript, CodeOutcome, CodeRun};
+
+#[derive(Debug, Error)]
+pub(crate) enum PiError {
+    #[error("pi not found at {0}: install it with `npm install -g @mariozechner/pi-coding-agent@0.73.1` (scripts/system-deps does) or pass --pi-bin")]
+    PiMissing(PathBuf),
+    #[error("could not start pi ({bin}): {source}")]
+    PiSpawn { bin: PathBuf, source: std::io::Error },
+    #[error("`{} --version` did not answer within {secs} s and was stopped: check that pi runs (`pi --version`), or pass another --pi-bin", bin.display())]
+    VersionTimedOut { bin: PathBuf, secs: u64 },
+}
+
+/// The primary sustained-decode prompt (docs/methodology.md §11): long enough output to measure
+/// decode, and code that can be executed to prove the output is real.
+const DECODE_PROMPT: &str = "Do not use any tools. Write a correct stable merge sort implementation in Python. Include type hints, a docstring, a short explanation of the algorithm and its time and space complexity, and five assert-based tests. Return one self-contained answer.";
+
+/// The controlled Pi workloads of docs/methodology.md §11.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum PiMode {
+    /// The merge-sort prompt; the answer's Python is extracted and run.
+    Decode,
+}
+
+impl PiMode {
+    pub(crate) fn prompt(self) -> &'static str {
+        match self {
+            PiMode::Decode => DECODE_PROMPT,
+        }
+    }
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            PiMode::Decode => "decode",
+        }
+    }
+}
 
 /// Called after each recorded sample (the CLI rewrites `pi.json` and prints a line).
 pub(crate) type OnSample<'a> = Box<dyn FnMut(&StudyContext<'_>, &Slot, &Sample) -> Result<()> + 'a>;
