@@ -52,7 +52,7 @@ fn spread(r: &HistoryRow) -> String {
     let head = format!("study #{} ({}, {when})", r.study, r.folder);
     let verdict = METRICS.iter().find_map(|m| {
         let v = r.verdict(VerdictOn::Metric(*m))?;
-        Some((VerdictOn::Metric(*m).name(), v.change_pct, v.ci_lo_pct.zip(v.ci_hi_pct)?))
+        Some((VerdictOn::Metric(*m).name(), v.change_pct, v.ci_bounds()?))
     });
     let samples = format!("{} of {} samples accepted", r.accepted, r.planned);
     match verdict {

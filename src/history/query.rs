@@ -1,20 +1,9 @@
 //! Reading the history back: every recorded variant with its study's setup and its verdicts, and
 //! the filters `abprof history` takes.
-use super::record::RecordKind;
+use super::record::{RecordKind, VerdictRow};
 use super::row::{unix_seconds, StoredStudy};
 use serde::Serialize;
 use std::path::PathBuf;
-
-/// A variant's stored median of one metric with its change against its study's baseline.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub(crate) struct StoredVerdict {
-    pub(crate) metric: super::record::VerdictOn,
-    pub(crate) median: Option<f64>,
-    pub(crate) change_pct: Option<f64>,
-    pub(crate) ci_lo_pct: Option<f64>,
-    pub(crate) ci_hi_pct: Option<f64>,
-    pub(crate) verdict: Option<String>,
-}
 
 /// One variant of one recorded study, with the study's setup: a row of `abprof history`, and a
 /// point of a series in `--regressions`.
@@ -62,11 +51,11 @@ pub(crate) struct HistoryRow {
     pub(crate) expect: Option<String>,
     pub(crate) planned: usize,
     pub(crate) accepted: usize,
-    pub(crate) verdicts: Vec<StoredVerdict>,
+    pub(crate) verdicts: Vec<VerdictRow>,
 }
 
 impl HistoryRow {
-    pub(crate) fn verdict(&self, metric: super::record::VerdictOn) -> Option<&StoredVerdict> {
+    pub(crate) fn verdict(&self, metric: super::record::VerdictOn) -> Option<&VerdictRow> {
         self.verdicts.iter().find(|v| v.metric == metric)
     }
 
@@ -174,18 +163,7 @@ impl HistoryRow {
             expect: v.expect.clone(),
             planned: v.planned,
             accepted: v.accepted(),
-            verdicts: v
-                .verdicts
-                .iter()
-                .map(|d| StoredVerdict {
-                    metric: d.metric,
-                    median: d.median,
-                    change_pct: d.change_pct,
-                    ci_lo_pct: d.ci.map(|c| c.lo_pct),
-                    ci_hi_pct: d.ci.map(|c| c.hi_pct),
-                    verdict: d.verdict.clone(),
-                })
-                .collect(),
+            verdicts: v.verdicts.clone(),
         }
     }
 }

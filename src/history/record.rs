@@ -182,6 +182,30 @@ pub(crate) struct VerdictRow {
     pub(crate) verdict: Option<String>,
 }
 
+impl VerdictRow {
+    /// The interval's bounds in %, as the `verdicts` table holds them.
+    pub(crate) fn ci_bounds(&self) -> Option<(f64, f64)> {
+        self.ci.map(|c| (c.lo_pct, c.hi_pct))
+    }
+}
+
+/// The listing's JSON of a verdict (`abprof history`): the interval as its two bounds; the mean
+/// stays in the table.
+impl serde::Serialize for VerdictRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (lo, hi) = self.ci_bounds().unzip();
+        let mut v = s.serialize_struct("VerdictRow", 6)?;
+        v.serialize_field("metric", &self.metric)?;
+        v.serialize_field("median", &self.median)?;
+        v.serialize_field("change_pct", &self.change_pct)?;
+        v.serialize_field("ci_lo_pct", &lo)?;
+        v.serialize_field("ci_hi_pct", &hi)?;
+        v.serialize_field("verdict", &self.verdict)?;
+        v.end()
+    }
+}
+
 /// One variant with its fingerprint and everything measured of it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct VariantRecord {

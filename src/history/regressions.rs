@@ -119,7 +119,7 @@ fn floors(aa: &[&HistoryRow]) -> Vec<SeriesFloor> {
             floor_pct: aa
                 .iter()
                 .filter_map(|r| r.verdict(super::record::VerdictOn::Metric(metric)))
-                .filter_map(|v| v.ci_lo_pct.zip(v.ci_hi_pct))
+                .filter_map(|v| v.ci_bounds())
                 .map(|(lo, hi)| lo.abs().max(hi.abs()))
                 .reduce(f64::max),
         })

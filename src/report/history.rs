@@ -39,8 +39,8 @@ fn variants_table(rows: &[&HistoryRow]) -> Table {
             Some(d) if d.change_pct.is_some() => format!(
                 "  {} [{}, {}] {}{}",
                 signed_pct(d.change_pct),
-                signed_pct(d.ci_lo_pct),
-                signed_pct(d.ci_hi_pct),
+                signed_pct(d.ci.map(|c| c.lo_pct)),
+                signed_pct(d.ci.map(|c| c.hi_pct)),
                 d.verdict.as_deref().unwrap_or(""),
                 r.mei_pct
                     .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
@@ -127,8 +127,8 @@ impl Render for HistoryList {
                 model: r.model_name(),
                 decode_tps_median: d.and_then(|d| d.median),
                 change_pct: d.and_then(|d| d.change_pct),
-                ci_lo_pct: d.and_then(|d| d.ci_lo_pct),
-                ci_hi_pct: d.and_then(|d| d.ci_hi_pct),
+                ci_lo_pct: d.and_then(|d| d.ci).map(|c| c.lo_pct),
+                ci_hi_pct: d.and_then(|d| d.ci).map(|c| c.hi_pct),
                 verdict: d.and_then(|d| d.verdict.as_deref()),
             });
         }
