@@ -205,14 +205,7 @@ mod tests {
         Reading {
             metric: Metric::ServerDecodeTps,
             change_pct: ci.map(|(a, b)| (a + b) / 2.0),
-            ci: ci.map(|(lo_pct, hi_pct)| ChangeCi {
-                lo_pct,
-                hi_pct,
-                confidence: 0.95,
-                resamples: 1,
-                seed: 1,
-                ..ChangeCi::default()
-            }),
+            ci: ci.map(|(lo_pct, hi_pct)| ChangeCi::bounds(lo_pct, hi_pct, 0.95)),
             verdict: None,
             accepted: [3, 3],
         }

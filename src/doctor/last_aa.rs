@@ -85,17 +85,7 @@ mod tests {
             median: Some(10.15),
             mean: None,
             change_pct: Some((lo + hi) / 2.0),
-            ci: Some(ChangeCi {
-                lo_pct: lo,
-                hi_pct: hi,
-                confidence: 0.95,
-                resamples: 0,
-                seed: 0,
-                method: Default::default(),
-                pairs: None,
-                p_value: None,
-                ..ChangeCi::default()
-            }),
+            ci: Some(ChangeCi::bounds(lo, hi, 0.95)),
             verdict: None,
         }];
         aa

@@ -366,20 +366,7 @@ mod tests {
             median: Some(10.15),
             mean: None,
             change_pct: Some(-0.5),
-            ci: Some(ChangeCi {
-                lo_pct: -1.5,
-                hi_pct: 1.2,
-                confidence: 0.95,
-                resamples: 10_000,
-                seed: 42,
-                method: Default::default(),
-                pairs: None,
-                p_value: None,
-                per_look_alpha: None,
-                equivalence: None,
-                mde_pct: None,
-                blocks_to_decide: None,
-            }),
+            ci: Some(ChangeCi::bounds(-1.5, 1.2, 0.95)),
             verdict: None,
         }];
         let (_d, conn) = history(&[

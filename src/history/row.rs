@@ -183,8 +183,6 @@ fn verdict_row(variant_id: i64, d: &VerdictRow) -> Row {
         ("ci_lo_pct", real(d.ci.map(|c| c.lo_pct))),
         ("ci_hi_pct", real(d.ci.map(|c| c.hi_pct))),
         ("confidence", real(d.ci.map(|c| c.confidence))),
-        ("resamples", opt_int(d.ci.map(|c| c.resamples))),
-        ("seed", opt_int(d.ci.map(|c| c.seed as i64))),
         ("verdict", opt_text(d.verdict.as_deref())),
     ]
 }
@@ -388,20 +386,7 @@ fn sample_of(r: &dyn Columns) -> Result<SampleRow, HistoryError> {
 fn verdict_of(r: &dyn Columns) -> Result<Option<VerdictRow>, HistoryError> {
     let Some(metric) = VerdictOn::named(&need(r.text("metric")?, "metric")?) else { return Ok(None) };
     let ci = match (r.real("ci_lo_pct")?, r.real("ci_hi_pct")?) {
-        (Some(lo_pct), Some(hi_pct)) => Some(ChangeCi {
-            lo_pct,
-            hi_pct,
-            confidence: r.real("confidence")?.unwrap_or(0.95),
-            resamples: r.int("resamples")?.unwrap_or(0).max(0) as usize,
-            seed: r.int("seed")?.unwrap_or(0) as u64,
-            method: Default::default(),
-            pairs: None,
-            p_value: None,
-            per_look_alpha: None,
-            equivalence: None,
-            mde_pct: None,
-            blocks_to_decide: None,
-        }),
+        (Some(lo_pct), Some(hi_pct)) => Some(ChangeCi::bounds(lo_pct, hi_pct, r.real("confidence")?.unwrap_or(0.95))),
         _ => None,
     };
     Ok(Some(VerdictRow {

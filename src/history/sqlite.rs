@@ -217,7 +217,10 @@ mod v1_tests {
                        argv, env, planned, accepted)
                    VALUES (1, 1, 0, 'f16', 'f16=/b', 'bb', 'aa', '[]', '[]', '[]', 2, 2);
                    INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps) VALUES (1, 0, 's/1', 1, 10.5);
-                   INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps) VALUES (1, 1, 's/2', 1, 11.5);"#,
+                   INSERT INTO samples (variant_id, idx, dir, accepted, decode_tps) VALUES (1, 1, 's/2', 1, 11.5);
+                   INSERT INTO verdicts (variant_id, metric, median, change_pct, ci_lo_pct, ci_hi_pct, confidence,
+                       resamples, seed, verdict)
+                   VALUES (1, 'server-decode-tps', 11.0, -0.5, -1.5, 1.2, 0.95, 10000, 42, 'no clear difference');"#,
             )
             .unwrap();
             assert_eq!(pragma_i64(&conn, "user_version"), 1);
@@ -229,6 +232,10 @@ mod v1_tests {
         assert_eq!((rows.len(), rows[0].label.as_str(), rows[0].output_tokens), (1, "f16", Some(8)));
         let decode: Vec<_> = stored[0].record.variants[0].samples.iter().filter_map(|s| s.decode_tps).collect();
         assert_eq!(decode, [10.5, 11.5]);
+        // The bootstrap's resamples and seed of that release are passed over; its interval reads.
+        let verdict = &stored[0].record.variants[0].verdicts[0];
+        let ci = crate::summary::stats::ChangeCi::bounds(-1.5, 1.2, 0.95);
+        assert_eq!((verdict.change_pct, verdict.ci), (Some(-0.5), Some(ci)));
         let conn = store.conn();
         // The later version's tables are there for the old rows.
         conn.execute("INSERT INTO phases (variant_id, phase, samples) VALUES (1, 'decode', 2)", []).unwrap();

@@ -194,14 +194,7 @@ mod tests {
             reading: ci.map(|(lo, hi)| Reading {
                 metric: Metric::ServerDecodeTps,
                 change_pct: Some((lo + hi) / 2.0),
-                ci: Some(ChangeCi {
-                    lo_pct: lo,
-                    hi_pct: hi,
-                    confidence: 0.95,
-                    resamples: 10_000,
-                    seed: 42,
-                    ..ChangeCi::default()
-                }),
+                ci: Some(ChangeCi::bounds(lo, hi, 0.95)),
                 verdict: Some(if hi < 0.0 { Verdict::Slower } else { Verdict::NoClearDifference }),
                 accepted: [3, 3],
             }),

@@ -179,7 +179,7 @@ mod tests {
     fn until_decided_stops_when_every_interval_excludes_0_or_lies_inside_the_margin() {
         let rule =
             AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct: Some(2.0), max_samples: 10 };
-        let ci = |lo_pct, hi_pct| ChangeCi { lo_pct, hi_pct, confidence: 0.95, ..ChangeCi::default() };
+        let ci = |lo_pct, hi_pct| ChangeCi::bounds(lo_pct, hi_pct, 0.95);
         let c = |cis: &[ChangeCi]| cis.iter().map(|x| CandidatePrecision::of("b", Some(x), &rule)).collect();
         assert_eq!(judge(rule, 3, c(&[ci(-9.0, -3.0)])).stopped, Some(StopReason::Decided));
         assert_eq!(judge(rule, 3, c(&[ci(-1.5, 1.9)])).stopped, Some(StopReason::Decided));

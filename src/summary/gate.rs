@@ -199,20 +199,7 @@ mod tests {
     use crate::summary::{MetricSummary, VariantSummary};
 
     fn variant(label: &str, metric: Metric, ci: Option<(f64, f64)>) -> VariantSummary {
-        let ci = ci.map(|(lo_pct, hi_pct)| ChangeCi {
-            lo_pct,
-            hi_pct,
-            confidence: 0.95,
-            resamples: 1,
-            seed: 1,
-            method: Default::default(),
-            pairs: None,
-            p_value: None,
-            per_look_alpha: None,
-            equivalence: None,
-            mde_pct: None,
-            blocks_to_decide: None,
-        });
+        let ci = ci.map(|(lo_pct, hi_pct)| ChangeCi::bounds(lo_pct, hi_pct, 0.95));
         let m = MetricSummary {
             metric,
             runs: vec![],

@@ -86,8 +86,6 @@ pub(crate) struct ChangeCi {
     pub(crate) lo_pct: f64,
     pub(crate) hi_pct: f64,
     pub(crate) confidence: f64,
-    pub(crate) resamples: usize,
-    pub(crate) seed: u64,
     #[serde(default)]
     pub(crate) method: CiMethod,
     /// Blocks that held both variants (the paired regime's sample size).
@@ -133,6 +131,12 @@ fn log_mde(sd: f64, n: usize, alpha: f64) -> f64 {
 }
 
 impl ChangeCi {
+    /// An interval known by its bounds and level alone, as the history holds it; the model's
+    /// figures are set beside it where known.
+    pub(crate) fn bounds(lo_pct: f64, hi_pct: f64, confidence: f64) -> ChangeCi {
+        ChangeCi { lo_pct, hi_pct, confidence, ..ChangeCi::default() }
+    }
+
     /// The t-interval of `t` (a mean log ratio) at two-sided level `alpha`, in %, with its p-value.
     fn of_t(t: super::t_test::TStat, alpha: f64, confidence: f64, method: CiMethod, pairs: Option<usize>) -> ChangeCi {
         let (lo, hi) = t.interval(alpha);
@@ -145,18 +149,12 @@ impl ChangeCi {
         let blocks_to_decide = spread
             .and_then(|(_, sd)| (MIN_VALUES..=MAX_BLOCKS_ADVISED).find(|&n| log_mde(sd, n, 0.05) <= t.mean.abs()));
         ChangeCi {
-            lo_pct: pct(lo),
-            hi_pct: pct(hi),
-            confidence,
-            resamples: 0,
-            seed: 0,
             method,
             pairs,
             p_value: Some(t.p()),
-            per_look_alpha: None,
-            equivalence: None,
             mde_pct,
             blocks_to_decide,
+            ..ChangeCi::bounds(pct(lo), pct(hi), confidence)
         }
     }
 
@@ -208,7 +206,7 @@ impl ChangeCi {
 
 /// The interval from resampled log changes; `p` is the t-test's (see [`ChangeCi::p_value`]).
 #[cfg(test)]
-fn interval(mut logs: Vec<f64>, confidence: f64, seed: u64, p: f64) -> ChangeCi {
+fn interval(mut logs: Vec<f64>, confidence: f64, p: f64) -> ChangeCi {
     logs.sort_by(|a, b| a.total_cmp(b));
     let r = logs.len();
     let tail = (1.0 - confidence) / 2.0;
@@ -217,18 +215,9 @@ fn interval(mut logs: Vec<f64>, confidence: f64, seed: u64, p: f64) -> ChangeCi 
         100.0 * (x.exp() - 1.0)
     };
     ChangeCi {
-        lo_pct: at(tail),
-        hi_pct: at(1.0 - tail),
-        confidence,
-        resamples: r,
-        seed,
         method: CiMethod::Independent,
-        pairs: None,
         p_value: Some(p),
-        per_look_alpha: None,
-        equivalence: None,
-        mde_pct: None,
-        blocks_to_decide: None,
+        ..ChangeCi::bounds(at(tail), at(1.0 - tail), confidence)
     }
 }
 
@@ -256,7 +245,7 @@ pub(crate) fn bootstrap_change_ci(
         (base.iter().map(|x| x.ln()).collect(), cand.iter().map(|x| x.ln()).collect());
     let logs = smoothed_resamples(&[&base, &cand], resamples, seed, |m| m[1] - m[0]);
     let p = super::t_test::welch_p(&base, &cand);
-    Some(interval(logs, confidence, seed, p))
+    Some(interval(logs, confidence, p))
 }
 
 /// `stat(resampled medians)` for each of `resamples` smoothed resamples of every side, drawn side
@@ -833,12 +822,17 @@ mod tests {
         assert_eq!(Verdict::with_margin(Some(&leaning), true, None), Verdict::NoClearDifference);
     }
 
-    /// A summary written before the t model still reads, with its method.
+    /// A summary written before the t model still reads, with its method; the bootstrap's
+    /// `resamples` and `seed` it holds are passed over, and no interval is written with them.
     #[test]
     fn an_old_interval_still_reads() {
         let old = r#"{"lo_pct":-1.0,"hi_pct":2.0,"confidence":0.95,"resamples":10000,"seed":42,"method":"paired-blocks","pairs":6}"#;
         let ci: ChangeCi = serde_json::from_str(old).unwrap();
         assert_eq!((ci.method, ci.pairs, ci.per_look_alpha), (CiMethod::PairedBlocks, Some(6), None));
+        assert_eq!(
+            serde_json::to_string(&ci).unwrap(),
+            r#"{"lo_pct":-1.0,"hi_pct":2.0,"confidence":0.95,"method":"paired-blocks","pairs":6}"#
+        );
         let older: ChangeCi =
             serde_json::from_str(r#"{"lo_pct":-1.0,"hi_pct":2.0,"confidence":0.95,"resamples":10000,"seed":42}"#)
                 .unwrap();
@@ -951,20 +945,7 @@ mod tests {
         }
         assert_eq!(holm(&[0.5, 0.9]), vec![1.0, 1.0]);
         assert!(holm(&[]).is_empty());
-        let c = |p| ChangeCi {
-            lo_pct: 1.0,
-            hi_pct: 3.0,
-            confidence: 0.95,
-            resamples: 1,
-            seed: 1,
-            method: CiMethod::Independent,
-            pairs: None,
-            p_value: Some(p),
-            per_look_alpha: None,
-            equivalence: None,
-            mde_pct: None,
-            blocks_to_decide: None,
-        };
+        let c = |p| ChangeCi { p_value: Some(p), ..ChangeCi::bounds(1.0, 3.0, 0.95) };
         assert_eq!(Verdict::from_adjusted(Some(&c(0.01)), Some(0.04), 0.05, Verdict::Faster), Verdict::Faster);
         assert_eq!(
             Verdict::from_adjusted(Some(&c(0.01)), Some(0.06), 0.05, Verdict::Faster),
