@@ -27,7 +27,7 @@ mod tests {
         let p = d.path().join("x.json");
         super::write_json(&p, &serde_json::json!({"a": 1})).unwrap();
         super::write_json(&p, &serde_json::json!({"a": 2})).unwrap();
-        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\n  \"schema_version\": 2,\n  \"a\": 2\n}\n");
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "{\n  \"schema_version\": 3,\n  \"a\": 2\n}\n");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 }

@@ -5,8 +5,9 @@
 use serde::Serialize;
 
 /// The version of every JSON document abprof writes. Version 1 is the unversioned documents
-/// before it, where a list was written bare; from 2 on a list stands under `items`.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+/// before it, where a list was written bare; from 2 on a list stands under `items`; from 3 on an
+/// interval (`ci`) has no `resamples` and `seed`.
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 #[derive(Serialize)]
 struct Flat<'a, T: ?Sized> {
@@ -47,11 +48,11 @@ mod tests {
             z: u32,
             a: u32,
         }
-        assert_eq!(to_json_line(&R { z: 1, a: 2 }), r#"{"schema_version":2,"z":1,"a":2}"#);
+        assert_eq!(to_json_line(&R { z: 1, a: 2 }), r#"{"schema_version":3,"z":1,"a":2}"#);
     }
 
     #[test]
     fn a_list_is_kept_under_items() {
-        assert_eq!(to_json_line(&[1, 2]), r#"{"schema_version":2,"items":[1,2]}"#);
+        assert_eq!(to_json_line(&[1, 2]), r#"{"schema_version":3,"items":[1,2]}"#);
     }
 }

@@ -52,7 +52,7 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
         assert!(root.join(f).is_file(), "{f} missing");
     }
     let doc = read_json(&root.join("variants.json"));
-    assert_eq!(doc["schema_version"], 2, "a list document stands under items (docs/methodology.md §13)");
+    assert_eq!(doc["schema_version"], 3, "a list document stands under items (docs/methodology.md §13)");
     let facts = &doc["items"];
     assert_eq!(facts[0]["binary"]["sha256"].as_str().unwrap().len(), 64);
     assert!(facts[0]["version"].as_str().unwrap().contains("0c1e57098"));

@@ -55,7 +55,7 @@ fn a_variant_against_itself_is_exact() {
     for side in ["a", "b"] {
         let dir = root.path().join("exactness").join(side);
         let doc = read_json(&dir.join("tokens.json"));
-        assert_eq!(doc["schema_version"], 2, "a list document stands under items (docs/methodology.md §13)");
+        assert_eq!(doc["schema_version"], 3, "a list document stands under items (docs/methodology.md §13)");
         let tokens = &doc["items"];
         assert_eq!(tokens.as_array().unwrap().len(), 32);
         assert_eq!(tokens[0]["top"].as_array().unwrap().len(), 5);

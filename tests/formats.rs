@@ -23,13 +23,13 @@ fn a_summary_prints_as_every_format() {
     let d = tempfile::tempdir().unwrap();
     let dir = study_copy(d.path());
     let json = summarize(&dir, "json");
-    assert!(json.starts_with("{\n  \"schema_version\": 2,\n"), "{json}");
+    assert!(json.starts_with("{\n  \"schema_version\": 3,\n"), "{json}");
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
     let variants = doc["variants"].as_array().unwrap();
 
     // jsonl and csv: one row per metric and variant, the same numbers as the JSON document.
     let jsonl = summarize(&dir, "jsonl");
-    assert!(jsonl.lines().all(|l| l.starts_with(r#"{"schema_version":2,"metric":"#)), "{jsonl}");
+    assert!(jsonl.lines().all(|l| l.starts_with(r#"{"schema_version":3,"metric":"#)), "{jsonl}");
     let lines: Vec<serde_json::Value> = jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let metrics = variants[0]["metrics"].as_array().unwrap().len();
     assert_eq!(lines.len(), metrics * variants.len());
@@ -73,7 +73,7 @@ fn evidence_written_today_carries_the_schema_version() {
     let dir = study_copy(d.path());
     summarize(&dir, "text");
     let written = std::fs::read_to_string(dir.join("summary.json")).unwrap();
-    assert!(written.starts_with("{\n  \"schema_version\": 2,\n"), "{}", &written[..80]);
+    assert!(written.starts_with("{\n  \"schema_version\": 3,\n"), "{}", &written[..80]);
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_trace_attribution_prints_as_a_table() {
     assert!(r.records().count() > 10, "{text}");
     let json = abprof().arg("attribute").arg(&trace).args(["--tokens", "4", "--json"]).output().unwrap();
     let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
 }
 
 /// A study run with `--foreign-cpu-max 1000` says so at the top of every format (issue #42,

@@ -77,7 +77,7 @@ fn two_studies_land_in_the_history_and_regressions_show_the_move_and_refuse_anot
     ab(&smol, &d.path().join("smol"), &["--history", db.to_str().unwrap()]);
 
     let list = history_json(&db, &[]);
-    assert_eq!(list["schema_version"], 2);
+    assert_eq!(list["schema_version"], 3);
     assert_eq!(studies(&list), [1, 2, 3]);
     let rows = list["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 5);

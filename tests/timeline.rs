@@ -13,7 +13,7 @@ const EVENT_KEYS: [&str; 9] = ["name", "cat", "ph", "ts", "dur", "pid", "tid", "
 /// Checks every event against the Trace Event Format and returns them. Panics naming the event.
 fn trace_events(path: &Path) -> (Value, Vec<Value>) {
     let text = std::fs::read_to_string(path).unwrap();
-    assert!(text.starts_with("{\"schema_version\":2,"), "schema_version first: {}", &text[..80.min(text.len())]);
+    assert!(text.starts_with("{\"schema_version\":3,"), "schema_version first: {}", &text[..80.min(text.len())]);
     let doc: Value = serde_json::from_str(&text).expect("the file is one JSON document");
     assert_eq!(doc["displayTimeUnit"], "ms");
     let events = doc["traceEvents"].as_array().expect("traceEvents is an array").clone();

@@ -378,8 +378,8 @@ mod tests {
     #[test]
     fn jsonl_keeps_the_column_order_and_the_types() {
         let lines: Vec<String> = sample().jsonl().lines().map(String::from).collect();
-        assert_eq!(lines[0], r#"{"schema_version":2,"variant":"f16","median":12.5,"note":"a, \"quoted\" | piped"}"#);
-        assert_eq!(lines[1], r#"{"schema_version":2,"variant":"q8_0","median":null,"note":""}"#);
+        assert_eq!(lines[0], r#"{"schema_version":3,"variant":"f16","median":12.5,"note":"a, \"quoted\" | piped"}"#);
+        assert_eq!(lines[1], r#"{"schema_version":3,"variant":"q8_0","median":null,"note":""}"#);
     }
 
     #[test]
