@@ -259,9 +259,13 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
     assert!(mem(1, "speculative_context_mib") > 0.0, "{}", v(&s, 1, "memory"));
     assert!(mem(1, "model_mib") > mem(0, "model_mib"), "the MTP block's weights");
     let root = d.path().join("pred");
+    // The table formats carry the columns; `--format md` is report.md, with the sections below.
+    let csv = abprof().args(["summarize", "--format", "csv"]).arg(&root).output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.contains("acceptance_median") && csv.contains("memory_speculative_context_mib"), "{csv}");
     let md = abprof().args(["summarize", "--format", "md"]).arg(&root).output().unwrap();
     let md = String::from_utf8_lossy(&md.stdout);
-    assert!(md.contains("acceptance_median") && md.contains("memory_speculative_context_mib"), "{md}");
+    assert!(md.contains("### draft acceptance (accepted samples") && md.contains("### server memory"), "{md}");
     let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
     assert!(text.contains("draft acceptance (accepted samples") && text.contains("server memory"), "{text}");
     let report = std::fs::read_to_string(root.join("report.md")).unwrap();
@@ -349,8 +353,10 @@ fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
     // The block beside the verdicts in every summary format.
     let text = String::from_utf8_lossy(&abprof().arg("summarize").arg(&root).output().unwrap().stdout).to_string();
     assert!(text.contains("MTP yardstick") && text.contains("aggregate acceptance"), "{text}");
+    let csv = abprof().args(["summarize", "--format", "csv"]).arg(&root).output().unwrap();
+    assert!(String::from_utf8_lossy(&csv.stdout).contains("yardstick_acceptance_median"));
     let md = abprof().args(["summarize", "--format", "md"]).arg(&root).output().unwrap();
-    assert!(String::from_utf8_lossy(&md.stdout).contains("yardstick_acceptance_median"));
+    assert!(String::from_utf8_lossy(&md.stdout).contains("### MTP yardstick"));
     let report = std::fs::read_to_string(root.join("report.md")).unwrap();
     assert!(report.contains("### MTP yardstick"), "{report}");
     // The study file records the workload, and a resume continues it as that workload.
