@@ -34,7 +34,8 @@ fn a_variant_against_itself_is_exact() {
     let out = exactness(&format!("a={s}"), &format!("b={s}"), root.path(), &smollm2_prompt());
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("verdict            exact"), "{text}");
+    let verdict = text.lines().find(|l| l.starts_with("verdict ")).map(|l| l.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(verdict, Some(vec!["verdict", "exact"]), "{text}");
     let r = read_json(&root.path().join("exactness.json"));
     assert_eq!(r["verdict"]["kind"], "exact");
     assert_eq!(r["gate"], "exact");

@@ -46,14 +46,23 @@ pub(crate) fn sections(src: &Source) -> Vec<Section> {
         Some(TraceComparison::NotCompared { reason }) => {
             vec![Section::line(format!("kernel attribution: traces not compared: {reason}"))]
         }
-        // Attribution needs traces at this study's output length; say how, once.
-        None if s.variants.iter().any(|v| v.ms_per_token.is_some()) => vec![Section::line(format!(
-            "kernel attribution: trace at the same output length with `abprof trace --root {root}/traces --tokens {} …`, then `abprof compare-traces --study {root}` scales each trace by this study's ms/token",
-            s.tokens,
-            root = s.root
-        ))],
         None => Vec::new(),
     }
+}
+
+/// A study with no traces beside it: how to get its kernel attribution, once (with the verdicts;
+/// the page has no kernel section without traces).
+pub(crate) fn how_to_trace(src: &Source) -> Vec<Section> {
+    let s = src.summary;
+    // Attribution needs traces at this study's output length.
+    if src.traces().is_some() || !s.variants.iter().any(|v| v.ms_per_token.is_some()) {
+        return Vec::new();
+    }
+    vec![Section::line(format!(
+        "kernel attribution: trace at the same output length with `abprof trace --root {root}/traces --tokens {} …`, then `abprof compare-traces --study {root}` scales each trace by this study's ms/token",
+        s.tokens,
+        root = s.root
+    ))]
 }
 
 /// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.

@@ -42,7 +42,7 @@ pub(crate) struct Group {
 }
 
 /// The report, in the order shown, each entry with the page's group it belongs to.
-const ORDER: [(&str, &str, Sections); 22] = [
+const ORDER: [(&str, &str, Sections); 23] = [
     ("answer", "Answer", answer::sections),
     ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, verdicts::sections)),
     ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, speculation::yardstick_sections)),
@@ -59,6 +59,7 @@ const ORDER: [(&str, &str, Sections); 22] = [
     ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, windows::sections)),
     ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, floor::sections)),
     ("verdict", "Verdict", outcome::sections),
+    ("verdict", "Verdict", kernels::how_to_trace),
     ("kernels", "Kernel attribution", kernels::sections),
     ("exactness", "Exactness", exactness::sections),
     ("pi", "Pi agent", pi::sections),
