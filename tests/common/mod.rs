@@ -364,8 +364,9 @@ pub fn trace_args(root: &Path, tracer: &Path, variants: &[String], tokens: u32, 
     a.extend(["--tokens", &tokens, "--untraced", &untraced, "--ignore-eos", "--server-args", COMMON].map(String::from));
     a.extend(["--model".into(), testbed().target.display().to_string()]);
     a.extend(["--prompt".into(), calibrated_prompt(300).display().to_string()]);
-    a.extend(["--tracer-cmd".into(), format!("{} {{out}}", tracer.display())]);
     a.extend(["--foreign-cpu-max".into(), SHARED_HOST.into()]);
+    // Last, so a test can cut the tracer's flags off and give its own.
+    a.extend(["--tracer-cmd".into(), format!("{} {{out}}", tracer.display())]);
     a
 }
 
