@@ -66,7 +66,7 @@ pub(crate) fn how_to_trace(src: &Source) -> Vec<Section> {
 }
 
 /// Each traced variant: the measured ms/token a trace is scaled to, and what the trace saw.
-pub(crate) fn traced_variants(c: &Comparison) -> Table {
+fn traced_variants(c: &Comparison) -> Table {
     let mut t = Table::new(vec![
         Column::text("variant"),
         Column::number("measured ms/token"),

@@ -21,7 +21,7 @@ pub(crate) fn sections(src: &Source) -> Vec<Section> {
 }
 
 /// One row per broken rule.
-pub(crate) fn table(src: &Source) -> Table {
+fn table(src: &Source) -> Table {
     let mut t = Table::new(vec![
         Column::number("#"),
         Column::text("variant"),
