@@ -37,3 +37,23 @@ impl SampleFiles {
         self.dir.join("pi-sample.json")
     }
 }
+
+impl SampleFiles {
+    /// The telemetry series `sample` recorded in this folder, empty where it recorded none or
+    /// its file cannot be read; of a server on several GPUs, the server's series of its devices'
+    /// (docs/methodology.md §9.11).
+    pub(crate) fn series(&self, sample: &super::Sample) -> Vec<crate::telemetry::sampler::TelemetrySample> {
+        let read = |csv: &str| crate::telemetry::csv::read_series(&self.dir.join(csv)).ok();
+        match sample.extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
+            Some(t) if !t.devices.is_empty() => t
+                .devices
+                .iter()
+                .map(|d| read(&d.csv))
+                .collect::<Option<Vec<_>>>()
+                .map(|each| crate::telemetry::sampler::server_series(&each))
+                .unwrap_or_default(),
+            Some(t) => read(&t.csv).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+}

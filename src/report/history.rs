@@ -1,7 +1,7 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
 use super::table::{Column, Text};
-use super::{metric_digits, num, signed_pct, Render, Table};
+use super::{num, signed_pct, Render, Table};
 use crate::history::{
     HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor, VerdictOn,
 };
@@ -183,7 +183,7 @@ fn moves_table(moves: &[Move]) -> Table {
             .collect(),
     );
     for m in moves {
-        let d = metric_digits(m.metric);
+        let d = m.metric.decimals();
         t.push_text(vec![
             m.label.clone(),
             m.metric.title().to_string(),

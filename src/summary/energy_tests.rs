@@ -2,7 +2,7 @@
 //! sysfs fixture: per-phase energy from the counter and from the power integral, the same interval
 //! and verdict as speed, and "not measured on this host" where the telemetry read no power.
 use super::stats::{change_ci, Measured, Verdict};
-use super::Metric;
+use super::{Metric, MetricInput};
 use crate::clock::Stamp;
 use crate::telemetry::amdgpu_sysfs::AmdgpuSysfs;
 use crate::telemetry::phases::{split, EnergyFrom, PhaseStats, RequestMarks};
@@ -79,18 +79,18 @@ fn sample_with(phases: Option<[PhaseStats; 2]>) -> crate::measure::Sample {
 #[test]
 fn each_energy_metric_reads_its_phase_and_a_cpu_only_sample_has_none() {
     let s = sample_with(Some(phases(1.0, 100, true)));
-    let v = |m: Metric| m.of(&s).unwrap();
+    let v = |m: Metric| m.of(MetricInput::record(&s)).unwrap();
     assert!((v(Metric::DecodeJPerToken) - 5.82).abs() < 0.01);
     assert!((v(Metric::PrefillJPerPromptToken) - 0.582).abs() < 0.01);
     assert!((v(Metric::DecodeMeanPowerW) - 291.0).abs() < 0.5);
     assert!((v(Metric::DecodeTokensPerJ) - 1.0 / 5.82).abs() < 1e-3);
     assert_eq!(Metric::DecodeJPerToken.energy_basis(&s).map(|b| b.from), Some(EnergyFrom::Counter));
     let cpu = sample_with(None);
-    assert!(Metric::ENERGY.iter().all(|m| m.of(&cpu).is_none()));
+    assert!(Metric::energy().all(|m| m.of(MetricInput::record(&cpu)).is_none()));
     // The recorded sample as it is: server CPU only, its phases without power.
     let path = crate::measure::SampleFiles::new(fixtures().join("evidence-today-ab/study/samples/001-f16")).record();
     let recorded: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert!(Metric::ENERGY.iter().all(|m| m.of(&recorded).is_none()));
+    assert!(Metric::energy().all(|m| m.of(MetricInput::record(&recorded)).is_none()));
 }
 
 /// The energy metrics go through the speed metrics' interval (§8): a candidate that draws 10% less
@@ -113,7 +113,9 @@ fn an_energy_change_gets_the_speed_metrics_interval_and_a_verdict_in_its_own_wor
         (Metric::DecodeMeanPowerW, "lower power"),
     ] {
         let measured = |xs: &[(crate::measure::Sample, usize)]| -> Vec<Measured> {
-            xs.iter().map(|(s, block)| Measured { block: *block, value: m.of(s).unwrap() }).collect()
+            xs.iter()
+                .map(|(s, block)| Measured { block: *block, value: m.of(MetricInput::record(s)).unwrap() })
+                .collect()
         };
         let ci = change_ci(&measured(&base), &measured(&cand), 0.95, None).expect("4 blocks a side");
         let verdict = Verdict::with_margin(Some(&ci), m.higher_is_better(), None);
@@ -140,8 +142,8 @@ fn a_two_device_sample_is_measured_as_their_sum_and_each_device_kept() {
     };
     s.extra.telemetry.as_mut().unwrap().devices = vec![device(0, &a), device(1, &b)];
     // 291 W and 145.5 W for 2 s over 100 tokens.
-    assert!((Metric::DecodeJPerToken.of(&s).unwrap() - 8.73).abs() < 0.01);
-    assert!((Metric::DecodeMeanPowerW.of(&s).unwrap() - 436.5).abs() < 0.5);
+    assert!((Metric::DecodeJPerToken.of(MetricInput::record(&s)).unwrap() - 8.73).abs() < 0.01);
+    assert!((Metric::DecodeMeanPowerW.of(MetricInput::record(&s)).unwrap() - 436.5).abs() < 0.5);
     let figures = super::devices::device_figures(&[&s, &s]);
     assert_eq!(figures.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
     let j = |i: usize| figures[i].decode.as_ref().unwrap().j_per_token.unwrap();
