@@ -153,3 +153,24 @@ fn a_two_device_sample_is_measured_as_their_sum_and_each_device_kept() {
     assert!(super::devices::one_device_caveat(&argv, &[], super::devices::metered_devices(&[&s])).is_none());
     assert!(super::devices::device_figures(&[&sample_with(Some(a))]).is_empty(), "one device: no list");
 }
+
+/// A window-based metric reads the sample's series: 20 windows of 32 tokens at 100 tok/s, the
+/// first 18 at 200 W and the last 2 at 400 W, give 0.5 tok/J in most windows and 0.25 tok/J in the
+/// least efficient tenth (§9.8); without a series the metric has no value.
+#[test]
+fn the_p10_window_metric_reads_the_series_power_in_each_window() {
+    const MS: u64 = 1_000_000;
+    let mut s = sample_with(None);
+    s.token_mono_ns = (0..=640u64).map(|i| 1_000 * MS + i * 10 * MS).collect();
+    let series: Vec<TelemetrySample> = (0..700u64)
+        .map(|k| TelemetrySample {
+            at: Stamp { mono_ns: 1_000 * MS + k * 10 * MS, boot_ns: k * 10 * MS },
+            reading: Reading { power_w: Some(if k < 18 * 32 { 200.0 } else { 400.0 }), ..Reading::default() },
+            late_ns: 0,
+        })
+        .collect();
+    let m = Metric::DecodeP10WindowTokensPerJ;
+    let v = m.of(MetricInput { sample: &s, series: &series }).unwrap();
+    assert!((v - 0.25).abs() < 1e-9, "{v}");
+    assert_eq!(m.of(MetricInput::record(&s)), None, "no series, no windows with power");
+}

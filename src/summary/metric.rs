@@ -22,6 +22,8 @@ pub(crate) enum Metric {
     DecodeMeanPowerW,
     /// Output tokens per joule of decode energy.
     DecodeTokensPerJ,
+    /// Decode tokens per joule in the decode's least efficient tenth of windows.
+    DecodeP10WindowTokensPerJ,
 }
 
 /// What a metric is computed from: one sample's record and its telemetry series (empty where the
@@ -81,7 +83,8 @@ pub(crate) struct Spec {
     /// What it measures in a pure-decode study, where that is not what its name says: the timed
     /// request re-prefills one token of a prompt already in the cache (§4).
     pub(crate) pure_decode_caveat: Option<&'static str>,
-    /// The phase whose energy it is computed from, for its basis line (§9.6).
+    /// The phase whose energy it is computed from, for its basis line (§9.6); None for a speed
+    /// metric, or one computed from the series' power readings.
     pub(crate) energy_phase: Option<Phase>,
     /// Its value for one sample (a non-finite value is none).
     pub(crate) value: fn(MetricInput) -> Option<f64>,
@@ -97,7 +100,7 @@ fn prefill_phase(i: MetricInput) -> Option<PhaseStats> {
 
 impl Metric {
     /// Every metric, in the order every table lists them.
-    pub(crate) const EVERY: [Metric; 8] = [
+    pub(crate) const EVERY: [Metric; 9] = [
         Metric::ServerDecodeTps,
         Metric::ServerPrefillTps,
         Metric::StrictStreamedTps,
@@ -106,6 +109,7 @@ impl Metric {
         Metric::PrefillJPerPromptToken,
         Metric::DecodeMeanPowerW,
         Metric::DecodeTokensPerJ,
+        Metric::DecodeP10WindowTokensPerJ,
     ];
 
     pub(crate) fn spec(self) -> &'static Spec {
@@ -230,6 +234,35 @@ impl Metric {
                 value: |i| {
                     let d = decode_phase(i)?;
                     d.energy_j.filter(|e| *e > 0.0).map(|e| d.tokens as f64 / e)
+                },
+            },
+            // Each 32-token decode window's rate over its median power (§9.8), at the 10th
+            // percentile (nearest rank) of the sample's windows: the efficiency the decode falls to
+            // in its least efficient tenth, where heat or a power cap shows first. A sequence has
+            // prefills between its decodes, so no windows (§4.1).
+            Metric::DecodeP10WindowTokensPerJ => &Spec {
+                stored: "decode-p10-window-tokens-per-j",
+                title: "decode p10-window tokens per joule (tok/J)",
+                short_title: "decode p10-window tokens per joule",
+                unit: "tok/J",
+                decimals: 3,
+                higher_is_better: true,
+                family: Family::Energy,
+                flag: None,
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |i| {
+                    if i.sample.extra.sequence().is_some() {
+                        return None;
+                    }
+                    let mut per_j: Vec<f64> = super::windows::decode_windows(&i.sample.token_mono_ns, i.series)
+                        .iter()
+                        .filter_map(|w| w.power_w.filter(|p| *p > 0.0).map(|p| w.tokens_per_s / p))
+                        .collect();
+                    per_j.sort_by(f64::total_cmp);
+                    let rank = (per_j.len() as f64 * 0.1).ceil() as usize;
+                    (per_j.len() >= 2).then(|| per_j[rank.max(1) - 1])
                 },
             },
         }
@@ -387,7 +420,10 @@ mod tests {
             assert_eq!(Metric::named(m.stored_name()), Some(m));
             assert_eq!(serde_json::to_value(m).unwrap(), m.stored_name());
             assert_eq!(serde_json::from_value::<Metric>(m.stored_name().into()).unwrap(), m);
-            assert_eq!(m.is_energy(), m.spec().energy_phase.is_some(), "{m:?}: an energy metric names its phase");
+            assert!(
+                m.is_energy() || m.spec().energy_phase.is_none(),
+                "{m:?}: only an energy metric has an energy phase"
+            );
         }
         assert!(serde_json::from_value::<Metric>("tok-per-parsec".into())
             .unwrap_err()
