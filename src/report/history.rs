@@ -46,7 +46,9 @@ fn variants_table(rows: &[&HistoryRow]) -> Table {
                     .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
                     .map_or(String::new(), |m| format!(" ±{m}%"))
             ),
-            _ => String::new(),
+            // No change to print ("too few samples" gives none, docs/methodology.md §8): the verdict.
+            Some(d) => d.verdict.as_deref().map_or(String::new(), |w| format!("  {w}")),
+            None => String::new(),
         };
         t.push_text(vec![
             r.label.clone(),

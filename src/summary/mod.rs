@@ -619,7 +619,10 @@ impl<'a> AcceptedSamples<'a> {
             } else {
                 let change = stats::change_estimate(&self.measured(0, m), &self.measured(vi, m));
                 let ci = stats::look_ci(&self.measured(0, m), &self.measured(vi, m), self.levels);
-                (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct())))
+                let verdict = Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct());
+                // Below 3 accepted a side there is no estimate to read (docs/methodology.md §8
+                // "too few samples"): no change is given, only the medians'.
+                (change.filter(|_| verdict != Verdict::TooFewSamples), ci, Some(verdict))
             };
             let median_change_pct = (vi > 0)
                 .then(|| median(&self.values(0, m)).zip(median(&runs)).map(|(b, c)| pct_change(b, c)))
