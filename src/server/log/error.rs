@@ -18,4 +18,6 @@ pub(crate) enum LogError {
     ZeroTokens { task: String, which: &'static str },
     #[error("the timing block of task {task} reports a negative {which} time ({ms} ms), which llama-server never prints: the log is damaged or was edited; take the sample again")]
     NegativeTime { task: String, which: &'static str, ms: f64 },
+    #[error("the timing block of task {task} reports 0 ms of {which} time, so it has no rate: time a request that generates more than one token (a one-token decode has no eval time), or take the sample again if the log was edited")]
+    ZeroTime { task: String, which: &'static str },
 }

@@ -69,7 +69,12 @@ pub(crate) fn timing_blocks(text: &str) -> Result<Vec<TimingBlock>, LogError> {
             return Err(LogError::NotServerPrint { what });
         }
     }
-    if let Some(err) = blocks.iter().find_map(negative_time).or_else(|| blocks.iter().find_map(zero_tokens)) {
+    if let Some(err) = blocks
+        .iter()
+        .find_map(negative_time)
+        .or_else(|| blocks.iter().find_map(zero_tokens))
+        .or_else(|| blocks.iter().find_map(zero_time))
+    {
         return Err(err);
     }
     Ok(blocks)
@@ -161,6 +166,18 @@ fn zero_tokens(b: &TimingBlock) -> Option<LogError> {
         return None;
     };
     Some(LogError::ZeroTokens { task: task_label(Some(b)), which })
+}
+
+/// A block whose time is 0 (or −0.00) has no rate: N ÷ 0 is no figure to print or compare.
+fn zero_time(b: &TimingBlock) -> Option<LogError> {
+    let which = if b.eval_ms == 0.0 {
+        "eval"
+    } else if b.prompt_ms == 0.0 {
+        "prompt eval"
+    } else {
+        return None;
+    };
+    Some(LogError::ZeroTime { task: task_label(Some(b)), which })
 }
 
 /// The one timing block of a single-request log; zero or several is an error saying how many.

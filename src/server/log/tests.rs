@@ -123,3 +123,16 @@ fn a_negative_time_is_named_not_taken_for_a_missing_block() {
     let err = single_timing_block(&edited).unwrap_err();
     assert!(matches!(err, LogError::NegativeTime { which: "prompt eval", .. }), "{err}");
 }
+
+/// An eval time of 0.00 ms (or −0.00) is no rate: refused in one line, never `NaN tok/s`.
+#[test]
+fn a_zero_eval_time_is_refused_not_printed_as_nan() {
+    for eval in ["0.00", "-0.00"] {
+        let log = format!(
+            "prompt eval time =     100.00 ms /    10 tokens (   10.00 ms per token,   100.00 tokens per second)\n       eval time =       {eval} ms /    8 tokens (    0.00 ms per token,      inf tokens per second)\n      total time =     100.00 ms /    18 tokens\n"
+        );
+        let err = single_timing_block(&log).unwrap_err();
+        assert!(matches!(err, LogError::ZeroTime { which: "eval", .. }), "{eval}: {err}");
+        assert!(err.to_string().contains("0 ms of eval time, so it has no rate"), "{err}");
+    }
+}
