@@ -2,15 +2,24 @@
 //! GPU-less hosts: the names to try (an override variable first) and the first that opens.
 use std::error::Error;
 
-/// `env`'s value (a path) when set, then each of `names` on the loader's search path, then each
-/// name in each of `dirs`.
-pub(crate) fn candidates(env: &str, names: &[&str], dirs: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = std::env::var(env).ok().into_iter().collect();
-    out.extend(names.iter().map(|n| n.to_string()));
-    for d in dirs {
-        out.extend(names.iter().map(|n| format!("{d}/{n}")));
+/// The libraries to try: `env`'s value alone when it is set (the file the user named loads, or
+/// its failure is the one reported: no other library stands in for it), else each of `names` on
+/// the loader's search path, then each name in each of `dirs`. An empty `env` is refused: dlopen
+/// of "" opens the main program.
+pub(crate) fn candidates(env: &str, names: &[&str], dirs: &[String]) -> Result<Vec<String>, String> {
+    match std::env::var_os(env) {
+        Some(v) if v.is_empty() => {
+            Err(format!("{env} is set but empty: unset it, or set it to the library file's path"))
+        }
+        Some(v) => Ok(vec![v.to_string_lossy().into_owned()]),
+        None => {
+            let mut out: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            for d in dirs {
+                out.extend(names.iter().map(|n| format!("{d}/{n}")));
+            }
+            Ok(out)
+        }
     }
-    out
 }
 
 /// The first of `candidates` that `open` opens, with its name; else what the last one said.
@@ -49,13 +58,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_override_comes_first_then_names_then_folders() {
+    fn the_names_then_the_folders_and_an_override_alone() {
+        let names = ["libfoo.so", "libfoo.so.1"];
+        let c = candidates("ABPROF_DYLIB_TEST_UNSET_LIB", &names, &["/opt/foo/lib".into()]);
+        assert_eq!(c.unwrap(), ["libfoo.so", "libfoo.so.1", "/opt/foo/lib/libfoo.so", "/opt/foo/lib/libfoo.so.1"]);
+        // The file the user named is the only one tried: a junk path fails naming it, and no
+        // system library silently stands in for it.
         std::env::set_var("ABPROF_DYLIB_TEST_LIB", "/x/libfoo.so");
-        let c = candidates("ABPROF_DYLIB_TEST_LIB", &["libfoo.so", "libfoo.so.1"], &["/opt/foo/lib".into()]);
-        assert_eq!(
-            c,
-            ["/x/libfoo.so", "libfoo.so", "libfoo.so.1", "/opt/foo/lib/libfoo.so", "/opt/foo/lib/libfoo.so.1"]
-        );
+        assert_eq!(candidates("ABPROF_DYLIB_TEST_LIB", &names, &["/opt/foo/lib".into()]).unwrap(), ["/x/libfoo.so"]);
+        std::env::set_var("ABPROF_DYLIB_TEST_EMPTY_LIB", "");
+        let e = candidates("ABPROF_DYLIB_TEST_EMPTY_LIB", &names, &[]).unwrap_err();
+        assert!(e.contains("ABPROF_DYLIB_TEST_EMPTY_LIB is set but empty"), "{e}");
     }
 
     #[test]

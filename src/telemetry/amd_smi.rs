@@ -19,7 +19,7 @@ use super::{Field, Reading, SourceKind, TelemetryError, TelemetrySource};
 const LIBRARY: &str = "libamd_smi";
 
 /// Sonames in the order they are tried: AMD SMI 27 (ROCm 10), 26 (ROCm 7.x), 25 and 24 (ROCm
-/// 6.x), the dev link, and ROCm's own install folder. `ABPROF_AMDSMI_LIB` (a path) comes first.
+/// 6.x), the dev link, and ROCm's own install folder. `ABPROF_AMDSMI_LIB` (a path), when set, is the only one tried.
 pub(crate) const LIBRARY_CANDIDATES: &[&str] = &[
     "libamd_smi.so.27",
     "libamd_smi.so.26",
@@ -94,10 +94,10 @@ impl AmdSmiLibrary {
     /// Loads the first library that opens (see `LIBRARY_CANDIDATES`), unless ROCm SMI is loaded
     /// in this process.
     pub fn load() -> Result<AmdSmiLibrary, TelemetryError> {
-        let from_env = std::env::var("ABPROF_AMDSMI_LIB").ok();
-        let candidates: Vec<&str> =
-            from_env.iter().map(String::as_str).chain(LIBRARY_CANDIDATES.iter().copied()).collect();
-        Self::load_from(&candidates)
+        let candidates = crate::dylib::candidates("ABPROF_AMDSMI_LIB", LIBRARY_CANDIDATES, &[]).map_err(|detail| {
+            TelemetryError::LibraryMissing { library: LIBRARY, tried: "ABPROF_AMDSMI_LIB".into(), detail }
+        })?;
+        Self::load_from(&candidates.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// Loads the first of `candidates` that opens, unless ROCm SMI is loaded in this process.

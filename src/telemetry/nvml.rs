@@ -17,7 +17,7 @@ use crate::clock::mono_ns;
 
 const LIBRARY: &str = "libnvidia-ml";
 
-/// `ABPROF_NVML_LIB` (a path) is tried first when set.
+/// `ABPROF_NVML_LIB` (a path), when set, is the only one tried.
 pub(crate) const LIBRARY_CANDIDATES: &[&str] = &["libnvidia-ml.so.1", "libnvidia-ml.so"];
 
 /// The driver's ring holds ~120 power samples; twice that leaves room for slow drains.
@@ -66,10 +66,10 @@ pub struct NvmlLibrary {
 
 impl NvmlLibrary {
     pub fn load() -> Result<NvmlLibrary, TelemetryError> {
-        let from_env = std::env::var("ABPROF_NVML_LIB").ok();
-        let candidates: Vec<&str> =
-            from_env.iter().map(String::as_str).chain(LIBRARY_CANDIDATES.iter().copied()).collect();
-        Self::load_from(&candidates)
+        let candidates = crate::dylib::candidates("ABPROF_NVML_LIB", LIBRARY_CANDIDATES, &[]).map_err(|detail| {
+            TelemetryError::LibraryMissing { library: LIBRARY, tried: "ABPROF_NVML_LIB".into(), detail }
+        })?;
+        Self::load_from(&candidates.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     pub fn load_from(candidates: &[&str]) -> Result<NvmlLibrary, TelemetryError> {

@@ -13,7 +13,7 @@ const LIBRARY: &str = "librocm_smi64";
 
 /// Sonames in the order they are tried: Debian's (.so.1), Ubuntu's and ROCm 6.x/7.x (.so.7,
 /// .so.6), older ROCm (.so.5), the dev link, and ROCm's own install folder.
-/// `ABPROF_ROCM_SMI_LIB` (a path) is tried first when set.
+/// `ABPROF_ROCM_SMI_LIB` (a path), when set, is the only one tried.
 pub(crate) const LIBRARY_CANDIDATES: &[&str] = &[
     "librocm_smi64.so.1",
     "librocm_smi64.so.7",
@@ -67,10 +67,11 @@ pub(crate) fn status_name(code: sys::rsmi_status_t) -> &'static str {
 impl RocmSmiLibrary {
     /// Loads the first library that opens (see `LIBRARY_CANDIDATES`).
     pub fn load() -> Result<RocmSmiLibrary, TelemetryError> {
-        let from_env = std::env::var("ABPROF_ROCM_SMI_LIB").ok();
-        let candidates: Vec<&str> =
-            from_env.iter().map(String::as_str).chain(LIBRARY_CANDIDATES.iter().copied()).collect();
-        Self::load_from(&candidates)
+        let candidates =
+            crate::dylib::candidates("ABPROF_ROCM_SMI_LIB", LIBRARY_CANDIDATES, &[]).map_err(|detail| {
+                TelemetryError::LibraryMissing { library: LIBRARY, tried: "ABPROF_ROCM_SMI_LIB".into(), detail }
+            })?;
+        Self::load_from(&candidates.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     /// Loads the first of `candidates` that opens, unless AMD SMI is loaded in this process

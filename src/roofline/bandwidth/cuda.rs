@@ -4,11 +4,11 @@ use super::types::{BandwidthError, DeviceIdentity};
 use abprof_sys::cudart as sys;
 use std::ffi::CStr;
 
-/// `ABPROF_CUDART_LIB` (a path) is tried first when set; then the loader's search path, then
+/// `ABPROF_CUDART_LIB` (a path), when set, is the only one tried; else the loader's search path, then
 /// the toolkit's usual folders.
 const NAMES: &[&str] = &["libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"];
 
-fn candidates() -> Vec<String> {
+fn candidates() -> Result<Vec<String>, String> {
     let dirs = ["CUDA_HOME", "CUDA_PATH"]
         .iter()
         .filter_map(|v| std::env::var(v).ok())

@@ -4,11 +4,11 @@ use super::types::{BandwidthError, DeviceIdentity};
 use abprof_sys::hip as sys;
 use std::ffi::CStr;
 
-/// `ABPROF_HIP_LIB` (a path) is tried first when set; then the loader's search path, then ROCm's
+/// `ABPROF_HIP_LIB` (a path), when set, is the only one tried; else the loader's search path, then ROCm's
 /// usual folders.
 const NAMES: &[&str] = &["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"];
 
-fn candidates() -> Vec<String> {
+fn candidates() -> Result<Vec<String>, String> {
     let dirs =
         std::env::var("ROCM_PATH").ok().map(|d| format!("{d}/lib")).into_iter().chain(["/opt/rocm/lib".to_string()]);
     crate::dylib::candidates("ABPROF_HIP_LIB", NAMES, &dirs.collect::<Vec<_>>())

@@ -27,7 +27,12 @@ macro_rules! device_runtime {
 
         impl Runtime {
             pub(crate) fn open() -> Result<Runtime, super::types::BandwidthError> {
-                let tried = $candidates();
+                let tried = $candidates().map_err(|detail| super::types::BandwidthError::LibraryMissing {
+                    runtime: $runtime,
+                    tried: $env.into(),
+                    detail,
+                    env: $env,
+                })?;
                 // SAFETY: the runtime's initialisers only set up its own state.
                 let (lib, path) = crate::dylib::open_first(&tried, |name| unsafe { <$lib>::new(name) }).map_err(
                     |detail| super::types::BandwidthError::LibraryMissing {
