@@ -26,7 +26,7 @@ pub(crate) struct DoctorArgs {
     pub(crate) telemetry: TelemetryArg,
     /// What stands for /sys: telemetry, the CPU governor and boost, and the KFD's GPU processes
     /// are read under it (for fixture trees; the power state reads the real /sys).
-    #[arg(long, default_value = "/sys", value_name = "DIR")]
+    #[arg(long, default_value = "/sys", value_name = "DIR", value_parser = existing_folder)]
     pub(crate) sysfs_root: PathBuf,
     #[command(flatten)]
     pub(crate) db: HistoryDb,
@@ -42,6 +42,16 @@ fn existing_server(s: &str) -> Result<PathBuf, String> {
     Err(format!(
         "{s}: no such llama-server: pass the binary (build/bin/llama-server) or an `abprof build` artifact folder"
     ))
+}
+
+/// A tree that does not exist reads as a host without a GPU, cpufreq or KFD: a typo would report
+/// the host ready.
+fn existing_folder(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_dir() {
+        return Ok(p);
+    }
+    Err(format!("{s}: no such folder: pass a sysfs tree (the default /sys, or a fixture copy of one)"))
 }
 
 fn folder_or_new(s: &str) -> Result<PathBuf, String> {

@@ -125,7 +125,7 @@ pub(crate) fn judge_load(foreign_pct: Option<f64>, top: &[ProcessShare], window:
                 "{value} (the busiest: {}); a study waits before each sample for less than {max_pct:.0}% and rejects a sample above it (other-workload, docs/methodology.md §7.7, §9.1)",
                 list(top)
             ),
-            "stop the other workload before measuring (`top -o %CPU` names it), or run when the host is quiet",
+            "stop the busiest processes named above before measuring, or run when the host is quiet",
         );
     }
     Finding::ok(NAME, format!("{value} (a study's limit: {max_pct:.0}%)"))

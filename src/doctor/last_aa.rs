@@ -9,7 +9,7 @@ const NAME: &str = "last A/A";
 /// The metric an A/A study's spread is told by, best first.
 const METRICS: [Metric; 2] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps];
 
-const RUN_ONE: &str = "run one: `abprof ab --aa --variant NAME=PATH/llama-server --model GGUF --root DIR` (its interval is this host's noise floor)";
+const RUN_ONE: &str = "run one: `abprof ab --aa --variant NAME=PATH/llama-server --model GGUF --workload screening --prompt-tokens 512 --root DIR` (its interval is this host's noise floor)";
 
 pub(crate) fn finding(location: Option<&HistoryLocation>, host: &str) -> Finding {
     let Some(location) = location else {

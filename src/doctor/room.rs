@@ -43,13 +43,35 @@ fn existing_ancestor(root: &Path) -> &Path {
 pub(crate) fn disk(root: &Path) -> Finding {
     let at = existing_ancestor(if root.as_os_str().is_empty() { Path::new(".") } else { root });
     match nix::sys::statvfs::statvfs(at) {
-        Ok(s) => judge_disk(s.blocks_available().saturating_mul(s.fragment_size()), at),
+        Ok(s) => {
+            let read_only = s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY);
+            let writable = nix::unistd::access(at, nix::unistd::AccessFlags::W_OK).is_ok();
+            judge_room(read_only, writable, s.blocks_available().saturating_mul(s.fragment_size()), at)
+        }
         Err(e) => Finding::warn(
             "disk",
             format!("cannot read the free space at {}: {e}", at.display()),
             "pass --root DIR on a file system you can write",
         ),
     }
+}
+
+/// A read-only file system (or a folder this user may not write) holds no evidence, whatever its
+/// free space; else the free space is judged.
+fn judge_room(read_only: bool, writable: bool, free: u64, at: &Path) -> Finding {
+    match (read_only, writable) {
+        (true, _) => unwritable(at, "a read-only file system"),
+        (false, false) => unwritable(at, "a folder this user may not write"),
+        (false, true) => judge_disk(free, at),
+    }
+}
+
+fn unwritable(at: &Path, what: &str) -> Finding {
+    Finding::warn(
+        "disk",
+        format!("{} is on {what}: a study's evidence cannot be written there", at.display()),
+        "pass --root DIR on a file system you can write (for ab as for doctor)",
+    )
 }
 
 pub(crate) fn judge_disk(free: u64, at: &Path) -> Finding {
@@ -69,6 +91,19 @@ pub(crate) fn judge_disk(free: u64, at: &Path) -> Finding {
 mod tests {
     use super::super::finding::Status;
     use super::*;
+
+    #[test]
+    fn an_unwritable_root_warns_whatever_its_free_space() {
+        let at = Path::new("/mnt/ro");
+        for (read_only, writable, what) in
+            [(true, true, "a read-only file system"), (false, false, "a folder this user may not write")]
+        {
+            let f = judge_room(read_only, writable, 100 << 30, at);
+            assert_eq!(f.status, Status::Warn, "{}", f.value);
+            assert_eq!(f.value, format!("/mnt/ro is on {what}: a study's evidence cannot be written there"));
+        }
+        assert_eq!(judge_room(false, true, 100 << 30, at).status, Status::Ok);
+    }
 
     #[test]
     fn a_held_port_warns_and_a_free_one_is_ready() {
