@@ -1,32 +1,28 @@
 //! The evidence of the two runs that are not studies, laid out here beside the study folder's
-//! (`evidence.rs`), so that no other floor spells a file name:
+//! (`evidence.rs`; every name is `layout.rs`'s), so that no other floor spells a file name:
 //!
 //! ```text
 //! DIR/exactness.json            abprof exactness --root DIR: the report
 //! DIR/exactness/facts.json      what its two sides ran on
 //! DIR/exactness/prompt.txt      the prompt it calibrated
-//! DIR/exactness/LABEL/          each side's sample (measure's files) and tokens.json
+//! DIR/exactness/LABEL/          each side's sample (a sample folder) and tokens.json
 //! DIR/exactness/calibration.*   the calibrating server's logs
 //! EVIDENCE/bench.json           abprof bench --evidence EVIDENCE: what it ran on
-//! EVIDENCE/server.log, …        its one sample (measure's files)
+//! EVIDENCE/server.log, …        its one sample (a sample folder)
 //! ```
 //!
-//! DIR may be an A/B study's folder, whose own `variants.json` and `prompt.txt` an exactness
-//! check must not touch. The reports' types live a floor up, with their checks; each has one
-//! typed reader there over the generic ones here.
+//! DIR of an exactness check may be an A/B study's folder, whose own `variants.json` and
+//! `prompt.txt` it must not touch. The reports' types live a floor up, with their checks; each
+//! has one typed reader there over the generic ones here.
 use super::evidence::{read_json, write_json, Evidence, EvidenceError};
+use super::layout::{
+    BENCH_FACTS, CALIBRATION_CONSOLE, CALIBRATION_LOG, EXACTNESS_DIR, EXACTNESS_FACTS, EXACTNESS_REPORT, PROMPT_FILE,
+    TOKENS_FILE,
+};
+use super::sample_folder::SampleFolder;
 use crate::measure::SampleFiles;
 use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
-
-const EXACTNESS_REPORT: &str = "exactness.json";
-const EXACTNESS_DIR: &str = "exactness";
-const FACTS: &str = "facts.json";
-const PROMPT: &str = "prompt.txt";
-const TOKENS: &str = "tokens.json";
-const CALIBRATION_LOG: &str = "calibration.server.log";
-const CALIBRATION_CONSOLE: &str = "calibration.console.log";
-const BENCH_FACTS: &str = "bench.json";
 
 impl Evidence {
     /// The `abprof exactness` evidence run into this study's folder (`exactness.json`,
@@ -66,7 +62,7 @@ impl ExactnessFolder {
         self.root.join(EXACTNESS_DIR)
     }
     pub(crate) fn facts_file(&self) -> PathBuf {
-        self.dir().join(FACTS)
+        self.dir().join(EXACTNESS_FACTS)
     }
     pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
         read_json(&self.facts_file())
@@ -76,14 +72,18 @@ impl ExactnessFolder {
     }
     /// The prompt the check calibrated (its calibration record beside it).
     pub(crate) fn prompt_file(&self) -> PathBuf {
-        self.dir().join(PROMPT)
+        self.dir().join(PROMPT_FILE)
     }
     /// One side's folder: its sample's files and its captured tokens.
     pub(crate) fn side_dir(&self, label: &str) -> PathBuf {
         self.dir().join(label)
     }
+    /// One side's sample, as a sample folder.
+    pub(crate) fn side(&self, label: &str) -> SampleFolder {
+        SampleFolder::at(&self.side_dir(label))
+    }
     pub(crate) fn tokens_file(&self, label: &str) -> PathBuf {
-        self.side_dir(label).join(TOKENS)
+        self.side_dir(label).join(TOKENS_FILE)
     }
     /// The calibrating server's log file and console.
     pub(crate) fn calibration_logs(&self) -> (PathBuf, PathBuf) {
@@ -101,23 +101,26 @@ impl BenchFolder {
     pub(crate) fn at(root: &Path) -> BenchFolder {
         BenchFolder { root: root.into() }
     }
-    /// The sample's own files (measure's layout).
+    /// The sample's own files (a sample folder's layout).
     pub(crate) fn sample(&self) -> SampleFiles {
-        SampleFiles::new(&self.root)
+        SampleFolder::at(&self.root).files()
+    }
+    fn facts_file(&self) -> PathBuf {
+        self.root.join(BENCH_FACTS)
     }
     /// Whether `bench.json` is here: what makes the folder a bench's.
     pub(crate) fn has_facts(&self) -> bool {
-        self.root.join(BENCH_FACTS).is_file()
+        self.facts_file().is_file()
     }
     pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
-        read_json(&self.root.join(BENCH_FACTS))
+        read_json(&self.facts_file())
     }
     pub(crate) fn write_facts<T: Serialize>(&self, facts: &T) -> Result<(), EvidenceError> {
-        write_json(&self.root.join(BENCH_FACTS), facts)
+        write_json(&self.facts_file(), facts)
     }
     /// The sample itself, as measure wrote it.
     pub(crate) fn read_sample(&self) -> Result<crate::measure::Sample, EvidenceError> {
-        read_json(&self.sample().record())
+        read_json(&SampleFolder::at(&self.root).record())
     }
 }
 

@@ -13,8 +13,9 @@
 use super::chat::AnotherBlock;
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::{numbered, NextBlock, Plan, SampleLayout};
+use super::evidence::{NextBlock, Plan, SampleLayout};
 use super::file::{StudyFile, TracerCommand};
+use super::layout::{numbered, TRACER_OUT_DIR};
 use crate::measure::{AttachedLoad, ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::trace::manifest::{TraceManifest, TracedRun, UntracedSamples};
@@ -268,7 +269,7 @@ fn model_layers(server_argv: &[String]) -> Option<u32> {
 
 /// `LABEL/tracer-out/` for a variant's first traced sample, `LABEL/tracer-out-2/` for its second, …
 fn tracer_out(ctx: &StudyContext<'_>, slot: &Slot) -> PathBuf {
-    ctx.evidence.root.join(&ctx.plan.labels[slot.variant]).join(numbered("tracer-out", slot.repeat))
+    ctx.evidence.root.join(&ctx.plan.labels[slot.variant]).join(numbered(TRACER_OUT_DIR, slot.repeat))
 }
 
 /// The run order of a trace study: `untraced` interleaved blocks of every variant (indices as

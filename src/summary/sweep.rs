@@ -104,7 +104,7 @@ pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
     let mut summaries: Vec<Option<Summary>> = Vec::new();
     let mut point_summaries = Vec::new();
     for p in &record.points {
-        let dir = ev.root.join(&p.dir);
+        let dir = ev.point(&p.dir);
         let point = if Evidence::started(&dir) { Some(Evidence::open(&dir)?) } else { None };
         let judged = point.as_ref().map(super::judge).transpose()?;
         let s = judged.as_ref().map(|j| j.summary.clone());

@@ -1,7 +1,8 @@
 //! Which sample a timeline is drawn from: a sample folder, a study folder and a sample number,
 //! or an `abprof trace` folder (its traced sample, with its trace).
-use crate::measure::{Sample, SampleFiles};
+use crate::measure::Sample;
 use crate::study::evidence::{Evidence, EvidenceError, Plan};
+use crate::study::sample_folder::SampleFolder;
 use crate::trace::manifest::TraceManifest;
 use crate::trace::{resolve_input, TraceError, TraceInput};
 use std::path::{Path, PathBuf};
@@ -48,7 +49,7 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
     let dir = match sample {
         Some(n) if study => study_sample(path, n)?,
         Some(_) => return Err(InputError::SampleOfNonStudy(path.into())),
-        None if SampleFiles::new(path).record().is_file() => path.to_path_buf(),
+        None if SampleFolder::at(path).record().is_file() => path.to_path_buf(),
         None if TraceManifest::path_in(path).is_file() => path.join(TRACED),
         None if study => {
             let plan: Plan = crate::study::open(path)?.evidence.read_plan()?;
@@ -56,7 +57,7 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
         }
         None => return Err(InputError::Unknown(path.into())),
     };
-    let record = SampleFiles::new(&dir).record();
+    let record = SampleFolder::at(&dir).record();
     if !record.is_file() {
         let why =
             if dir.ends_with(TRACED) { ": the traced run failed, or ran before traced samples were kept" } else { "" };
