@@ -37,7 +37,7 @@ pub(crate) fn bisect(plan: &BisectPlan, format: Format) -> Result<i32> {
 /// The study report of a step's folder, from the summary the bisect wrote there.
 fn convicting_report(dir: &std::path::Path) -> Result<crate::report::pages::ReportFiles> {
     let ev = crate::study::evidence::Evidence::open(dir)?;
-    let summary: crate::summary::Summary = ev.read_summary()?;
+    let summary: crate::summary::Summary = ev.read_study_summary()?;
     let facts = crate::study::StudyFacts::load(&ev)?;
     crate::report::pages::write_after_run(&ev, &summary, &facts)
 }

@@ -17,7 +17,7 @@ pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
         // Printed first: a folder that cannot be written (read-only, a full disk) still shows
         // its summary, and one line says what was not kept.
         emit(&s, r.format);
-        let written = s.keep_point_summaries().and_then(|()| folder.evidence.write_summary(&s));
+        let written = s.keep_point_summaries().and_then(|()| folder.evidence.write_sweep_summary(&s));
         return Ok(not_kept(written.map_err(Into::into)));
     }
     let ev = folder.evidence;
@@ -31,7 +31,7 @@ pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
         emit(&s, r.format);
         crate::report::summary::emit_answer(&s, r.format);
     }
-    Ok(not_kept(ev.write_summary(&s).map_err(Into::into)))
+    Ok(not_kept(ev.write_study_summary(&s).map_err(Into::into)))
 }
 
 /// The exit status after the summary was printed: 0 when it was also kept in the folder, else 1

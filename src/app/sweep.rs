@@ -25,7 +25,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
             ending.report_failed = true;
         }
     }
-    run.evidence.write_summary(&summary)?;
+    run.evidence.write_sweep_summary(&summary)?;
     emit(&summary, format);
     let mut in_record = None;
     if ending.completed() {

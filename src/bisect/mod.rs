@@ -208,7 +208,7 @@ fn measure(
     });
     let run = run_ab(&file, dir, resume, Some(rule))?;
     let summary = summarize(&run.evidence)?;
-    run.evidence.write_summary(&summary)?;
+    run.evidence.write_study_summary(&summary)?;
     if !run.restored {
         bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
     }

@@ -30,6 +30,7 @@
 //! Outside `study/`, a file here is reached only through a typed method of [`Evidence`] (the
 //! generic readers and the file names stay private to `study/`, checked by tests/layers.rs); an
 //! exactness check's and a bench's folders are laid out beside, in `run_folders.rs`.
+use super::documents::{PiReportDoc, StudySummaryDoc, SweepSummaryDoc};
 use super::facts::{HostFacts, VariantFacts};
 use super::layout::{
     numbered, CALIBRATION_DIR, HOST_FILE, HTML_FILE, ISOLATION_FILE, LOCK_FILE, MARKDOWN_FILE, ORDER_FILE,
@@ -449,13 +450,17 @@ impl Evidence {
         read_json(&self.roofline_file())
     }
 
-    /// `summary.json`, written at the end and by `abprof summarize` (its type lives in the
-    /// summary floor above).
-    pub(crate) fn write_summary<T: Serialize>(&self, summary: &T) -> Result<(), EvidenceError> {
+    /// A study's `summary.json`, written at the end and by `abprof summarize` (its type,
+    /// `summary::Summary`, lives in the summary floor above).
+    pub(crate) fn write_study_summary<S: StudySummaryDoc>(&self, summary: &S) -> Result<(), EvidenceError> {
         write_json(&self.summary_file(), summary)
     }
-    pub(crate) fn read_summary<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_study_summary<S: StudySummaryDoc>(&self) -> Result<S, EvidenceError> {
         read_json(&self.summary_file())
+    }
+    /// A sweep's `summary.json`: a table per metric, one row per point (`summary::sweep::SweepSummary`).
+    pub(crate) fn write_sweep_summary<S: SweepSummaryDoc>(&self, summary: &S) -> Result<(), EvidenceError> {
+        write_json(&self.summary_file(), summary)
     }
     pub(crate) fn summary_file(&self) -> PathBuf {
         self.path(SUMMARY_FILE)
@@ -465,10 +470,10 @@ impl Evidence {
     pub(crate) fn pi_report_file(&self) -> PathBuf {
         self.path(PI_REPORT_FILE)
     }
-    pub(crate) fn read_pi_report<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_pi_report<R: PiReportDoc>(&self) -> Result<R, EvidenceError> {
         read_json(&self.pi_report_file())
     }
-    pub(crate) fn write_pi_report<T: Serialize>(&self, report: &T) -> Result<(), EvidenceError> {
+    pub(crate) fn write_pi_report<R: PiReportDoc>(&self, report: &R) -> Result<(), EvidenceError> {
         write_json(&self.pi_report_file(), report)
     }
 

@@ -3,6 +3,7 @@
 //! and resume. `ab`, `pi` and `trace` are configurations of it.
 mod binary_watch;
 mod chat;
+pub(crate) mod documents;
 mod drive;
 pub mod evidence;
 pub(crate) mod facts;

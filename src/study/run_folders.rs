@@ -12,8 +12,9 @@
 //! ```
 //!
 //! DIR of an exactness check may be an A/B study's folder, whose own `variants.json` and
-//! `prompt.txt` it must not touch. The reports' types live a floor up, with their checks; each
-//! has one typed reader there over the generic ones here.
+//! `prompt.txt` it must not touch. The documents' types live a floor up, with their checks; each
+//! reader and writer here takes that one type (`documents.rs`).
+use super::documents::{BenchFactsDoc, ExactnessFactsDoc, ExactnessReportDoc};
 use super::evidence::{read_json, write_json, Evidence, EvidenceError};
 use super::layout::{
     BENCH_FACTS, CALIBRATION_CONSOLE, CALIBRATION_LOG, EXACTNESS_DIR, EXACTNESS_FACTS, EXACTNESS_REPORT, PROMPT_FILE,
@@ -21,7 +22,6 @@ use super::layout::{
 };
 use super::sample_folder::SampleFolder;
 use crate::measure::SampleFiles;
-use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
 
 impl Evidence {
@@ -49,10 +49,10 @@ impl ExactnessFolder {
     pub(crate) fn has_report(&self) -> bool {
         self.report_file().is_file()
     }
-    pub(crate) fn read_report<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_report<R: ExactnessReportDoc>(&self) -> Result<R, EvidenceError> {
         read_json(&self.report_file())
     }
-    pub(crate) fn write_report<T: Serialize>(&self, report: &T) -> Result<PathBuf, EvidenceError> {
+    pub(crate) fn write_report<R: ExactnessReportDoc>(&self, report: &R) -> Result<PathBuf, EvidenceError> {
         let path = self.report_file();
         std::fs::create_dir_all(&self.root).map_err(|e| EvidenceError::Write { path: self.root.clone(), source: e })?;
         write_json(&path, report)?;
@@ -64,10 +64,10 @@ impl ExactnessFolder {
     pub(crate) fn facts_file(&self) -> PathBuf {
         self.dir().join(EXACTNESS_FACTS)
     }
-    pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_facts<F: ExactnessFactsDoc>(&self) -> Result<F, EvidenceError> {
         read_json(&self.facts_file())
     }
-    pub(crate) fn write_facts<T: Serialize>(&self, facts: &T) -> Result<(), EvidenceError> {
+    pub(crate) fn write_facts<F: ExactnessFactsDoc>(&self, facts: &F) -> Result<(), EvidenceError> {
         write_json(&self.facts_file(), facts)
     }
     /// The prompt the check calibrated (its calibration record beside it).
@@ -112,10 +112,10 @@ impl BenchFolder {
     pub(crate) fn has_facts(&self) -> bool {
         self.facts_file().is_file()
     }
-    pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_facts<F: BenchFactsDoc>(&self) -> Result<F, EvidenceError> {
         read_json(&self.facts_file())
     }
-    pub(crate) fn write_facts<T: Serialize>(&self, facts: &T) -> Result<(), EvidenceError> {
+    pub(crate) fn write_facts<F: BenchFactsDoc>(&self, facts: &F) -> Result<(), EvidenceError> {
         write_json(&self.facts_file(), facts)
     }
     /// The sample itself, as measure wrote it.

@@ -17,6 +17,9 @@ pub(crate) struct BenchFacts {
     pub(crate) ignore_eos: bool,
 }
 
+/// The one type a bench's `bench.json` holds.
+impl crate::study::documents::BenchFactsDoc for BenchFacts {}
+
 /// A bench sample with its verdict.
 #[derive(Debug, Clone)]
 pub(crate) struct BenchRun {

@@ -219,6 +219,9 @@ pub(crate) struct Summary {
     pub(crate) answer: Vec<answer::Answer>,
 }
 
+/// The one type a study's `summary.json` holds.
+impl crate::study::documents::StudySummaryDoc for Summary {}
+
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
     (median(&v), v.iter().cloned().reduce(f64::max))
 }

@@ -85,6 +85,9 @@ pub(crate) struct PiReport {
     pub(crate) interrupted_by: Option<i32>,
 }
 
+/// The one type a Pi study's `pi.json` holds.
+impl crate::study::documents::PiReportDoc for PiReport {}
+
 /// The rulebook's expectations of a Pi sample: one request per log; no prompt length or output
 /// length is fixed (Pi writes its own prompt), and Pi's own node process is "other load".
 fn expectations(restored: Option<bool>) -> Expectations {

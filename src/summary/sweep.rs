@@ -83,11 +83,14 @@ pub(crate) struct SweepSummary {
     pub(crate) point_summaries: Vec<(Evidence, super::Judged)>,
 }
 
+/// The one type a sweep's `summary.json` holds.
+impl crate::study::documents::SweepSummaryDoc for SweepSummary {}
+
 impl SweepSummary {
     /// Writes each started point's summary into its own folder (`ab --sweep` at its end and
     /// `abprof summarize` both keep them here).
     pub(crate) fn keep_point_summaries(&self) -> Result<(), crate::study::evidence::EvidenceError> {
-        self.point_summaries.iter().try_for_each(|(point, j)| point.write_summary(&j.summary))
+        self.point_summaries.iter().try_for_each(|(point, j)| point.write_study_summary(&j.summary))
     }
 
     /// Points not done: `abprof ab --resume` finishes them.
