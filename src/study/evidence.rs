@@ -32,12 +32,14 @@
 //! exactness check's and a bench's folders are laid out beside, in `run_folders.rs`.
 use super::documents::{PiReportDoc, StudySummaryDoc, SweepSummaryDoc};
 use super::facts::{HostFacts, VariantFacts};
+use super::file::StudyKind;
 use super::layout::{
-    numbered, CALIBRATION_DIR, HOST_FILE, HTML_FILE, ISOLATION_FILE, LOCK_FILE, MARKDOWN_FILE, ORDER_FILE,
-    PARTIAL_START, PI_REPORT_FILE, PI_SAMPLES_DIR, PLAN_FILE, POINTS_DIR, PROMPT_FILE, ROOFLINE_FILE, SAMPLES_DIR,
-    STUDY_FILE, SUMMARY_FILE, SWEEP_RECORD, TRACED_DIR, VARIANTS_FILE,
+    CALIBRATION_DIR, HOST_FILE, HTML_FILE, ISOLATION_FILE, LOCK_FILE, MARKDOWN_FILE, ORDER_FILE, PARTIAL_START,
+    PI_REPORT_FILE, PI_SAMPLES_DIR, PLAN_FILE, POINTS_DIR, PROMPT_FILE, ROOFLINE_FILE, SAMPLES_DIR, STUDY_FILE,
+    SUMMARY_FILE, SWEEP_RECORD, TRACES_DIR, VARIANTS_FILE,
 };
 use super::sample_folder::SampleFolder;
+use super::trace_folder::TraceFolder;
 use crate::measure::Sample;
 use crate::schedule::Slot;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -483,12 +485,22 @@ impl Evidence {
         crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
+    /// Where the study's trace captures are, one folder per variant ([`TraceFolder::of`]): an A/B
+    /// (or Pi) study's under `traces/` (`abprof trace --root DIR/traces`); an `abprof trace`
+    /// study's in its own folder, beside the untraced samples that scale them.
+    pub(crate) fn traces_dir(&self, kind: &StudyKind) -> PathBuf {
+        match kind {
+            StudyKind::Trace(_) => self.root.clone(),
+            StudyKind::Ab | StudyKind::Pi(_) => self.path(TRACES_DIR),
+        }
+    }
+
     /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`
     /// (the second `LABEL/traced-2/`, and so on).
     pub(crate) fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
         let label = &plan.labels[slot.variant];
         if plan.is_traced(slot) {
-            return self.root.join(label).join(numbered(TRACED_DIR, slot.repeat));
+            return TraceFolder::of(&self.root, label).traced_sample(slot.repeat);
         }
         match plan.layout {
             SampleLayout::Study => self.root.join(SAMPLES_DIR).join(format!("{:03}-{label}", slot.index + 1)),

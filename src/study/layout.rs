@@ -46,6 +46,8 @@ pub(super) const CALIBRATION_DIR: &str = "calibration";
 pub(super) const SAMPLES_DIR: &str = "samples";
 /// `pi/LABEL-N/`: a Pi study's samples.
 pub(super) const PI_SAMPLES_DIR: &str = "pi";
+/// `traces/LABEL/`: an A/B study's trace captures (`abprof trace --root DIR/traces`).
+pub(super) const TRACES_DIR: &str = "traces";
 
 /// What a new study writes before `plan.json`, its last start file (and their temporaries, as
 /// src/atomic_file.rs names them): a folder holding only these, and no plan, is a start that failed.
@@ -97,6 +99,8 @@ pub(super) const PI_SAMPLE_VIEW: &str = "pi-sample.json";
 pub(super) const SEAL_FILE: &str = "SHA256SUMS";
 
 // ── A trace capture's folder, `LABEL/` (src/study/trace_folder.rs) ────────────────────────────
+/// What the folder holds besides the trace: which variant, the windows, the untraced samples.
+pub(super) const TRACE_MANIFEST: &str = "trace.json";
 /// `traced/`, `traced-2/`, …: each traced sample's own folder.
 pub(super) const TRACED_DIR: &str = "traced";
 /// `tracer-out/`, `tracer-out-2/`, …: each traced sample's tracer output.

@@ -22,6 +22,7 @@ pub(crate) mod sample_folder;
 pub(crate) mod seal;
 pub(crate) mod sweep;
 pub(crate) mod trace_capture;
+pub(crate) mod trace_folder;
 
 pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
