@@ -19,7 +19,8 @@ pub(crate) fn bisect(plan: &BisectPlan, format: Format) -> Result<i32> {
         Some(BisectOutcome::FirstBad { step, .. }) => log.step(*step).and_then(|s| s.study.as_ref()),
         _ => None,
     };
-    let report_failed = convicting.is_some_and(|rel| super::announce(&convicting_report(&plan.root.join(rel)), format));
+    let folder = crate::study::run_folders::BisectFolder::at(&plan.root);
+    let report_failed = convicting.is_some_and(|rel| super::announce(&convicting_report(&folder.step(rel)), format));
     Ok(match log.outcome {
         Some(BisectOutcome::FirstBad { .. }) if report_failed => 1,
         // The convicting A/B, grown, contradicts Wald's call (docs/methodology.md §19).

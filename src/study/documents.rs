@@ -1,5 +1,5 @@
 //! The documents of the evidence folders whose types live on the floors above (`summary/`,
-//! `exactness/`), each marked with its own trait here: a folder's reader and writer of
+//! `exactness/`, `bisect/`), each marked with its own trait here: a folder's reader and writer of
 //! a document take the one type that document holds and no other, so a sweep's `summary.json`
 //! cannot be written or read as a study's, nor a bench's facts as an exactness check's. Each trait
 //! has one implementation, beside its type; the documents typed in `study/` itself (the plan, the
@@ -23,3 +23,6 @@ pub(crate) trait ExactnessFactsDoc: Serialize + DeserializeOwned {}
 
 /// What a bench ran on, `bench.json`: `summary::bench::BenchFacts`.
 pub(crate) trait BenchFactsDoc: Serialize + DeserializeOwned {}
+
+/// A bisect's log, `bisect.json`: `bisect::record::BisectLog`.
+pub(crate) trait BisectLogDoc: Serialize {}

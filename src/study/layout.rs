@@ -123,6 +123,18 @@ pub(super) const CALIBRATION_CONSOLE: &str = "calibration.console.log";
 /// What `abprof bench --evidence` ran on; its one sample's files lie beside it.
 pub(super) const BENCH_FACTS: &str = "bench.json";
 
+// ── A bisect's (src/study/run_folders.rs) ────────────────────────────────────────────────────
+/// The log: every build and step, the threshold, the outcome.
+pub(super) const BISECT_LOG: &str = "bisect.json";
+/// `git bisect log` (`git bisect replay` re-runs it).
+pub(super) const BISECT_GIT_LOG: &str = "bisect-log.txt";
+/// The patch every build applied, when one was given.
+pub(super) const BISECT_PATCH: &str = "source.patch";
+/// `steps/00-bad/` (the reference A/B), `steps/NN-SHA12/`: one study folder per probed commit.
+pub(super) const STEPS_DIR: &str = "steps";
+/// Git's bisect state while it runs; removed on every way out.
+pub(super) const WORKTREE_DIR: &str = "worktree";
+
 /// The series file of device `index` of a server on several GPUs, as a sample's record names it.
 pub(super) fn device_telemetry_csv(index: u32) -> String {
     format!("{DEVICE_TELEMETRY_PREFIX}{index}.csv")

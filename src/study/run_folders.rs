@@ -1,4 +1,4 @@
-//! The evidence of the two runs that are not studies, laid out here beside the study folder's
+//! The evidence of the runs that are not studies, laid out here beside the study folder's
 //! (`evidence.rs`; every name is `layout.rs`'s), so that no other floor spells a file name:
 //!
 //! ```text
@@ -9,16 +9,22 @@
 //! DIR/exactness/calibration.*   the calibrating server's logs
 //! EVIDENCE/bench.json           abprof bench --evidence EVIDENCE: what it ran on
 //! EVIDENCE/server.log, …        its one sample (a sample folder)
+//! DIR/bisect.json               abprof bisect --root DIR: the log, every build and step
+//! DIR/bisect-log.txt            `git bisect log` (git bisect replay re-runs it)
+//! DIR/source.patch              the patch every build applied, when one was given
+//! DIR/steps/00-bad/             the reference A/B: good against bad
+//! DIR/steps/NN-SHA12/           one A/B study folder per probed commit that built
+//! DIR/worktree/                 git's bisect state while it runs; removed on every way out
 //! ```
 //!
 //! DIR of an exactness check may be an A/B study's folder, whose own `variants.json` and
 //! `prompt.txt` it must not touch. The documents' types live a floor up, with their checks; each
 //! reader and writer here takes that one type (`documents.rs`).
-use super::documents::{BenchFactsDoc, ExactnessFactsDoc, ExactnessReportDoc};
+use super::documents::{BenchFactsDoc, BisectLogDoc, ExactnessFactsDoc, ExactnessReportDoc};
 use super::evidence::{read_json, write_json, Evidence, EvidenceError};
 use super::layout::{
-    BENCH_FACTS, CALIBRATION_CONSOLE, CALIBRATION_LOG, EXACTNESS_DIR, EXACTNESS_FACTS, EXACTNESS_REPORT, PROMPT_FILE,
-    TOKENS_FILE,
+    BENCH_FACTS, BISECT_GIT_LOG, BISECT_LOG, BISECT_PATCH, CALIBRATION_CONSOLE, CALIBRATION_LOG, EXACTNESS_DIR,
+    EXACTNESS_FACTS, EXACTNESS_REPORT, PROMPT_FILE, STEPS_DIR, TOKENS_FILE, WORKTREE_DIR,
 };
 use super::sample_folder::SampleFolder;
 use crate::measure::SampleFiles;
@@ -124,6 +130,51 @@ impl BenchFolder {
     }
 }
 
+/// Where `abprof bisect --root DIR` keeps its log, its git state and one A/B study per step.
+#[derive(Debug, Clone)]
+pub(crate) struct BisectFolder {
+    root: PathBuf,
+}
+
+impl BisectFolder {
+    pub(crate) fn at(root: &Path) -> BisectFolder {
+        BisectFolder { root: root.into() }
+    }
+    /// `bisect.json`, the log.
+    pub(crate) fn log_file(&self) -> PathBuf {
+        self.root.join(BISECT_LOG)
+    }
+    /// Writes the log atomically (temp file + rename): a bisect killed mid-step keeps the last one.
+    pub(crate) fn write_log<L: BisectLogDoc>(&self, log: &L) -> std::io::Result<()> {
+        crate::atomic_file::write_json(&self.log_file(), log)
+    }
+    /// `bisect-log.txt`: `git bisect log`.
+    pub(crate) fn git_log_file(&self) -> PathBuf {
+        self.root.join(BISECT_GIT_LOG)
+    }
+    /// `source.patch`: the copy of the patch every build applies.
+    pub(crate) fn patch_copy(&self) -> PathBuf {
+        self.root.join(BISECT_PATCH)
+    }
+    /// `steps/`, which holds one study folder per step.
+    pub(crate) fn steps_dir(&self) -> PathBuf {
+        self.root.join(STEPS_DIR)
+    }
+    /// Where git keeps the bisect's state while it runs.
+    pub(crate) fn worktree(&self) -> PathBuf {
+        self.root.join(WORKTREE_DIR)
+    }
+    /// Step `index`'s study folder relative to the bisect's, as the log keeps it: `steps/00-bad`
+    /// for the reference, `steps/NN-SHA12` for a probe.
+    pub(crate) fn step_rel(index: usize, name: &str) -> String {
+        format!("{STEPS_DIR}/{index:02}-{name}")
+    }
+    /// A step's study folder, from its folder as the log keeps it ([`BisectFolder::step_rel`]).
+    pub(crate) fn step(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +187,10 @@ mod tests {
         assert_eq!(f.prompt_file(), Path::new("/s/exactness/prompt.txt"));
         assert_eq!(f.tokens_file("a"), Path::new("/s/exactness/a/tokens.json"));
         assert_eq!(BenchFolder::at(Path::new("/b")).sample().record(), Path::new("/b/sample.json"));
+        let b = BisectFolder::at(Path::new("/x"));
+        assert_eq!(b.log_file(), Path::new("/x/bisect.json"));
+        assert_eq!(b.git_log_file(), Path::new("/x/bisect-log.txt"));
+        assert_eq!(b.step(&BisectFolder::step_rel(0, "bad")), Path::new("/x/steps/00-bad"));
+        assert_eq!(BisectFolder::step_rel(7, "0123456789ab"), "steps/07-0123456789ab");
     }
 }
