@@ -202,6 +202,17 @@ impl FoundSample {
     pub(crate) fn seal(&self) -> super::seal::SealCheck {
         super::seal::check(&self.dir)
     }
+
+    /// The sample's folder, which names its files.
+    pub(crate) fn folder(&self) -> SampleFolder {
+        SampleFolder::at(&self.dir)
+    }
+
+    /// The sample's telemetry series, empty where none was recorded (or it cannot be read); of a
+    /// server on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
+    pub(crate) fn series(&self) -> Vec<crate::telemetry::sampler::TelemetrySample> {
+        self.sample.as_ref().map_or_else(Vec::new, |s| self.folder().series(s))
+    }
 }
 
 #[derive(Debug, Clone)]

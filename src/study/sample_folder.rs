@@ -1,10 +1,13 @@
 //! One sample's folder: the paths of its files (their names are `layout.rs`'s), handed down to
-//! `measure/` as [`SampleFiles`] so that the floor that writes them names none.
+//! `measure/` as [`SampleFiles`] so that the floor that writes them names none, and its telemetry
+//! series read back by the summary, the report and `abprof timeline`.
 use super::layout::{
     device_telemetry_csv, ANSWER_CODE, ANSWER_OUTPUT, PI_MODELS, PI_SAMPLE_VIEW, PI_SETTINGS, PI_STDERR, PI_TRANSCRIPT,
     REQUEST_FILE, SAMPLE_RECORD, SERVER_CONSOLE, SERVER_LOG, SSE_FILE, TELEMETRY_CSV,
 };
-use crate::measure::SampleFiles;
+use crate::measure::{Sample, SampleFiles};
+use crate::telemetry::record::TelemetryRecord;
+use crate::telemetry::sampler::TelemetrySample;
 use std::path::{Path, PathBuf};
 
 /// A sample's folder: `samples/NNN-LABEL/`, `pi/LABEL-N/`, a trace capture's `LABEL/traced/`, an
@@ -59,6 +62,40 @@ impl SampleFolder {
         match (track, device) {
             (0, _) | (_, None) => TELEMETRY_CSV.to_string(),
             (_, Some(d)) => device_telemetry_csv(d),
+        }
+    }
+
+    /// The series file the record names (of a server on several GPUs, its first device's), if any.
+    pub(crate) fn telemetry_file(&self, rec: &TelemetryRecord) -> Option<PathBuf> {
+        (!rec.csv.is_empty()).then(|| self.dir.join(&rec.csv))
+    }
+
+    /// Every series file the record names, with its device: one per device of a server on several
+    /// GPUs (docs/methodology.md §9.11), else the one series (no device); empty where none.
+    pub(crate) fn telemetry_files(&self, rec: &TelemetryRecord) -> Vec<(Option<u32>, PathBuf)> {
+        if rec.csv.is_empty() {
+            Vec::new()
+        } else if rec.devices.is_empty() {
+            vec![(None, self.dir.join(&rec.csv))]
+        } else {
+            rec.devices.iter().map(|d| (Some(d.index), self.dir.join(&d.csv))).collect()
+        }
+    }
+
+    /// The sample's telemetry series, empty where none was recorded or a file cannot be read; of a
+    /// server on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
+    pub(crate) fn series(&self, sample: &Sample) -> Vec<TelemetrySample> {
+        let Some(rec) = sample.extra.telemetry.as_ref() else { return Vec::new() };
+        let read = |p: &Path| crate::telemetry::csv::read_series(p).ok();
+        match self.telemetry_files(rec).as_slice() {
+            [] => Vec::new(),
+            [(None, one)] => read(one).unwrap_or_default(),
+            each => each
+                .iter()
+                .map(|(_, p)| read(p))
+                .collect::<Option<Vec<_>>>()
+                .map(|all| crate::telemetry::sampler::server_series(&all))
+                .unwrap_or_default(),
         }
     }
 }

@@ -552,8 +552,7 @@ impl<'a> AcceptedSamples<'a> {
                 .collect::<Vec<_>>(),
         );
         let is_accepted = |fi: usize| accepted.iter().any(|l| l.contains(&fi));
-        let series =
-            (0..found.len()).map(|fi| if is_accepted(fi) { series_of(&found[fi]) } else { Vec::new() }).collect();
+        let series = (0..found.len()).map(|fi| if is_accepted(fi) { found[fi].series() } else { Vec::new() }).collect();
         let mut study = AcceptedSamples {
             found,
             accepted,
@@ -722,24 +721,6 @@ impl<'a> AcceptedSamples<'a> {
         let with_series: Vec<_> =
             self.accepted[vi].iter().map(|&fi| (self.sample(fi), self.series[fi].clone())).collect();
         soak::figures(&with_series)
-    }
-}
-
-/// A sample's telemetry series (its telemetry.csv), empty where none was recorded; of a server
-/// on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
-fn series_of(f: &crate::study::evidence::FoundSample) -> Vec<crate::telemetry::sampler::TelemetrySample> {
-    let Some(s) = &f.sample else { return Vec::new() };
-    let read = |csv: &str| crate::telemetry::csv::read_series(&f.dir.join(csv)).ok();
-    match s.extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
-        Some(t) if !t.devices.is_empty() => t
-            .devices
-            .iter()
-            .map(|d| read(&d.csv))
-            .collect::<Option<Vec<_>>>()
-            .map(|each| crate::telemetry::sampler::server_series(&each))
-            .unwrap_or_default(),
-        Some(t) => read(&t.csv).unwrap_or_default(),
-        None => Vec::new(),
     }
 }
 
