@@ -14,7 +14,7 @@ use std::path::Path;
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
     let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
-    let summary = summarize_sweep(&run.evidence)?;
+    let summary = summarize_sweep(&run.evidence, &StudyFile::load(&run.evidence.study_toml())?)?;
     let format = how.format;
     let mut ending = Ending::of(&run.outcome, run.restored);
     summary.keep_point_summaries()?;

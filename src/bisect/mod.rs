@@ -200,7 +200,7 @@ fn measure(
     let shown = dir.display().to_string();
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
-        let summary = judge_with(ev, TraceReading::Skip)?.summary;
+        let summary = judge_with(ev, crate::study::StudyFacts::load(ev)?, TraceReading::Skip)?.summary;
         if blocks >= max || decided(&read(&summary), &judge::log_ratios(&summary, metric)) {
             return Ok(None);
         }

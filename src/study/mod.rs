@@ -28,7 +28,7 @@ pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
 pub(crate) use drive::{check_study, run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
-pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts};
+pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, StudyFolder};
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks

@@ -21,7 +21,7 @@ pub(crate) enum StudyTracesError {
 pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> anyhow::Result<TraceComparison> {
     let ev = Evidence::open(dir)?;
     // The summary's own comparison uses the built-in rules: this one is made with the caller's.
-    let judged = super::judge_with(&ev, super::TraceReading::Skip)?;
+    let judged = super::judge_with(&ev, crate::study::StudyFacts::load(&ev)?, super::TraceReading::Skip)?;
     let (summary, file) = (&judged.summary, &judged.facts.file);
     let root = dir.display().to_string();
     let scales = super::trace_scales(&summary.variants);

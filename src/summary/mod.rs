@@ -291,9 +291,14 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
 }
 
 /// Judges every sample of the study in `ev` and builds its summary, its traces compared with the
-/// built-in rules.
+/// built-in rules; the study's facts (its study file among them) are read here, once.
 pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
-    judge_with(ev, TraceReading::Builtin)
+    judge_with(ev, StudyFacts::load(ev)?, TraceReading::Builtin)
+}
+
+/// [`judge`] of an opened study folder, whose study file was read when it was opened.
+pub(crate) fn judge_folder(folder: &crate::study::StudyFolder) -> anyhow::Result<Judged> {
+    judge_with(&folder.evidence, folder.facts()?, TraceReading::Builtin)
 }
 
 /// How a summary reads the study's traces: a trace scan is the costly part of a summary, so a
@@ -305,9 +310,9 @@ pub(crate) enum TraceReading {
     Skip,
 }
 
-/// [`judge`], reading the traces as `traces` says.
-pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<Judged> {
-    let facts = StudyFacts::load(ev)?;
+/// [`judge`] of the study in `ev` whose facts the caller read (`study.toml` is read once per
+/// judgement, and passed down from there), reading the traces as `traces` says.
+pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading) -> anyhow::Result<Judged> {
     let (file, plan) = (&facts.file, &facts.plan);
     let iso: Option<IsolationRecord> = ev.read_isolation().ok();
     let restored = iso.as_ref().and_then(|i| i.restored);

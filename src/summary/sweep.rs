@@ -99,9 +99,9 @@ impl SweepSummary {
     }
 }
 
-/// Builds the summary of the sweep in `ev` from its points' evidence alone.
-pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
-    let file = StudyFile::load(&ev.study_toml())?;
+/// Builds the summary of the sweep in `ev`, whose study file (read once, by the caller) is `file`,
+/// from its points' evidence alone.
+pub(crate) fn summarize_sweep(ev: &Evidence, file: &StudyFile) -> anyhow::Result<SweepSummary> {
     let record = ev.read_sweep_record()?;
     let mut points = Vec::new();
     let mut summaries: Vec<Option<Summary>> = Vec::new();
