@@ -211,7 +211,10 @@ fn measure(
     let summary = summarize(&run.evidence)?;
     run.evidence.write_study_summary(&summary)?;
     if !run.restored {
-        bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
+        bail!(
+            "the restore/verify hooks failed, so the host may still be isolated: see {} and restore it by hand",
+            run.evidence.isolation_file().display()
+        );
     }
     let reading = read(&summary);
     let log_ratios = judge::log_ratios(&summary, metric);
