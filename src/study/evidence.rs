@@ -27,9 +27,12 @@
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
 //!
-//! Outside `study/`, a file here is reached only through a typed method of [`Evidence`] (the
-//! generic readers and the file names stay private to `study/`, checked by tests/layers.rs); an
-//! exactness check's and a bench's folders are laid out beside, in `run_folders.rs`.
+//! Every name above is `layout.rs`'s. Outside `study/`, a file here is reached only through a
+//! typed method of [`Evidence`] (the generic readers and the names stay private to `study/`,
+//! checked by tests/layers.rs), a sample's through its [`SampleFolder`] ([`FoundSample::series`]
+//! its telemetry), a trace capture's through its `TraceFolder` (`trace_folder.rs`); an exactness
+//! check's, a bench's and a bisect's folders are laid out beside, in `run_folders.rs`. A document
+//! whose type lives a floor up is read and written by its one type (`documents.rs`).
 use super::documents::{PiReportDoc, StudySummaryDoc, SweepSummaryDoc};
 use super::facts::{HostFacts, VariantFacts};
 use super::file::StudyKind;
