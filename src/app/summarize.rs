@@ -8,6 +8,8 @@ use std::path::PathBuf;
 pub(crate) struct SummarizeRequest {
     pub(crate) dir: PathBuf,
     pub(crate) format: Format,
+    /// Every table of the text summary, not only the answer's (`--full`).
+    pub(crate) full: bool,
 }
 
 pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
@@ -28,7 +30,11 @@ pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
         let view = crate::summary::view::StudyView::of(&ev, judged.summary, &judged.facts)?;
         emit(&crate::report::study::markdown::Document(&view), Format::Md);
     } else {
-        emit(&s, r.format);
+        if r.full {
+            emit(&crate::report::summary::Full(&s), r.format);
+        } else {
+            emit(&s, r.format);
+        }
         crate::report::summary::emit_answer(&s, r.format);
     }
     Ok(not_kept(ev.write_study_summary(&s).map_err(Into::into)))

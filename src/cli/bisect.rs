@@ -121,7 +121,7 @@ pub(crate) fn run(a: BisectArgs) -> Result<i32> {
         jobs: s.jobs(),
         study,
         variant_fields,
-        metric: a.judgement.metric.metric(),
+        metric: a.judgement.metric,
         threshold_pct: a.judgement.threshold,
         max_samples,
     };

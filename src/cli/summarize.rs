@@ -8,10 +8,14 @@ use std::path::PathBuf;
 pub(crate) struct SummarizeArgs {
     /// The study's (or sweep's) evidence folder (the --root of `abprof ab`).
     pub(crate) dir: PathBuf,
+    /// Every table of the text summary: also the per-phase telemetry, the decode windows and
+    /// the decode floor (report.md and the page always hold them).
+    #[arg(long)]
+    pub(crate) full: bool,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
 
 pub(crate) fn run(a: SummarizeArgs) -> Result<i32> {
-    crate::app::summarize(crate::app::SummarizeRequest { dir: a.dir, format: a.output.format() })
+    crate::app::summarize(crate::app::SummarizeRequest { dir: a.dir, format: a.output.format(), full: a.full })
 }

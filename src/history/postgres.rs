@@ -358,7 +358,8 @@ mod tests {
         let mut s = study("one", 0, vec![variant("f16", "1", &[10.0, 11.0, 12.0]), variant("q8_0", "2", &[9.0])]);
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
         use crate::summary::Metric;
-        s.variants[0].samples[2].energy = vec![(Metric::DecodeJPerToken, 1.94), (Metric::DecodeTokensPerJ, 0.516)];
+        s.variants[0].samples[2].more_metrics =
+            vec![(Metric::DecodeJPerToken, 1.94), (Metric::DecodeTokensPerJ, 0.516)];
         s.variants[0].samples[1].rejections = vec![crate::summary::rules::Rejection {
             rule: crate::summary::rules::Rule::OtherWorkload,
             reason: "busy".into(),

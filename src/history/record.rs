@@ -83,14 +83,27 @@ pub(crate) struct SampleRow {
     pub(crate) draft_acceptance: Option<f64>,
     /// A Pi sample's whole agent run.
     pub(crate) wall_ms: Option<f64>,
-    /// The energy and power metrics the sample's telemetry measured, in [`Metric::ENERGY`] order
-    /// (docs/methodology.md §9.6).
-    pub(crate) energy: Vec<(Metric, f64)>,
+    /// Every other metric the sample has a value of (the energy and power metrics, and any
+    /// without a column of its own), in [`Metric::EVERY`]'s order, stored by name in the
+    /// `sample_energy` table (named when only the energy metrics lacked a column;
+    /// docs/methodology.md §9.6).
+    pub(crate) more_metrics: Vec<(Metric, f64)>,
 }
 
+/// The metrics with a column of their own in the samples table.
+const COLUMNS: [Metric; 4] =
+    [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
+
 impl SampleRow {
-    fn of(index: usize, dir: String, rejections: Vec<Rejection>, s: Option<&Sample>) -> SampleRow {
-        let metric = |m: Metric| s.and_then(|s| m.of(s));
+    /// The row of one judged sample whose metrics' `values` (from [`Metric::values`]) are known.
+    fn of(
+        index: usize,
+        dir: String,
+        rejections: Vec<Rejection>,
+        s: Option<&Sample>,
+        values: &[(Metric, f64)],
+    ) -> SampleRow {
+        let metric = |m: Metric| values.iter().find(|(k, _)| *k == m).map(|(_, v)| *v);
         SampleRow {
             index,
             dir,
@@ -103,21 +116,18 @@ impl SampleRow {
             output_tokens: s.and_then(|s| s.completion_tokens()),
             draft_acceptance: s.and_then(|s| s.draft.as_ref().map(|d| d.rate)),
             wall_ms: s.and_then(|s| s.extra.pi.as_ref().map(|p| p.pi_wall_ms)),
-            energy: Metric::ENERGY.into_iter().filter_map(|m| Some((m, metric(m)?))).collect(),
+            more_metrics: values.iter().filter(|(m, _)| !COLUMNS.contains(m)).copied().collect(),
         }
     }
 
-    /// The sample's value of `m`, speed or energy.
+    /// The sample's value of `m`.
     pub(crate) fn value(&self, m: Metric) -> Option<f64> {
         match m {
             Metric::ServerDecodeTps => self.decode_tps,
             Metric::ServerPrefillTps => self.prefill_tps,
             Metric::StrictStreamedTps => self.strict_tps,
             Metric::TtftMs => self.ttft_ms,
-            Metric::DecodeJPerToken
-            | Metric::PrefillJPerPromptToken
-            | Metric::DecodeMeanPowerW
-            | Metric::DecodeTokensPerJ => self.energy.iter().find(|(k, _)| *k == m).map(|(_, v)| *v),
+            _ => self.more_metrics.iter().find(|(k, _)| *k == m).map(|(_, v)| *v),
         }
     }
 
@@ -139,7 +149,7 @@ impl VerdictOn {
     /// The name it is stored under: the metric's serde name, `pi-wall-ms`, `exactness`.
     pub(crate) fn name(self) -> &'static str {
         match self {
-            VerdictOn::Metric(m) => metric_name(m),
+            VerdictOn::Metric(m) => m.stored_name(),
             VerdictOn::PiWallMs => "pi-wall-ms",
             VerdictOn::Exactness => "exactness",
         }
@@ -147,7 +157,7 @@ impl VerdictOn {
 
     /// What `name` stores; None for a later abprof's.
     pub(crate) fn named(name: &str) -> Option<VerdictOn> {
-        metric_named(name)
+        Metric::named(name)
             .map(VerdictOn::Metric)
             .or_else(|| [VerdictOn::PiWallMs, VerdictOn::Exactness].into_iter().find(|j| j.name() == name))
     }
@@ -405,26 +415,6 @@ fn verdicts_of(v: &crate::summary::VariantSummary) -> Vec<VerdictRow> {
         .collect()
 }
 
-/// The metric stored under `name`; None for a name that is no [`Metric`] (`pi-wall-ms`,
-/// `exactness`, or a later abprof's).
-pub(crate) fn metric_named(name: &str) -> Option<Metric> {
-    Metric::every().find(|m| metric_name(*m) == name)
-}
-
-/// The name a metric is stored under (its serde name).
-pub(crate) fn metric_name(m: Metric) -> &'static str {
-    match m {
-        Metric::ServerDecodeTps => "server-decode-tps",
-        Metric::ServerPrefillTps => "server-prefill-tps",
-        Metric::StrictStreamedTps => "strict-streamed-tps",
-        Metric::TtftMs => "ttft-ms",
-        Metric::DecodeJPerToken => "decode-j-per-token",
-        Metric::PrefillJPerPromptToken => "prefill-j-per-prompt-token",
-        Metric::DecodeMeanPowerW => "decode-mean-power-w",
-        Metric::DecodeTokensPerJ => "decode-tokens-per-j",
-    }
-}
-
 /// Kernel category → ms/token of each compared variant.
 fn kernels_of(traces: Option<&TraceComparison>) -> Vec<(String, Vec<(String, f64)>)> {
     let Some(TraceComparison::Compared { comparison, .. }) = traces else { return Vec::new() };
@@ -506,7 +496,13 @@ impl StudyRecord {
         r.isolation_restored = s.isolation_restored;
         for j in &judged.samples {
             if let Some(v) = r.variants.get_mut(j.variant) {
-                v.samples.push(SampleRow::of(j.index, j.dir.clone(), j.rejections.clone(), j.sample.as_ref()));
+                v.samples.push(SampleRow::of(
+                    j.index,
+                    j.dir.clone(),
+                    j.rejections.clone(),
+                    j.sample.as_ref(),
+                    &j.values,
+                ));
             }
         }
         let kernels = kernels_of(s.traces.as_ref());
@@ -546,7 +542,7 @@ impl StudyRecord {
                 output_tokens: s.output_tokens(),
                 draft_acceptance: s.draft.as_ref().map(|d| d.rate),
                 wall_ms: Some(s.run.pi_wall_ms),
-                energy: Vec::new(),
+                more_metrics: Vec::new(),
             });
         }
         for (v, vs) in r.variants.iter_mut().zip(&report.variants) {
@@ -573,7 +569,7 @@ impl StudyRecord {
         let f = &bench.facts;
         let mut v = VariantRecord::of_facts(&f.variant, &f.common_args);
         v.planned = 1;
-        v.samples.push(SampleRow::of(0, ".".into(), bench.rejections.clone(), Some(&bench.sample)));
+        v.samples.push(SampleRow::of(0, ".".into(), bench.rejections.clone(), Some(&bench.sample), &bench.values));
         let (identity, folder_identity) = identities(RecordKind::Bench, Some(&f.host), &folder, &f.host.started_at);
         StudyRecord {
             identity,
@@ -623,7 +619,7 @@ impl StudyRecord {
                 v.samples.push(SampleRow {
                     prompt_tokens: side.prompt_tokens,
                     output_tokens: side.completion_tokens,
-                    ..SampleRow::of(0, side.evidence.display().to_string(), Vec::new(), None)
+                    ..SampleRow::of(0, side.evidence.display().to_string(), Vec::new(), None, &[])
                 });
                 v
             })
@@ -687,7 +683,7 @@ pub(crate) mod testing {
             output_tokens: Some(8),
             draft_acceptance: None,
             wall_ms: None,
-            energy: Vec::new(),
+            more_metrics: Vec::new(),
         }
     }
 

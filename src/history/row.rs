@@ -2,9 +2,7 @@
 //! these cells and read back, by column name, into a [`StudyRecord`] again (docs/methodology.md
 //! §15). A backend only binds cells and hands rows over; it never knows a column of its own.
 use super::error::HistoryError;
-use super::record::{
-    metric_name, metric_named, RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictOn, VerdictRow,
-};
+use super::record::{RecordKind, SampleRow, StudyRecord, VariantRecord, VerdictOn, VerdictRow};
 use crate::summary::phases::PhaseFigures;
 use crate::summary::rules::Rejection;
 use crate::summary::stats::ChangeCi;
@@ -241,8 +239,8 @@ pub(crate) fn write_study(x: &mut dyn Exec, study: &StudyRecord) -> Result<(i64,
         .collect();
     let energy: Vec<Row> = by_sample()
         .flat_map(|(s, id)| {
-            s.energy.iter().map(move |(m, v)| {
-                vec![("sample_id", int(id)), ("metric", text(metric_name(*m))), ("value", real(Some(*v)))]
+            s.more_metrics.iter().map(move |(m, v)| {
+                vec![("sample_id", int(id)), ("metric", text(m.stored_name())), ("value", real(Some(*v)))]
             })
         })
         .collect();
@@ -379,7 +377,7 @@ fn sample_of(r: &dyn Columns) -> Result<SampleRow, HistoryError> {
         output_tokens: r.int("output_tokens")?.map(|n| n as u64),
         draft_acceptance: r.real("draft_acceptance")?,
         wall_ms: r.real("wall_ms")?,
-        energy: Vec::new(),
+        more_metrics: Vec::new(),
     })
 }
 
@@ -450,8 +448,8 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
     q.each("SELECT * FROM sample_energy ORDER BY sample_id, metric", &mut |r| {
         let Some(&(i, j, k)) = samples.get(&need(r.int("sample_id")?, "sample_id")?) else { return Ok(()) };
         // A metric a later abprof added is kept by that abprof; this one has no name for it.
-        if let Some(m) = metric_named(&need(r.text("metric")?, "metric")?) {
-            studies[i].record.variants[j].samples[k].energy.push((m, need(r.real("value")?, "value")?));
+        if let Some(m) = Metric::named(&need(r.text("metric")?, "metric")?) {
+            studies[i].record.variants[j].samples[k].more_metrics.push((m, need(r.real("value")?, "value")?));
         }
         Ok(())
     })?;
@@ -491,7 +489,7 @@ pub(crate) fn read_studies(q: &mut dyn Select) -> Result<Vec<StoredStudy>, Histo
         for v in &mut s.record.variants {
             v.verdicts.sort_by_key(|d| d.metric.rank());
             for sample in &mut v.samples {
-                sample.energy.sort_by_key(|(m, _)| Metric::ENERGY.iter().position(|x| x == m));
+                sample.more_metrics.sort_by_key(|(m, _)| *m);
             }
         }
     }

@@ -141,7 +141,8 @@ mod tests {
         }];
         s.variants[0].kernels = vec![("matmul".into(), 1.5)];
         use crate::summary::Metric;
-        s.variants[0].samples[0].energy = vec![(Metric::DecodeJPerToken, 1.14), (Metric::DecodeMeanPowerW, 349.6)];
+        s.variants[0].samples[0].more_metrics =
+            vec![(Metric::DecodeJPerToken, 1.14), (Metric::DecodeMeanPowerW, 349.6)];
         let first = h.record(&s).unwrap();
         assert!(first.1, "{first:?}");
         let again = h.record(&s).unwrap();

@@ -1,7 +1,7 @@
 //! The study report in every format at once: the one list of sections
 //! ([`super::sections::of`]) is what the text, report.md and the page show.
 use super::section::{markdown, text, Part, Section};
-use super::sections::{answer, of, of_summary, Source};
+use super::sections::{answer, left_out, of, of_summary, Depth, Source};
 use super::{md_cell, table::Table};
 use crate::summary::view::StudyView;
 
@@ -22,9 +22,13 @@ fn cells(t: &Table) -> Vec<String> {
 fn every_part_of_the_report_is_one_section_that_every_format_shows() {
     let v = study();
     let all = of(&Source::view(&v));
-    let (txt, md, page) =
-        (super::summary::render_text(&v.summary), super::study::markdown::document(&v), super::html::page(&v));
-    let in_text: Vec<Section> = of_summary(&v.summary).into_iter().filter(|s| s.id != Some(answer::ID)).collect();
+    let (txt, md, page) = (
+        super::summary::render_text(&v.summary, Depth::Full),
+        super::study::markdown::document(&v),
+        super::html::page(&v),
+    );
+    let in_text: Vec<Section> =
+        of_summary(&v.summary, Depth::Full).into_iter().filter(|s| s.id != Some(answer::ID)).collect();
     for sec in &all {
         assert!(md.contains(&md_cell(&sec.title)), "report.md lacks {:?}", sec.title);
         assert!(page.contains(&super::html::markup::esc(&sec.title)), "the page lacks {:?}", sec.title);
@@ -50,4 +54,23 @@ fn every_part_of_the_report_is_one_section_that_every_format_shows() {
     let Part::Table(t) = &run.parts[0] else { panic!("{run:?}") };
     assert_eq!(t.shown(&t.rows[0])[1], "f16 q8_0 q8_0 f16", "the run order");
     assert!(markdown(&all).contains("| run order | f16 q8_0 q8_0 f16 |"));
+}
+
+/// The default text is the answer's sections, and its last line names every table only `--full`
+/// (with report.md and the page) shows: nothing is dropped without a word.
+#[test]
+fn the_default_text_leaves_out_the_full_tables_and_names_them() {
+    let v = study();
+    let txt = super::summary::render_text(&v.summary, Depth::Answer);
+    let more = left_out(&Source::summary(&v.summary));
+    assert!(!more.is_empty(), "the captured study has per-phase tables");
+    let in_text: Vec<Section> =
+        of_summary(&v.summary, Depth::Answer).into_iter().filter(|s| s.id != Some(answer::ID)).collect();
+    let body = txt.splitn(3, '\n').nth(2).unwrap();
+    assert!(body.starts_with(&text(&in_text)), "the text is the title, then the answer's list");
+    for title in &more {
+        assert!(!txt.contains(title.as_str()), "{title} is a --full table");
+        let name = title.split(['(', ':']).next().unwrap().trim();
+        assert!(txt.lines().last().unwrap().contains(name), "the last line names {name}: {txt}");
+    }
 }

@@ -1,7 +1,7 @@
 //! The results history as people, programs and pull requests read it: the listing, the
 //! regressions between comparable studies, and what an import did.
 use super::table::{Column, Text};
-use super::{metric_digits, num, signed_pct, Render, Table};
+use super::{num, signed_pct, Render, Table};
 use crate::history::{
     HistoryList, HistoryRow, Imported, Move, NotCompared, RecordedStudy, Regressions, Series, SeriesFloor, VerdictOn,
 };
@@ -46,7 +46,9 @@ fn variants_table(rows: &[&HistoryRow]) -> Table {
                     .filter(|_| d.verdict.as_deref().is_some_and(|w| w.contains("the margin")))
                     .map_or(String::new(), |m| format!(" ±{m}%"))
             ),
-            _ => String::new(),
+            // No change to print ("too few samples" gives none, docs/methodology.md §8): the verdict.
+            Some(d) => d.verdict.as_deref().map_or(String::new(), |w| format!("  {w}")),
+            None => String::new(),
         };
         t.push_text(vec![
             r.label.clone(),
@@ -183,7 +185,7 @@ fn moves_table(moves: &[Move]) -> Table {
             .collect(),
     );
     for m in moves {
-        let d = metric_digits(m.metric);
+        let d = m.metric.decimals();
         t.push_text(vec![
             m.label.clone(),
             m.metric.title().to_string(),

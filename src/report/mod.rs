@@ -72,16 +72,6 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
     }
 }
 
-/// The decimals a metric prints with.
-pub(crate) fn metric_digits(m: crate::summary::Metric) -> usize {
-    match m {
-        crate::summary::Metric::ServerPrefillTps | crate::summary::Metric::DecodeMeanPowerW => 1,
-        crate::summary::Metric::DecodeJPerToken | crate::summary::Metric::PrefillJPerPromptToken => 4,
-        crate::summary::Metric::DecodeTokensPerJ => 3,
-        _ => 2,
-    }
-}
-
 /// Prints a result on stdout. A reader that went away (a closed pipe, a terminal that hung up)
 /// loses the output; it is no reason to panic once the work is done and saved.
 pub(crate) fn emit<T: Render + ?Sized>(value: &T, format: Format) {

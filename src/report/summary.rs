@@ -2,6 +2,7 @@
 //! baseline with its confidence interval and verdict, then the context that makes the numbers
 //! comparable.
 use super::sections::verdicts::verdict_lines;
+use super::sections::Depth;
 use super::table::Column;
 use super::{Render, Table};
 use crate::summary::Summary;
@@ -9,7 +10,7 @@ use serde::Serialize;
 
 impl Render for Summary {
     fn text(&self) -> String {
-        render_text(self)
+        render_text(self, Depth::Answer)
     }
 
     /// One row per metric and variant: the verdict table.
@@ -62,15 +63,47 @@ impl Render for Summary {
     }
 }
 
-/// The summary as text: the title, then every section of the report but the answer, which the
-/// commands print after it, last ([`Answer`]).
-pub(crate) fn render_text(s: &Summary) -> String {
+/// The summary as text: the title, then every section of the report at `depth` but the answer,
+/// which the commands print after it, last ([`Answer`]). At [`Depth::Answer`] a last line names the
+/// tables only `--full` (and report.md, and the page) show.
+pub(crate) fn render_text(s: &Summary, depth: Depth) -> String {
+    use super::sections::{answer, left_out, of_summary, Source};
     let title = super::study::StudyTitle::of(s);
     let mut o = format!("{}\n{}\n", title.heading, title.detail);
-    let sections: Vec<_> =
-        super::sections::of_summary(s).into_iter().filter(|x| x.id != Some(super::sections::answer::ID)).collect();
+    let sections: Vec<_> = of_summary(s, depth).into_iter().filter(|x| x.id != Some(answer::ID)).collect();
     o.push_str(&super::section::text(&sections));
+    let more = left_out(&Source::summary(s));
+    if depth == Depth::Answer && !more.is_empty() {
+        let names: Vec<String> = more.iter().map(|t| short_title(t)).collect();
+        o.push_str(&format!("\nmore in summarize --full, report.md and the page: {}\n", names.join(", ")));
+    }
     o
+}
+
+/// A section title's name without its detail: "per phase (medians over …)" → "per phase",
+/// "decode floor: bytes one decode step reads …" → "decode floor".
+fn short_title(title: &str) -> String {
+    title.split(['(', ':']).next().unwrap_or(title).trim().to_string()
+}
+
+/// The full text summary: every section ([`Depth::Full`]), as `summarize --full` prints it; other
+/// formats as the summary's own.
+pub(crate) struct Full<'a>(pub(crate) &'a Summary);
+
+impl Serialize for Full<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl Render for Full<'_> {
+    fn text(&self) -> String {
+        render_text(self.0, Depth::Full)
+    }
+
+    fn table(&self) -> Table {
+        self.0.table()
+    }
 }
 
 /// Each candidate's one-line answer (docs/methodology.md §8 "The answer"): the last lines `ab`,

@@ -1,7 +1,7 @@
 //! A sweep's summary (docs/methodology.md §16): one table per metric, a row per point and variant,
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::table::{Column, Text};
-use super::{ci_pct, metric_digits, num, p_value, signed_pct, Render, Table, NONE};
+use super::{ci_pct, num, p_value, signed_pct, Render, Table, NONE};
 use crate::study::file::AxisValue;
 use crate::summary::sweep::{MetricTable, SweepSummary};
 use serde_json::json;
@@ -30,7 +30,7 @@ pub(crate) fn metric_table(s: &SweepSummary, t: &MetricTable) -> Table {
             point.into(),
             r.variant.clone(),
             format!("{}/{}", r.accepted, r.planned),
-            num(r.median, metric_digits(t.metric)),
+            num(r.median, t.metric.decimals()),
             signed_pct(r.change_pct),
             ci_pct(r.ci),
             p_value(r.ci.and_then(|c| c.repeated_p())),
@@ -149,7 +149,7 @@ impl Render for SweepSummary {
                         None => serde_json::Value::Null,
                     });
                 }
-                let d = metric_digits(mt.metric);
+                let d = mt.metric.decimals();
                 row.extend([
                     json!(r.variant),
                     json!(r.accepted),

@@ -109,7 +109,11 @@ impl BenchFolder {
     }
     /// The sample's own files (a sample folder's layout).
     pub(crate) fn sample(&self) -> SampleFiles {
-        SampleFolder::at(&self.root).files()
+        self.sample_folder().files()
+    }
+    /// The folder of its one sample: the bench's folder itself.
+    pub(crate) fn sample_folder(&self) -> SampleFolder {
+        SampleFolder::at(&self.root)
     }
     fn facts_file(&self) -> PathBuf {
         self.root.join(BENCH_FACTS)

@@ -2,7 +2,7 @@
 //! sysfs fixture: per-phase energy from the counter and from the power integral, the same interval
 //! and verdict as speed, and "not measured on this host" where the telemetry read no power.
 use super::stats::{change_ci, Measured, Verdict};
-use super::Metric;
+use super::{Metric, MetricInput};
 use crate::clock::Stamp;
 use crate::telemetry::amdgpu_sysfs::AmdgpuSysfs;
 use crate::telemetry::phases::{split, EnergyFrom, PhaseStats, RequestMarks};
@@ -81,20 +81,20 @@ fn sample_with(phases: Option<[PhaseStats; 2]>) -> crate::measure::Sample {
 #[test]
 fn each_energy_metric_reads_its_phase_and_a_cpu_only_sample_has_none() {
     let s = sample_with(Some(phases(1.0, 100, true)));
-    let v = |m: Metric| m.of(&s).unwrap();
+    let v = |m: Metric| m.of(MetricInput::record(&s)).unwrap();
     assert!((v(Metric::DecodeJPerToken) - 5.82).abs() < 0.01);
     assert!((v(Metric::PrefillJPerPromptToken) - 0.582).abs() < 0.01);
     assert!((v(Metric::DecodeMeanPowerW) - 291.0).abs() < 0.5);
     assert!((v(Metric::DecodeTokensPerJ) - 1.0 / 5.82).abs() < 1e-3);
     assert_eq!(Metric::DecodeJPerToken.energy_basis(&s).map(|b| b.from), Some(EnergyFrom::Counter));
     let cpu = sample_with(None);
-    assert!(Metric::ENERGY.iter().all(|m| m.of(&cpu).is_none()));
+    assert!(Metric::energy().all(|m| m.of(MetricInput::record(&cpu)).is_none()));
     // The recorded sample as it is: server CPU only, its phases without power.
     let path =
         crate::study::sample_folder::SampleFolder::at(&fixtures().join("evidence-today-ab/study/samples/001-f16"))
             .record();
     let recorded: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    assert!(Metric::ENERGY.iter().all(|m| m.of(&recorded).is_none()));
+    assert!(Metric::energy().all(|m| m.of(MetricInput::record(&recorded)).is_none()));
 }
 
 /// The energy metrics go through the speed metrics' interval (§8): a candidate that draws 10% less
@@ -117,7 +117,9 @@ fn an_energy_change_gets_the_speed_metrics_interval_and_a_verdict_in_its_own_wor
         (Metric::DecodeMeanPowerW, "lower power"),
     ] {
         let measured = |xs: &[(crate::measure::Sample, usize)]| -> Vec<Measured> {
-            xs.iter().map(|(s, block)| Measured { block: *block, value: m.of(s).unwrap() }).collect()
+            xs.iter()
+                .map(|(s, block)| Measured { block: *block, value: m.of(MetricInput::record(s)).unwrap() })
+                .collect()
         };
         let ci = change_ci(&measured(&base), &measured(&cand), 0.95, None).expect("4 blocks a side");
         let verdict = Verdict::with_margin(Some(&ci), m.higher_is_better(), None);
@@ -144,8 +146,8 @@ fn a_two_device_sample_is_measured_as_their_sum_and_each_device_kept() {
     };
     s.extra.telemetry.as_mut().unwrap().devices = vec![device(0, &a), device(1, &b)];
     // 291 W and 145.5 W for 2 s over 100 tokens.
-    assert!((Metric::DecodeJPerToken.of(&s).unwrap() - 8.73).abs() < 0.01);
-    assert!((Metric::DecodeMeanPowerW.of(&s).unwrap() - 436.5).abs() < 0.5);
+    assert!((Metric::DecodeJPerToken.of(MetricInput::record(&s)).unwrap() - 8.73).abs() < 0.01);
+    assert!((Metric::DecodeMeanPowerW.of(MetricInput::record(&s)).unwrap() - 436.5).abs() < 0.5);
     let figures = super::devices::device_figures(&[&s, &s]);
     assert_eq!(figures.iter().map(|d| d.index).collect::<Vec<_>>(), [0, 1]);
     let j = |i: usize| figures[i].decode.as_ref().unwrap().j_per_token.unwrap();
@@ -154,4 +156,25 @@ fn a_two_device_sample_is_measured_as_their_sum_and_each_device_kept() {
     let argv: Vec<String> = ["-ts", "1,1"].map(String::from).to_vec();
     assert!(super::devices::one_device_caveat(&argv, &[], super::devices::metered_devices(&[&s])).is_none());
     assert!(super::devices::device_figures(&[&sample_with(Some(a))]).is_empty(), "one device: no list");
+}
+
+/// A window-based metric reads the sample's series: 20 windows of 32 tokens at 100 tok/s, the
+/// first 18 at 200 W and the last 2 at 400 W, give 0.5 tok/J in most windows and 0.25 tok/J in the
+/// least efficient tenth (§9.8); without a series the metric has no value.
+#[test]
+fn the_p10_window_metric_reads_the_series_power_in_each_window() {
+    const MS: u64 = 1_000_000;
+    let mut s = sample_with(None);
+    s.token_mono_ns = (0..=640u64).map(|i| 1_000 * MS + i * 10 * MS).collect();
+    let series: Vec<TelemetrySample> = (0..700u64)
+        .map(|k| TelemetrySample {
+            at: Stamp { mono_ns: 1_000 * MS + k * 10 * MS, boot_ns: k * 10 * MS },
+            reading: Reading { power_w: Some(if k < 18 * 32 { 200.0 } else { 400.0 }), ..Reading::default() },
+            late_ns: 0,
+        })
+        .collect();
+    let m = Metric::DecodeP10WindowTokensPerJ;
+    let v = m.of(MetricInput { sample: &s, series: &series }).unwrap();
+    assert!((v - 0.25).abs() < 1e-9, "{v}");
+    assert_eq!(m.of(MetricInput::record(&s)), None, "no series, no windows with power");
 }

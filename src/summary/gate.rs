@@ -18,37 +18,6 @@ pub(crate) enum FailOn {
     Changed,
 }
 
-/// The metric the gate judges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum GateMetric {
-    Decode,
-    Prefill,
-    Ttft,
-    /// Decode energy per output token (worse: more joules); needs a source that reads power or
-    /// energy (docs/methodology.md §9.6).
-    JPerToken,
-    /// Prefill energy per prompt token.
-    PrefillJPerToken,
-    /// Decode mean power (worse: more watts).
-    Power,
-    /// Decode tokens per joule (worse: fewer).
-    TokensPerJ,
-}
-
-impl GateMetric {
-    pub(crate) fn metric(self) -> Metric {
-        match self {
-            GateMetric::Decode => Metric::ServerDecodeTps,
-            GateMetric::Prefill => Metric::ServerPrefillTps,
-            GateMetric::Ttft => Metric::TtftMs,
-            GateMetric::JPerToken => Metric::DecodeJPerToken,
-            GateMetric::PrefillJPerToken => Metric::PrefillJPerPromptToken,
-            GateMetric::Power => Metric::DecodeMeanPowerW,
-            GateMetric::TokensPerJ => Metric::DecodeTokensPerJ,
-        }
-    }
-}
-
 /// How a decided change is held against the threshold (docs/methodology.md §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub(crate) enum GateRule {
@@ -72,7 +41,7 @@ impl GateRule {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Gate {
     pub(crate) fail_on: FailOn,
-    pub(crate) metric: GateMetric,
+    pub(crate) metric: Metric,
     /// % change the interval must lie beyond (0: any change the interval proves).
     pub(crate) threshold_pct: f64,
     pub(crate) rule: GateRule,
@@ -114,7 +83,7 @@ impl Gate {
     /// Candidates the gate cannot judge: too few accepted samples for an interval. A gate that
     /// passed them would pass a build nothing was measured of.
     pub(crate) fn unjudged(&self, s: &Summary) -> Vec<String> {
-        let m = self.metric.metric();
+        let m = self.metric;
         s.variants
             .iter()
             .skip(1)
@@ -127,7 +96,7 @@ impl Gate {
     /// cause and the fix: an interval needs 3 accepted values a side (docs/methodology.md §8), and
     /// this study has fewer, whether too few were planned or some were rejected.
     pub(crate) fn unjudged_line(&self, s: &Summary, unjudged: &[String]) -> String {
-        let m = self.metric.metric();
+        let m = self.metric;
         if let (true, Some(why)) = (m.is_energy(), &s.energy_not_measured) {
             return format!(
                 "the gate cannot judge {} by {}: {why}; judge it on a host whose telemetry reads power or energy (--telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi)",
@@ -155,7 +124,7 @@ impl Gate {
 
     /// Every non-baseline variant the gate fails: see [`fails`].
     pub(crate) fn failures(&self, s: &Summary) -> Vec<GateFailure> {
-        let m = self.metric.metric();
+        let m = self.metric;
         s.variants
             .iter()
             .skip(1)
@@ -256,8 +225,12 @@ mod tests {
     #[test]
     fn a_candidate_without_an_interval_is_unjudged_and_the_line_says_why() {
         let d = Metric::ServerDecodeTps;
-        let gate =
-            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
+        let gate = Gate {
+            fail_on: FailOn::Slower,
+            metric: Metric::ServerDecodeTps,
+            threshold_pct: 5.0,
+            rule: GateRule::Estimate,
+        };
         let mut s: Summary =
             serde_json::from_str(include_str!("../../tests/fixtures/evidence-pre-engine/study/summary.json"))
                 .expect("a real summary");
@@ -279,8 +252,12 @@ mod tests {
     #[test]
     fn only_a_decided_change_beyond_the_threshold_fails() {
         let d = Metric::ServerDecodeTps;
-        let slower =
-            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
+        let slower = Gate {
+            fail_on: FailOn::Slower,
+            metric: Metric::ServerDecodeTps,
+            threshold_pct: 5.0,
+            rule: GateRule::Estimate,
+        };
         let vs = || vs_for(d);
         assert_eq!(labels(slower, vs()), ["regressed", "past"]);
         let changed = Gate { fail_on: FailOn::Changed, ..slower };
@@ -290,7 +267,7 @@ mod tests {
         // TTFT: worse is up.
         let t = Metric::TtftMs;
         let ttft =
-            Gate { fail_on: FailOn::Slower, metric: GateMetric::Ttft, threshold_pct: 0.0, rule: GateRule::Estimate };
+            Gate { fail_on: FailOn::Slower, metric: Metric::TtftMs, threshold_pct: 0.0, rule: GateRule::Estimate };
         let vs = vec![
             variant("base", t, None),
             variant("later", t, Some((3.0, 9.0))),
@@ -322,8 +299,12 @@ mod tests {
     #[test]
     fn the_failure_line_names_the_rule_it_applied() {
         let f = GateFailure { label: "cand".into(), metric: "decode", change_pct: -8.0, ci: [-11.0, -6.0] };
-        let g =
-            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Interval };
+        let g = Gate {
+            fail_on: FailOn::Slower,
+            metric: Metric::ServerDecodeTps,
+            threshold_pct: 5.0,
+            rule: GateRule::Interval,
+        };
         let line = f.line(&g);
         assert!(
             line.contains("lies wholly beyond the 5% threshold") && line.contains("--gate-rule interval"),

@@ -1,11 +1,14 @@
-//! The metrics a summary judges, each read from one sample (docs/methodology.md §1).
+//! The metrics a summary judges, each defined once (docs/methodology.md §1): its stored name,
+//! title, unit, decimals, direction, `--metric` name and how it is computed from one sample's record and
+//! its telemetry series. Every format reads a metric from [`Spec`]; adding one is a variant of
+//! [`Metric`] and its row in [`Metric::spec`].
 use super::phases;
 use super::stats::Verdict;
 use crate::measure::Sample;
-use serde::{Deserialize, Serialize};
+use crate::telemetry::phases::{EnergyBasis, PhaseStats};
+use crate::telemetry::sampler::TelemetrySample;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum Metric {
     ServerDecodeTps,
     ServerPrefillTps,
@@ -19,83 +22,312 @@ pub(crate) enum Metric {
     DecodeMeanPowerW,
     /// Output tokens per joule of decode energy.
     DecodeTokensPerJ,
+    /// Decode tokens per joule in the decode's least efficient tenth of windows.
+    DecodeP10WindowTokensPerJ,
+}
+
+/// What a metric is computed from: one sample's record and its telemetry series (empty where the
+/// sample recorded none; of a server on several GPUs, the server's series, §9.11).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MetricInput<'a> {
+    pub(crate) sample: &'a Sample,
+    pub(crate) series: &'a [TelemetrySample],
+}
+
+/// What a metric measures, which decides its verdict's words and where a summary holds it.
+#[cfg(test)]
+impl<'a> MetricInput<'a> {
+    /// A sample with no telemetry series.
+    pub(crate) fn record(sample: &'a Sample) -> MetricInput<'a> {
+        MetricInput { sample, series: &[] }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// A rate or a latency: every study has it; faster or slower.
+    Speed,
+    /// Energy per token or tokens per joule: only where the telemetry measured power or energy
+    /// (§9.6); more or less efficient.
+    Energy,
+    /// Mean power: as energy; lower or higher power.
+    Power,
+}
+
+/// Which phase's energy an energy metric integrates (§9.6, §9.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Prefill,
+    Decode,
+}
+
+/// One metric, defined once.
+pub(crate) struct Spec {
+    /// Its name in `summary.json`, the history and every machine format.
+    pub(crate) stored: &'static str,
+    /// Its name with its unit, as a table or chart titles it.
+    pub(crate) title: &'static str,
+    /// Its name in a sentence, without its unit: `server decode` (the one-line answer).
+    pub(crate) short_title: &'static str,
+    /// The unit a chart's axis carries.
+    pub(crate) unit: &'static str,
+    /// The decimals a value prints with.
+    pub(crate) decimals: usize,
+    pub(crate) higher_is_better: bool,
+    pub(crate) family: Family,
+    /// Its name after `--metric` (the judgement of the CI gate and of bisect) with that value's
+    /// help; None: no judgement reads it.
+    pub(crate) flag: Option<(&'static str, &'static str)>,
+    /// Whether the study page draws it (its dots and change chart).
+    pub(crate) charted: bool,
+    /// What it measures in a pure-decode study, where that is not what its name says: the timed
+    /// request re-prefills one token of a prompt already in the cache (§4).
+    pub(crate) pure_decode_caveat: Option<&'static str>,
+    /// The phase whose energy it is computed from, for its basis line (§9.6); None for a speed
+    /// metric, or one computed from the series' power readings.
+    pub(crate) energy_phase: Option<Phase>,
+    /// Its value for one sample (a non-finite value is none).
+    pub(crate) value: fn(MetricInput) -> Option<f64>,
+}
+
+fn decode_phase(i: MetricInput) -> Option<PhaseStats> {
+    phases::sample_phases(i.sample).map(|[_, d]| d)
+}
+
+fn prefill_phase(i: MetricInput) -> Option<PhaseStats> {
+    phases::sample_phases(i.sample).map(|[p, _]| p)
 }
 
 impl Metric {
-    /// The speed metrics: every study has them.
-    pub(crate) const ALL: [Metric; 4] =
-        [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::StrictStreamedTps, Metric::TtftMs];
+    /// Every metric, in the order every table lists them.
+    pub(crate) const EVERY: [Metric; 9] = [
+        Metric::ServerDecodeTps,
+        Metric::ServerPrefillTps,
+        Metric::StrictStreamedTps,
+        Metric::TtftMs,
+        Metric::DecodeJPerToken,
+        Metric::PrefillJPerPromptToken,
+        Metric::DecodeMeanPowerW,
+        Metric::DecodeTokensPerJ,
+        Metric::DecodeP10WindowTokensPerJ,
+    ];
 
-    /// The energy and power metrics: a summary holds them only where the telemetry source measured
-    /// power or energy (docs/methodology.md §9.6).
-    pub(crate) const ENERGY: [Metric; 4] =
-        [Metric::DecodeJPerToken, Metric::PrefillJPerPromptToken, Metric::DecodeMeanPowerW, Metric::DecodeTokensPerJ];
+    pub(crate) fn spec(self) -> &'static Spec {
+        const PREFILL_CAVEAT: &str =
+            "pure decode: the one-token re-prefill of a cached prompt, not a prefill of the prompt";
+        match self {
+            Metric::ServerDecodeTps => &Spec {
+                stored: "server-decode-tps",
+                title: "server decode TPS (tok/s)",
+                short_title: "server decode",
+                unit: "tok/s",
+                decimals: 2,
+                higher_is_better: true,
+                family: Family::Speed,
+                flag: Some(("decode", "Server decode tokens per second (worse: fewer)")),
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |i| i.sample.server.as_ref().map(|t| t.decode_tps),
+            },
+            Metric::ServerPrefillTps => &Spec {
+                stored: "server-prefill-tps",
+                title: "server prefill TPS (tok/s)",
+                short_title: "server prefill",
+                unit: "tok/s",
+                decimals: 1,
+                higher_is_better: true,
+                family: Family::Speed,
+                flag: Some(("prefill", "Server prefill tokens per second (worse: fewer)")),
+                charted: true,
+                pure_decode_caveat: Some(PREFILL_CAVEAT),
+                energy_phase: None,
+                value: |i| i.sample.server.as_ref().map(|t| t.prefill_tps),
+            },
+            Metric::StrictStreamedTps => &Spec {
+                stored: "strict-streamed-tps",
+                title: "strict streamed TPS (tok/s)",
+                short_title: "strict streamed decode",
+                unit: "tok/s",
+                decimals: 2,
+                higher_is_better: true,
+                family: Family::Speed,
+                flag: None,
+                charted: false,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |i| i.sample.stream.strict_tps,
+            },
+            Metric::TtftMs => &Spec {
+                stored: "ttft-ms",
+                title: "TTFT (ms)",
+                short_title: "TTFT",
+                unit: "ms",
+                decimals: 2,
+                higher_is_better: false,
+                family: Family::Speed,
+                flag: Some(("ttft", "Time to the first streamed token (worse: longer)")),
+                charted: true,
+                pure_decode_caveat: Some(
+                    "pure decode: time to the first token after a one-token re-prefill of a cached prompt",
+                ),
+                energy_phase: None,
+                value: |i| i.sample.stream.ttft_ms,
+            },
+            Metric::DecodeJPerToken => &Spec {
+                stored: "decode-j-per-token",
+                title: "decode energy (J/token)",
+                short_title: "decode energy",
+                unit: "J/token",
+                decimals: 4,
+                higher_is_better: false,
+                family: Family::Energy,
+                flag: Some((
+                    "j-per-token",
+                    "Decode energy per output token (worse: more joules); needs a source that reads power or energy (docs/methodology.md §9.6)",
+                )),
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: Some(Phase::Decode),
+                value: |i| decode_phase(i)?.j_per_token,
+            },
+            Metric::PrefillJPerPromptToken => &Spec {
+                stored: "prefill-j-per-prompt-token",
+                title: "prefill energy (J/prompt token)",
+                short_title: "prefill energy",
+                unit: "J/token",
+                decimals: 4,
+                higher_is_better: false,
+                family: Family::Energy,
+                flag: Some(("prefill-j-per-token", "Prefill energy per prompt token")),
+                charted: true,
+                pure_decode_caveat: Some("pure decode: the energy of a one-token re-prefill of a cached prompt"),
+                energy_phase: Some(Phase::Prefill),
+                value: |i| prefill_phase(i)?.j_per_token,
+            },
+            Metric::DecodeMeanPowerW => &Spec {
+                stored: "decode-mean-power-w",
+                title: "decode mean power (W)",
+                short_title: "decode mean power",
+                unit: "W",
+                decimals: 1,
+                higher_is_better: false,
+                family: Family::Power,
+                flag: Some(("power", "Decode mean power (worse: more watts)")),
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: Some(Phase::Decode),
+                value: |i| decode_phase(i)?.mean_power_w,
+            },
+            Metric::DecodeTokensPerJ => &Spec {
+                stored: "decode-tokens-per-j",
+                title: "decode tokens per joule (tok/J)",
+                short_title: "decode tokens per joule",
+                unit: "tok/J",
+                decimals: 3,
+                higher_is_better: true,
+                family: Family::Energy,
+                flag: Some(("tokens-per-j", "Decode tokens per joule (worse: fewer)")),
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: Some(Phase::Decode),
+                value: |i| {
+                    let d = decode_phase(i)?;
+                    d.energy_j.filter(|e| *e > 0.0).map(|e| d.tokens as f64 / e)
+                },
+            },
+            // Each 32-token decode window's rate over its median power (§9.8), at the 10th
+            // percentile (nearest rank) of the sample's windows: the efficiency the decode falls to
+            // in its least efficient tenth, where heat or a power cap shows first. A sequence has
+            // prefills between its decodes, so no windows (§4.1).
+            Metric::DecodeP10WindowTokensPerJ => &Spec {
+                stored: "decode-p10-window-tokens-per-j",
+                title: "decode p10-window tokens per joule (tok/J)",
+                short_title: "decode p10-window tokens per joule",
+                unit: "tok/J",
+                decimals: 3,
+                higher_is_better: true,
+                family: Family::Energy,
+                flag: None,
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |i| {
+                    if i.sample.extra.sequence().is_some() {
+                        return None;
+                    }
+                    let mut per_j: Vec<f64> = super::windows::decode_windows(&i.sample.token_mono_ns, i.series)
+                        .iter()
+                        .filter_map(|w| w.power_w.filter(|p| *p > 0.0).map(|p| w.tokens_per_s / p))
+                        .collect();
+                    per_j.sort_by(f64::total_cmp);
+                    let rank = (per_j.len() as f64 * 0.1).ceil() as usize;
+                    (per_j.len() >= 2).then(|| per_j[rank.max(1) - 1])
+                },
+            },
+        }
+    }
 
-    /// [`Metric::ALL`] then [`Metric::ENERGY`].
+    /// Every metric, in [`Metric::EVERY`]'s order.
     pub(crate) fn every() -> impl Iterator<Item = Metric> {
-        Metric::ALL.into_iter().chain(Metric::ENERGY)
+        Metric::EVERY.into_iter()
+    }
+
+    /// The speed metrics: every study has them.
+    #[cfg(test)]
+    pub(crate) fn speed() -> impl Iterator<Item = Metric> {
+        Metric::every().filter(|m| !m.is_energy())
+    }
+
+    /// The energy and power metrics: a summary holds them only where the telemetry source
+    /// measured power or energy (docs/methodology.md §9.6).
+    #[cfg(test)]
+    pub(crate) fn energy() -> impl Iterator<Item = Metric> {
+        Metric::every().filter(|m| m.is_energy())
+    }
+
+    /// The metric stored under `name`; None for a name that is no metric (`pi-wall-ms`,
+    /// `exactness`, or a later abprof's).
+    pub(crate) fn named(name: &str) -> Option<Metric> {
+        Metric::every().find(|m| m.stored_name() == name)
+    }
+
+    pub(crate) fn stored_name(self) -> &'static str {
+        self.spec().stored
     }
 
     pub(crate) fn is_energy(self) -> bool {
-        Metric::ENERGY.contains(&self)
+        self.spec().family != Family::Speed
     }
 
     pub(crate) fn title(self) -> &'static str {
-        match self {
-            Metric::ServerDecodeTps => "server decode TPS (tok/s)",
-            Metric::ServerPrefillTps => "server prefill TPS (tok/s)",
-            Metric::StrictStreamedTps => "strict streamed TPS (tok/s)",
-            Metric::TtftMs => "TTFT (ms)",
-            Metric::DecodeJPerToken => "decode energy (J/token)",
-            Metric::PrefillJPerPromptToken => "prefill energy (J/prompt token)",
-            Metric::DecodeMeanPowerW => "decode mean power (W)",
-            Metric::DecodeTokensPerJ => "decode tokens per joule (tok/J)",
-        }
+        self.spec().title
     }
 
-    /// The metric's name in a sentence, without its unit: `server decode` (the one-line answer).
     pub(crate) fn short_title(self) -> &'static str {
-        match self {
-            Metric::ServerDecodeTps => "server decode",
-            Metric::ServerPrefillTps => "server prefill",
-            Metric::StrictStreamedTps => "strict streamed decode",
-            Metric::TtftMs => "TTFT",
-            Metric::DecodeJPerToken => "decode energy",
-            Metric::PrefillJPerPromptToken => "prefill energy",
-            Metric::DecodeMeanPowerW => "decode mean power",
-            Metric::DecodeTokensPerJ => "decode tokens per joule",
-        }
+        self.spec().short_title
     }
 
-    /// What the metric measures in a pure-decode study, where it is not what its name says: the
-    /// timed request re-prefills one token of a prompt already in the cache
-    /// (docs/methodology.md §4).
+    pub(crate) fn unit(self) -> &'static str {
+        self.spec().unit
+    }
+
+    pub(crate) fn decimals(self) -> usize {
+        self.spec().decimals
+    }
+
     pub(crate) fn pure_decode_caveat(self) -> Option<&'static str> {
-        match self {
-            Metric::ServerPrefillTps => {
-                Some("pure decode: the one-token re-prefill of a cached prompt, not a prefill of the prompt")
-            }
-            Metric::TtftMs => {
-                Some("pure decode: time to the first token after a one-token re-prefill of a cached prompt")
-            }
-            Metric::PrefillJPerPromptToken => {
-                Some("pure decode: the energy of a one-token re-prefill of a cached prompt")
-            }
-            _ => None,
-        }
+        self.spec().pure_decode_caveat
     }
 
     pub(crate) fn higher_is_better(self) -> bool {
-        !matches!(
-            self,
-            Metric::TtftMs | Metric::DecodeJPerToken | Metric::PrefillJPerPromptToken | Metric::DecodeMeanPowerW
-        )
+        self.spec().higher_is_better
     }
 
-    /// The verdict's word for this metric: a speed is faster or slower, an energy smaller or larger
-    /// (the verdict's direction is [`Metric::higher_is_better`]'s).
+    /// The verdict's word for this metric: a speed is faster or slower, an energy more or less
+    /// efficient, a power lower or higher (the verdict's direction is the metric's).
     pub(crate) fn verdict_word(self, v: Verdict) -> &'static str {
-        let power = self == Metric::DecodeMeanPowerW;
+        let power = self.spec().family == Family::Power;
         match (self.is_energy(), v) {
             (false, _) => v.word(),
             (true, Verdict::Faster) if power => "lower power",
@@ -114,32 +346,91 @@ impl Metric {
         }
     }
 
-    pub(crate) fn of(self, s: &Sample) -> Option<f64> {
-        let phases = || phases::sample_phases(s);
-        let v = match self {
-            Metric::ServerDecodeTps => s.server.as_ref().map(|t| t.decode_tps),
-            Metric::ServerPrefillTps => s.server.as_ref().map(|t| t.prefill_tps),
-            Metric::StrictStreamedTps => s.stream.strict_tps,
-            Metric::TtftMs => s.stream.ttft_ms,
-            Metric::DecodeJPerToken => phases().and_then(|[_, d]| d.j_per_token),
-            Metric::PrefillJPerPromptToken => phases().and_then(|[p, _]| p.j_per_token),
-            Metric::DecodeMeanPowerW => phases().and_then(|[_, d]| d.mean_power_w),
-            Metric::DecodeTokensPerJ => {
-                phases().and_then(|[_, d]| d.energy_j.filter(|e| *e > 0.0).map(|e| d.tokens as f64 / e))
-            }
-        };
-        v.filter(|x| x.is_finite())
+    /// The metric's value of one sample, where it has a finite one.
+    pub(crate) fn of(self, input: MetricInput) -> Option<f64> {
+        (self.spec().value)(input).filter(|x| x.is_finite())
+    }
+
+    /// Every metric's value of one sample, in [`Metric::EVERY`]'s order.
+    pub(crate) fn values(input: MetricInput) -> Vec<(Metric, f64)> {
+        Metric::every().filter_map(|m| m.of(input).map(|v| (m, v))).collect()
     }
 
     /// Where an energy metric's value of `s` came from: the energy counter or an integral of
     /// power (docs/methodology.md §9.6), with the power an integral is of (§9.7); None for a
     /// speed metric.
-    pub(crate) fn energy_basis(self, s: &Sample) -> Option<crate::telemetry::phases::EnergyBasis> {
+    pub(crate) fn energy_basis(self, s: &Sample) -> Option<EnergyBasis> {
         let [p, d] = phases::sample_phases(s)?;
-        match self {
-            Metric::PrefillJPerPromptToken => Some(p.energy_basis()),
-            m if m.is_energy() => Some(d.energy_basis()),
-            _ => None,
+        match self.spec().energy_phase? {
+            Phase::Prefill => Some(p.energy_basis()),
+            Phase::Decode => Some(d.energy_basis()),
         }
+    }
+}
+
+/// Stored by its [`Spec::stored`] name.
+impl serde::Serialize for Metric {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.stored_name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Metric {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Metric, D::Error> {
+        let name = String::deserialize(d)?;
+        Metric::named(&name).ok_or_else(|| {
+            let known: Vec<&str> = Metric::every().map(Metric::stored_name).collect();
+            serde::de::Error::custom(format!("unknown metric `{name}`, expected one of {}", known.join(", ")))
+        })
+    }
+}
+
+/// `--metric NAME`: the metrics whose [`Spec::flag`] names them.
+impl clap::ValueEnum for Metric {
+    fn value_variants<'a>() -> &'a [Metric] {
+        static FLAGGED: std::sync::LazyLock<Vec<Metric>> =
+            std::sync::LazyLock::new(|| Metric::every().filter(|m| m.spec().flag.is_some()).collect());
+        &FLAGGED
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let (name, help) = self.spec().flag?;
+        Some(clap::builder::PossibleValue::new(name).help(help))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_metric_has_one_distinct_stored_name_title_and_flag() {
+        let distinct = |f: fn(&Spec) -> Option<&'static str>| {
+            let names: Vec<_> = Metric::every().filter_map(|m| f(m.spec())).collect();
+            let mut d = names.clone();
+            d.sort();
+            d.dedup();
+            assert_eq!(d.len(), names.len(), "{names:?}");
+        };
+        distinct(|s| Some(s.stored));
+        distinct(|s| Some(s.title));
+        distinct(|s| Some(s.short_title));
+        distinct(|s| s.flag.map(|g| g.0));
+        for m in Metric::every() {
+            assert_eq!(Metric::named(m.stored_name()), Some(m));
+            assert_eq!(serde_json::to_value(m).unwrap(), m.stored_name());
+            assert_eq!(serde_json::from_value::<Metric>(m.stored_name().into()).unwrap(), m);
+            assert!(
+                m.is_energy() || m.spec().energy_phase.is_none(),
+                "{m:?}: only an energy metric has an energy phase"
+            );
+        }
+        assert!(serde_json::from_value::<Metric>("tok-per-parsec".into())
+            .unwrap_err()
+            .to_string()
+            .contains("unknown metric"));
+        use clap::ValueEnum;
+        assert_eq!(Metric::from_str("decode", false), Ok(Metric::ServerDecodeTps));
+        assert!(Metric::from_str("strict-streamed-tps", false).is_err(), "no judgement reads it");
     }
 }

@@ -44,7 +44,7 @@ use rules::{prompt_tokens_differ, sample_rejections, Expectations, Rejection};
 use serde::{Deserialize, Serialize};
 use stats::{mean, median, pct_change, ChangeCi, Measured, Verdict};
 
-pub(crate) use metric::Metric;
+pub(crate) use metric::{Metric, MetricInput};
 
 /// Draft acceptance rates further apart than this (absolute) make decode TPS no proof of a kernel
 /// change (docs/methodology.md §7 "acceptance caveat").
@@ -239,6 +239,8 @@ pub(crate) struct JudgedSample {
     pub(crate) rejections: Vec<Rejection>,
     /// The record, when one was written and could be read.
     pub(crate) sample: Option<Sample>,
+    /// Its metrics' values, from its record and telemetry series ([`Metric::values`]).
+    pub(crate) values: Vec<(Metric, f64)>,
 }
 
 /// A study as the summary layer read it: the summary, every judged sample, and the study's
@@ -328,8 +330,8 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
     let found = ev.samples(plan);
     let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
     let Acceptance { accepted, rejected, missing } = accept(&found, plan, &exp, &rel);
-    let judged = judged_samples(&found, &accepted, &rejected, plan, &rel);
     let study = AcceptedSamples::read(&found, &accepted, file, plan.counted_blocks(), ev.read_roofline().ok());
+    let judged = judged_samples(&study, &rejected, plan, &rel);
     let mut variants = Vec::new();
     let mut plain = Vec::new();
     let mut on_device = Vec::new();
@@ -388,7 +390,7 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
         answer: Vec::new(),
         covariate: covariate_fit(
             &accepted,
-            &|fi| study.sample(fi),
+            &|fi| study.input(fi),
             &|fi| found[fi].slot.repeat,
             &study.phases,
             &plan.labels,
@@ -579,6 +581,11 @@ impl<'a> AcceptedSamples<'a> {
         self.found[fi].sample.as_ref().expect("accepted samples exist")
     }
 
+    /// What a metric reads of the found sample `fi`: its record and series.
+    fn input(&self, fi: usize) -> metric::MetricInput<'_> {
+        metric::MetricInput { sample: self.sample(fi), series: &self.series[fi] }
+    }
+
     fn samples(&self, vi: usize) -> Vec<&'a Sample> {
         self.accepted[vi].iter().map(|&fi| self.sample(fi)).collect()
     }
@@ -587,7 +594,7 @@ impl<'a> AcceptedSamples<'a> {
     fn measured(&self, vi: usize, m: Metric) -> Vec<Measured> {
         self.accepted[vi]
             .iter()
-            .filter_map(|&fi| m.of(self.sample(fi)).map(|value| Measured { block: self.found[fi].slot.repeat, value }))
+            .filter_map(|&fi| m.of(self.input(fi)).map(|value| Measured { block: self.found[fi].slot.repeat, value }))
             .collect()
     }
 
@@ -619,7 +626,10 @@ impl<'a> AcceptedSamples<'a> {
             } else {
                 let change = stats::change_estimate(&self.measured(0, m), &self.measured(vi, m));
                 let ci = stats::look_ci(&self.measured(0, m), &self.measured(vi, m), self.levels);
-                (change, ci, Some(Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct())))
+                let verdict = Verdict::with_margin(ci.as_ref(), m.higher_is_better(), file.margin_pct());
+                // Below 3 accepted a side there is no estimate to read (docs/methodology.md §8
+                // "too few samples"): no change is given, only the medians'.
+                (change.filter(|_| verdict != Verdict::TooFewSamples), ci, Some(verdict))
             };
             let median_change_pct = (vi > 0)
                 .then(|| median(&self.values(0, m)).zip(median(&runs)).map(|(b, c)| pct_change(b, c)))
@@ -764,13 +774,13 @@ fn acceptance_caveats(variants: &mut [VariantSummary], plain: &[bool]) {
 /// one has it (a thermal-gated study), else their median decode clock where every one has it.
 fn covariate_fit<'a>(
     accepted: &[Vec<usize>],
-    sample_of: &dyn Fn(usize) -> &'a Sample,
+    input_of: &dyn Fn(usize) -> metric::MetricInput<'a>,
     block_of: &dyn Fn(usize) -> usize,
     phases_of: &[Option<[crate::telemetry::phases::PhaseStats; 2]>],
     labels: &[String],
 ) -> Option<covariate::CovariateFit> {
     use covariate::{Covariate, Observation};
-    let start = |fi: usize| sample_of(fi).extra.idle_gate.as_ref()?.thermal.as_ref().map(|t| t.start_c);
+    let start = |fi: usize| input_of(fi).sample.extra.idle_gate.as_ref()?.thermal.as_ref().map(|t| t.start_c);
     let clock = |fi: usize| phases_of[fi].as_ref()?[1].gfx_clock_median_mhz;
     let all = accepted.iter().flatten();
     let (cov, x): (Covariate, &dyn Fn(usize) -> Option<f64>) = if all.clone().all(|&fi| start(fi).is_some()) {
@@ -788,7 +798,7 @@ fn covariate_fit<'a>(
                 Some(Observation {
                     variant,
                     block: block_of(fi),
-                    tps: Metric::ServerDecodeTps.of(sample_of(fi))?,
+                    tps: Metric::ServerDecodeTps.of(input_of(fi))?,
                     x: x(fi)?,
                 })
             })
@@ -797,38 +807,46 @@ fn covariate_fit<'a>(
     covariate::fit(cov, &obs, labels)
 }
 
-/// Every sample on disk with its verdict, in study order: the accepted ones of each variant and
-/// every rejected one (a superseded attempt or a corrupt record has no readable sample).
+/// Every sample on disk with its verdict and its metrics' values, in study order: the accepted
+/// ones of each variant and every rejected one (a superseded attempt or a corrupt record has no
+/// readable sample).
 fn judged_samples(
-    found: &[crate::study::evidence::FoundSample],
-    accepted: &[Vec<usize>],
+    study: &AcceptedSamples,
     rejected: &[RejectedSample],
     plan: &crate::study::evidence::Plan,
     rel: &dyn Fn(&std::path::Path) -> String,
 ) -> Vec<JudgedSample> {
+    let found = study.found;
     let mut out = Vec::new();
-    for (variant, list) in accepted.iter().enumerate() {
+    for (variant, list) in study.accepted.iter().enumerate() {
         for &fi in list {
             let f = &found[fi];
+            let values = Metric::values(study.input(fi));
             let (index, dir, sample) = (f.slot.index, rel(&f.dir), f.sample.clone());
-            out.push(JudgedSample { index, variant, dir, rejections: Vec::new(), sample });
+            out.push(JudgedSample { index, variant, dir, rejections: Vec::new(), sample, values });
         }
     }
-    let on_disk = |dir: &str| -> Option<Sample> {
+    let on_disk = |dir: &str| -> Option<(&std::path::Path, &Sample)> {
         found.iter().find_map(|f| {
             if rel(&f.dir) == dir {
-                return f.sample.clone();
+                return f.sample.as_ref().map(|s| (f.dir.as_path(), s));
             }
-            f.earlier_attempts.iter().find(|(d, _)| rel(d) == dir).and_then(|(_, s)| s.clone())
+            f.earlier_attempts.iter().find(|(d, _)| rel(d) == dir).and_then(|(d, s)| Some((d.as_path(), s.as_ref()?)))
         })
     };
     for r in rejected {
+        let sample = on_disk(&r.dir);
+        let values = sample.map_or_else(Vec::new, |(dir, s)| {
+            let series = crate::study::sample_folder::SampleFolder::at(dir).series(s);
+            Metric::values(metric::MetricInput { sample: s, series: &series })
+        });
         out.push(JudgedSample {
             index: r.index,
             variant: plan.labels.iter().position(|l| *l == r.label).unwrap_or(0),
             dir: r.dir.clone(),
             rejections: r.reasons.clone(),
-            sample: on_disk(&r.dir),
+            sample: sample.map(|(_, s)| s.clone()),
+            values,
         });
     }
     out.sort_by(|a, b| (a.index, &a.dir).cmp(&(b.index, &b.dir)));

@@ -794,9 +794,14 @@ mod tests {
     /// in at least 90%.
     #[test]
     fn sim_the_gate_fails_real_regressions_and_never_noise() {
-        use crate::summary::gate::{FailOn, Gate, GateMetric, GateRule};
-        let gate =
-            Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule: GateRule::Estimate };
+        use crate::summary::gate::{FailOn, Gate, GateRule};
+        use crate::summary::Metric;
+        let gate = Gate {
+            fail_on: FailOn::Slower,
+            metric: Metric::ServerDecodeTps,
+            threshold_pct: 5.0,
+            rule: GateRule::Estimate,
+        };
         let rule =
             AdaptiveRule { family: 1, until_ci_pct: None, until_decided: true, mei_pct: Some(5.0), max_samples: 10 };
         // −6% and −3% are printed for the record (BENCHMARKS.md), not bounded.
@@ -823,8 +828,9 @@ mod tests {
     /// fails at most 2.5% (+ simulation error) of builds exactly at the threshold.
     #[test]
     fn sim_the_gates_operating_curve_for_both_rules() {
-        use crate::summary::gate::{FailOn, Gate, GateMetric, GateRule};
-        let gate = |rule| Gate { fail_on: FailOn::Slower, metric: GateMetric::Decode, threshold_pct: 5.0, rule };
+        use crate::summary::gate::{FailOn, Gate, GateRule};
+        use crate::summary::Metric;
+        let gate = |rule| Gate { fail_on: FailOn::Slower, metric: Metric::ServerDecodeTps, threshold_pct: 5.0, rule };
         let rules = [GateRule::Estimate, GateRule::Interval];
         let sequential = AdaptiveRule {
             family: 1,

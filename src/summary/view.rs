@@ -159,10 +159,10 @@ impl StudyView {
                     Some(_) if summary.rejected.iter().any(|r| r.dir == dir) => SampleStatus::Rejected,
                     Some(_) => SampleStatus::Accepted,
                 };
-                let values = f
-                    .sample
-                    .as_ref()
-                    .map_or_else(Vec::new, |s| Metric::every().filter_map(|m| m.of(s).map(|v| (m, v))).collect());
+                let values = f.sample.as_ref().map_or_else(Vec::new, |s| {
+                    let series = f.series();
+                    Metric::values(super::MetricInput { sample: s, series: &series })
+                });
                 SampleView {
                     index: f.slot.index + 1,
                     label: f.label.clone(),

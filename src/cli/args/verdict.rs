@@ -1,6 +1,6 @@
 //! `--metric` and `--threshold`: which metric a judgement reads and how far its confidence
 //! interval must lie from no change.
-use crate::summary::gate::GateMetric;
+use crate::summary::Metric;
 use clap::Args;
 
 /// Judgement: the metric and the threshold its 95% interval must lie beyond (ab's --fail-on
@@ -9,7 +9,7 @@ use clap::Args;
 pub(crate) struct JudgementArgs {
     /// The metric judged.
     #[arg(long, value_enum, default_value = "decode")]
-    pub(crate) metric: GateMetric,
+    pub(crate) metric: Metric,
     /// % change the interval must lie beyond (ab --fail-on: default 0; bisect: default half the
     /// change measured between good and bad).
     #[arg(long, value_name = "PCT", value_parser = threshold_pct)]

@@ -5,7 +5,6 @@ use super::chart::{
     padded, svg, tick, variant_colour, verdict_colour, whisker, ChartError, Slots, AXIS_TEXT, FONT, SLOWER, UNCLEAR,
     WIDTH,
 };
-use crate::report::metric_digits as digits;
 use crate::summary::stats::Verdict;
 use crate::summary::view::{SampleStatus, StudyView};
 use crate::summary::Metric;
@@ -13,16 +12,6 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 const HEIGHT: u32 = 330;
-
-fn unit(m: Metric) -> &'static str {
-    match m {
-        Metric::TtftMs => "ms",
-        Metric::DecodeJPerToken | Metric::PrefillJPerPromptToken => "J/token",
-        Metric::DecodeMeanPowerW => "W",
-        Metric::DecodeTokensPerJ => "tok/J",
-        _ => "tok/s",
-    }
-}
 
 /// One candidate's change vs the baseline, with its 95% interval (both in %).
 struct ChangeMark {
@@ -81,7 +70,7 @@ fn samples_panel(
             .x_label_formatter(&label_of)
             .y_labels(6)
             .y_label_formatter(&|y| tick(*y, hi - lo))
-            .y_desc(unit(m))
+            .y_desc(m.unit())
             .axis_desc_style((FONT, 17))
             .label_style((FONT, 16))
             .light_line_style(WHITE)
@@ -98,7 +87,7 @@ fn samples_panel(
                 c.draw_series(std::iter::once(
                     EmptyElement::at((x + 0.25, med))
                         + Text::new(
-                            format!("{:.*}", digits(m), med),
+                            format!("{:.*}", m.decimals(), med),
                             (5, 0),
                             (FONT, 15).into_font().color(&colour).pos(Pos::new(HPos::Left, VPos::Center)),
                         ),
@@ -171,7 +160,7 @@ fn change_panel(right: &Area<'_>, view: &StudyView, m: Metric, labels: &[&str]) 
             .x_label_formatter(&label_of)
             .y_labels(6)
             .y_label_formatter(&|y| format!("{}%", tick(*y, hi - lo)))
-            .y_desc("% change of the median")
+            .y_desc("% change (the interval's estimate)")
             .axis_desc_style((FONT, 17))
             .label_style((FONT, 16))
             .light_line_style(WHITE)

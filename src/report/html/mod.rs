@@ -20,8 +20,6 @@ use crate::summary::Metric;
 use chart::variant_css;
 use markup::{esc, figure};
 
-/// The metrics the page draws a chart of (strict streamed TPS only in the tables).
-const REPORT_METRICS: [Metric; 3] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps, Metric::TtftMs];
 use std::fmt::Write;
 
 fn open(o: &mut String, id: &str, title: &str) {
@@ -68,7 +66,8 @@ fn samples_section(o: &mut String, v: &StudyView) {
          bar and number: the variant's median. Right: the candidate's change (the estimate its interval is built on), bars the 95% CI.</p>",
         variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
-    for m in REPORT_METRICS.into_iter().chain(Metric::ENERGY) {
+    // The metrics the page charts (strict streamed TPS only in the tables).
+    for m in Metric::every().filter(|m| m.spec().charted) {
         if let Some(drawn) = dots::chart(v, m) {
             figure(o, drawn, "");
         }

@@ -97,7 +97,7 @@ mod tests {
         let mut s = crate::report::sections::testing::recorded_summary();
         s.variants[1].caveats = vec!["a caveat under its row".into()];
         s.variants[0].throttled = vec![1];
-        let sections = of_summary(&s);
+        let sections = of_summary(&s, crate::report::sections::Depth::Full);
         let (txt, md) = (text(&sections), markdown(&sections));
         let mut html = String::new();
         render(&mut html, &Source::summary(&s), &sections);

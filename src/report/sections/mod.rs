@@ -10,6 +10,7 @@ mod evidence;
 mod exactness;
 mod floor;
 mod kernels;
+mod nothing_accepted;
 mod outcome;
 mod per_variant;
 mod phases;
@@ -34,6 +35,18 @@ pub(crate) use source::Source;
 
 type Sections = fn(&Source) -> Vec<Section>;
 
+/// How deep a reader goes: the text summary shows the answer's sections, `--full`, report.md and
+/// the page every one (docs/commands.md "summarize").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// The verdicts and what a reader needs to trust them: one screen for a plain A/B.
+    Answer,
+    /// Per-phase telemetry, decode windows and the decode floor: tables to dig with.
+    Full,
+}
+
+use Depth::{Answer as A, Full as F};
+
 /// One `<section>` of the page: its anchor, its heading, and the entries of [`ORDER`] it holds.
 pub(crate) struct Group {
     pub(crate) id: &'static str,
@@ -42,41 +55,52 @@ pub(crate) struct Group {
 }
 
 /// The report, in the order shown, each entry with the page's group it belongs to.
-const ORDER: [(&str, &str, Sections); 23] = [
-    ("answer", "Answer", answer::sections),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, verdicts::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, speculation::yardstick_sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, speed_bench::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, soak::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, context::covariate)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, context::lines)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, verdicts::paired_line)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, per_variant::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, speculation::acceptance_sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, speculation::memory_sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, phases::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, devices::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, windows::sections)),
-    ("verdict", "Verdict", |s| s.verdicts().map_or_else(Vec::new, floor::sections)),
-    ("verdict", "Verdict", outcome::sections),
-    ("verdict", "Verdict", kernels::how_to_trace),
-    ("kernels", "Kernel attribution", kernels::sections),
-    ("exactness", "Exactness", exactness::sections),
-    ("pi", "Pi agent", pi::sections),
-    ("rejected", "Rejected samples", rejected::sections),
-    ("run", "Run", run::sections),
-    ("evidence", "Evidence", evidence::sections),
+const ORDER: [(&str, &str, Depth, Sections); 24] = [
+    ("answer", "Answer", A, answer::sections),
+    ("verdict", "Verdict", A, nothing_accepted::sections),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, verdicts::sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speculation::yardstick_sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speed_bench::sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, soak::sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, context::covariate)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, context::lines)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, verdicts::paired_line)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, per_variant::sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speculation::acceptance_sections)),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speculation::memory_sections)),
+    ("verdict", "Verdict", F, |s| s.verdicts().map_or_else(Vec::new, phases::sections)),
+    ("verdict", "Verdict", F, |s| s.verdicts().map_or_else(Vec::new, devices::sections)),
+    ("verdict", "Verdict", F, |s| s.verdicts().map_or_else(Vec::new, windows::sections)),
+    ("verdict", "Verdict", F, |s| s.verdicts().map_or_else(Vec::new, floor::sections)),
+    ("verdict", "Verdict", A, outcome::sections),
+    ("verdict", "Verdict", A, kernels::how_to_trace),
+    ("kernels", "Kernel attribution", A, kernels::sections),
+    ("exactness", "Exactness", A, exactness::sections),
+    ("pi", "Pi agent", A, pi::sections),
+    ("rejected", "Rejected samples", A, rejected::sections),
+    ("run", "Run", A, run::sections),
+    ("evidence", "Evidence", A, evidence::sections),
 ];
 
 /// Every section of the report, in [`ORDER`].
 pub(crate) fn of(src: &Source) -> Vec<Section> {
-    ORDER.iter().flat_map(|(_, _, f)| f(src)).collect()
+    of_depth(src, Depth::Full)
+}
+
+/// The sections a reader at `depth` sees, in [`ORDER`].
+pub(crate) fn of_depth(src: &Source, depth: Depth) -> Vec<Section> {
+    ORDER.iter().filter(|(_, _, d, _)| depth == Depth::Full || *d == A).flat_map(|(_, _, _, f)| f(src)).collect()
+}
+
+/// The titles of the sections only `--full` shows, those this report has.
+pub(crate) fn left_out(src: &Source) -> Vec<String> {
+    ORDER.iter().filter(|(_, _, d, _)| *d == F).flat_map(|(_, _, _, f)| f(src)).map(|x| x.title).collect()
 }
 
 /// [`of`] in the page's groups, those with a section.
 pub(crate) fn groups(src: &Source) -> Vec<Group> {
     let mut out: Vec<Group> = Vec::new();
-    for (id, title, f) in ORDER {
+    for (id, title, _, f) in ORDER {
         let sections = f(src);
         match out.last_mut() {
             Some(g) if g.id == id => g.sections.extend(sections),
@@ -87,9 +111,9 @@ pub(crate) fn groups(src: &Source) -> Vec<Group> {
     out
 }
 
-/// The sections of a summary alone (no folder read): `summarize`'s and `ab`'s text.
-pub(crate) fn of_summary(s: &Summary) -> Vec<Section> {
-    of(&Source::summary(s))
+/// The sections of a summary alone (no folder read) at `depth`: `summarize`'s and `ab`'s text.
+pub(crate) fn of_summary(s: &Summary, depth: Depth) -> Vec<Section> {
+    of_depth(&Source::summary(s), depth)
 }
 
 #[cfg(test)]
@@ -99,6 +123,27 @@ mod tests {
     fn study() -> StudyView {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evidence-pre-engine/study");
         StudyView::load(&dir).unwrap()
+    }
+
+    /// A study with nothing accepted says so above its tables of dashes.
+    #[test]
+    fn the_cause_of_nothing_accepted_comes_before_the_tables() {
+        let mut s = testing::recorded_summary();
+        for v in &mut s.variants {
+            v.accepted = 0;
+        }
+        s.rejected = vec![crate::summary::RejectedSample {
+            index: 0,
+            label: "f16".into(),
+            dir: "samples/001-f16".into(),
+            reasons: vec![crate::summary::rules::Rejection {
+                rule: crate::summary::rules::Rule::OtherWorkload,
+                reason: String::new(),
+            }],
+        }];
+        let titles: Vec<String> = of_summary(&s, Depth::Answer).into_iter().map(|x| x.title).collect();
+        let at = |p: &str| titles.iter().position(|t| t.starts_with(p)).unwrap_or_else(|| panic!("{p}: {titles:?}"));
+        assert!(at("no sample was accepted") < at("server decode TPS"), "{titles:?}");
     }
 
     /// The renderers draw the one list and build no table of their own: a part of the report

@@ -4,7 +4,7 @@
 //! interval rules out. The rows ([`verdict_lines`]) are also the machine formats' table.
 use crate::report::section::Section;
 use crate::report::table::{Column, Table};
-use crate::report::{ci_pct, cv_pct, metric_digits, num, signed_pct};
+use crate::report::{ci_pct, cv_pct, num, signed_pct};
 use crate::summary::stats::{ChangeCi, CiMethod};
 use crate::summary::{Metric, Summary};
 use serde::Serialize;
@@ -65,7 +65,7 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
     for m in Metric::every() {
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
-            let d = metric_digits(m);
+            let d = m.decimals();
             lines.push(VerdictLine {
                 metric: m,
                 variant: &v.label,
@@ -158,7 +158,7 @@ pub(crate) fn sections(s: &Summary) -> Vec<Section> {
             Column::number("medians"),
             Column::verdict("verdict"),
         ]);
-        let d = metric_digits(m);
+        let d = m.decimals();
         for l in &rows {
             t.push_text(vec![
                 l.variant.into(),
