@@ -508,69 +508,182 @@ fn the_folder_scan_resolves_super_self_and_reexports() {
     assert!(m.iter().any(|(p, _)| p.starts_with(&["study".to_string(), "chat".to_string()])), "{m:?}");
 }
 
-/// The files of a study folder (src/study/evidence.rs); only src/study/ spells their names.
-const EVIDENCE_FILES: &[&str] = &[
-    "study.toml",
-    "plan.json",
-    "host.json",
-    "variants.json",
-    "isolation.json",
-    "roofline.json",
-    "exactness.json",
-    "summary.json",
-    "sample.json",
-    "sweep.json",
-    "order.jsonl",
-    "prompt.txt",
-    "pi.json",
-    "pi-sample.json",
-    "run.json",
-    "report.html",
-    "report.md",
-    "facts.json",
-    "bench.json",
-    "tokens.json",
+/// The table of every name of an evidence folder (issue #46): a study's, a sample's, a sweep's, a
+/// trace capture's, an exactness check's, a bench's and a bisect's.
+const LAYOUT: &str = "src/study/layout.rs";
+
+/// The names `LAYOUT` holds, read from its text: the value of each `const NAME: &str = "…";`.
+fn layout_names() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(LAYOUT)).unwrap();
+    let re = regex::Regex::new(r#"(?m)^\s*pub\(super\) const [A-Z_0-9]+: &str = "([^"]+)";"#).unwrap();
+    re.captures_iter(&text).map(|c| c[1].to_string()).collect()
+}
+
+/// The files of src/ that only tests compile: a module declared under `#[cfg(test)]` (`mod
+/// run_tests;`), its own file then being test code through and through.
+fn test_only_files() -> Vec<PathBuf> {
+    let decl =
+        regex::Regex::new(r"#\[cfg\(test\)\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?mod\s+([a-z_0-9]+)\s*;")
+            .unwrap();
+    let mut files = Vec::new();
+    rs_files(&root().join("src"), &mut files);
+    let mut out = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let stem = f.file_stem().unwrap().to_string_lossy().to_string();
+        // A `mod x;` of `a/mod.rs` (or of the crate root) is `a/x.rs`; of `a/b.rs`, `a/b/x.rs`.
+        let dir = if ["mod", "lib", "main"].contains(&stem.as_str()) {
+            f.parent().unwrap().to_path_buf()
+        } else {
+            f.parent().unwrap().join(&stem)
+        };
+        for c in decl.captures_iter(&text) {
+            out.push(dir.join(format!("{}.rs", &c[1])));
+            out.push(dir.join(&c[1]).join("mod.rs"));
+        }
+    }
+    out
+}
+
+/// One string literal of a file: its text between the quotes, and the code just before it.
+struct Literal {
+    text: String,
+    before: String,
+    line: usize,
+}
+
+/// Every string literal of `code` (plain and raw), skipping `//` comments and character literals.
+fn string_literals(code: &str) -> Vec<Literal> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    while i < b.len() {
+        match b[i] {
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 3,
+            b'\'' if b.get(i + 1) == Some(&b'\\') && b.get(i + 3) == Some(&b'\'') => i += 4,
+            b'r' if (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#'))
+                && !(i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) =>
+            {
+                let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+                if b.get(i + 1 + hashes) != Some(&b'"') {
+                    i += 1;
+                    continue;
+                }
+                let start = i + 2 + hashes;
+                let close = format!("\"{}", "#".repeat(hashes));
+                let end = code[start..].find(&close).map_or(b.len(), |e| start + e);
+                let before = code[..i].chars().rev().take(16).collect::<Vec<_>>().into_iter().rev().collect();
+                out.push(Literal { text: code[start..end].to_string(), before, line: line_of(i) });
+                i = end + close.len();
+            }
+            b'"' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j] != b'"' {
+                    j += if b[j] == b'\\' { 2 } else { 1 };
+                }
+                let before = code[..i].chars().rev().take(16).collect::<Vec<_>>().into_iter().rev().collect();
+                out.push(Literal { text: code[start..j.min(b.len())].to_string(), before, line: line_of(i) });
+                i = j + 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Whether `lit` spells the evidence name `name` (`file`: a file's name, else a folder's): the name
+/// alone (a folder's only as the argument of a `.join(`), a path that holds it (`samples/001-a`,
+/// `{dir}/trace.json`), or a formatted path inside a sentence (`log: {}/bisect-log.txt`).
+fn spells(lit: &Literal, name: &str, file: bool) -> bool {
+    let t = lit.text.as_str();
+    let joined = lit.before.trim_end().ends_with(".join(");
+    if t == name {
+        return file || joined;
+    }
+    let path_like = !t.is_empty() && !t.contains(char::is_whitespace) && t.contains('/');
+    if path_like {
+        let segments: Vec<&str> = t.split('/').collect();
+        return if file { segments.last() == Some(&name) } else { segments.contains(&name) };
+    }
+    let formatted_path = |w: &str| {
+        let w = w.trim_end_matches(|c: char| ",.;:)`'\"".contains(c));
+        w.starts_with('{') && w.ends_with(&format!("/{name}"))
+    };
+    file && t.split_whitespace().any(formatted_path)
+}
+
+/// Names of the table that another folder, not an evidence folder, also has for its own file; the
+/// file that spells it there, and why.
+const OTHER_OWNERS: &[(&str, &str, &str)] = &[
+    ("source.patch", "src/artifact/mod.rs", "a build artifact's copy of its patch, in the artifact store's layout"),
+    ("traces", "src/fuzzing.rs", "the fuzz seeds among the repository's committed traces/"),
 ];
 
-/// Where a sample folder's own files are named: `measure/` writes the sample, a floor below the
-/// study that places its folder.
-const SAMPLE_LAYOUT: &str = "src/measure/files.rs";
-
 #[test]
-fn no_evidence_file_name_is_spelled_outside_study() {
+fn no_evidence_name_is_spelled_outside_study() {
+    let names = layout_names();
+    for must in ["study.toml", "summary.json", "server.log", "telemetry.csv", "trace.json", "bisect.json", "steps"] {
+        assert!(names.iter().any(|n| n == must), "{LAYOUT} lost {must} (or this test reads it wrong): {names:?}");
+    }
     let mut files = Vec::new();
     rs_files(&root().join("src"), &mut files);
     let study = root().join("src/study");
+    let tests_only = test_only_files();
     let mut bad = Vec::new();
-    for f in files.iter().filter(|f| !f.starts_with(&study) && rel(f) != SAMPLE_LAYOUT) {
-        let text = std::fs::read_to_string(f).unwrap();
+    for f in files.iter().filter(|f| !f.starts_with(&study) && !tests_only.contains(f)) {
         // Unit tests may name the files they fake: every item under `#[cfg(test)]` is left out,
         // and the product code after it is still read.
-        let code = product_code(&text);
-        for (i, line) in code.lines().enumerate() {
-            if line.trim_start().starts_with("//") {
-                continue;
-            }
-            for name in EVIDENCE_FILES {
+        let code = product_code(&std::fs::read_to_string(f).unwrap());
+        for lit in string_literals(&code) {
+            for name in &names {
+                let file = name.contains('.') || name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
                 // A committed fixture's path names a fixture, not the layout.
-                let in_path = line.contains(&format!("/{name}\"")) && !line.contains("\"tests/fixtures/");
-                if line.contains(&format!("\"{name}\"")) || in_path {
-                    bad.push(format!("  {}:{}: {name}", rel(f), i + 1));
+                let other_owner = OTHER_OWNERS.iter().any(|(n, path, _)| n == name && rel(f) == *path);
+                if spells(&lit, name, file) && !lit.text.starts_with("tests/fixtures/") && !other_owner {
+                    bad.push(format!("  {}:{}: {name} in {:?}", rel(f), lit.line, lit.text));
                 }
             }
         }
     }
     assert!(
         bad.is_empty(),
-        "evidence file names belong to src/study/evidence.rs; use its readers:\n{}",
+        "evidence names belong to {LAYOUT}; ask a typed folder (Evidence, SampleFolder, TraceFolder, \
+         ExactnessFolder, BenchFolder, BisectFolder) for the path:\n{}",
         bad.join("\n")
     );
 }
 
+#[test]
+fn the_evidence_name_check_sees_paths_and_joins_and_leaves_prose() {
+    let lits = string_literals(
+        "a.join(\"steps\"); f(\"steps\"); g(\"server.log\"); h(\"{root}/bisect-log.txt\");\n\
+         // \"server.log\"\nlet c = '\"'; i(\"samples/001-a\"); j(\"see trace.json there\"); \
+         k(\"log: {}/bisect-log.txt\"); l(r#\"x/sample.json\"#);",
+    );
+    let hit = |name: &str, file: bool| {
+        lits.iter().filter(|l| spells(l, name, file)).map(|l| l.text.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!(hit("steps", false), ["steps"], "a folder only where it is joined");
+    assert_eq!(hit("server.log", true), ["server.log"], "not in a comment");
+    assert_eq!(hit("bisect-log.txt", true), ["{root}/bisect-log.txt", "log: {}/bisect-log.txt"]);
+    assert_eq!(hit("samples", false), ["samples/001-a"]);
+    assert_eq!(hit("trace.json", true), Vec::<String>::new(), "prose names a file, it builds no path");
+    assert_eq!(hit("sample.json", true), ["x/sample.json"]);
+    assert!(test_only_files().contains(&root().join("src/measure/run_tests.rs")));
+}
+
 /// What `study/` keeps to itself: the generic JSON readers and writers, and every way of
 /// naming a path by file name. Outside `study/`, a file is reached through a typed method of
-/// `Evidence`, `ExactnessFolder` or `BenchFolder` (the compiler holds most of this too: these are
-/// `pub(super)` or private there; the list keeps them so).
+/// `Evidence`, `SampleFolder`, `TraceFolder`, `ExactnessFolder`, `BenchFolder` or `BisectFolder`
+/// (the compiler holds most of this too: these are `pub(super)` or private there; the list keeps
+/// them so).
 const STUDY_ONLY: &[&str] = &[
     "read_json",
     "write_json",

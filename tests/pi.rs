@@ -402,8 +402,9 @@ fn a_pi_run_whose_server_stalls_is_ended_at_the_stall_timeout() {
     assert_eq!(processes_mentioning(&root.path().display().to_string()), Vec::<u32>::new(), "left running");
 }
 
-fn code_run(evidence: &Path) -> Option<CodeRun<'_>> {
-    Some(CodeRun { python: Path::new("python3"), timeout: Duration::from_secs(30), evidence })
+fn code_run(evidence: &Path) -> Option<CodeRun<'static>> {
+    let (code, output) = (evidence.join("answer.py"), evidence.join("answer.out"));
+    Some(CodeRun { python: Path::new("python3"), timeout: Duration::from_secs(30), code, output })
 }
 
 #[test]

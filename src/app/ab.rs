@@ -18,7 +18,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let run = run_ab(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    run.evidence.write_summary(summary)?;
+    run.evidence.write_study_summary(summary)?;
     emit(summary, how.format);
     let mut ending = Ending::of_run(&run);
     let mut in_record = None;

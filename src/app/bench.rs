@@ -63,7 +63,7 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
     }
     let facts = bench_facts(r)?;
     folder.write_facts(&facts)?;
-    let series = files.series(&sample);
+    let series = folder.sample_folder().series(&sample);
     let bench = judge_bench(facts, sample, &series);
     for x in &bench.rejections {
         eprintln!("abprof: rejected ({}): {}", x.rule, x.reason);

@@ -19,7 +19,8 @@ pub(crate) fn bisect(plan: &BisectPlan, format: Format) -> Result<i32> {
         Some(BisectOutcome::FirstBad { step, .. }) => log.step(*step).and_then(|s| s.study.as_ref()),
         _ => None,
     };
-    let report_failed = convicting.is_some_and(|rel| super::announce(&convicting_report(&plan.root.join(rel)), format));
+    let folder = crate::study::run_folders::BisectFolder::at(&plan.root);
+    let report_failed = convicting.is_some_and(|rel| super::announce(&convicting_report(&folder.step(rel)), format));
     Ok(match log.outcome {
         Some(BisectOutcome::FirstBad { .. }) if report_failed => 1,
         // The convicting A/B, grown, contradicts Wald's call (docs/methodology.md §19).
@@ -37,7 +38,7 @@ pub(crate) fn bisect(plan: &BisectPlan, format: Format) -> Result<i32> {
 /// The study report of a step's folder, from the summary the bisect wrote there.
 fn convicting_report(dir: &std::path::Path) -> Result<crate::report::pages::ReportFiles> {
     let ev = crate::study::evidence::Evidence::open(dir)?;
-    let summary: crate::summary::Summary = ev.read_summary()?;
+    let summary: crate::summary::Summary = ev.read_study_summary()?;
     let facts = crate::study::StudyFacts::load(&ev)?;
     crate::report::pages::write_after_run(&ev, &summary, &facts)
 }

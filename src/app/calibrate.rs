@@ -44,6 +44,7 @@ pub(crate) fn calibrate(r: CalibrateRequest) -> Result<i32> {
             }
             CalibrationServer::Start { binary, model, common_args, port, health_timeout } => {
                 let dir = tempfile::tempdir()?;
+                let (log_file, console_file) = crate::study::sample_folder::SampleFolder::at(dir.path()).server_logs();
                 let mut args = vec!["-m".to_string(), model.display().to_string()];
                 args.extend(common_args.iter().cloned());
                 let spec = LaunchSpec {
@@ -52,8 +53,8 @@ pub(crate) fn calibrate(r: CalibrateRequest) -> Result<i32> {
                     env: vec![],
                     host: "127.0.0.1".into(),
                     port: *port,
-                    log_file: dir.path().join("server.log"),
-                    console_file: dir.path().join("console.log"),
+                    log_file,
+                    console_file,
                     signal_descendant: None,
                     cpus: None,
                 };

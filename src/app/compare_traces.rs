@@ -1,6 +1,7 @@
 //! `abprof compare-traces`: which kernel categories moved between variants' traces, in measured
 //! ms/token (docs/methodology.md §10), from trace files or a study folder's traces.
 use crate::report::{emit, Format};
+use crate::study::trace_folder::trace_inputs;
 use crate::summary::folder_traces::compare_study_folder;
 use crate::summary::traces::compared;
 use crate::trace::categories::Rules;
@@ -26,7 +27,7 @@ pub(crate) fn compare_traces(r: CompareRequest) -> Result<i32> {
     match r.source {
         TraceSource::Study(dir) => emit(&compare_study_folder(&dir, &r.rules, r.top)?, r.format),
         TraceSource::Traces { specs, tokens } => {
-            let comparison = compare::compare_specs(&specs, &r.rules, tokens, r.top)?;
+            let comparison = compare::compare_specs(&specs, &trace_inputs, &r.rules, tokens, r.top)?;
             // Folders with several traced samples (`abprof trace --traced N`) get intervals; the
             // rest print as they always did.
             if comparison.variants.iter().any(|v| v.traced_samples > 1) {

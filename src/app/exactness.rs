@@ -49,11 +49,11 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
     let folder = ExactnessFolder::at(root);
     let mut sides = Vec::new();
     for (v, model) in r.variants.iter().zip(&r.models) {
-        let dir = folder.side_dir(&v.label);
+        let logs = folder.side(&v.label).server_logs();
         sides.push(ExactnessSide {
             label: v.label.clone(),
             spec: v.spec.clone(),
-            launch: launch(v, model, &r.common, &dir)?,
+            launch: launch(v, model, &r.common, logs)?,
             expect: v.expect_regex(),
         });
     }
@@ -101,10 +101,10 @@ pub(crate) fn exactness(r: &ExactnessRequest, how: Finishing) -> Result<i32> {
     Ok(report.gate.exit_status())
 }
 
-fn launch(v: &Variant, model: &Path, common: &[String], dir: &Path) -> Result<LaunchSpec> {
+fn launch(v: &Variant, model: &Path, common: &[String], logs: (PathBuf, PathBuf)) -> Result<LaunchSpec> {
     // A port of its own per server: the previous one's socket may linger.
     let port = free_port("127.0.0.1").context("no free loopback port")?;
-    Ok(LaunchSpec::for_variant(v, model, common, port, dir))
+    Ok(LaunchSpec::for_variant(v, model, common, port, logs))
 }
 
 /// What the two sides ran on (binary and model hashed, `--version`), for the evidence and the

@@ -22,10 +22,10 @@ pub(crate) fn report(r: ReportRequest) -> Result<i32> {
     let html = r.html.unwrap_or_else(|| folder.evidence.html_page());
     let md = r.md.unwrap_or_else(|| folder.evidence.markdown_page());
     let files = if folder.shape == Shape::Sweep {
-        write_sweep(&summarize_sweep(&folder.evidence)?, &html, &md)?
+        write_sweep(&summarize_sweep(&folder.evidence, &folder.file)?, &html, &md)?
     } else {
         let ev = &folder.evidence;
-        let judged = crate::summary::judge(ev)?;
+        let judged = crate::summary::judge_folder(&folder)?;
         write(&StudyView::of(ev, judged.summary, &judged.facts)?, &html, &md)?
     };
     emit(&files, r.format);

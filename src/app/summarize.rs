@@ -15,15 +15,15 @@ pub(crate) struct SummarizeRequest {
 pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
     let folder = crate::study::open(&r.dir)?;
     if folder.shape == Shape::Sweep {
-        let s = crate::summary::sweep::summarize_sweep(&folder.evidence)?;
+        let s = crate::summary::sweep::summarize_sweep(&folder.evidence, &folder.file)?;
         // Printed first: a folder that cannot be written (read-only, a full disk) still shows
         // its summary, and one line says what was not kept.
         emit(&s, r.format);
-        let written = s.keep_point_summaries().and_then(|()| folder.evidence.write_summary(&s));
+        let written = s.keep_point_summaries().and_then(|()| folder.evidence.write_sweep_summary(&s));
         return Ok(not_kept(written.map_err(Into::into)));
     }
+    let judged = crate::summary::judge_folder(&folder)?;
     let ev = folder.evidence;
-    let judged = crate::summary::judge(&ev)?;
     let s = judged.summary.clone();
     if r.format == Format::Md {
         // One Markdown document per study: the report's (report.md), the folder's evidence in it.
@@ -37,7 +37,7 @@ pub(crate) fn summarize(r: SummarizeRequest) -> Result<i32> {
         }
         crate::report::summary::emit_answer(&s, r.format);
     }
-    Ok(not_kept(ev.write_summary(&s).map_err(Into::into)))
+    Ok(not_kept(ev.write_study_summary(&s).map_err(Into::into)))
 }
 
 /// The exit status after the summary was printed: 0 when it was also kept in the folder, else 1

@@ -14,7 +14,7 @@ use std::path::Path;
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
     let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
-    let summary = summarize_sweep(&run.evidence)?;
+    let summary = summarize_sweep(&run.evidence, &StudyFile::load(&run.evidence.study_toml())?)?;
     let format = how.format;
     let mut ending = Ending::of(&run.outcome, run.restored);
     summary.keep_point_summaries()?;
@@ -25,7 +25,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
             ending.report_failed = true;
         }
     }
-    run.evidence.write_summary(&summary)?;
+    run.evidence.write_sweep_summary(&summary)?;
     emit(&summary, format);
     let mut in_record = None;
     if ending.completed() {

@@ -18,7 +18,7 @@ pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing
     let run = crate::study::run_study_with(file, root, resume, &mut config)?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
-    run.evidence.write_summary(summary)?;
+    run.evidence.write_study_summary(summary)?;
     let mut ending = Ending::of_run(&run);
     let after_signal = format!("; restore hooks ran; `abprof trace --resume {}` completes the capture", root.display());
     if !ending.completed() {

@@ -22,6 +22,7 @@ use crate::artifact::{reuse_or_build, ArtifactError, BuildSpec};
 use crate::stop_signal::StopSignal;
 use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
+use crate::study::run_folders::BisectFolder;
 use crate::study::{run_ab, AnotherBlock, NextBlock, Outcome};
 use crate::summary::stats::{PooledSpread, MIN_VALUES, PROBE_FIRST_BLOCKS};
 use crate::summary::{judge_with, summarize, Metric, TraceReading};
@@ -199,7 +200,7 @@ fn measure(
     let shown = dir.display().to_string();
     let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
-        let summary = judge_with(ev, TraceReading::Skip)?.summary;
+        let summary = judge_with(ev, crate::study::StudyFacts::load(ev)?, TraceReading::Skip)?.summary;
         if blocks >= max || decided(&read(&summary), &judge::log_ratios(&summary, metric)) {
             return Ok(None);
         }
@@ -208,9 +209,12 @@ fn measure(
     });
     let run = run_ab(&file, dir, resume, Some(rule))?;
     let summary = summarize(&run.evidence)?;
-    run.evidence.write_summary(&summary)?;
+    run.evidence.write_study_summary(&summary)?;
     if !run.restored {
-        bail!("the restore/verify hooks failed, so the host may still be isolated: see {}/isolation.json and restore it by hand", dir.display());
+        bail!(
+            "the restore/verify hooks failed, so the host may still be isolated: see {} and restore it by hand",
+            run.evidence.isolation_file().display()
+        );
     }
     let reading = read(&summary);
     let log_ratios = judge::log_ratios(&summary, metric);
@@ -244,8 +248,8 @@ struct Bisect<'a> {
 impl Bisect<'_> {
     fn save(&mut self) -> Result<()> {
         self.log.wall_s = self.t0.elapsed().as_secs_f64();
-        let path = self.plan.root.join("bisect.json");
-        crate::atomic_file::write_json(&path, &self.log).with_context(|| format!("writing {}", path.display()))
+        let folder = BisectFolder::at(&self.plan.root);
+        folder.write_log(&self.log).with_context(|| format!("writing {}", folder.log_file().display()))
     }
 
     fn finish(mut self, outcome: BisectOutcome) -> Result<BisectLog> {
@@ -258,11 +262,12 @@ impl Bisect<'_> {
 /// Runs the bisect of `plan` (checked by [`check`], which gave `good` and `bad`).
 pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &StopSignal) -> Result<BisectLog> {
     let root = &plan.root;
-    std::fs::create_dir_all(root.join("steps")).with_context(|| format!("creating {}", root.display()))?;
+    let folder = BisectFolder::at(root);
+    std::fs::create_dir_all(folder.steps_dir()).with_context(|| format!("creating {}", root.display()))?;
     let patch = match &plan.patch {
         Some(p) => {
             // One copy, read once: a patch from a pipe cannot be read again for every build.
-            let copy = root.join("source.patch");
+            let copy = folder.patch_copy();
             let bytes = std::fs::read(p).with_context(|| format!("cannot read patch {}", p.display()))?;
             std::fs::write(&copy, bytes)?;
             Some(copy)
@@ -293,11 +298,11 @@ pub(crate) fn run(plan: &BisectPlan, good: &str, bad: &str, stop: &StopSignal) -
         t0: Instant::now(),
     };
     b.save()?;
-    let (tree, first) = BisectWorktree::start(&plan.repo, &root.join("worktree"), good, bad)?;
+    let (tree, first) = BisectWorktree::start(&plan.repo, &folder.worktree(), good, bad)?;
     let outcome = drive(&mut b, &tree, first, patch.as_deref(), stop)?;
     b.log.git_log = Some(tree.log());
     if let Some(l) = &b.log.git_log {
-        std::fs::write(root.join("bisect-log.txt"), l)?;
+        std::fs::write(folder.git_log_file(), l)?;
     }
     drop(tree);
     b.finish(outcome)
@@ -380,7 +385,8 @@ fn drive(
     let spec = |label: &str, dir: &Path| spec_with_fields(label, dir, &plan.variant_fields);
 
     // The reference: good against bad, until the change is clear.
-    let reference_dir = plan.root.join("steps/00-bad");
+    let reference_rel = BisectFolder::step_rel(0, "bad");
+    let reference_dir = BisectFolder::at(&plan.root).step(&reference_rel);
     let mut step = Step::before_build(0, StepKind::Reference, &bad, subject(&plan.repo, &bad), StepCall::Reference);
     let bad_dir = match build(plan, patch, &bad, stop)? {
         Built::Ok(rec, dir) => {
@@ -402,7 +408,7 @@ fn drive(
     let settled = move |r: &Reading, _: &[f64]| reference_settled(r, given);
     let m =
         measure(plan, &reference_dir, [spec("good", &good_dir), spec("bad", &bad_dir)], None, None, settled, false)?;
-    step.study = Some("steps/00-bad".into());
+    step.study = Some(reference_rel);
     step.samples_per_variant = m.samples;
     step.reading = Some(m.reading);
     if let Some(signal) = m.interrupted {
@@ -472,14 +478,15 @@ fn drive(
             }
             Built::Interrupted => return Ok(interrupted(stop).unwrap_or(BisectOutcome::Interrupted { signal: 2 })),
         };
-        let rel = format!("steps/{index:02}-{}", short(&sha));
+        let rel = BisectFolder::step_rel(index, short(&sha));
         // The pool of the steps before this one: the probe's own ratios join it after its call.
         let before = pool;
         let decided =
             move |r: &Reading, ratios: &[f64]| probe_call(r, ratios, before, t, false).call != Call::Undecided;
         let variants = [spec("good", &good_dir), spec(short(&sha), &cand_dir)];
-        probes.push(ProbeStudy { index, dir: plan.root.join(&rel), variants: variants.clone(), before });
-        let m = measure(plan, &plan.root.join(&rel), variants, prompt.as_deref(), Some(pool), decided, false)?;
+        let dir = BisectFolder::at(&plan.root).step(&rel);
+        probes.push(ProbeStudy { index, dir: dir.clone(), variants: variants.clone(), before });
+        let m = measure(plan, &dir, variants, prompt.as_deref(), Some(pool), decided, false)?;
         step.study = Some(rel);
         step.samples_per_variant = m.samples;
         step.reading = Some(m.reading);

@@ -210,6 +210,9 @@ pub(crate) struct BisectLog {
     pub(crate) wall_s: f64,
 }
 
+/// The one type a bisect folder's `bisect.json` holds.
+impl crate::study::documents::BisectLogDoc for BisectLog {}
+
 impl BisectLog {
     pub(crate) fn step(&self, index: usize) -> Option<&Step> {
         self.steps.iter().find(|s| s.index == index)

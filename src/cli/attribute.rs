@@ -54,7 +54,7 @@ fn load_rules(path: Option<&std::path::Path>) -> Result<Rules> {
 
 pub(crate) fn run(a: Args) -> Result<i32> {
     let rules = a.reading.rules()?;
-    let input = trace::resolve_input(&a.trace)?;
+    let input = crate::study::trace_folder::trace_input(&a.trace)?;
     let attribution = trace::analyze_with(&input, &rules, a.reading.tokens, a.busy)?;
     report::emit(&AttributionView { attribution: &attribution, top: a.top }, a.output.format());
     Ok(0)

@@ -84,6 +84,9 @@ pub(crate) struct ExactnessReport {
     pub(crate) comparison: Comparison,
 }
 
+/// The one type an exactness check's `exactness.json` holds.
+impl crate::study::documents::ExactnessReportDoc for ExactnessReport {}
+
 impl ExactnessReport {
     pub(crate) fn new(baseline: SideReport, candidate: SideReport, request: RequestReport, c: Comparison) -> Self {
         ExactnessReport {
@@ -102,7 +105,7 @@ impl ExactnessReport {
         folder.write_report(self)
     }
 
-    /// The report in `folder`, typed (the folder's reader is generic: this type lives a floor up).
+    /// The report in `folder`.
     pub(crate) fn read(folder: &ExactnessFolder) -> Result<ExactnessReport, EvidenceError> {
         folder.read_report()
     }

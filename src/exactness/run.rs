@@ -6,7 +6,7 @@ use super::report::{ExactnessReport, RequestReport, SideReport};
 use super::tokens::{captured_tokens, CapturedToken};
 use super::yardstick::VariantClass;
 use crate::client::ChatRequest;
-use crate::measure::{run_sample, ChatLoad, NoObserver, Sample, SampleFiles, SampleSpec};
+use crate::measure::{run_sample, ChatLoad, NoObserver, Sample, SampleSpec};
 use crate::server::LaunchSpec;
 use crate::study::run_folders::ExactnessFolder;
 use sha2::{Digest, Sha256};
@@ -72,7 +72,7 @@ async fn capture(side: &ExactnessSide, plan: &ExactnessPlan) -> Result<Captured,
         ..SampleSpec::new(side.launch.clone(), plan.health_timeout)
     };
     let mut tap = ChatLoad::new(plan.request(), false, plan.stall_timeout);
-    let sample = run_sample(&spec, &SampleFiles::new(&dir), &mut tap, &mut NoObserver)
+    let sample = run_sample(&spec, &plan.folder.side(&side.label).files(), &mut tap, &mut NoObserver)
         .await
         .map_err(|e| ExactnessError::Start { label: side.label.clone(), source: e })?;
     if let Some(message) = &sample.error {

@@ -9,8 +9,8 @@ use crate::study::run_folders::{BenchFolder, ExactnessFolder};
 use crate::study::Shape;
 use crate::summary::bench::load_bench;
 use crate::summary::fingerprint::ExactnessFacts;
-use crate::summary::judge;
 use crate::summary::pi::PiReport;
+use crate::summary::{judge_with, TraceReading};
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
@@ -55,7 +55,7 @@ pub(crate) fn records_in(dir: &Path) -> Result<Vec<StudyRecord>> {
             }
             out.push(StudyRecord::of_pi(dir, &report, &facts));
         } else {
-            let judged = judge(&ev)?;
+            let judged = judge_with(&ev, facts, TraceReading::Builtin)?;
             if judged.summary.missing > 0 {
                 let how = judged.facts.file.kind.name().command();
                 bail!(

@@ -1,59 +1,68 @@
-//! Where one sample's evidence goes: every file a sample writes is named here.
+//! Where one sample's evidence goes: the path of every file a sample writes, given by the study's
+//! layout (src/study/sample_folder.rs), which names them; `measure/` names none.
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
 pub(crate) struct SampleFiles {
     pub(crate) dir: PathBuf,
+    pub(crate) server_log: PathBuf,
+    pub(crate) console_log: PathBuf,
+    pub(crate) request: PathBuf,
+    pub(crate) sse: PathBuf,
+    pub(crate) record: PathBuf,
+    /// Pi's JSON-lines transcript and its stderr.
+    pub(crate) pi_jsonl: PathBuf,
+    pub(crate) pi_stderr: PathBuf,
+    /// Copies of the agent configuration Pi ran with.
+    pub(crate) pi_models: PathBuf,
+    pub(crate) pi_settings: PathBuf,
+    /// The Python a Pi answer held, and what running it printed.
+    pub(crate) answer_code: PathBuf,
+    pub(crate) answer_output: PathBuf,
 }
 
 impl SampleFiles {
-    pub(crate) fn new(dir: impl Into<PathBuf>) -> Self {
-        SampleFiles { dir: dir.into() }
-    }
     pub(crate) fn server_log(&self) -> PathBuf {
-        self.dir.join("server.log")
+        self.server_log.clone()
     }
     pub(crate) fn console_log(&self) -> PathBuf {
-        self.dir.join("server.console.log")
+        self.console_log.clone()
     }
     pub(crate) fn request(&self) -> PathBuf {
-        self.dir.join("request.json")
+        self.request.clone()
     }
     pub(crate) fn sse(&self) -> PathBuf {
-        self.dir.join("response.sse")
+        self.sse.clone()
     }
     pub(crate) fn record(&self) -> PathBuf {
-        self.dir.join("sample.json")
+        self.record.clone()
     }
-    /// Pi's JSON-lines transcript.
     pub(crate) fn pi_jsonl(&self) -> PathBuf {
-        self.dir.join("pi.jsonl")
+        self.pi_jsonl.clone()
     }
     pub(crate) fn pi_stderr(&self) -> PathBuf {
-        self.dir.join("pi.stderr")
+        self.pi_stderr.clone()
     }
-    /// A Pi sample's report view, written by the summary beside the sample's evidence.
-    pub(crate) fn pi_view(&self) -> PathBuf {
-        self.dir.join("pi-sample.json")
-    }
-}
 
-impl SampleFiles {
-    /// The telemetry series `sample` recorded in this folder, empty where it recorded none or
-    /// its file cannot be read; of a server on several GPUs, the server's series of its devices'
-    /// (docs/methodology.md §9.11).
-    pub(crate) fn series(&self, sample: &super::Sample) -> Vec<crate::telemetry::sampler::TelemetrySample> {
-        let read = |csv: &str| crate::telemetry::csv::read_series(&self.dir.join(csv)).ok();
-        match sample.extra.telemetry.as_ref().filter(|t| !t.csv.is_empty()) {
-            Some(t) if !t.devices.is_empty() => t
-                .devices
-                .iter()
-                .map(|d| read(&d.csv))
-                .collect::<Option<Vec<_>>>()
-                .map(|each| crate::telemetry::sampler::server_series(&each))
-                .unwrap_or_default(),
-            Some(t) => read(&t.csv).unwrap_or_default(),
-            None => Vec::new(),
+    /// A sample's files under `dir` with names of the test's own: a unit test of this floor may
+    /// not ask the study's layout above.
+    #[cfg(test)]
+    pub(crate) fn for_test(dir: impl Into<PathBuf>) -> Self {
+        let dir: PathBuf = dir.into();
+        let at = |name: &str| dir.join(name);
+        SampleFiles {
+            server_log: at("server.log"),
+            console_log: at("server.console.log"),
+            request: at("request.json"),
+            sse: at("response.sse"),
+            record: at("sample.json"),
+            pi_jsonl: at("pi.jsonl"),
+            pi_stderr: at("pi.stderr"),
+            pi_models: at("pi-models.json"),
+            pi_settings: at("pi-settings.json"),
+            answer_code: at("answer.py"),
+            answer_output: at("answer.out"),
+            dir,
         }
     }
 }

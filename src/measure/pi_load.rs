@@ -3,7 +3,7 @@
 //! transcript and answer are judged before the record is written.
 use super::files::SampleFiles;
 use super::load::{Load, LoadRun};
-use super::pi::agent_dir::{write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
+use super::pi::agent_dir::{agent_files, write_agent_dir, AgentModel, MODEL_ID, PROVIDER};
 use super::pi::{judge_answer, CodeRun};
 use super::record::{PiRun, Sample};
 use crate::child::{run_watched, StallWatch, TimedExit, TimedRun};
@@ -72,9 +72,9 @@ impl Load for PiLoad {
         let agent_dir = scratch.path().join("agent");
         std::fs::create_dir_all(scratch.path().join("work"))?;
         write_agent_dir(&agent_dir, base_url, self.settings.model)?;
-        for f in ["models.json", "settings.json"] {
-            std::fs::copy(agent_dir.join(f), files.dir.join(format!("pi-{f}")))?;
-        }
+        let (models, settings) = agent_files(&agent_dir);
+        std::fs::copy(models, &files.pi_models)?;
+        std::fs::copy(settings, &files.pi_settings)?;
         self.scratch = Some(scratch);
         Ok(())
     }
@@ -111,10 +111,11 @@ impl Load for PiLoad {
         sample.max_tokens = self.settings.model.max_tokens;
         let Some((run, pi_argv)) = self.run.take() else { return };
         let jsonl = std::fs::read_to_string(files.pi_jsonl()).unwrap_or_default();
-        let code_run = self.settings.check_code.then_some(CodeRun {
+        let code_run = self.settings.check_code.then(|| CodeRun {
             python: &self.settings.python,
             timeout: self.settings.code_timeout,
-            evidence: &files.dir,
+            code: files.answer_code.clone(),
+            output: files.answer_output.clone(),
         });
         let answer = tokio::task::block_in_place(|| judge_answer(&jsonl, code_run));
         let t = answer.transcript.as_ref();

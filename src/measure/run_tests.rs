@@ -139,7 +139,7 @@ struct Case {
 
 fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let files = SampleFiles::new(dir.path().join("s"));
+    let files = SampleFiles::for_test(dir.path().join("s"));
     let events: Events = Rc::default();
     let spec = SampleSpec {
         launch: LaunchSpec {

@@ -159,7 +159,8 @@ impl Render for BisectLog {
             );
         }
         if self.git_log.is_some() {
-            let _ = writeln!(o, "git bisect log: {}/bisect-log.txt", self.root.display());
+            let file = crate::study::run_folders::BisectFolder::at(&self.root).git_log_file();
+            let _ = writeln!(o, "git bisect log: {}", file.display());
         }
         let _ = writeln!(o, "wall time {:.0} s", self.wall_s);
         o

@@ -41,22 +41,24 @@ pub struct LaunchSpec {
 }
 
 impl LaunchSpec {
-    /// A variant's own server on loopback `port`, its log and console output in `dir`.
+    /// A variant's own server on loopback `port`, its log file and console output at `logs`
+    /// (where the study's layout puts them: src/study/layout.rs).
     pub(crate) fn for_variant(
         v: &crate::variant::Variant,
         default_model: &Path,
         common: &[String],
         port: u16,
-        dir: &Path,
+        logs: (PathBuf, PathBuf),
     ) -> LaunchSpec {
+        let (log_file, console_file) = logs;
         LaunchSpec {
             program: v.binary.clone(),
             args: v.server_args(default_model, common),
             env: v.env.clone(),
             host: "127.0.0.1".into(),
             port,
-            log_file: dir.join("server.log"),
-            console_file: dir.join("server.console.log"),
+            log_file,
+            console_file,
             signal_descendant: None,
             cpus: None,
         }

@@ -45,7 +45,7 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
                 &file.model,
                 ctx.common_args,
                 ctx.port.ensure_free()?,
-                &ev.calibration_dir(),
+                ev.calibration_logs(),
             )),
             health_timeout: Duration::from_secs(file.health_timeout_s),
             stall: Duration::from_secs(file.stall_timeout_s),

@@ -11,6 +11,7 @@ use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::port::StudyPort;
 use super::run_record::{InFlight, RunFile};
+use super::sample_folder::SampleFolder;
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::refusal::Refusal;
 use crate::schedule::{interleaved, Slot};
@@ -53,7 +54,13 @@ impl StudyContext<'_> {
     pub(crate) fn launch(&self, v: &Variant, files: &SampleFiles) -> LaunchSpec {
         LaunchSpec {
             cpus: self.file.server_cpus(),
-            ..LaunchSpec::for_variant(v, &self.file.model, self.common_args, self.port.get(), &files.dir)
+            ..LaunchSpec::for_variant(
+                v,
+                &self.file.model,
+                self.common_args,
+                self.port.get(),
+                (files.server_log(), files.console_log()),
+            )
         }
     }
 
@@ -244,7 +251,7 @@ fn record_facts(
                 if !is_sha256 {
                     return Err(Refusal::of(format!(
                         "{} records variant {}'s {what} sha256 as {a:?}, which is not a sha256: the evidence was edited, so it cannot show what was measured; start a new study",
-                        ev.root.join("variants.json").display(),
+                        ev.variants_file().display(),
                         new.label
                     ))
                     .into());
@@ -521,7 +528,7 @@ async fn drive<C: StudyConfig>(
         if dir.exists() {
             ev.set_aside(&dir)?;
         }
-        let files = SampleFiles::new(&dir);
+        let files = SampleFolder::at(&dir).files();
         let spec = config.spec(ctx, slot, &files)?;
         let mut load = config.load(ctx, slot)?;
         let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
@@ -572,7 +579,7 @@ async fn drive<C: StudyConfig>(
                 }
                 // Read after the request, outside its timing (docs/methodology.md §7.17).
                 sample.extra.power_state = Some(crate::telemetry::power_state::PowerState::conditions_of_host());
-                save_record(&SampleFiles::new(&dir), &sample)?;
+                save_record(&files, &sample)?;
                 let t = &mut entry.timeline;
                 t.startup_ms = sample.startup_ms.unwrap_or(0.0);
                 t.request_ms = match (sample.request_start, sample.response_end) {
@@ -604,5 +611,5 @@ async fn drive<C: StudyConfig>(
 
 /// The folder a sample of `slot` is written to, for configurations that name files beside it.
 pub(crate) fn sample_files(ctx: &StudyContext<'_>, slot: &Slot) -> SampleFiles {
-    SampleFiles::new(ctx.evidence.sample_dir(ctx.plan, slot))
+    SampleFolder::at(&ctx.evidence.sample_dir(ctx.plan, slot)).files()
 }

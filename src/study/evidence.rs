@@ -27,11 +27,23 @@
 //! Every record is written atomically (temp file + rename, or one O_APPEND line), so a crash loses
 //! at most the sample in flight.
 //!
-//! Outside `study/`, a file here is reached only through a typed method of [`Evidence`] (the
-//! generic readers and the file names stay private to `study/`, checked by tests/layers.rs); an
-//! exactness check's and a bench's folders are laid out beside, in `run_folders.rs`.
+//! Every name above is `layout.rs`'s. Outside `study/`, a file here is reached only through a
+//! typed method of [`Evidence`] (the generic readers and the names stay private to `study/`,
+//! checked by tests/layers.rs), a sample's through its [`SampleFolder`] ([`FoundSample::series`]
+//! its telemetry), a trace capture's through its `TraceFolder` (`trace_folder.rs`); an exactness
+//! check's, a bench's and a bisect's folders are laid out beside, in `run_folders.rs`. A document
+//! whose type lives a floor up is read and written by its one type (`documents.rs`).
+use super::documents::{PiReportDoc, StudySummaryDoc, SweepSummaryDoc};
 use super::facts::{HostFacts, VariantFacts};
-use crate::measure::{Sample, SampleFiles};
+use super::file::StudyKind;
+use super::layout::{
+    CALIBRATION_DIR, HOST_FILE, HTML_FILE, ISOLATION_FILE, LOCK_FILE, MARKDOWN_FILE, ORDER_FILE, PARTIAL_START,
+    PI_REPORT_FILE, PI_SAMPLES_DIR, PLAN_FILE, POINTS_DIR, PROMPT_FILE, ROOFLINE_FILE, SAMPLES_DIR, STUDY_FILE,
+    SUMMARY_FILE, SWEEP_RECORD, TRACES_DIR, VARIANTS_FILE,
+};
+use super::sample_folder::SampleFolder;
+use super::trace_folder::TraceFolder;
+use crate::measure::Sample;
 use crate::schedule::Slot;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use std::io::Write;
@@ -158,15 +170,6 @@ impl Plan {
     }
 }
 
-/// `name` for the first of a variant's traced samples, `name-2`, `name-3`, … for the next.
-pub(crate) fn numbered(name: &str, repeat: usize) -> String {
-    if repeat == 0 {
-        name.to_string()
-    } else {
-        format!("{name}-{}", repeat + 1)
-    }
-}
-
 /// How sample folders are named.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -202,6 +205,17 @@ impl FoundSample {
     pub(crate) fn seal(&self) -> super::seal::SealCheck {
         super::seal::check(&self.dir)
     }
+
+    /// The sample's folder, which names its files.
+    pub(crate) fn folder(&self) -> SampleFolder {
+        SampleFolder::at(&self.dir)
+    }
+
+    /// The sample's telemetry series, empty where none was recorded (or it cannot be read); of a
+    /// server on several GPUs, the server's series of its devices' (docs/methodology.md §9.11).
+    pub(crate) fn series(&self) -> Vec<crate::telemetry::sampler::TelemetrySample> {
+        self.sample.as_ref().map_or_else(Vec::new, |s| self.folder().series(s))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -210,39 +224,6 @@ pub struct Evidence {
     /// The exclusive lock a run holds on the folder (see [`Evidence::lock`]).
     lock: Option<std::sync::Arc<std::fs::File>>,
 }
-
-/// The lock file every study folder holds; a run keeps an exclusive `flock` on it.
-const LOCK_FILE: &str = "abprof.lock";
-
-/// What a new study writes before `plan.json`, its last start file (and their temporaries): a
-/// folder holding only these, and no plan, is a start that failed.
-const PARTIAL_START: [&str; 9] = [
-    "study.toml",
-    ".study.toml.tmp",
-    "variants.json",
-    ".variants.json.tmp",
-    "host.json",
-    ".host.json.tmp",
-    ".plan.json.tmp",
-    ".sweep.json.tmp",
-    LOCK_FILE,
-];
-
-/// The record that makes a folder a sweep.
-const SWEEP_RECORD: &str = "sweep.json";
-const PLAN_FILE: &str = "plan.json";
-const HOST_FILE: &str = "host.json";
-const VARIANTS_FILE: &str = "variants.json";
-const ROOFLINE_FILE: &str = "roofline.json";
-const SUMMARY_FILE: &str = "summary.json";
-const ISOLATION_FILE: &str = "isolation.json";
-const PI_REPORT_FILE: &str = "pi.json";
-/// The study's pages, written at the end of `ab` and `trace` and by `abprof report`.
-const HTML_FILE: &str = "report.html";
-const MARKDOWN_FILE: &str = "report.md";
-const STUDY_FILE: &str = "study.toml";
-const ORDER_FILE: &str = "order.jsonl";
-const PROMPT_FILE: &str = "prompt.txt";
 
 /// The study file of the study (or sweep) folder at `root`.
 pub(super) fn study_toml_in(root: &Path) -> PathBuf {
@@ -374,7 +355,12 @@ impl Evidence {
 
     /// The study folder of one point of a sweep, relative to the sweep's (as sweep.json keeps it).
     pub(crate) fn point_folder(dir_name: &str) -> String {
-        format!("points/{dir_name}")
+        format!("{POINTS_DIR}/{dir_name}")
+    }
+
+    /// A point's study folder, from its folder as sweep.json keeps it ([`Evidence::point_folder`]).
+    pub(crate) fn point(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
     }
 
     /// Whether a study was started here (its plan is written), so a run must resume it.
@@ -418,9 +404,9 @@ impl Evidence {
     pub(crate) fn prompt(&self) -> PathBuf {
         prompt_in(&self.root)
     }
-    /// Where the server that calibrates the prompt keeps its logs.
-    pub(super) fn calibration_dir(&self) -> PathBuf {
-        self.path("calibration")
+    /// Where the server that calibrates the prompt keeps its log file and console output.
+    pub(super) fn calibration_logs(&self) -> (PathBuf, PathBuf) {
+        SampleFolder::at(&self.path(CALIBRATION_DIR)).server_logs()
     }
     /// `report.html`, the study's (or sweep's) page.
     pub(crate) fn html_page(&self) -> PathBuf {
@@ -466,7 +452,10 @@ impl Evidence {
         write_json(&self.path(VARIANTS_FILE), &variants)
     }
     pub(crate) fn has_variants(&self) -> bool {
-        self.path(VARIANTS_FILE).exists()
+        self.variants_file().exists()
+    }
+    pub(crate) fn variants_file(&self) -> PathBuf {
+        self.path(VARIANTS_FILE)
     }
 
     /// `roofline.json`: per variant, the decode floor's inputs (docs/methodology.md §18).
@@ -477,13 +466,17 @@ impl Evidence {
         read_json(&self.roofline_file())
     }
 
-    /// `summary.json`, written at the end and by `abprof summarize` (its type lives in the
-    /// summary floor above).
-    pub(crate) fn write_summary<T: Serialize>(&self, summary: &T) -> Result<(), EvidenceError> {
+    /// A study's `summary.json`, written at the end and by `abprof summarize` (its type,
+    /// `summary::Summary`, lives in the summary floor above).
+    pub(crate) fn write_study_summary<S: StudySummaryDoc>(&self, summary: &S) -> Result<(), EvidenceError> {
         write_json(&self.summary_file(), summary)
     }
-    pub(crate) fn read_summary<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_study_summary<S: StudySummaryDoc>(&self) -> Result<S, EvidenceError> {
         read_json(&self.summary_file())
+    }
+    /// A sweep's `summary.json`: a table per metric, one row per point (`summary::sweep::SweepSummary`).
+    pub(crate) fn write_sweep_summary<S: SweepSummaryDoc>(&self, summary: &S) -> Result<(), EvidenceError> {
+        write_json(&self.summary_file(), summary)
     }
     pub(crate) fn summary_file(&self) -> PathBuf {
         self.path(SUMMARY_FILE)
@@ -493,10 +486,10 @@ impl Evidence {
     pub(crate) fn pi_report_file(&self) -> PathBuf {
         self.path(PI_REPORT_FILE)
     }
-    pub(crate) fn read_pi_report<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_pi_report<R: PiReportDoc>(&self) -> Result<R, EvidenceError> {
         read_json(&self.pi_report_file())
     }
-    pub(crate) fn write_pi_report<T: Serialize>(&self, report: &T) -> Result<(), EvidenceError> {
+    pub(crate) fn write_pi_report<R: PiReportDoc>(&self, report: &R) -> Result<(), EvidenceError> {
         write_json(&self.pi_report_file(), report)
     }
 
@@ -506,16 +499,26 @@ impl Evidence {
         crate::client::calibrate::recorded_prompt_tokens(&self.prompt()).or(file.prompt_tokens)
     }
 
+    /// Where the study's trace captures are, one folder per variant ([`TraceFolder::of`]): an A/B
+    /// (or Pi) study's under `traces/` (`abprof trace --root DIR/traces`); an `abprof trace`
+    /// study's in its own folder, beside the untraced samples that scale them.
+    pub(crate) fn traces_dir(&self, kind: &StudyKind) -> PathBuf {
+        match kind {
+            StudyKind::Trace(_) => self.root.clone(),
+            StudyKind::Ab | StudyKind::Pi(_) => self.path(TRACES_DIR),
+        }
+    }
+
     /// The folder of one planned sample; a traced one lives beside its trace, `LABEL/traced/`
     /// (the second `LABEL/traced-2/`, and so on).
     pub(crate) fn sample_dir(&self, plan: &Plan, slot: &Slot) -> PathBuf {
         let label = &plan.labels[slot.variant];
         if plan.is_traced(slot) {
-            return self.root.join(label).join(numbered("traced", slot.repeat));
+            return TraceFolder::of(&self.root, label).traced_sample(slot.repeat);
         }
         match plan.layout {
-            SampleLayout::Study => self.root.join("samples").join(format!("{:03}-{label}", slot.index + 1)),
-            SampleLayout::Pi => self.root.join("pi").join(format!("{label}-{}", slot.repeat + 1)),
+            SampleLayout::Study => self.root.join(SAMPLES_DIR).join(format!("{:03}-{label}", slot.index + 1)),
+            SampleLayout::Pi => self.root.join(PI_SAMPLES_DIR).join(format!("{label}-{}", slot.repeat + 1)),
         }
     }
 
@@ -559,7 +562,7 @@ impl Evidence {
             .map(|slot| {
                 let label = plan.labels[slot.variant].clone();
                 let dir = self.sample_dir(plan, slot);
-                let record = |d: &Path| SampleFiles::new(d).record();
+                let record = |d: &Path| SampleFolder::at(d).record();
                 let load = |d: &Path| read_json::<Sample>(&record(d)).ok();
                 let (sample, corrupt) = match read_json::<Sample>(&record(&dir)) {
                     Ok(s) => (Some(s), None),

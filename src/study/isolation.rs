@@ -4,6 +4,7 @@
 //! once on every exit path — success, error, panic, or a signal — because it also runs on drop.
 use super::evidence::{read_json, write_json, Evidence, EvidenceError};
 use super::file::{HookCommand, Isolation};
+use super::layout::ISOLATION_DIR;
 use crate::child::TimedExit;
 use serde::{Deserialize, Serialize};
 use std::process::{Command, Stdio};
@@ -91,7 +92,7 @@ impl Hooks {
             };
         };
         let n = self.record.lock().unwrap().runs.len() + 1;
-        let rel = format!("isolation/{n:04}-{phase}.log");
+        let rel = format!("{ISOLATION_DIR}/{n:04}-{phase}.log");
         let out_path = self.ev.root.join(&rel);
         let _ = std::fs::create_dir_all(out_path.parent().unwrap());
         let (stdout, stderr, output_lost) = match std::fs::File::create(&out_path).and_then(|f| Ok((f.try_clone()?, f)))

@@ -3,11 +3,13 @@
 //! and resume. `ab`, `pi` and `trace` are configurations of it.
 mod binary_watch;
 mod chat;
+pub(crate) mod documents;
 mod drive;
 pub mod evidence;
 pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
+mod layout;
 pub(crate) mod observer;
 mod open;
 pub mod pi;
@@ -16,15 +18,17 @@ mod quiet_host;
 pub(crate) mod roofline;
 pub(crate) mod run_folders;
 mod run_record;
+pub(crate) mod sample_folder;
 pub(crate) mod seal;
 pub(crate) mod sweep;
 pub(crate) mod trace_capture;
+pub(crate) mod trace_folder;
 
 pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
 pub(crate) use drive::{check_study, run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
-pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts};
+pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, StudyFolder};
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks

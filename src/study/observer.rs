@@ -3,6 +3,7 @@
 //! prefill and decode), the host's foreign CPU load, and the progress display.
 use super::file::IdleGate;
 use super::quiet_host::{self, QuietHost};
+use super::sample_folder::SampleFolder;
 use crate::client::StreamRecord;
 use crate::measure::{GateError, GateFailure, SampleObserver, SamplePhase};
 use crate::server::devices::{devices_used, DeviceUse};
@@ -447,10 +448,7 @@ fn telemetry_record(
         .iter()
         .enumerate()
         .map(|(i, series)| {
-            let csv = match (i, lent.get(i)) {
-                (0, _) | (_, None) => TELEMETRY_CSV.to_string(),
-                (_, Some(d)) => format!("telemetry-gpu{d}.csv"),
-            };
+            let csv = SampleFolder::telemetry_csv_name(i, lent.get(i).copied());
             write_csv(&sample_dir.join(&csv), series);
             DeviceTelemetry {
                 index: lent.get(i).copied().unwrap_or(0),
@@ -472,7 +470,7 @@ fn telemetry_record(
         samples: first.samples.len(),
         fields: first.stats.fields.clone(),
         phases,
-        csv: TELEMETRY_CSV.into(),
+        csv: SampleFolder::telemetry_csv_name(0, None),
         host_cpu: None,
         devices_from: devices_used.filter(|_| devices.len() > 1).map(|d| d.from.clone()),
         power_fields: first.stats.power_fields.clone(),
@@ -480,9 +478,6 @@ fn telemetry_record(
         devices: if devices.len() > 1 { devices } else { Vec::new() },
     }
 }
-
-/// The first device's series, the one every release has written.
-const TELEMETRY_CSV: &str = "telemetry.csv";
 
 fn write_csv(path: &std::path::Path, series: &Series) {
     if let Ok(f) = std::fs::File::create(path) {

@@ -1,32 +1,34 @@
-//! The evidence of the two runs that are not studies, laid out here beside the study folder's
-//! (`evidence.rs`), so that no other floor spells a file name:
+//! The evidence of the runs that are not studies, laid out here beside the study folder's
+//! (`evidence.rs`; every name is `layout.rs`'s), so that no other floor spells a file name:
 //!
 //! ```text
 //! DIR/exactness.json            abprof exactness --root DIR: the report
 //! DIR/exactness/facts.json      what its two sides ran on
 //! DIR/exactness/prompt.txt      the prompt it calibrated
-//! DIR/exactness/LABEL/          each side's sample (measure's files) and tokens.json
+//! DIR/exactness/LABEL/          each side's sample (a sample folder) and tokens.json
 //! DIR/exactness/calibration.*   the calibrating server's logs
 //! EVIDENCE/bench.json           abprof bench --evidence EVIDENCE: what it ran on
-//! EVIDENCE/server.log, …        its one sample (measure's files)
+//! EVIDENCE/server.log, …        its one sample (a sample folder)
+//! DIR/bisect.json               abprof bisect --root DIR: the log, every build and step
+//! DIR/bisect-log.txt            `git bisect log` (git bisect replay re-runs it)
+//! DIR/source.patch              the patch every build applied, when one was given
+//! DIR/steps/00-bad/             the reference A/B: good against bad
+//! DIR/steps/NN-SHA12/           one A/B study folder per probed commit that built
+//! DIR/worktree/                 git's bisect state while it runs; removed on every way out
 //! ```
 //!
-//! DIR may be an A/B study's folder, whose own `variants.json` and `prompt.txt` an exactness
-//! check must not touch. The reports' types live a floor up, with their checks; each has one
-//! typed reader there over the generic ones here.
+//! DIR of an exactness check may be an A/B study's folder, whose own `variants.json` and
+//! `prompt.txt` it must not touch. The documents' types live a floor up, with their checks; each
+//! reader and writer here takes that one type (`documents.rs`).
+use super::documents::{BenchFactsDoc, BisectLogDoc, ExactnessFactsDoc, ExactnessReportDoc};
 use super::evidence::{read_json, write_json, Evidence, EvidenceError};
+use super::layout::{
+    BENCH_FACTS, BISECT_GIT_LOG, BISECT_LOG, BISECT_PATCH, CALIBRATION_CONSOLE, CALIBRATION_LOG, EXACTNESS_DIR,
+    EXACTNESS_FACTS, EXACTNESS_REPORT, PROMPT_FILE, STEPS_DIR, TOKENS_FILE, WORKTREE_DIR,
+};
+use super::sample_folder::SampleFolder;
 use crate::measure::SampleFiles;
-use serde::{de::DeserializeOwned, Serialize};
 use std::path::{Path, PathBuf};
-
-const EXACTNESS_REPORT: &str = "exactness.json";
-const EXACTNESS_DIR: &str = "exactness";
-const FACTS: &str = "facts.json";
-const PROMPT: &str = "prompt.txt";
-const TOKENS: &str = "tokens.json";
-const CALIBRATION_LOG: &str = "calibration.server.log";
-const CALIBRATION_CONSOLE: &str = "calibration.console.log";
-const BENCH_FACTS: &str = "bench.json";
 
 impl Evidence {
     /// The `abprof exactness` evidence run into this study's folder (`exactness.json`,
@@ -53,10 +55,10 @@ impl ExactnessFolder {
     pub(crate) fn has_report(&self) -> bool {
         self.report_file().is_file()
     }
-    pub(crate) fn read_report<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_report<R: ExactnessReportDoc>(&self) -> Result<R, EvidenceError> {
         read_json(&self.report_file())
     }
-    pub(crate) fn write_report<T: Serialize>(&self, report: &T) -> Result<PathBuf, EvidenceError> {
+    pub(crate) fn write_report<R: ExactnessReportDoc>(&self, report: &R) -> Result<PathBuf, EvidenceError> {
         let path = self.report_file();
         std::fs::create_dir_all(&self.root).map_err(|e| EvidenceError::Write { path: self.root.clone(), source: e })?;
         write_json(&path, report)?;
@@ -66,24 +68,28 @@ impl ExactnessFolder {
         self.root.join(EXACTNESS_DIR)
     }
     pub(crate) fn facts_file(&self) -> PathBuf {
-        self.dir().join(FACTS)
+        self.dir().join(EXACTNESS_FACTS)
     }
-    pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
+    pub(crate) fn read_facts<F: ExactnessFactsDoc>(&self) -> Result<F, EvidenceError> {
         read_json(&self.facts_file())
     }
-    pub(crate) fn write_facts<T: Serialize>(&self, facts: &T) -> Result<(), EvidenceError> {
+    pub(crate) fn write_facts<F: ExactnessFactsDoc>(&self, facts: &F) -> Result<(), EvidenceError> {
         write_json(&self.facts_file(), facts)
     }
     /// The prompt the check calibrated (its calibration record beside it).
     pub(crate) fn prompt_file(&self) -> PathBuf {
-        self.dir().join(PROMPT)
+        self.dir().join(PROMPT_FILE)
     }
     /// One side's folder: its sample's files and its captured tokens.
     pub(crate) fn side_dir(&self, label: &str) -> PathBuf {
         self.dir().join(label)
     }
+    /// One side's sample, as a sample folder.
+    pub(crate) fn side(&self, label: &str) -> SampleFolder {
+        SampleFolder::at(&self.side_dir(label))
+    }
     pub(crate) fn tokens_file(&self, label: &str) -> PathBuf {
-        self.side_dir(label).join(TOKENS)
+        self.side_dir(label).join(TOKENS_FILE)
     }
     /// The calibrating server's log file and console.
     pub(crate) fn calibration_logs(&self) -> (PathBuf, PathBuf) {
@@ -101,23 +107,75 @@ impl BenchFolder {
     pub(crate) fn at(root: &Path) -> BenchFolder {
         BenchFolder { root: root.into() }
     }
-    /// The sample's own files (measure's layout).
+    /// The sample's own files (a sample folder's layout).
     pub(crate) fn sample(&self) -> SampleFiles {
-        SampleFiles::new(&self.root)
+        self.sample_folder().files()
+    }
+    /// The folder of its one sample: the bench's folder itself.
+    pub(crate) fn sample_folder(&self) -> SampleFolder {
+        SampleFolder::at(&self.root)
+    }
+    fn facts_file(&self) -> PathBuf {
+        self.root.join(BENCH_FACTS)
     }
     /// Whether `bench.json` is here: what makes the folder a bench's.
     pub(crate) fn has_facts(&self) -> bool {
-        self.root.join(BENCH_FACTS).is_file()
+        self.facts_file().is_file()
     }
-    pub(crate) fn read_facts<T: DeserializeOwned>(&self) -> Result<T, EvidenceError> {
-        read_json(&self.root.join(BENCH_FACTS))
+    pub(crate) fn read_facts<F: BenchFactsDoc>(&self) -> Result<F, EvidenceError> {
+        read_json(&self.facts_file())
     }
-    pub(crate) fn write_facts<T: Serialize>(&self, facts: &T) -> Result<(), EvidenceError> {
-        write_json(&self.root.join(BENCH_FACTS), facts)
+    pub(crate) fn write_facts<F: BenchFactsDoc>(&self, facts: &F) -> Result<(), EvidenceError> {
+        write_json(&self.facts_file(), facts)
     }
     /// The sample itself, as measure wrote it.
     pub(crate) fn read_sample(&self) -> Result<crate::measure::Sample, EvidenceError> {
-        read_json(&self.sample().record())
+        read_json(&SampleFolder::at(&self.root).record())
+    }
+}
+
+/// Where `abprof bisect --root DIR` keeps its log, its git state and one A/B study per step.
+#[derive(Debug, Clone)]
+pub(crate) struct BisectFolder {
+    root: PathBuf,
+}
+
+impl BisectFolder {
+    pub(crate) fn at(root: &Path) -> BisectFolder {
+        BisectFolder { root: root.into() }
+    }
+    /// `bisect.json`, the log.
+    pub(crate) fn log_file(&self) -> PathBuf {
+        self.root.join(BISECT_LOG)
+    }
+    /// Writes the log atomically (temp file + rename): a bisect killed mid-step keeps the last one.
+    pub(crate) fn write_log<L: BisectLogDoc>(&self, log: &L) -> std::io::Result<()> {
+        crate::atomic_file::write_json(&self.log_file(), log)
+    }
+    /// `bisect-log.txt`: `git bisect log`.
+    pub(crate) fn git_log_file(&self) -> PathBuf {
+        self.root.join(BISECT_GIT_LOG)
+    }
+    /// `source.patch`: the copy of the patch every build applies.
+    pub(crate) fn patch_copy(&self) -> PathBuf {
+        self.root.join(BISECT_PATCH)
+    }
+    /// `steps/`, which holds one study folder per step.
+    pub(crate) fn steps_dir(&self) -> PathBuf {
+        self.root.join(STEPS_DIR)
+    }
+    /// Where git keeps the bisect's state while it runs.
+    pub(crate) fn worktree(&self) -> PathBuf {
+        self.root.join(WORKTREE_DIR)
+    }
+    /// Step `index`'s study folder relative to the bisect's, as the log keeps it: `steps/00-bad`
+    /// for the reference, `steps/NN-SHA12` for a probe.
+    pub(crate) fn step_rel(index: usize, name: &str) -> String {
+        format!("{STEPS_DIR}/{index:02}-{name}")
+    }
+    /// A step's study folder, from its folder as the log keeps it ([`BisectFolder::step_rel`]).
+    pub(crate) fn step(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
     }
 }
 
@@ -133,5 +191,10 @@ mod tests {
         assert_eq!(f.prompt_file(), Path::new("/s/exactness/prompt.txt"));
         assert_eq!(f.tokens_file("a"), Path::new("/s/exactness/a/tokens.json"));
         assert_eq!(BenchFolder::at(Path::new("/b")).sample().record(), Path::new("/b/sample.json"));
+        let b = BisectFolder::at(Path::new("/x"));
+        assert_eq!(b.log_file(), Path::new("/x/bisect.json"));
+        assert_eq!(b.git_log_file(), Path::new("/x/bisect-log.txt"));
+        assert_eq!(b.step(&BisectFolder::step_rel(0, "bad")), Path::new("/x/steps/00-bad"));
+        assert_eq!(BisectFolder::step_rel(7, "0123456789ab"), "steps/07-0123456789ab");
     }
 }

@@ -7,8 +7,8 @@
 use crate::artifact::sha256_file;
 use std::path::{Path, PathBuf};
 
-/// The seal's file name in a sample's folder.
-const SEAL: &str = "SHA256SUMS";
+// The seal's file name in a sample's folder.
+use super::layout::SEAL_FILE as SEAL;
 
 /// Every file under `dir` (its sub-folders included, the seal excluded), relative, sorted.
 fn files_under(dir: &Path) -> std::io::Result<Vec<PathBuf>> {

@@ -13,8 +13,9 @@
 use super::chat::AnotherBlock;
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::{numbered, NextBlock, Plan, SampleLayout};
+use super::evidence::{NextBlock, Plan, SampleLayout};
 use super::file::{StudyFile, TracerCommand};
+use super::trace_folder::TraceFolder;
 use crate::measure::{AttachedLoad, ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
 use crate::trace::manifest::{TraceManifest, TracedRun, UntracedSamples};
@@ -169,7 +170,7 @@ impl TraceStudy {
 
     /// The untraced sample's spec with the tracer wrapped around the server.
     fn traced_spec(&self, ctx: &StudyContext<'_>, slot: &Slot, files: &SampleFiles) -> Result<SampleSpec> {
-        let out = tracer_out(ctx, slot);
+        let out = capture(ctx, slot).tracer_out(slot.repeat);
         std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
         *self.tracing_into.borrow_mut() = Some(out.clone());
         let mut spec = self.chat.spec(ctx, slot, files)?;
@@ -201,11 +202,12 @@ impl TraceStudy {
 
     fn manifest(&self, ctx: &StudyContext<'_>, slot: &Slot, sample: &Sample, files: &SampleFiles) -> Result<()> {
         let v = &ctx.variants[slot.variant];
-        let folder = ctx.evidence.root.join(&v.label);
+        let capture = capture(ctx, slot);
+        let folder = capture.dir();
         if let Some(e) = &sample.error {
             bail!("traced run of {}: {e} (evidence in {})", v.label, files.dir.display());
         }
-        let out = tracer_out(ctx, slot);
+        let out = capture.tracer_out(slot.repeat);
         let console = self.tracer.attach_log(&out).unwrap_or_else(|| files.console_log());
         let trace = find_output(&self.tracer, &console, &out)?;
         // One parallel pass proves the file readable and not empty; attribution comes later.
@@ -222,15 +224,15 @@ impl TraceStudy {
             _ => None,
         };
         let run = TracedRun {
-            trace_file: trace.strip_prefix(&folder).map(Path::to_path_buf).unwrap_or(trace.clone()),
+            trace_file: trace.strip_prefix(folder).map(Path::to_path_buf).unwrap_or(trace.clone()),
             decode_window: window(sample.first_token, sample.last_token),
             prefill_window: window(sample.request_start, sample.first_token),
             traced_ms_per_token: sample.server.as_ref().map(|t| 1000.0 / t.decode_tps).filter(|x| x.is_finite()),
         };
         if slot.repeat > 0 {
-            let mut manifest = TraceManifest::load(&folder)?;
+            let mut manifest = capture.read_manifest()?;
             manifest.set_run(slot.repeat, run)?;
-            manifest.save(&folder)?;
+            capture.write_manifest(&manifest)?;
             return Ok(());
         }
         let manifest = TraceManifest {
@@ -252,7 +254,7 @@ impl TraceStudy {
             // only the conditions that may change between samples.
             runtime: ctx.evidence.read_host().ok().and_then(|h| h.power).and_then(|p| p.runtime()),
         };
-        manifest.save(&folder)?;
+        capture.write_manifest(&manifest)?;
         Ok(())
     }
 }
@@ -266,9 +268,9 @@ fn model_layers(server_argv: &[String]) -> Option<u32> {
     u32::try_from(header.require("block_count").ok()?).ok()
 }
 
-/// `LABEL/tracer-out/` for a variant's first traced sample, `LABEL/tracer-out-2/` for its second, …
-fn tracer_out(ctx: &StudyContext<'_>, slot: &Slot) -> PathBuf {
-    ctx.evidence.root.join(&ctx.plan.labels[slot.variant]).join(numbered("tracer-out", slot.repeat))
+/// The capture folder of the slot's variant: `LABEL/` of the trace study's folder.
+fn capture(ctx: &StudyContext<'_>, slot: &Slot) -> TraceFolder {
+    TraceFolder::of(&ctx.evidence.traces_dir(&ctx.file.kind), &ctx.plan.labels[slot.variant])
 }
 
 /// The run order of a trace study: `untraced` interleaved blocks of every variant (indices as
@@ -312,11 +314,11 @@ pub(crate) fn attach_untraced(
 ) -> Result<Vec<(PathBuf, TraceManifest)>> {
     let mut out = Vec::new();
     for (label, ms) in labels.iter().zip(per_variant) {
-        let folder = root.join(label);
-        let mut m = TraceManifest::load(&folder)?;
+        let capture = TraceFolder::of(root, label);
+        let mut m = capture.read_manifest()?;
         m.untraced = UntracedSamples::from_samples(tokens, ms.clone());
-        m.save(&folder)?;
-        out.push((folder, m));
+        capture.write_manifest(&m)?;
+        out.push((capture.dir().to_path_buf(), m));
     }
     Ok(out)
 }
@@ -356,7 +358,7 @@ impl StudyConfig for TraceStudy {
         let attach = ctx
             .plan
             .is_traced(slot)
-            .then(|| self.tracer.attaching(&tracer_out(ctx, slot), self.finalize_timeout))
+            .then(|| self.tracer.attaching(&capture(ctx, slot).tracer_out(slot.repeat), self.finalize_timeout))
             .flatten();
         Ok(AttachedLoad::new(self.chat.load(ctx, slot)?, attach))
     }

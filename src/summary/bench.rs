@@ -19,6 +19,9 @@ pub(crate) struct BenchFacts {
     pub(crate) ignore_eos: bool,
 }
 
+/// The one type a bench's `bench.json` holds.
+impl crate::study::documents::BenchFactsDoc for BenchFacts {}
+
 /// A bench sample with its verdict.
 #[derive(Debug, Clone)]
 pub(crate) struct BenchRun {
@@ -47,6 +50,6 @@ pub(crate) fn judge_bench(facts: BenchFacts, sample: Sample, series: &[Telemetry
 pub(crate) fn load_bench(folder: &BenchFolder) -> anyhow::Result<BenchRun> {
     let facts: BenchFacts = folder.read_facts()?;
     let sample = folder.read_sample()?;
-    let series = folder.sample().series(&sample);
+    let series = folder.sample_folder().series(&sample);
     Ok(judge_bench(facts, sample, &series))
 }

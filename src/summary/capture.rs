@@ -4,6 +4,7 @@ use super::traces::{compared, TraceComparison};
 use super::{Metric, Summary};
 use crate::study::evidence::Evidence;
 use crate::study::trace_capture::attach_untraced;
+use crate::study::trace_folder::trace_inputs;
 use crate::trace::compare::{compare_specs, VariantSpec};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -79,7 +80,8 @@ fn compare_captured(attached: &[(PathBuf, crate::trace::TraceManifest)]) -> Trac
         .iter()
         .map(|(folder, m)| VariantSpec { label: m.label.clone(), trace: folder.clone(), ms_per_token: None })
         .collect();
-    match compare_specs(&specs, &crate::trace::Rules::builtin(), None, super::traces::SUMMARY_TOP) {
+    let rules = crate::trace::Rules::builtin();
+    match compare_specs(&specs, &trace_inputs, &rules, None, super::traces::SUMMARY_TOP) {
         Ok(c) => compared(c, None),
         Err(e) => TraceComparison::NotCompared { reason: e.to_string() },
     }

@@ -70,7 +70,9 @@ fn energy_per_phase_comes_from_the_counter_or_the_power_integral_and_says_which(
 
 /// A sample of the recorded study with its telemetry phases replaced.
 fn sample_with(phases: Option<[PhaseStats; 2]>) -> crate::measure::Sample {
-    let path = crate::measure::SampleFiles::new(fixtures().join("evidence-today-ab/study/samples/001-f16")).record();
+    let path =
+        crate::study::sample_folder::SampleFolder::at(&fixtures().join("evidence-today-ab/study/samples/001-f16"))
+            .record();
     let mut s: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     s.extra.telemetry.as_mut().unwrap().phases = phases;
     s
@@ -88,7 +90,9 @@ fn each_energy_metric_reads_its_phase_and_a_cpu_only_sample_has_none() {
     let cpu = sample_with(None);
     assert!(Metric::energy().all(|m| m.of(MetricInput::record(&cpu)).is_none()));
     // The recorded sample as it is: server CPU only, its phases without power.
-    let path = crate::measure::SampleFiles::new(fixtures().join("evidence-today-ab/study/samples/001-f16")).record();
+    let path =
+        crate::study::sample_folder::SampleFolder::at(&fixtures().join("evidence-today-ab/study/samples/001-f16"))
+            .record();
     let recorded: crate::measure::Sample = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert!(Metric::energy().all(|m| m.of(MetricInput::record(&recorded)).is_none()));
 }

@@ -10,9 +10,11 @@ pub(crate) struct ExactnessFacts {
     pub(crate) host: HostFacts,
 }
 
+/// The one type an exactness check's facts file holds.
+impl crate::study::documents::ExactnessFactsDoc for ExactnessFacts {}
+
 impl ExactnessFacts {
-    /// What the check in `folder` ran on, typed here: the folder's reader is generic, as this
-    /// type lives a floor above it.
+    /// What the check in `folder` ran on.
     pub(crate) fn read(folder: &crate::study::run_folders::ExactnessFolder) -> Result<ExactnessFacts, EvidenceError> {
         folder.read_facts()
     }

@@ -1,6 +1,6 @@
 //! `abprof compare-traces --study DIR`: a study's traces compared as its summary compares them,
 //! with the caller's rules (a floor above the summary's own comparison, as it judges the study).
-use super::traces::{compare_study_traces, traced, traces_dir, TraceComparison};
+use super::traces::{compare_study_traces, traced, TraceComparison};
 use crate::study::evidence::Evidence;
 use crate::trace::Rules;
 use std::path::Path;
@@ -21,7 +21,7 @@ pub(crate) enum StudyTracesError {
 pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> anyhow::Result<TraceComparison> {
     let ev = Evidence::open(dir)?;
     // The summary's own comparison uses the built-in rules: this one is made with the caller's.
-    let judged = super::judge_with(&ev, super::TraceReading::Skip)?;
+    let judged = super::judge_with(&ev, crate::study::StudyFacts::load(&ev)?, super::TraceReading::Skip)?;
     let (summary, file) = (&judged.summary, &judged.facts.file);
     let root = dir.display().to_string();
     let scales = super::trace_scales(&summary.variants);
@@ -29,7 +29,7 @@ pub(crate) fn compare_study_folder(dir: &Path, rules: &Rules, top: usize) -> any
         Some(TraceComparison::NotCompared { reason }) => Err(StudyTracesError::NotCompared { root, reason }.into()),
         Some(compared) => Ok(compared),
         None => {
-            let found = traced(&traces_dir(&ev, file), &scales);
+            let found = traced(&ev.traces_dir(&file.kind), &scales);
             let labels = if found.is_empty() {
                 "none".to_string()
             } else {

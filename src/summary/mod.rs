@@ -219,6 +219,9 @@ pub(crate) struct Summary {
     pub(crate) answer: Vec<answer::Answer>,
 }
 
+/// The one type a study's `summary.json` holds.
+impl crate::study::documents::StudySummaryDoc for Summary {}
+
 fn ms(v: Vec<f64>) -> (Option<f64>, Option<f64>) {
     (median(&v), v.iter().cloned().reduce(f64::max))
 }
@@ -290,9 +293,14 @@ pub(crate) fn summarize(ev: &Evidence) -> anyhow::Result<Summary> {
 }
 
 /// Judges every sample of the study in `ev` and builds its summary, its traces compared with the
-/// built-in rules.
+/// built-in rules; the study's facts (its study file among them) are read here, once.
 pub(crate) fn judge(ev: &Evidence) -> anyhow::Result<Judged> {
-    judge_with(ev, TraceReading::Builtin)
+    judge_with(ev, StudyFacts::load(ev)?, TraceReading::Builtin)
+}
+
+/// [`judge`] of an opened study folder, whose study file was read when it was opened.
+pub(crate) fn judge_folder(folder: &crate::study::StudyFolder) -> anyhow::Result<Judged> {
+    judge_with(&folder.evidence, folder.facts()?, TraceReading::Builtin)
 }
 
 /// How a summary reads the study's traces: a trace scan is the costly part of a summary, so a
@@ -304,9 +312,9 @@ pub(crate) enum TraceReading {
     Skip,
 }
 
-/// [`judge`], reading the traces as `traces` says.
-pub(crate) fn judge_with(ev: &Evidence, traces: TraceReading) -> anyhow::Result<Judged> {
-    let facts = StudyFacts::load(ev)?;
+/// [`judge`] of the study in `ev` whose facts the caller read (`study.toml` is read once per
+/// judgement, and passed down from there), reading the traces as `traces` says.
+pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading) -> anyhow::Result<Judged> {
     let (file, plan) = (&facts.file, &facts.plan);
     let iso: Option<IsolationRecord> = ev.read_isolation().ok();
     let restored = iso.as_ref().and_then(|i| i.restored);
@@ -551,8 +559,7 @@ impl<'a> AcceptedSamples<'a> {
                 .collect::<Vec<_>>(),
         );
         let is_accepted = |fi: usize| accepted.iter().any(|l| l.contains(&fi));
-        let series =
-            (0..found.len()).map(|fi| if is_accepted(fi) { series_of(&found[fi]) } else { Vec::new() }).collect();
+        let series = (0..found.len()).map(|fi| if is_accepted(fi) { found[fi].series() } else { Vec::new() }).collect();
         let mut study = AcceptedSamples {
             found,
             accepted,
@@ -732,11 +739,6 @@ impl<'a> AcceptedSamples<'a> {
     }
 }
 
-/// A sample's telemetry series, empty where none was recorded (§9.11: a server's of its devices').
-fn series_of(f: &crate::study::evidence::FoundSample) -> Vec<crate::telemetry::sampler::TelemetrySample> {
-    f.sample.as_ref().map_or_else(Vec::new, |s| crate::measure::SampleFiles::new(&f.dir).series(s))
-}
-
 /// The acceptance caveat (docs/methodology.md §7.11) on every variant whose acceptance differs
 /// materially from the baseline's: medians more than [`ACCEPTANCE_MATERIAL`] apart, or one side
 /// drafting and the other not (speculative against plain decoding, MTP on against off). A study
@@ -835,7 +837,7 @@ fn judged_samples(
     for r in rejected {
         let sample = on_disk(&r.dir);
         let values = sample.map_or_else(Vec::new, |(dir, s)| {
-            let series = crate::measure::SampleFiles::new(dir).series(s);
+            let series = crate::study::sample_folder::SampleFolder::at(dir).series(s);
             Metric::values(metric::MetricInput { sample: s, series: &series })
         });
         out.push(JudgedSample {

@@ -1,10 +1,11 @@
 //! The Pi study's report (`pi.json`): every sample with its verdict from the one rulebook, and
 //! per-variant medians over the valid ones (a failed sample's speed proves nothing).
 use super::rules::{sample_rejections, Expectations};
-use crate::measure::{PiRun, Sample, SampleFiles, ServerTiming};
+use crate::measure::{PiRun, Sample, ServerTiming};
 use crate::server::log::DraftAcceptance;
 use crate::study::evidence::{Evidence, Plan};
 use crate::study::file::StudyKind;
+use crate::study::sample_folder::SampleFolder;
 use crate::study::StudyFacts;
 use crate::telemetry::record::{IdleGateRecord, TelemetryRecord};
 use anyhow::Context;
@@ -83,6 +84,9 @@ pub(crate) struct PiReport {
     /// The signal that stopped the study (2 SIGINT, 15 SIGTERM); its sample in flight was discarded.
     pub(crate) interrupted_by: Option<i32>,
 }
+
+/// The one type a Pi study's `pi.json` holds.
+impl crate::study::documents::PiReportDoc for PiReport {}
 
 /// The rulebook's expectations of a Pi sample: one request per log; no prompt length or output
 /// length is fixed (Pi writes its own prompt), and Pi's own node process is "other load".
@@ -228,7 +232,7 @@ pub(crate) fn save_pi_report(ev: &Evidence, report: &PiReport) -> anyhow::Result
 
 /// Writes the sample's report view beside its evidence (`pi-sample.json`).
 pub(crate) fn save_pi_sample(sample: &PiSample) -> anyhow::Result<()> {
-    let path = SampleFiles::new(&sample.evidence).pi_view();
+    let path = SampleFolder::at(&sample.evidence).pi_view();
     crate::atomic_file::write_json(&path, sample).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

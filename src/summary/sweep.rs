@@ -83,11 +83,14 @@ pub(crate) struct SweepSummary {
     pub(crate) point_summaries: Vec<(Evidence, super::Judged)>,
 }
 
+/// The one type a sweep's `summary.json` holds.
+impl crate::study::documents::SweepSummaryDoc for SweepSummary {}
+
 impl SweepSummary {
     /// Writes each started point's summary into its own folder (`ab --sweep` at its end and
     /// `abprof summarize` both keep them here).
     pub(crate) fn keep_point_summaries(&self) -> Result<(), crate::study::evidence::EvidenceError> {
-        self.point_summaries.iter().try_for_each(|(point, j)| point.write_summary(&j.summary))
+        self.point_summaries.iter().try_for_each(|(point, j)| point.write_study_summary(&j.summary))
     }
 
     /// Points not done: `abprof ab --resume` finishes them.
@@ -96,15 +99,15 @@ impl SweepSummary {
     }
 }
 
-/// Builds the summary of the sweep in `ev` from its points' evidence alone.
-pub(crate) fn summarize_sweep(ev: &Evidence) -> anyhow::Result<SweepSummary> {
-    let file = StudyFile::load(&ev.study_toml())?;
+/// Builds the summary of the sweep in `ev`, whose study file (read once, by the caller) is `file`,
+/// from its points' evidence alone.
+pub(crate) fn summarize_sweep(ev: &Evidence, file: &StudyFile) -> anyhow::Result<SweepSummary> {
     let record = ev.read_sweep_record()?;
     let mut points = Vec::new();
     let mut summaries: Vec<Option<Summary>> = Vec::new();
     let mut point_summaries = Vec::new();
     for p in &record.points {
-        let dir = ev.root.join(&p.dir);
+        let dir = ev.point(&p.dir);
         let point = if Evidence::started(&dir) { Some(Evidence::open(&dir)?) } else { None };
         let judged = point.as_ref().map(super::judge).transpose()?;
         let s = judged.as_ref().map(|j| j.summary.clone());

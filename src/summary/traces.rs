@@ -1,7 +1,7 @@
 //! Kernel attribution beside a study's medians: the study's `traces/<label>/` folders (`abprof
 //! trace --root DIR/traces`) compared in this study's measured ms/token. The summary and
 //! `abprof compare-traces --study` both go through [`compare_study_traces`].
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -9,9 +9,10 @@ use super::stats::{
     bootstrap_scaled_delta_ci, holm, scaled_delta_p, DeltaCi, Scaled, Verdict, DEFAULT_RESAMPLES, DEFAULT_SEED,
 };
 use crate::study::evidence::Evidence;
-use crate::study::file::{StudyFile, StudyKind};
+use crate::study::file::StudyFile;
+use crate::study::trace_folder::{trace_inputs, TraceFolder};
 use crate::trace::compare::{compare, load_variant, Comparison, VariantSpec};
-use crate::trace::{Rules, TraceManifest};
+use crate::trace::Rules;
 
 /// How many moved kernels the summary lists.
 pub(crate) const SUMMARY_TOP: usize = 10;
@@ -145,15 +146,6 @@ pub(crate) fn compared(comparison: Comparison, scaled_by_trace_samples: Option<L
     TraceComparison::Compared { comparison, scaled_by_trace_samples, category_deltas }
 }
 
-/// Where a study's traces are: an A/B study's under `traces/` (`abprof trace --root DIR/traces`);
-/// an `abprof trace` study's beside the untraced samples that scale them.
-pub(crate) fn traces_dir(ev: &Evidence, file: &StudyFile) -> PathBuf {
-    match file.kind {
-        StudyKind::Trace(_) => ev.root.clone(),
-        StudyKind::Ab | StudyKind::Pi(_) => ev.root.join("traces"),
-    }
-}
-
 /// What scales one variant's trace in a study's comparison (docs/methodology.md §14): this study's
 /// median ms/token and its accepted samples' decode rates.
 pub(crate) struct StudyScale<'a> {
@@ -164,7 +156,7 @@ pub(crate) struct StudyScale<'a> {
 
 /// Variants of the study that have an `abprof trace` folder under `dir`.
 pub(crate) fn traced<'a, 'b>(dir: &Path, variants: &'b [StudyScale<'a>]) -> Vec<&'b StudyScale<'a>> {
-    variants.iter().filter(|v| crate::trace::manifest::TraceManifest::path_in(&dir.join(v.label)).is_file()).collect()
+    variants.iter().filter(|v| TraceFolder::of(dir, v.label).has_manifest()).collect()
 }
 
 /// Compares the study's traces, scaled by this study's median ms/token when the study ran at the
@@ -179,7 +171,7 @@ pub(crate) fn compare_study_traces(
     rules: &Rules,
     top: usize,
 ) -> Option<TraceComparison> {
-    compare_traces_in(&traces_dir(ev, file), variants, study_tokens, rules, top)
+    compare_traces_in(&ev.traces_dir(&file.kind), variants, study_tokens, rules, top)
 }
 
 /// [`compare_study_traces`] of the `LABEL/trace.json` folders under `dir`.
@@ -197,14 +189,15 @@ fn compare_traces_in(
     let mut inputs = Vec::new();
     let mut scaled_by_trace_samples = None;
     for v in traced {
-        let folder = dir.join(v.label);
-        let trace_tokens = TraceManifest::load(&folder).ok().map(|m| m.output_tokens);
+        let capture = TraceFolder::of(dir, v.label);
+        let trace_tokens = capture.read_manifest().ok().map(|m| m.output_tokens);
         let same_length = trace_tokens == Some(study_tokens);
         let ms = if same_length { v.ms_per_token } else { None };
         if !same_length {
             scaled_by_trace_samples = Some(LengthMismatch { study_tokens, trace_tokens });
         }
-        match load_variant(&VariantSpec { label: v.label.to_string(), trace: folder, ms_per_token: ms }, rules, None) {
+        let spec = VariantSpec { label: v.label.to_string(), trace: capture.dir().to_path_buf(), ms_per_token: ms };
+        match load_variant(&spec, &trace_inputs, rules, None) {
             Ok(mut i) => {
                 if ms.is_some() {
                     i.measured_from = format!("this study's median at {study_tokens} tokens");

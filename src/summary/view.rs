@@ -10,6 +10,7 @@ use crate::measure::Sample;
 use crate::study::evidence::{Evidence, EvidenceError, Plan};
 use crate::study::facts::{HostFacts, VariantFacts};
 use crate::study::isolation::IsolationRecord;
+use crate::study::sample_folder::SampleFolder;
 use crate::study::StudyFacts;
 use crate::telemetry::record::HostCpu;
 use crate::telemetry::Field;
@@ -93,12 +94,11 @@ pub(crate) struct SampleTimeline {
     pub(crate) unreadable: Option<String>,
 }
 
-fn timeline(dir: &Path, s: &Sample) -> Option<SampleTimeline> {
+fn timeline(folder: &SampleFolder, s: &Sample) -> Option<SampleTimeline> {
     let rec = s.extra.telemetry.as_ref()?;
-    let series = if rec.csv.is_empty() {
-        Err("the record names no series file".to_string())
-    } else {
-        crate::telemetry::csv::read_series(&dir.join(&rec.csv)).map_err(|e| e.to_string())
+    let series = match folder.telemetry_file(rec) {
+        None => Err("the record names no series file".to_string()),
+        Some(file) => crate::telemetry::csv::read_series(&file).map_err(|e| e.to_string()),
     };
     let rows = series.as_deref().unwrap_or_default();
     let origin = s.request_start.or_else(|| rows.first().map(|r| r.at));
@@ -160,13 +160,13 @@ impl StudyView {
                     Some(_) => SampleStatus::Accepted,
                 };
                 let values = f.sample.as_ref().map_or_else(Vec::new, |s| {
-                    let series = crate::measure::SampleFiles::new(&f.dir).series(s);
+                    let series = f.series();
                     Metric::values(super::MetricInput { sample: s, series: &series })
                 });
                 SampleView {
                     index: f.slot.index + 1,
                     label: f.label.clone(),
-                    timeline: f.sample.as_ref().and_then(|s| timeline(&f.dir, s)),
+                    timeline: f.sample.as_ref().and_then(|s| timeline(&f.folder(), s)),
                     dir,
                     status,
                     values,

@@ -1,14 +1,11 @@
 //! Which sample a timeline is drawn from: a sample folder, a study folder and a sample number,
 //! or an `abprof trace` folder (its traced sample, with its trace).
-use crate::measure::{Sample, SampleFiles};
+use crate::measure::Sample;
 use crate::study::evidence::{Evidence, EvidenceError, Plan};
-use crate::trace::manifest::TraceManifest;
-use crate::trace::{resolve_input, TraceError, TraceInput};
+use crate::study::sample_folder::SampleFolder;
+use crate::study::trace_folder::TraceFolder;
+use crate::trace::{TraceError, TraceInput};
 use std::path::{Path, PathBuf};
-
-/// The folder an `abprof trace` capture keeps its traced sample in, beside `trace.json`
-/// (src/study/evidence.rs).
-const TRACED: &str = "traced";
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum InputError {
@@ -48,18 +45,19 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
     let dir = match sample {
         Some(n) if study => study_sample(path, n)?,
         Some(_) => return Err(InputError::SampleOfNonStudy(path.into())),
-        None if SampleFiles::new(path).record().is_file() => path.to_path_buf(),
-        None if TraceManifest::path_in(path).is_file() => path.join(TRACED),
+        None if SampleFolder::at(path).record().is_file() => path.to_path_buf(),
+        None if TraceFolder::at(path).has_manifest() => TraceFolder::at(path).first_traced_sample(),
         None if study => {
             let plan: Plan = crate::study::open(path)?.evidence.read_plan()?;
             return Err(InputError::StudyWithoutSample(path.into(), plan.slots.len()));
         }
         None => return Err(InputError::Unknown(path.into())),
     };
-    let record = SampleFiles::new(&dir).record();
+    let record = SampleFolder::at(&dir).record();
+    let capture = TraceFolder::of_traced_sample(&dir);
     if !record.is_file() {
         let why =
-            if dir.ends_with(TRACED) { ": the traced run failed, or ran before traced samples were kept" } else { "" };
+            if capture.is_some() { ": the traced run failed, or ran before traced samples were kept" } else { "" };
         return Err(InputError::NotRecorded { path: dir, why: why.into() });
     }
     let text = std::fs::read_to_string(&record)
@@ -67,8 +65,8 @@ pub(crate) fn resolve(path: &Path, sample: Option<usize>) -> Result<TimelineInpu
     let sample: Sample =
         serde_json::from_str(&text).map_err(|e| InputError::Record { path: record.clone(), detail: e.to_string() })?;
     // A traced sample lives in LABEL/traced/, beside the manifest naming its trace.
-    let trace = match dir.parent().filter(|p| dir.ends_with(TRACED) && TraceManifest::path_in(p).is_file()) {
-        Some(folder) => Some(resolve_input(folder)?),
+    let trace = match capture.filter(TraceFolder::has_manifest) {
+        Some(folder) => Some(folder.input()?),
         None => None,
     };
     Ok(TimelineInput { dir, sample, trace })

@@ -164,7 +164,7 @@ pub(crate) fn events(input: &TraceInput, marks: RequestMarks, rules: &Rules) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::resolve_input;
+    use crate::study::trace_folder::trace_input as resolve_input;
     use std::path::Path;
 
     fn fixture(p: &str) -> std::path::PathBuf {

@@ -12,6 +12,7 @@ mod input;
 mod kernels;
 mod sample;
 
+use crate::study::sample_folder::SampleFolder;
 use event::{name_process, Event};
 use serde::Serialize;
 use std::io::Write;
@@ -68,16 +69,12 @@ pub(crate) fn build(input: &TimelineInput, rules: &crate::trace::Rules) -> Timel
     let telemetry = s.extra.telemetry.as_ref();
     let mut counter_tracks = Vec::new();
     // A server on several GPUs has a series per device (docs/methodology.md §9.11).
-    let series: Vec<(Option<u32>, &str)> = match telemetry.filter(|t| !t.csv.is_empty()) {
-        Some(t) if !t.devices.is_empty() => t.devices.iter().map(|d| (Some(d.index), d.csv.as_str())).collect(),
-        Some(t) => vec![(None, t.csv.as_str())],
-        None => {
-            notes.push("telemetry: the sample recorded no series".into());
-            Vec::new()
-        }
-    };
+    let series = telemetry.map_or_else(Vec::new, |t| SampleFolder::at(&input.dir).telemetry_files(t));
+    if series.is_empty() {
+        notes.push("telemetry: the sample recorded no series".into());
+    }
     for (device, csv) in series {
-        match counters::from_csv(&input.dir.join(csv), device) {
+        match counters::from_csv(&csv, device) {
             Ok(c) => {
                 counter_tracks.extend(c.tracks);
                 events.extend(c.events);

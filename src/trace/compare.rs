@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::attribute::Attribution;
 use super::categories::Rules;
 use super::window::WindowMethod;
-use super::{resolve_inputs, TraceError};
+use super::{TraceError, TraceInput};
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum CompareError {
@@ -95,16 +95,21 @@ impl VariantInput {
     }
 }
 
-/// Reads a variant's traces (one per traced sample) and finds its measured ms/token (given, or
-/// from the manifest).
+/// The traced samples at a path: a trace file is one, an `abprof trace` folder holds one per traced
+/// sample (the study's layout reads the folder: src/study/trace_folder.rs `trace_inputs`).
+pub(crate) type InputsOf<'a> = &'a dyn Fn(&std::path::Path) -> Result<Vec<TraceInput>, TraceError>;
+
+/// Reads a variant's traces (one per traced sample, found by `inputs_of`) and finds its measured
+/// ms/token (given, or from the manifest).
 pub(crate) fn load_variant(
     spec: &VariantSpec,
+    inputs_of: InputsOf<'_>,
     rules: &Rules,
     tokens: Option<u32>,
 ) -> Result<VariantInput, CompareError> {
     let label = spec.label.clone();
     let wrap = |source| CompareError::Trace { label: label.clone(), source };
-    let inputs = resolve_inputs(&spec.trace).map_err(wrap)?;
+    let inputs = inputs_of(&spec.trace).map_err(wrap)?;
     let input = &inputs[0];
     let (measured, from, measured_samples) =
         match (spec.ms_per_token, input.manifest.as_ref().and_then(|m| m.untraced.as_ref().map(|u| (m, u)))) {
@@ -237,11 +242,12 @@ const NEGLIGIBLE_MS: f64 = 1e-9;
 /// Reads every variant's trace and compares them, the first as the baseline.
 pub(crate) fn compare_specs(
     specs: &[VariantSpec],
+    inputs_of: InputsOf<'_>,
     rules: &Rules,
     tokens: Option<u32>,
     top: usize,
 ) -> Result<Comparison, CompareError> {
-    let inputs = specs.iter().map(|s| load_variant(s, rules, tokens)).collect::<Result<Vec<_>, _>>()?;
+    let inputs = specs.iter().map(|s| load_variant(s, inputs_of, rules, tokens)).collect::<Result<Vec<_>, _>>()?;
     compare(&inputs, top)
 }
 

@@ -1,4 +1,5 @@
-//! `trace.json`: what an `abprof trace` output folder holds besides the trace itself — which
+//! The manifest (`trace.json`, named by src/study/layout.rs, which places it in an `abprof trace`
+//! output folder): what the folder holds besides the trace itself — which
 //! variant was traced, the request's token counts, its prefill and decode windows in
 //! CLOCK_BOOTTIME (the clock rocprofv3 stamps kernels with) and the untraced samples whose
 //! median ms/token scales the trace.
@@ -8,8 +9,6 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::phase::BootWindow;
-
-pub(crate) const MANIFEST_FILE: &str = "trace.json";
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ManifestError {
@@ -140,20 +139,17 @@ pub(crate) struct TracedRun {
 }
 
 impl TraceManifest {
-    pub(crate) fn path_in(dir: &Path) -> PathBuf {
-        dir.join(MANIFEST_FILE)
-    }
-
-    pub(crate) fn load(dir: &Path) -> Result<TraceManifest, ManifestError> {
-        let path = TraceManifest::path_in(dir);
+    /// Reads the manifest at `path` (an `abprof trace` folder's, which the study's layout finds).
+    pub(crate) fn load(path: &Path) -> Result<TraceManifest, ManifestError> {
+        let path = path.to_path_buf();
         let text =
             std::fs::read_to_string(&path).map_err(|source| ManifestError::Read { path: path.clone(), source })?;
         serde_json::from_str(&text).map_err(|source| ManifestError::Parse { path, source })
     }
 
-    /// Writes `<dir>/trace.json` through a temporary file, so a reader never sees half of it.
-    pub(crate) fn save(&self, dir: &Path) -> Result<(), ManifestError> {
-        let path = TraceManifest::path_in(dir);
+    /// Writes the manifest to `path` through a temporary file, so a reader never sees half of it.
+    pub(crate) fn save(&self, path: &Path) -> Result<(), ManifestError> {
+        let path = path.to_path_buf();
         crate::atomic_file::write_json(&path, self).map_err(|source| ManifestError::Write { path, source })
     }
 
@@ -254,14 +250,15 @@ mod tests {
         );
         assert_eq!(one.untraced, m.untraced);
         let dir = tempfile::tempdir().unwrap();
-        m.save(dir.path()).unwrap();
-        assert_eq!(TraceManifest::load(dir.path()).unwrap(), m);
+        m.save(&dir.path().join("trace.json")).unwrap();
+        assert_eq!(TraceManifest::load(&dir.path().join("trace.json")).unwrap(), m);
     }
 
     /// A trace.json written before `--traced N`: one traced sample, no traced ms/token.
     #[test]
     fn a_manifest_of_an_earlier_release_is_one_traced_sample() {
-        let m = TraceManifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/rocpd-kv-f16")).unwrap();
+        let m =
+            TraceManifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/rocpd-kv-f16/trace.json")).unwrap();
         assert_eq!(m.runs().len(), 1);
         assert_eq!(m.traced_ms_per_token, None);
     }
@@ -270,11 +267,11 @@ mod tests {
     fn round_trips_through_the_folder() {
         let dir = tempfile::tempdir().unwrap();
         let m = sample();
-        m.save(dir.path()).unwrap();
-        assert_eq!(TraceManifest::load(dir.path()).unwrap(), m);
+        m.save(&dir.path().join("trace.json")).unwrap();
+        assert_eq!(TraceManifest::load(&dir.path().join("trace.json")).unwrap(), m);
         assert_eq!(m.trace_path(dir.path()), dir.path().join("run_results.db"));
         assert_eq!(m.untraced.as_ref().unwrap().median_ms_per_token, 16.945);
-        let text = std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap();
+        let text = std::fs::read_to_string(dir.path().join("trace.json")).unwrap();
         assert!(text.contains("\"tracer\": \"rocprofv3\"") && !text.contains("prefill_window"), "{text}");
     }
 
@@ -288,7 +285,7 @@ mod tests {
     #[test]
     fn a_missing_manifest_says_what_folder_was_expected() {
         let dir = tempfile::tempdir().unwrap();
-        let e = TraceManifest::load(dir.path()).unwrap_err();
+        let e = TraceManifest::load(&dir.path().join("trace.json")).unwrap_err();
         assert!(e.to_string().contains("abprof trace"), "{e}");
     }
 }

@@ -8,7 +8,8 @@
 //! CSV; SQLite helpers in `sqlite_scan`) → [`detect`] (picks a reader) → [`window`], [`overlap`],
 //! [`lanes`] → [`attribute`] → [`compare`]. Rendering lives in `crate::report::trace`.
 //!
-//! Flow: [`resolve_input`] (a file, or an `abprof trace` folder with its [`TraceManifest`]) →
+//! Flow: a [`TraceInput`] (a file, or an `abprof trace` folder's with its [`TraceManifest`], which
+//! src/study/trace_folder.rs finds) →
 //! [`detect::open_trace`] (format from the content) → [`window::best_window`]
 //! (streaming per-kernel totals by phase) → [`attribute::attribute`] (categories from
 //! [`Rules`]) → [`compare::compare`].
@@ -47,45 +48,49 @@ pub(crate) struct TraceInput {
     pub(crate) manifest: Option<TraceManifest>,
 }
 
-/// Accepts a trace file, or an `abprof trace` output folder (its `trace.json` names the file).
-pub(crate) fn resolve_input(path: &Path) -> Result<TraceInput, TraceError> {
-    let meta = std::fs::metadata(path).map_err(|source| TraceError::Io { path: path.into(), source })?;
-    if !meta.is_dir() {
-        return Ok(TraceInput { trace_path: path.into(), manifest: None });
+impl TraceInput {
+    /// A trace file on its own, with no manifest.
+    pub(crate) fn file(path: &Path) -> TraceInput {
+        TraceInput { trace_path: path.into(), manifest: None }
     }
-    if !TraceManifest::path_in(path).exists() {
-        return Err(TraceError::NotTraceFolder { path: path.into(), detail: "a folder without trace.json".into() });
-    }
-    let manifest = TraceManifest::load(path)?;
-    let trace_path = manifest.trace_path(path);
+}
+
+/// The first traced sample of the `abprof trace` output folder `dir`, whose manifest is
+/// `manifest_file` (where the study's layout puts it, src/study/trace_folder.rs): the manifest
+/// names the trace file.
+pub(crate) fn folder_input(dir: &Path, manifest_file: &Path) -> Result<TraceInput, TraceError> {
+    let manifest = TraceManifest::load(manifest_file)?;
+    let trace_path = manifest.trace_path(dir);
     if !trace_path.exists() {
-        return Err(TraceError::NotTraceFolder {
-            path: path.into(),
-            detail: format!("trace.json names {} which does not exist", manifest.trace_file.display()),
-        });
+        return Err(missing_trace(dir, manifest_file, &manifest.trace_file));
     }
     Ok(TraceInput { trace_path, manifest: Some(manifest) })
 }
 
-/// Every traced sample at `path`: a trace file is one; an `abprof trace` folder holds one per
-/// traced sample (`--traced N`), each with the manifest as if it were the only one.
-pub(crate) fn resolve_inputs(path: &Path) -> Result<Vec<TraceInput>, TraceError> {
-    let first = resolve_input(path)?;
+/// Every traced sample of the `abprof trace` output folder `dir` (one per traced sample, `--traced
+/// N`), each with the manifest as if it were the only one.
+pub(crate) fn folder_inputs(dir: &Path, manifest_file: &Path) -> Result<Vec<TraceInput>, TraceError> {
+    let first = folder_input(dir, manifest_file)?;
     let Some(manifest) = first.manifest.clone().filter(|m| !m.more_traces.is_empty()) else {
         return Ok(vec![first]);
     };
     let mut inputs = Vec::new();
     for run in manifest.runs() {
-        let trace_path = path.join(&run.trace_file);
+        let trace_path = dir.join(&run.trace_file);
         if !trace_path.exists() {
-            return Err(TraceError::NotTraceFolder {
-                path: path.into(),
-                detail: format!("trace.json names {} which does not exist", run.trace_file.display()),
-            });
+            return Err(missing_trace(dir, manifest_file, &run.trace_file));
         }
         inputs.push(TraceInput { trace_path, manifest: Some(manifest.for_run(&run)) });
     }
     Ok(inputs)
+}
+
+fn missing_trace(dir: &Path, manifest_file: &Path, trace_file: &Path) -> TraceError {
+    let manifest = manifest_file.file_name().unwrap_or_default().to_string_lossy();
+    TraceError::NotTraceFolder {
+        path: dir.into(),
+        detail: format!("{manifest} names {} which does not exist", trace_file.display()),
+    }
 }
 
 /// Reads a trace and attributes its decode kernels; `tokens` (the request's output token count)
@@ -136,7 +141,7 @@ mod tests {
     /// The committed rocpd trace of a 9-token decode, its manifest as `abprof trace` writes it now.
     fn input(layers: Option<u32>, speculation: Option<&str>) -> crate::trace::TraceInput {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/rocpd-kv-f16");
-        let mut input = resolve_input(&dir).unwrap();
+        let mut input = folder_input(&dir, &dir.join("trace.json")).unwrap();
         let m = input.manifest.as_mut().unwrap();
         m.model_layers = layers;
         m.speculation = speculation.map(String::from);

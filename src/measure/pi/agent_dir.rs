@@ -2,7 +2,7 @@
 //! at that sample's server, and settings that keep the run to one request. The user's own
 //! `~/.pi` is never read or written.
 use serde_json::json;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The provider and model names abprof configures; llama-server serves one model and ignores
 /// the name.
@@ -46,12 +46,18 @@ pub(crate) fn settings_json() -> serde_json::Value {
     json!({ "enableInstallTelemetry": false, "compaction": { "enabled": false } })
 }
 
+/// Pi's own names for its two files in an agent folder `dir`: `models.json`, `settings.json`.
+pub(crate) fn agent_files(dir: &Path) -> (PathBuf, PathBuf) {
+    (dir.join("models.json"), dir.join("settings.json"))
+}
+
 /// Writes both files into `dir`.
 pub(crate) fn write_agent_dir(dir: &Path, base_url: &str, model: AgentModel) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).expect("serializable") + "\n";
-    std::fs::write(dir.join("models.json"), pretty(models_json(base_url, model)))?;
-    std::fs::write(dir.join("settings.json"), pretty(settings_json()))
+    let (models, settings) = agent_files(dir);
+    std::fs::write(models, pretty(models_json(base_url, model)))?;
+    std::fs::write(settings, pretty(settings_json()))
 }
 
 #[cfg(test)]

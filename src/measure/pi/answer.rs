@@ -1,10 +1,8 @@
 //! The verdict on what Pi answered, from its JSONL alone: parsed, one answer, no tool call, no
 //! retry or compaction, no error, and (decode workload) Python that runs. The live sample and
 //! the recorded-transcript tests use this same judgement.
-use super::python::{check_python, CodeCheck};
+use super::python::{check_python, CodeCheck, CodeRun};
 use super::transcript::{parse_transcript, Transcript};
-use std::path::Path;
-use std::time::Duration;
 
 #[derive(Debug, Clone)]
 pub struct AnswerVerdict {
@@ -12,15 +10,6 @@ pub struct AnswerVerdict {
     pub code: Option<CodeCheck>,
     /// Empty for a valid answer; one line per reason otherwise.
     pub failures: Vec<String>,
-}
-
-/// Where and how the answer's Python runs (`None` in `judge_answer` skips the code check).
-#[derive(Debug, Clone, Copy)]
-pub struct CodeRun<'a> {
-    pub python: &'a Path,
-    pub timeout: Duration,
-    /// `answer.py` and `answer.out` are kept here.
-    pub evidence: &'a Path,
 }
 
 pub fn judge_answer(jsonl: &str, code_run: Option<CodeRun<'_>>) -> AnswerVerdict {
@@ -45,7 +34,7 @@ pub fn judge_answer(jsonl: &str, code_run: Option<CodeRun<'_>>) -> AnswerVerdict
     if let Some(m) = &transcript.error_message {
         failures.push(format!("pi reported an error: {m}"));
     }
-    let code = code_run.map(|r| check_python(&transcript.text, r.python, r.timeout, r.evidence));
+    let code = code_run.map(|r| check_python(&transcript.text, &r));
     if let Some(f) = code.as_ref().and_then(|c| c.failure()) {
         failures.push(f);
     }

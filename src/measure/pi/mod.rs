@@ -8,7 +8,8 @@ mod transcript;
 
 pub(crate) use crate::child::TimedExit;
 pub(crate) use agent_dir::AgentModel;
-pub use answer::{judge_answer, CodeRun};
+pub use answer::judge_answer;
 pub(crate) use python::CodeCheck;
 pub use python::CodeOutcome;
+pub use python::CodeRun;
 pub use transcript::parse_transcript;

@@ -3,7 +3,7 @@
 //! sample, however good its speed.
 use crate::child::{run_timed, TimedExit};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -119,10 +119,22 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// Where and how the answer's Python runs (`None` in `judge_answer` skips the code check).
+#[derive(Debug, Clone)]
+pub struct CodeRun<'a> {
+    pub python: &'a Path,
+    pub timeout: Duration,
+    /// Where the answer's program is kept (the sample's `answer.py`).
+    pub code: PathBuf,
+    /// Where what it printed is kept (the sample's `answer.out`).
+    pub output: PathBuf,
+}
+
 /// Extracts the Python of `answer` and runs it with `python -I answer.py` in a fresh temporary
 /// folder (isolated mode: no user site-packages, no PYTHON* variables). The program and its
-/// output are kept in `evidence` as `answer.py` and `answer.out`.
-pub(crate) fn check_python(answer: &str, python: &Path, timeout: Duration, evidence: &Path) -> CodeCheck {
+/// output are kept where `run` says (a sample's `answer.py` and `answer.out`).
+pub(crate) fn check_python(answer: &str, run: &CodeRun<'_>) -> CodeCheck {
+    let (python, timeout) = (run.python, run.timeout);
     let Some(code) = extract_python(answer) else {
         return CodeCheck { outcome: CodeOutcome::NoCode, blocks: 0, unterminated: false, lines: 0, run_ms: None };
     };
@@ -134,7 +146,7 @@ pub(crate) fn check_python(answer: &str, python: &Path, timeout: Duration, evide
         run_ms: None,
     };
     let not_run = |reason: String| CodeOutcome::NotRun { reason };
-    let _ = std::fs::write(evidence.join("answer.py"), &code.code);
+    let _ = std::fs::write(&run.code, &code.code);
     let work = match tempfile::tempdir() {
         Ok(d) => d,
         Err(e) => {
@@ -142,9 +154,10 @@ pub(crate) fn check_python(answer: &str, python: &Path, timeout: Duration, evide
             return check;
         }
     };
-    let script = work.path().join("answer.py");
-    let out_path = evidence.join("answer.out");
-    let opened = std::fs::write(&script, &code.code).and_then(|_| std::fs::File::create(&out_path));
+    // The program runs under the name it is kept by, so a traceback names the kept file.
+    let script = work.path().join(run.code.file_name().unwrap_or_default());
+    let out_path = &run.output;
+    let opened = std::fs::write(&script, &code.code).and_then(|_| std::fs::File::create(out_path));
     let out = match opened.and_then(|f| Ok((f.try_clone()?, f))) {
         Ok(pair) => pair,
         Err(e) => {
@@ -164,7 +177,7 @@ pub(crate) fn check_python(answer: &str, python: &Path, timeout: Duration, evide
                 TimedExit::Exited(0) => CodeOutcome::Passed,
                 other => CodeOutcome::Failed {
                     exit: other.describe(),
-                    stderr_tail: tail(&std::fs::read_to_string(&out_path).unwrap_or_default(), 5),
+                    stderr_tail: tail(&std::fs::read_to_string(out_path).unwrap_or_default(), 5),
                 },
             }
         }
@@ -187,14 +200,19 @@ mod tests {
         assert_eq!(extract_python("no code here\n```\nplain\n```\n"), None);
     }
 
+    /// The check with its program and output kept in `ev`.
+    fn check(answer: &str, python: &Path, timeout: Duration, ev: &Path) -> CodeCheck {
+        let run = CodeRun { python, timeout, code: ev.join("answer.py"), output: ev.join("answer.out") };
+        check_python(answer, &run)
+    }
+
     #[test]
     fn a_cut_off_block_runs_to_the_end_and_fails_even_if_it_runs() {
         let c = extract_python("```python\nx = [1,\n").unwrap();
         assert!(c.unterminated);
         assert_eq!(c.code, "x = [1,\n");
         let ev = tempfile::tempdir().unwrap();
-        let imports_only =
-            check_python("```python\nimport math\n", Path::new("python3"), Duration::from_secs(20), ev.path());
+        let imports_only = check("```python\nimport math\n", Path::new("python3"), Duration::from_secs(20), ev.path());
         assert_eq!(imports_only.outcome, CodeOutcome::Passed);
         assert!(!imports_only.passed());
         assert!(imports_only.failure().unwrap().contains("cut off"));
@@ -205,15 +223,14 @@ mod tests {
         let ev = tempfile::tempdir().unwrap();
         let py = Path::new("python3");
         let t = Duration::from_secs(20);
-        assert!(check_python("```python\nassert sorted([2, 1]) == [1, 2]\n```", py, t, ev.path()).passed());
-        let bad = check_python("```python\nassert 1 == 2, 'nope'\n```", py, t, ev.path());
+        assert!(check("```python\nassert sorted([2, 1]) == [1, 2]\n```", py, t, ev.path()).passed());
+        let bad = check("```python\nassert 1 == 2, 'nope'\n```", py, t, ev.path());
         assert!(matches!(bad.outcome, CodeOutcome::Failed { .. }), "{bad:?}");
         assert!(bad.failure().unwrap().contains("AssertionError: nope"), "{:?}", bad.failure());
-        let syntax = check_python("```python\ndef broken(:\n```", py, t, ev.path());
+        let syntax = check("```python\ndef broken(:\n```", py, t, ev.path());
         assert!(syntax.failure().unwrap().contains("SyntaxError"), "{:?}", syntax.failure());
-        let slow =
-            check_python("```python\nimport time\ntime.sleep(30)\n```", py, Duration::from_millis(500), ev.path());
+        let slow = check("```python\nimport time\ntime.sleep(30)\n```", py, Duration::from_millis(500), ev.path());
         assert!(matches!(slow.outcome, CodeOutcome::TimedOut { .. }), "{slow:?}");
-        assert_eq!(check_python("just prose", py, t, ev.path()).outcome, CodeOutcome::NoCode);
+        assert_eq!(check("just prose", py, t, ev.path()).outcome, CodeOutcome::NoCode);
     }
 }

@@ -25,8 +25,7 @@ fn is_one_traced(n: &u32) -> bool {
     *n == 1
 }
 
-/// The attaching tracer's console, in its output folder.
-const ATTACH_LOG: &str = "attach.log";
+use super::super::layout::ATTACH_LOG;
 
 /// Which tracer wraps the server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -85,7 +85,7 @@ fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Po
         let earlier = record.points[..point.index]
             .iter()
             .filter(|r| same_prompt(&r.values))
-            .map(|r| super::evidence::prompt_in(&ev.root.join(&r.dir)))
+            .map(|r| super::evidence::prompt_in(&ev.point(&r.dir)))
             .find(|p| p.is_file() && crate::client::calibrate::sidecar_path(p).is_file());
         f.prompt = earlier;
     }
@@ -131,7 +131,7 @@ pub(crate) fn run_sweep(
         if record.points[i].state == PointState::Done {
             continue;
         }
-        let dir = ev.root.join(&record.points[i].dir);
+        let dir = ev.point(&record.points[i].dir);
         let started = Evidence::started(&dir);
         let point_file = if started {
             StudyFile::load(&super::evidence::study_toml_in(&dir))?
