@@ -28,7 +28,7 @@ pub(crate) mod number;
 pub(crate) mod table;
 
 pub(crate) use error_line::one_line;
-pub(crate) use number::{ci_pct, clock_range, cv_pct, num, p_value, signed_pct, NONE};
+pub(crate) use number::{ci_pct, clock_range, cv_pct, num, p_value, runs, signed_pct, NONE};
 use serde::Serialize;
 pub(crate) use table::{md_cell, Table};
 
