@@ -28,6 +28,15 @@ fn doctor_refuses_bad_input_with_one_line() {
     usage_error(&["doctor", "--port", "70000"], "--port");
 }
 
+/// A misspelt flag or subcommand keeps clap's "did you mean" in the one line.
+#[test]
+fn a_misspelling_is_refused_with_the_fix() {
+    let line = usage_error(&["ab", "--sampels", "3"], "--sampels");
+    assert_eq!(line, "abprof: error: unexpected argument '--sampels' found; did you mean '--samples'? (see --help)\n");
+    let line = usage_error(&["summarise", "dir"], "summarise");
+    assert!(line.contains("did you mean 'summarize'?"), "{line}");
+}
+
 #[test]
 fn monitor_refuses_a_zero_rate() {
     usage_error(&["monitor", "--hz", "0"], "--hz");

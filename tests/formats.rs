@@ -38,15 +38,28 @@ fn a_summary_prints_as_every_format() {
         let m = v["metrics"].as_array().unwrap().iter().find(|m| m["metric"] == l["metric"]).unwrap();
         assert_eq!(l["median"], m["median"]);
         assert_eq!(l["change_pct"], m["change_pct"]);
+        // Every run as a number at full precision (docs/formats.md), not text rounded for people.
+        assert!(l["runs"].as_array().is_some_and(|r| !r.is_empty()), "{l}");
+        assert_eq!(l["runs"], m["runs"], "JSON Lines runs at full precision");
     }
     let csv = summarize(&dir, "csv");
     let mut r = csv::Reader::from_reader(csv.as_bytes());
     assert_eq!(r.headers().unwrap().iter().take(3).collect::<Vec<_>>(), ["metric", "variant", "accepted"]);
     let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), lines.len());
+    let runs_at = r.headers().unwrap().iter().position(|h| h == "runs").unwrap();
+    let mut digits = 0;
     for (row, l) in rows.iter().zip(&lines) {
         assert_eq!(row[6].parse::<f64>().unwrap(), l["median"].as_f64().unwrap(), "CSV keeps full precision");
+        // One field, the runs as a JSON array (docs/formats.md): what pandas' json.loads and
+        // DuckDB's DOUBLE[] cast read back, to the last bit.
+        let runs: Vec<f64> = serde_json::from_str(&row[runs_at]).unwrap();
+        let want: Vec<f64> = l["runs"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(runs, want, "CSV runs at full precision");
+        digits = digits
+            .max(runs.iter().map(|x| format!("{x}").len().saturating_sub(format!("{x:.0}").len())).max().unwrap_or(0));
     }
+    assert!(digits > 3, "no run has more than two decimals: rounded for people");
 
     // Markdown: the study's one Markdown document, report.md (issue #46: not a second document
     // of the same summary), whose verdict tables hold every metric's rows.

@@ -28,7 +28,7 @@ pub(crate) mod number;
 pub(crate) mod table;
 
 pub(crate) use error_line::one_line;
-pub(crate) use number::{ci_pct, clock_range, cv_pct, num, p_value, signed_pct, NONE};
+pub(crate) use number::{ci_pct, clock_range, cv_pct, num, p_value, runs, signed_pct, NONE};
 use serde::Serialize;
 pub(crate) use table::{md_cell, Table};
 
@@ -75,7 +75,18 @@ pub(crate) fn render<T: Render + ?Sized>(value: &T, format: Format) -> String {
 /// Prints a result on stdout. A reader that went away (a closed pipe, a terminal that hung up)
 /// loses the output; it is no reason to panic once the work is done and saved.
 pub(crate) fn emit<T: Render + ?Sized>(value: &T, format: Format) {
+    let _ = emit_bytes(render(value, format).as_bytes());
+}
+
+/// Writes generated output (completions, the man page) to stdout whole. A reader that stopped
+/// reading (`| head -1`) is no error, as for `cat`; any other failed write is.
+pub(crate) fn emit_bytes(bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(render(value, format).as_bytes()).and_then(|()| out.flush());
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        // The reader went away: Rust ignores SIGPIPE, so the write returns EPIPE instead of
+        // ending the process.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => written,
+    }
 }

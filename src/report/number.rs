@@ -9,6 +9,12 @@ pub(crate) fn num(v: Option<f64>, digits: usize) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:.digits$}"))
 }
 
+/// Every run of a metric for people: each at the metric's decimals, space-separated
+/// (`259.19 275.91`). The machine formats carry the runs as numbers at full precision.
+pub(crate) fn runs(values: &[f64], digits: usize) -> String {
+    values.iter().map(|x| format!("{x:.digits$}")).collect::<Vec<_>>().join(" ")
+}
+
 /// A signed % change to two decimals (`+3.94%`), or [`NONE`].
 pub(crate) fn signed_pct(v: Option<f64>) -> String {
     v.filter(|x| x.is_finite()).map_or_else(|| NONE.into(), |x| format!("{x:+.2}%"))

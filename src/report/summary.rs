@@ -61,6 +61,14 @@ impl Render for Summary {
         }
         t
     }
+
+    /// The table for people: each row's runs at its metric's decimals, as the text prints them
+    /// (JSON Lines and CSV carry them as numbers at full precision).
+    fn markdown(&self) -> String {
+        let mut t = self.table();
+        t.set_column("runs", verdict_lines(self).iter().map(|l| super::runs(l.runs, l.metric.decimals()).into()));
+        t.markdown()
+    }
 }
 
 /// The summary as text: the title, then every section of the report at `depth` but the answer,

@@ -149,12 +149,11 @@ impl Render for SweepSummary {
                         None => serde_json::Value::Null,
                     });
                 }
-                let d = mt.metric.decimals();
                 row.extend([
                     json!(r.variant),
                     json!(r.accepted),
                     json!(r.planned),
-                    json!(r.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" ")),
+                    json!(r.runs),
                     json!(r.median),
                     json!(r.change_pct),
                     json!(r.ci.map(|c| c.lo_pct)),
@@ -168,5 +167,14 @@ impl Render for SweepSummary {
             }
         }
         t
+    }
+
+    /// The table for people: each row's runs at its metric's decimals (JSON Lines and CSV carry
+    /// them as numbers at full precision).
+    fn markdown(&self) -> String {
+        let mut t = self.table();
+        let runs = self.tables.iter().flat_map(|mt| mt.rows.iter().map(|r| super::runs(&r.runs, mt.metric.decimals())));
+        t.set_column("runs", runs.map(Into::into));
+        t.markdown()
     }
 }

@@ -124,6 +124,15 @@ impl Table {
         self.rows.push(cells);
     }
 
+    /// The column keyed `key` given other cells, one per row (a machine cell shown another way
+    /// for people).
+    pub(crate) fn set_column(&mut self, key: &str, cells: impl IntoIterator<Item = Value>) {
+        let i = self.columns.iter().position(|c| c.key == key).expect("the table has the column");
+        for (row, cell) in self.rows.iter_mut().zip(cells) {
+            row[i] = cell;
+        }
+    }
+
     /// A row's cells for people.
     pub(crate) fn shown(&self, row: &[Value]) -> Vec<String> {
         self.columns.iter().zip(row).map(|(c, v)| c.show(v)).collect()

@@ -641,4 +641,52 @@ pub(crate) mod tests {
         assert!(rules_of(&with(&["llama-server", "-m", "t.gguf"], None, None), &exp).is_empty());
         assert_eq!(crate::variant::speculation_requested(&argv(&mtp)).as_deref(), Some("--spec-type draft-mtp"));
     }
+
+    /// docs/methodology.md, the rulebook this file applies.
+    fn methodology() -> String {
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/methodology.md")).unwrap()
+    }
+
+    /// Every rule the binary can print has its §7 section, anchored by its name as the others
+    /// are (`<a id="NAME"></a>` over `### §7.N \`NAME\``): a new rule without one fails here.
+    #[test]
+    fn every_rule_has_its_section_in_the_rulebook() {
+        let doc = methodology();
+        let s7 = &doc[doc.find("\n## §7 ").expect("§7")..doc.find("\n## §8 ").expect("§8")];
+        let lines: Vec<&str> = s7.lines().collect();
+        let heading = regex::Regex::new(r"^### §7\.\d+ `([a-z-]+)`$").unwrap();
+        let mut documented = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            if let Some(c) = heading.captures(line) {
+                let name = c[1].to_string();
+                assert_eq!(lines[i - 1], format!("<a id=\"{name}\"></a>"), "§7 `{name}` has no anchor of its name");
+                documented.push(name);
+            }
+        }
+        let missing: Vec<&str> =
+            Rule::ALL.iter().map(Rule::as_str).filter(|r| !documented.iter().any(|d| d == r)).collect();
+        assert!(missing.is_empty(), "rules without a docs/methodology.md §7 section: {missing:?}");
+        let unknown: Vec<&String> =
+            documented.iter().filter(|d| Rule::named(d) == Rule::Other(d.to_string())).collect();
+        assert!(unknown.is_empty(), "§7 sections of no rule the code has: {unknown:?}");
+    }
+
+    /// The methodology's index lists every § by its anchor, and each § carries that anchor.
+    #[test]
+    fn the_rulebooks_index_lists_every_section() {
+        let doc = methodology();
+        let sections: Vec<String> =
+            regex::Regex::new(r"(?m)^## §(\d+) ").unwrap().captures_iter(&doc).map(|c| c[1].to_string()).collect();
+        let indexed: Vec<String> = regex::Regex::new(r"(?m)^\| \[§(\d+)\]\(#s(\d+)\) \|")
+            .unwrap()
+            .captures_iter(&doc)
+            .inspect(|c| assert_eq!(c[1], c[2], "the index's §{} links #s{}", &c[1], &c[2]))
+            .map(|c| c[1].to_string())
+            .collect();
+        assert!(sections.len() >= 21, "{sections:?}");
+        assert_eq!(indexed, sections, "the index of docs/methodology.md against its ## § headings");
+        for n in &sections {
+            assert!(doc.contains(&format!("<a id=\"s{n}\"></a>\n## §{n} ")), "§{n} has no anchor s{n}");
+        }
+    }
 }

@@ -180,11 +180,14 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
         drain(&rx, &mut csv_out, &mut last)?;
         if Instant::now() >= next_show {
             next_show += refresh;
-            if let Err(e) = view.show(started.elapsed(), last.as_ref()) {
+            match view.show(started.elapsed(), last.as_ref()) {
+                Ok(()) => {}
+                // Its reader went away (`monitor | head -1`, a closed pipe): the run ends as on a
+                // stop signal, and the files are still written.
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => break,
                 // A hang-up closes the terminal with its signal: the files are still written.
-                if stopped_by() == 0 {
-                    return Err(MonitorError::View(e));
-                }
+                Err(_) if stopped_by() != 0 => {}
+                Err(e) => return Err(MonitorError::View(e)),
             }
         }
     }
@@ -192,7 +195,7 @@ pub(crate) fn run_monitor(plan: &MonitorPlan, view: &mut dyn LiveView) -> Result
     let wall_s = started.elapsed().as_secs_f64();
     drain(&rx, &mut csv_out, &mut last)?;
     if let Err(e) = view.finish() {
-        if stopped_by() != Signal::SIGHUP as i32 {
+        if stopped_by() != Signal::SIGHUP as i32 && e.kind() != io::ErrorKind::BrokenPipe {
             return Err(MonitorError::View(e));
         }
     }

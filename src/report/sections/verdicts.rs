@@ -4,7 +4,7 @@
 //! interval rules out. The rows ([`verdict_lines`]) are also the machine formats' table.
 use crate::report::section::Section;
 use crate::report::table::{Column, Table};
-use crate::report::{ci_pct, cv_pct, num, signed_pct};
+use crate::report::{ci_pct, cv_pct, num, runs, signed_pct};
 use crate::summary::stats::{ChangeCi, CiMethod};
 use crate::summary::{Metric, Summary};
 use serde::Serialize;
@@ -17,8 +17,9 @@ pub(crate) struct VerdictLine<'a> {
     pub(crate) variant: &'a str,
     pub(crate) accepted: usize,
     pub(crate) planned: usize,
-    /// Every accepted sample's value, at the metric's decimals.
-    pub(crate) runs: String,
+    /// Every accepted sample's value, at full precision (the text prints them at the metric's
+    /// decimals, [`crate::report::runs`]).
+    pub(crate) runs: &'a [f64],
     pub(crate) mean: Option<f64>,
     pub(crate) median: Option<f64>,
     /// The per-sample noise: the accepted values' coefficient of variation, % (docs/methodology.md §8).
@@ -65,13 +66,12 @@ pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
     for m in Metric::every() {
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
-            let d = m.decimals();
             lines.push(VerdictLine {
                 metric: m,
                 variant: &v.label,
                 accepted: v.accepted,
                 planned: v.planned,
-                runs: ms.runs.iter().map(|x| format!("{x:.d$}")).collect::<Vec<_>>().join(" "),
+                runs: &ms.runs,
                 mean: ms.mean,
                 median: ms.median,
                 cv_pct: crate::stats::cv_pct(&ms.runs),
@@ -162,7 +162,7 @@ pub(crate) fn sections(s: &Summary) -> Vec<Section> {
         for l in &rows {
             t.push_text(vec![
                 l.variant.into(),
-                l.runs.clone(),
+                runs(l.runs, d),
                 num(l.mean, d),
                 num(l.median, d),
                 cv_pct(l.cv_pct),
