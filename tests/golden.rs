@@ -9,7 +9,8 @@
 //! bisect's, the roofline's and doctor's columns aligned by the table model, issue #46; then for
 //! the text summary that fits a screen — per-phase and decode-floor tables behind `--full`, named
 //! on a last line — and no change beside "too few samples" (null in JSON, none on the page's
-//! change panel), issue #43). The folders read
+//! change panel), and a sample's runs as full-precision numbers in CSV and JSON Lines, issue #43).
+//! The folders read
 //! are the pre-engine folder (`study`) and one that release wrote itself (`today`: its study file
 //! has no `kind`), so a change to the evidence readers must not change a byte either; `today`'s
 //! outputs are those ed245ea recorded for it, with the folder's name. No llama-server: the fast
