@@ -159,6 +159,7 @@ fn thermal_gate_flags_are_checked_before_anything_is_created() {
         model.to_str().unwrap(),
         "--variant",
         "a=/bin/true",
+        "--aa",
         "--tokens",
         "8",
         "--prompt-tokens",
@@ -168,7 +169,7 @@ fn thermal_gate_flags_are_checked_before_anything_is_created() {
         "--thermal-gate",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("the thermal gate needs a device temperature") && stderr.contains("--telemetry nvml"),
