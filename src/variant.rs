@@ -56,8 +56,12 @@ pub enum VariantError {
     BadKv { label: String, kv: String },
     #[error("variant {label}: cannot split extra= {extra:?} like a shell would (unbalanced quotes?)")]
     BadExtra { label: String, extra: String },
-    #[error("variant {label}: model {path} does not exist")]
+    #[error("variant {label}: model {path} does not exist: pass a GGUF file")]
     MissingModel { label: String, path: PathBuf },
+    #[error("variant {label}: model {path} is a directory: pass the GGUF file in it")]
+    ModelIsFolder { label: String, path: PathBuf },
+    #[error("variant {label}: a field follows a '|' with spaces around it, which makes it part of the value before: write the spec without them, as {fixed:?}")]
+    SpacedBar { label: String, fixed: String },
     #[error("variant {label}: expect= is not a valid regex: {error}")]
     BadExpect { label: String, error: String },
     #[error("variant label {0:?} is used twice: labels must be unique")]
@@ -75,6 +79,10 @@ static FIELD_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A
 /// component, so `..` (the parent of --root) and hidden names are refused.
 static LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$").unwrap());
 static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").unwrap());
+/// A `|` with spaces around it before a known key (`BIN | kv=q8_0`): not a field separator, so
+/// the field would silently become part of the value before it. An escaped `\|` is a literal.
+static SPACED_BAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(^|[^\\])(\s+\|\s*|\|\s+)(kv|env|extra|model|expect)=").unwrap());
 
 /// Splits on `|` that begins a `key=` field; `\|` is a literal bar.
 fn split_fields(s: &str) -> Vec<String> {
@@ -145,6 +153,10 @@ impl Variant {
     }
 
     pub fn parse(spec: &str) -> Result<Variant, VariantError> {
+        if SPACED_BAR.is_match(spec) {
+            let label = spec.split_once('=').map_or(spec, |(l, _)| l).trim().to_string();
+            return Err(VariantError::SpacedBar { label, fixed: SPACED_BAR.replace_all(spec, "$1|$3=").into_owned() });
+        }
         let fields = split_fields(spec);
         let (label, bin) = fields[0].split_once('=').ok_or_else(|| VariantError::NoEquals(spec.into()))?;
         let label = label.trim().to_string();
@@ -188,6 +200,9 @@ impl Variant {
                 "model" => {
                     once(v.model.is_some(), key)?;
                     let p = PathBuf::from(value);
+                    if p.is_dir() {
+                        return Err(VariantError::ModelIsFolder { label, path: p });
+                    }
                     if !p.is_file() {
                         return Err(VariantError::MissingModel { label, path: p });
                     }
@@ -415,6 +430,22 @@ mod tests {
         ));
         let dup = parse_variants(&[format!("a={b}"), format!("a={b}|kv=q8_0")]).unwrap_err();
         assert_eq!(dup, VariantError::DuplicateLabel("a".into()));
+        let e = Variant::parse(&format!("a={}|model={}", b, d.path().display())).unwrap_err();
+        assert!(e.to_string().ends_with("is a directory: pass the GGUF file in it"), "{e}");
+    }
+
+    /// Spaces around a `|` make the field after it part of the value before (the binary's path,
+    /// an extra= argument): refused with the spec as it should read.
+    #[test]
+    fn a_spaced_bar_is_refused_with_the_spec_written_right() {
+        let e = Variant::parse("q8=/b/llama-server | kv=q8_0").unwrap_err();
+        assert_eq!(e, VariantError::SpacedBar { label: "q8".into(), fixed: "q8=/b/llama-server|kv=q8_0".into() });
+        assert!(e.to_string().contains(r#"as "q8=/b/llama-server|kv=q8_0""#), "{e}");
+        let e = Variant::parse("a=/b/s|extra=-t 2 |model=m.gguf").unwrap_err();
+        assert!(matches!(e, VariantError::SpacedBar { fixed, .. } if fixed == "a=/b/s|extra=-t 2|model=m.gguf"));
+        // A regex alternation with spaces, and an escaped bar, are values.
+        assert!(!SPACED_BAR.is_match("a=/b/s|expect=flash | head"));
+        assert!(!SPACED_BAR.is_match(r"a=/b/s|expect=x\| kv=y"));
     }
 
     #[test]

@@ -129,12 +129,29 @@ fn aa_finds_no_clear_difference() {
 
 /// Two values a side are too few for an interval (docs/methodology.md §8): the study ends with
 /// "too few samples", not a verdict, and a gate on it does not pass silently: it exits 1 with one
-/// line saying it cannot judge the candidate, how many values each side has, and the fix.
+/// line saying it cannot judge the candidate, how many values each side has, and the fix. A study
+/// that plans two a side is refused before it starts (tests/refusals.rs); this one plans three and
+/// loses one a side to a rule: its server's first two runs (the first block) use another chat
+/// template, so their prompts are not the calibrated length (`calibrated-prompt-tokens`, §7.3).
 #[test]
 fn two_samples_a_side_end_with_too_few_samples() {
+    use std::os::unix::fs::PermissionsExt;
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
-    let mut args = ab_args(&d.path().join("two"), 16, 2, &[variant("base", "-t 2")]);
+    let runs = d.path().join("runs");
+    let server = testbed().server.display().to_string();
+    let wrapper = d.path().join("llama-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ncase \"$1\" in --version|--help) exec {server} \"$1\";; esac\necho run >> {runs}\nif [ $(wc -l < {runs}) -le 2 ]; then exec {server} \"$@\" --chat-template llama2; fi\nexec {server} \"$@\"\n",
+            runs = runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let base = format!("base={}|extra=-t 2", wrapper.display());
+    let mut args = ab_args(&d.path().join("two"), 16, 3, &[base]);
     args.extend(["--aa", "--fail-on", "slower"].map(String::from));
     let out = abprof().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -147,6 +164,12 @@ fn two_samples_a_side_end_with_too_few_samples() {
     let m = metric(&s, 1, "server-decode-tps");
     assert_eq!(m["verdict"], "too-few-samples", "{m:#}");
     assert!(m["ci"].is_null(), "{m:#}");
+    let rejected = s["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 2, "{rejected:#?}");
+    for r in rejected {
+        let rules = r["reasons"].as_array().unwrap();
+        assert!(rules.iter().any(|x| x["rule"] == "calibrated-prompt-tokens"), "{r:#}");
+    }
 }
 
 #[test]
@@ -233,8 +256,9 @@ fn draft_mtp_on_against_off_of_the_two_regimes() {
             format!("{}|model={m}", variant("on", &format!("{args} --spec-type draft-mtp --spec-draft-n-max 3"))),
         ];
         // What is asserted is acceptance, memory and which figures exist, none of it a speed: a
-        // busy shared host must not reject the samples (§7.7; ab_args's limit).
-        let a = ab_args(&d.path().join(name), 24, samples, &vs);
+        // busy shared host must not reject the samples (§7.7; ab_args's limit). A study file:
+        // the random twin's study takes two samples a side, fewer than the flags plan.
+        let a = study_file_of(&ab_args(&d.path().join(name), 24, samples, &vs));
         summary(&abprof().args(a).output().unwrap())
     };
     let s = study("pred", "MTP_PREDICTABLE_MODEL", 3, "-t 2 -lv 4");
@@ -317,7 +341,9 @@ fn mtp_yardstick_aggregate_block_of_mtp_off_against_on() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("yard");
-    let s = summary(&abprof().args(mtp_off_against_on(&root, "mtp-yardstick", 32, 1)).output().unwrap());
+    // One sample a side: a study file (the flags plan at least 3).
+    let args = study_file_of(&mtp_off_against_on(&root, "mtp-yardstick", 32, 1));
+    let s = summary(&abprof().args(args).output().unwrap());
     assert_eq!(s["rejected"], serde_json::json!([]), "{}", s["rejected"]);
     let y = |i: usize| s["variants"][i]["mtp_yardstick"].clone();
     for i in 0..2 {
@@ -503,8 +529,10 @@ fn a_soak_keeps_the_rate_of_every_request_of_one_server() {
 }
 
 /// Study with hooks that leave marker files, in a background process.
+/// Its study file ([`study_file_of`]): these studies take two samples a side, fewer than the flags
+/// plan, to reach a fault quickly.
 fn spawn_study(root: &Path, markers: &Path, tokens: u32, samples: u32, vs: &[String]) -> Child {
-    spawn_abprof(&small_study(root, markers, tokens, samples, vs))
+    spawn_abprof(&study_file_of(&small_study(root, markers, tokens, samples, vs)))
 }
 
 /// The llama-server child of `parent`, once sample `index` (1-based) is mid-request.
@@ -611,7 +639,7 @@ fn bad_specs_give_one_clear_line_each() {
     for (i, (spec, needle)) in cases.iter().enumerate() {
         let out =
             abprof().args(ab_args(&d.path().join(format!("r{i}")), 8, 1, std::slice::from_ref(spec))).output().unwrap();
-        assert!(!out.status.success());
+        assert_eq!(out.status.code(), Some(2), "a usage error: {}", String::from_utf8_lossy(&out.stderr));
         let err = stderr_lines(&out);
         assert_eq!(err.len(), 1, "{err:?}");
         assert!(err[0].contains(needle), "{spec}: {}", err[0]);
@@ -627,9 +655,9 @@ fn bad_specs_give_one_clear_line_each() {
 fn pure_decode_labels_what_prefill_and_ttft_measure() {
     let _g = serial();
     let d = tempfile::tempdir().unwrap();
-    // 2 samples a side: one sample rejected by chance (a 16-token request is short beside the
-    // host's CPU accounting ticks) still leaves one to label.
-    let mut args = ab_args(&d.path().join("pd"), 16, 2, &[variant("base", "-t 2")]);
+    // 3 samples a side (the fewest `ab` plans): one sample rejected by chance (a 16-token request
+    // is short beside the host's CPU accounting ticks) still leaves some to label.
+    let mut args = ab_args(&d.path().join("pd"), 16, 3, &[variant("base", "-t 2")]);
     args.extend(["--aa".into(), "--pure-decode".into()]);
     let s = summary(&abprof().args(&args).output().unwrap());
     assert_eq!(s["pure_decode"], true);
@@ -703,7 +731,7 @@ fn energy_and_the_power_state_say_not_measured_on_the_cpu_test_bed() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("energy");
     // 80 tokens: two 32-token decode windows a sample (§9.8), from the streamed tokens alone.
-    let mut args = ab_args(&root, 80, 2, &[variant("base", "-t 2")]);
+    let mut args = ab_args(&root, 80, 3, &[variant("base", "-t 2")]);
     args.extend(["--aa", "--fail-on", "slower", "--metric", "j-per-token"].map(String::from));
     let out = abprof().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -732,7 +760,7 @@ fn energy_and_the_power_state_say_not_measured_on_the_cpu_test_bed() {
     // Decode under heat without telemetry: each sample's two windows, their rates and the sag.
     for v in s["variants"].as_array().unwrap() {
         let windows = v["decode_windows"].as_array().unwrap();
-        assert_eq!(windows.len(), 2, "{v:#}");
+        assert_eq!(windows.len(), 3, "one a sample: {v:#}");
         for w in windows {
             let rates: Vec<f64> =
                 w["windows"].as_array().unwrap().iter().map(|x| x["tokens_per_s"].as_f64().unwrap()).collect();

@@ -159,6 +159,7 @@ fn thermal_gate_flags_are_checked_before_anything_is_created() {
         model.to_str().unwrap(),
         "--variant",
         "a=/bin/true",
+        "--aa",
         "--tokens",
         "8",
         "--prompt-tokens",
@@ -168,7 +169,7 @@ fn thermal_gate_flags_are_checked_before_anything_is_created() {
         "--thermal-gate",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.contains("the thermal gate needs a device temperature") && stderr.contains("--telemetry nvml"),
@@ -199,4 +200,22 @@ fn flags_the_commands_own_code_refuses_exit_2_before_anything_is_created() {
     );
     assert!(line.contains("/nonexistent/m.gguf does not exist"), "{line}");
     assert!(!root.exists(), "nothing created");
+}
+
+/// Every command that measures ends its `--help` with its exit statuses (docs/commands.md "Exit
+/// status"): 2 for a usage error and 128+N for a signal everywhere, and `ab`'s gate, 3.
+#[test]
+fn every_measuring_command_lists_its_exit_statuses_in_its_help() {
+    for cmd in ["ab", "trace", "pi", "bench", "calibrate", "exactness", "bisect", "build"] {
+        let out = abprof(&[cmd, "--help"]);
+        let help = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        let at = help.find("Exit status:").unwrap_or_else(|| panic!("{cmd} --help lists no exit status:\n{help}"));
+        let statuses = &help[at..];
+        for want in ["0 ", "1 ", "2 usage", "128+N stopped by signal N"] {
+            assert!(statuses.contains(want), "{cmd}: {want:?} not in {statuses}");
+        }
+    }
+    let help =
+        String::from_utf8_lossy(&abprof(&["ab", "--help"]).stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(help.contains("3 the --fail-on gate failed"), "{help}");
 }

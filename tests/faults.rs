@@ -513,7 +513,13 @@ fn a_corrupt_model_ends_the_study_with_its_load_line_and_resume_says_it_again() 
 fn a_load_failure_printed_only_to_the_console_names_server_console_log() {
     let f = Fault::new();
     let root = f.root();
-    let out = run(&Study::new(&f, 8, 1, &[variant("a", "--no-such-flag")]).args());
+    // A flag the binary does not have, given only when the server starts and before abprof's
+    // --log-file: the same flag in extra= is refused before the folder exists (tests/refusals.rs).
+    let flagged = f.script(
+        "no-such-flag",
+        &format!("{}exec {} --no-such-flag \"$@\"\n", version_as_is(), testbed().server.display()),
+    );
+    let out = run(&Study::new(&f, 8, 1, &[variant_bin("a", &flagged, "")]).args());
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let line = one_line(&out);
     assert!(line.contains("invalid argument: --no-such-flag"), "{line}");
@@ -577,7 +583,7 @@ fn a_fixed_port_in_use_is_one_line_before_anything_is_created() {
     let port = held.local_addr().unwrap().port();
     let args = Study::new(&f, 8, 1, &[variant("a", "")]).set("port", port).args();
     let out = run(&args);
-    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error: {}", err(&out));
     let line = one_line(&out);
     assert!(line.contains(&format!("port {port} on 127.0.0.1 is already in use")) && line.contains("--port"), "{line}");
     assert!(!root.exists(), "nothing created");
@@ -655,9 +661,10 @@ fn long_prompt(f: &Fault) -> PathBuf {
     p
 }
 
-/// The first line of a wrapper: the study's `--version` probe meets the real server, not the fault.
+/// The first line of a wrapper: the study's `--version` and `--help` probes (made before its folder
+/// exists) meet the real server, not the fault.
 fn version_as_is() -> String {
-    format!("[ \"$1\" = --version ] && exec {} --version\n", testbed().server.display())
+    format!("case \"$1\" in --version|--help) exec {} \"$1\";; esac\n", testbed().server.display())
 }
 
 /// Signals abprof (the test's child) once its first sample is in `phase`: it must stop that
@@ -1024,7 +1031,7 @@ fn bad_inputs_of_the_first_hour_are_refused_before_anything_is_created() {
     let mut args = flag_study(&root, &[]);
     args[2] = "/etc/passwd".into();
     let out = run(&args);
-    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    assert_eq!(out.status.code(), Some(2), "a usage error: {}", err(&out));
     let line = one_line(&out);
     assert!(line.contains("/etc/passwd is a file, not a folder") && !line.contains("--resume"), "{line}");
     assert_eq!(f.hooks(), [0, 0, 0]);

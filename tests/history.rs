@@ -285,7 +285,7 @@ fn a_bad_history_flag_is_refused_before_anything_is_created() {
         let out = abprof()
             .args(["ab", "--root"])
             .arg(&root)
-            .args(["--model", "m.gguf", "--tokens", "8", "--prompt-tokens", "10", "--variant", "a=/bin/true"])
+            .args(["--model", "m.gguf", "--tokens", "8", "--prompt-tokens", "10", "--variant", "a=/bin/true", "--aa"])
             .args(&flags)
             .output()
             .unwrap();
@@ -307,7 +307,7 @@ fn a_bad_history_flag_is_refused_before_anything_is_created() {
         let out = abprof()
             .args(["ab", "--root"])
             .arg(&root)
-            .args(["--model", "m.gguf", "--tokens", "8", "--prompt-tokens", "10", "--variant", "a=/bin/true"])
+            .args(["--model", "m.gguf", "--tokens", "8", "--prompt-tokens", "10", "--variant", "a=/bin/true", "--aa"])
             .arg("--history")
             .arg(db)
             .output()

@@ -203,7 +203,8 @@ fn a_study_that_cannot_reach_postgres_waits_in_the_outbox_and_push_sends_it_once
     let root = d.path().join("offline");
     let out = pg_abprof()
         .env("XDG_DATA_HOME", home.path())
-        .args(ab_args(&root, 8, 1, &[format!("f16={}", testbed().server.display())]))
+        // One variant, one sample: a study file (the flags refuse both).
+        .args(study_file_of(&ab_args(&root, 8, 1, &[format!("f16={}", testbed().server.display())])))
         .args(["--history", &url])
         .output()
         .unwrap();
@@ -270,7 +271,7 @@ fn a_study_killed_with_sigkill_leaves_no_row_in_postgres() {
     let url = pg.database("team");
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("killed");
-    let mut args = ab_args(&root, 8, 2, &[format!("f16={}", testbed().server.display())]);
+    let mut args = study_file_of(&ab_args(&root, 8, 2, &[format!("f16={}", testbed().server.display())]));
     args.extend(["--history".into(), url.clone()]);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("abprof"))
         .env("XDG_DATA_HOME", data_home())

@@ -351,11 +351,12 @@ fn a_pi_run_whose_server_stalls_is_ended_at_the_stall_timeout() {
     let tb = testbed();
     let root = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
-    // Becomes the real server, leaving its pid behind (its --version probe does not count).
+    // Becomes the real server, leaving its pid behind (its --version and --help probes do not
+    // count).
     let pid_file = dir.path().join("server.pid");
     let wrapper = dir.path().join("server");
     let body = format!(
-        "#!/bin/sh\n[ \"$1\" = --version ] || echo $$ > {}\nexec {} \"$@\"\n",
+        "#!/bin/sh\ncase \"$1\" in --version|--help) ;; *) echo $$ > {} ;; esac\nexec {} \"$@\"\n",
         pid_file.display(),
         tb.server.display()
     );

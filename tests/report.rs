@@ -96,7 +96,8 @@ fn a_real_study_writes_a_page_that_chromium_renders_with_every_chart() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("kv");
     // This test is about the report: other builds on the host must not reject its samples.
-    let args = ab_args(&root, 16, 2, &[variant("f16", "f16"), variant("q8_0", "q8_0")]);
+    // Two samples a side, in a study file (the flags plan at least 3).
+    let args = study_file_of(&ab_args(&root, 16, 2, &[variant("f16", "f16"), variant("q8_0", "q8_0")]));
     let out = abprof().args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // --json keeps stdout one document; the report's path goes to stderr.

@@ -213,7 +213,7 @@ fn a_binary_whose_version_probe_never_returns_is_recorded_not_waited_for() {
     let child = abprof_cmd()
         .args(["ab", "--root"])
         .arg(&root)
-        .args(["--samples", "1", "--model"])
+        .args(["--samples", "3", "--model"])
         .arg(&testbed().target)
         .args(["--server-args", COMMON, "--prompt"])
         .arg(calibrated_prompt(300))

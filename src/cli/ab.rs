@@ -10,13 +10,13 @@ use crate::refusal::refuse;
 use crate::refusal::Refusal;
 use crate::study::file::{KindName, StudyFile, StudyFileError, Workload, DEFAULT_MAX_SAMPLES};
 use crate::summary::gate::{FailOn, Gate, GateRule};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 done; 1 error, also after the summary when the restore/verify hooks failed or a variant has no accepted sample (one line names the cause); 2 usage (bad flags, a study file that does not parse); 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
+    after_help = "Exit status: 0 done; 1 error, also after the summary when the restore/verify hooks failed, a variant has no accepted sample or the gate could not judge a candidate (one line names the cause); 2 usage, refused before anything is created (bad flags or variant specs, a study file that does not parse, a model that is not a GGUF file, a binary that is not a llama-server or lacks a flag given to it, a prompt and output the context cannot hold, a --root that is a file or holds files, a --port in use); 3 the --fail-on gate failed; 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; resumable)."
 )]
 #[command(mut_arg("variants", |a| a.conflicts_with_all(["study", "resume"])))]
 #[command(mut_arg("metric", |a| a.requires("fail_on")), mut_arg("threshold", |a| a.requires("fail_on")))]
@@ -113,15 +113,20 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     if variants.is_empty() {
         refuse!("give at least one --variant label=BINARY (or --study FILE)");
     }
+    // Each spec on its own first (a typo, a missing binary), then what they make together.
+    crate::variant::parse_variants(&variants).map_err(Refusal::of)?;
     if a.aa {
         if variants.len() != 1 {
             refuse!("--aa runs one variant against itself: give exactly one --variant");
         }
-        let copy = crate::variant::aa_copy(&variants[0]).context("variant spec has no '='")?;
+        let copy = crate::variant::aa_copy(&variants[0]).expect("a parsed spec has its '='");
         variants.push(copy);
     }
     if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !own_prompts {
         refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
+    }
+    if variants.len() == 1 {
+        refuse!("one --variant gives nothing to compare: add a second --variant (the first is the baseline), or --aa to run it against itself and measure the noise floor");
     }
     let file = StudyFile {
         sweep,
@@ -142,16 +147,26 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
 }
 
 pub(crate) fn run(a: AbArgs) -> Result<i32> {
+    // The flags that name places first: a --root or --history that cannot be used is refused
+    // whatever the study says.
+    let history = a.history.location()?;
     let (file, root, resume) = if let Some(dir) = &a.resume {
         (crate::study::open(dir)?.resumed_by(KindName::Ab)?.file, dir.clone(), true)
     } else {
         let root = a.root.clone().expect("clap requires --root");
+        crate::study::evidence::Evidence::check_new(&root).map_err(Refusal::of)?;
         let file = match &a.study {
             Some(path) => crate::study::load_study_file(path, KindName::Ab, "ab")?,
             None => study_from_flags(&a)?,
         };
         (file, root, false)
     };
+    if a.fail_on.is_some() && !resume {
+        gate_can_judge(&file)?;
+    }
+    if a.study.is_none() && !resume {
+        enough_samples(&file)?;
+    }
     if file.sweep.is_some() && a.fail_on.is_some() {
         refuse!("--fail-on judges one study, and {} is a sweep: gate each point's study (abprof ab --study DIR/points/…/study.toml --fail-on …)", root.display());
     }
@@ -168,6 +183,40 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
         threshold_pct: j.threshold.unwrap_or(0.0),
         rule: a.gate_rule,
     });
-    let how = Finishing { format: a.output.format(), history: a.history.location()?, gate };
+    let how = Finishing { format: a.output.format(), history, gate };
     crate::app::study(&file, &root, resume, how)
+}
+
+/// The samples per variant a study plans at most: its cap when adaptive, else `samples`.
+fn planned(file: &StudyFile) -> u32 {
+    file.max_samples.unwrap_or(file.samples).max(file.samples)
+}
+
+/// Fewer than 3 values a side give no interval and no verdict (docs/methodology.md §8), so a
+/// study of `--samples 1` or 2 could only end "too few samples". A study file may still plan
+/// fewer (a quick run of the machinery, as the test bed's fault matrix does), but not gate it.
+fn enough_samples(file: &StudyFile) -> Result<()> {
+    let n = planned(file);
+    if n < 3 {
+        let flag = if file.max_samples.is_some() { "--max-samples" } else { "--samples" };
+        let values = if n == 1 { "1 value" } else { "2 values" };
+        refuse!("{flag} {n} gives each variant {values}, and a verdict needs an interval of at least 3 a side (docs/methodology.md §8): pass {flag} 3 or more");
+    }
+    Ok(())
+}
+
+/// `--fail-on` judges each candidate's interval, so a study that cannot give one — no candidate,
+/// or fewer than 3 samples a side planned — would end "the gate cannot judge" after all its
+/// samples: refused before the first.
+fn gate_can_judge(file: &StudyFile) -> Result<()> {
+    if file.variants.len() < 2 {
+        refuse!("--fail-on judges candidates against the baseline, and this study has one variant: add a --variant to compare (or --aa for an A/A study)");
+    }
+    let n = planned(file);
+    if n < 3 {
+        let flag = if file.max_samples.is_some() { "--max-samples" } else { "--samples" };
+        let samples = if n == 1 { "1 sample" } else { "2 samples" };
+        refuse!("--fail-on needs an interval, which needs 3 accepted values a side (docs/methodology.md §8), and this study plans {samples} per variant: pass {flag} 3 or more (more leaves room for a rejected sample)");
+    }
+    Ok(())
 }

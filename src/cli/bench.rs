@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 #[command(mut_arg("prompt", |a| a.required(true)))]
+#[command(
+    after_help = "Exit status: 0 the sample was accepted; 3 it was rejected (its rules listed); 1 error; 2 usage; 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; its server stopped)."
+)]
 pub(crate) struct BenchArgs {
     #[command(flatten)]
     pub(crate) server: ServerArgs,

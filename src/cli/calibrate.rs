@@ -7,6 +7,9 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(
+    after_help = "Exit status: 0 calibrated; 1 error; 2 usage; 128+N stopped by signal N (129 SIGHUP, 130 SIGINT, 143 SIGTERM; its server stopped)."
+)]
 pub(crate) struct CalibrateArgs {
     /// llama-server binary to start for calibration (or use --url).
     #[arg(long, value_name = "BIN", required_unless_present = "url")]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error; 128+N stopped by signal N (its servers stopped).",
+    after_help = "Exit status: 0 exact; 3 not exact but the cosine ≥ 0.99 fallback passes; 4 the gate fails; 1 error; 2 usage; 128+N stopped by signal N (its servers stopped).",
     mut_arg("prompt", |a| a.conflicts_with("prompt_tokens").help("Calibrated prompt text (see `abprof calibrate`); use the study's own prompt")),
     mut_arg("prompt_tokens", |a| a.default_value("1000").help("Without --prompt: calibrate a prompt of exactly N tokens on the baseline first"))
 )]

@@ -20,6 +20,41 @@ pub(crate) enum ModelError {
     Shape { path: PathBuf, detail: String },
     #[error("KV cache type {0:?} is not a ggml type llama-server accepts: pass one of {list}", list = crate::variant::KV_TYPES.join(", "))]
     UnknownKvType(String),
+    #[error("model {path} is not a GGUF file: {found}, where a GGUF model begins \"GGUF\": pass a .gguf model")]
+    NotGguf { path: PathBuf, found: String },
+    #[error("model {path} is {bytes} bytes, too short for a GGUF header: pass a whole .gguf model")]
+    Short { path: PathBuf, bytes: usize },
+    #[error("model {path} is GGUF version {version}, which llama.cpp does not read (it reads versions 2 and 3): convert it again with a current llama.cpp")]
+    Version { path: PathBuf, version: u32 },
+}
+
+/// The newest GGUF version llama.cpp reads (ggml/include/gguf.h `GGUF_VERSION`).
+const GGUF_VERSION: u32 = 3;
+
+/// Whether `path` starts as a model llama.cpp loads: the magic `GGUF`, then a little-endian
+/// version from 2 to 3 (ggml/src/gguf.cpp refuses other magics, version 1 and versions above its
+/// own). Eight bytes read: a model whose later bytes are corrupt fails at its first load, with
+/// llama.cpp's own line.
+pub(crate) fn check_magic(path: &Path) -> Result<(), ModelError> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|source| ModelError::Open { path: path.into(), source })?;
+    if head.len() < 4 || &head[..4] != b"GGUF" {
+        let found = match head.len() {
+            0 => "it is empty".to_string(),
+            n => format!("it begins {:?}", String::from_utf8_lossy(&head[..n.min(4)])),
+        };
+        return Err(ModelError::NotGguf { path: path.into(), found });
+    }
+    let Some(version) = head.get(4..8).map(|v| u32::from_le_bytes(v.try_into().expect("four bytes"))) else {
+        return Err(ModelError::Short { path: path.into(), bytes: head.len() });
+    };
+    if !(2..=GGUF_VERSION).contains(&version) {
+        return Err(ModelError::Version { path: path.into(), version });
+    }
+    Ok(())
 }
 
 /// A ggml tensor type with the block geometry of ggml's type table (elements per block, bytes
@@ -234,6 +269,35 @@ pub(crate) mod tests {
         assert!(e.contains("is not a GGUF file"), "{e}");
         let e = GgufHeader::read(&d.path().join("missing.gguf")).unwrap_err().to_string();
         assert!(e.starts_with("cannot open model"), "{e}");
+    }
+
+    #[test]
+    fn the_magic_and_version_are_checked_in_eight_bytes() {
+        let d = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let p = d.path().join(name);
+            std::fs::write(&p, bytes).unwrap();
+            p
+        };
+        let mut v3 = b"GGUF".to_vec();
+        v3.extend(3u32.to_le_bytes());
+        assert!(check_magic(&file("v3.gguf", &v3)).is_ok(), "the rest is llama.cpp's to read");
+        v3[4] = 2;
+        assert!(check_magic(&file("v2.gguf", &v3)).is_ok());
+        let e = check_magic(&file("text.gguf", b"just some text")).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "is not a GGUF file: it begins \"just\", where a GGUF model begins \"GGUF\": pass a .gguf model"
+            ),
+            "{e}"
+        );
+        let e = check_magic(&file("empty.gguf", b"")).unwrap_err().to_string();
+        assert!(e.contains("it is empty"), "{e}");
+        let e = check_magic(&file("short.gguf", b"GGUF")).unwrap_err().to_string();
+        assert!(e.contains("is 4 bytes, too short for a GGUF header"), "{e}");
+        v3[4] = 1;
+        assert!(check_magic(&file("v1.gguf", &v3)).unwrap_err().to_string().contains("GGUF version 1"));
+        assert!(matches!(check_magic(&d.path().join("missing.gguf")), Err(ModelError::Open { .. })));
     }
 
     /// Tests that read the test bed's models (.config/nextest.toml keeps them out of the fast tier).

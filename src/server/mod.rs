@@ -1,6 +1,7 @@
 //! llama-server's lifecycle: spawn an exact argv in its own process group on loopback, wait for
 //! `/health`, stop it with one SIGTERM. abprof only ever signals the process groups it created.
 pub(crate) mod devices;
+pub(crate) mod help;
 pub(crate) mod listed_devices;
 pub(crate) mod log;
 pub(crate) mod placement;

@@ -5,18 +5,19 @@
 //! configurations of this loop ([`StudyConfig`]), never copies of it.
 use super::binary_watch::{VariantFiles, WatchedBinary};
 use super::evidence::{AttemptStatus, Evidence, OrderEntry, Plan, SampleLayout, Timeline};
-use super::facts::{host_facts, variant_facts, FileFacts, VariantFacts};
-use super::file::{StudyFile, StudyFileError};
+use super::facts::{host_facts, variant_facts_with, FileFacts, VariantFacts};
+use super::file::StudyFile;
 use super::isolation::Hooks;
 use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
 use super::port::StudyPort;
+use super::preflight::{check_prompt_file, check_rate, check_servers, check_study, Probes};
 use super::run_record::{InFlight, RunFile};
 use super::sample_folder::SampleFolder;
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
 use crate::refusal::Refusal;
 use crate::schedule::{interleaved, Slot};
-use crate::server::{listed_devices, LaunchSpec};
-use crate::variant::{parse_variants, split_args, Variant};
+use crate::server::{LaunchSpec, ServerError};
+use crate::variant::Variant;
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -145,97 +146,20 @@ fn now() -> String {
     chrono::Local::now().to_rfc3339()
 }
 
-/// Parses and checks everything that needs no server, before anything is created on disk.
-pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
-    file.check().map_err(Refusal::of)?;
-    let variants = parse_variants(&file.variants)?;
-    let common = split_args(&file.server_args).ok_or_else(|| {
-        anyhow!("cannot split server_args {:?} like a shell would: check its quotes", file.server_args)
-    })?;
-    // What each binary lists, asked once per binary and environment (variants often share both).
-    let mut listed: Vec<(&Variant, Listed)> = Vec::new();
-    for v in &variants {
-        let m = v.model_or(&file.model);
-        if !m.is_file() {
-            bail!("model {} (variant {}) does not exist: pass a GGUF file", m.display(), v.label);
-        }
-        // Refused here, before the folder exists, not at the variant's first sample.
-        let argv = v.server_args(&file.model, &common);
-        crate::server::check_owned_args(&argv)
-            .map_err(|e| Refusal::of(StudyFileError::Refused(format!("variant {}: {e}", v.label))))?;
-        // A device the binary does not see (docs/methodology.md §9.11): llama.cpp would refuse
-        // it at the first sample, after the folder exists.
-        if let Some(names) = listed_devices::named(&argv, &v.env) {
-            let asked = listed.iter().position(|(w, _)| w.binary == v.binary && w.env == v.env);
-            let at = asked.unwrap_or_else(|| {
-                let env: Vec<(&str, &str)> = v.env.iter().map(|(k, x)| (k.as_str(), x.as_str())).collect();
-                // A binary that cannot list (an old build) leaves the check to its first sample.
-                let out = super::facts::probe(&v.binary, "--list-devices", &env, listed_devices::LIST_TIMEOUT);
-                listed.push((v, out.ok().flatten().and_then(|o| listed_devices::parse(&o))));
-                listed.len() - 1
-            });
-            let seen = &listed[at].1;
-            if let Some(why) = seen.as_deref().and_then(|l| listed_devices::missing(&names, l)) {
-                return Err(Refusal::of(StudyFileError::Refused(format!("variant {}: {why}", v.label))).into());
-            }
-        }
-    }
-    Ok((variants, common))
-}
-
-/// The device names a binary lists; `None` where it cannot say.
-type Listed = Option<Vec<String>>;
-
-/// A prompt file a study can send: readable text with something in it (a study of an empty
-/// prompt would measure nothing but the chat template).
-fn check_prompt_file(p: &std::path::Path) -> Result<()> {
-    let refuse = |why: String| {
-        Refusal::of(StudyFileError::Refused(format!(
-            "the prompt file {} {why}: pass a text file with the prompt in it (`abprof calibrate` writes one)",
-            p.display()
-        )))
-    };
-    let bytes = std::fs::read(p).map_err(|e| refuse(format!("cannot be read ({e})")))?;
-    let text = std::str::from_utf8(&bytes).map_err(|_| refuse("is not UTF-8 text".into()))?;
-    if text.contains('\0') {
-        return Err(refuse("holds NUL bytes, so it is not text".into()).into());
-    }
-    if text.trim().is_empty() {
-        return Err(refuse("is empty".into()).into());
-    }
-    Ok(())
-}
-
-/// The study's telemetry rate within what its source refreshes (docs/methodology.md §9.2),
-/// refused like any other out-of-range value, before anything is created.
-fn check_rate(file: &StudyFile, gpu: Option<&dyn crate::telemetry::TelemetrySource>) -> Result<()> {
-    let kind = gpu.map_or(crate::telemetry::SourceKind::Cpu, |g| g.kind());
-    let max = kind.max_study_hz();
-    if file.telemetry_hz > max {
-        let what = if gpu.is_some() { kind.name() } else { "the server's CPU (no GPU telemetry)" };
-        return Err(Refusal::of(StudyFileError::OutOfBounds(format!(
-            "telemetry_hz = {} is above {max} Hz, the fastest {what} refreshes: pass --telemetry-hz {max} or less (docs/methodology.md §9.2)",
-            file.telemetry_hz
-        )))
-        .into());
-    }
-    Ok(())
-}
-
 /// Hashes every variant's files (a resumed study must find the same bytes) and returns each
 /// binary and model as recorded, to be watched around every sample.
 fn record_facts(
     ev: &Evidence,
     file: &StudyFile,
-    variants: &[Variant],
-    common: &[String],
+    (variants, common, versions): Checked,
     resume: bool,
     telemetry: &str,
 ) -> Result<Vec<VariantFiles>> {
     let mut facts = Vec::new();
-    for v in variants {
+    for (v, version) in variants.iter().zip(versions) {
         facts.push(
-            variant_facts(v, &file.model, common).with_context(|| format!("variant {}: hashing its files", v.label))?,
+            variant_facts_with(v, &file.model, common, version.clone())
+                .with_context(|| format!("variant {}: hashing its files", v.label))?,
         );
     }
     // The stat recorded with each file's hash; a study of an earlier release has none, so the
@@ -286,13 +210,22 @@ fn record_facts(
     recorded.into_iter().map(|(b, m)| Ok(VariantFiles { binary: watch(b)?, model: watch(m)? })).collect()
 }
 
-/// Runs (or resumes) the study in `root` under `config`.
+/// The variants, the common server arguments and each variant's binary's `--version`, as the
+/// checks before the folder found them.
+type Checked<'a> = (&'a [Variant], &'a [String], &'a [String]);
+
+/// Runs (or resumes) the study in `root` under `config`. Everything knowable is checked before
+/// the folder is created (src/study/preflight.rs): a bad input is refused (exit 2) with nothing
+/// on disk.
 pub(crate) fn run_study_with<C: StudyConfig>(
     file: &StudyFile,
     root: &Path,
     resume: bool,
     config: &mut C,
 ) -> Result<StudyRun> {
+    if !resume {
+        Evidence::check_new(root).map_err(Refusal::of)?;
+    }
     let (variants, common) = check_study(file)?;
     // A resumed study sends the copy in its folder; a new one reads the file once it starts.
     if let Some(p) = file.prompt.as_ref().filter(|_| !resume) {
@@ -301,8 +234,9 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     let (gpu, telemetry_desc) = open_gpu_source(file.telemetry)?;
     check_rate(file, gpu.as_deref())?;
     if file.idle.thermal.is_some() && gpu.is_none() {
-        bail!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate");
+        return Err(Refusal::of(format!("the thermal gate needs a device temperature and this host has no GPU telemetry source ({telemetry_desc}): pass --telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi, or leave out --thermal-gate")).into());
     }
+    let versions = check_servers(file, &variants, &common, &mut Probes::default())?;
     // The source's refresh measured and the rate bounded by it (docs/methodology.md §9.2).
     let (gpu, telemetry_hz, telemetry_desc) = match gpu {
         Some(g) => {
@@ -315,19 +249,25 @@ pub(crate) fn run_study_with<C: StudyConfig>(
         None => (None, file.telemetry_hz, telemetry_desc),
     };
     let mut telemetry = TelemetrySlot::new(gpu, f64::from(telemetry_hz));
-    // Every variant's devices are known before anything is created (docs/methodology.md §9.11).
+    // Every variant's devices are known before anything is created (docs/methodology.md §9.11):
+    // one the telemetry cannot meter is the user's to change (exit 2).
     for v in &variants {
         telemetry
             .devices_of(&v.server_args(&file.model, &common), &v.env)
-            .map_err(|e| anyhow!("variant {}: {e}", v.label))?;
+            .map_err(|e| Refusal::of(format!("variant {}: {e}", v.label)))?;
     }
-    let port = StudyPort::new(file.port)?;
+    // A port the study fixes that something else holds is the user's to change (exit 2).
+    let port = StudyPort::new(file.port).map_err(|e| match e {
+        e @ ServerError::PortInUse { .. } => anyhow::Error::from(Refusal::of(e)),
+        e => e.into(),
+    })?;
     let ev = if resume { Evidence::open(root)? } else { Evidence::create(root)? }.lock()?;
+    let checked = (variants.as_slice(), common.as_slice(), versions.as_slice());
     let (mut plan, mut binaries) = if resume {
         let plan: Plan = ev.read_plan()?;
-        (plan, record_facts(&ev, file, &variants, &common, resume, &telemetry_desc)?)
+        (plan, record_facts(&ev, file, checked, resume, &telemetry_desc)?)
     } else {
-        start(&ev, file, &variants, &common, &telemetry_desc, config).map_err(|e| {
+        start(&ev, file, checked, &telemetry_desc, config).map_err(|e| {
             on_full_disk(e, || {
                 format!(
                     "the disk holding {} is full, so the study did not start: free space, then run the same command again (it reuses the folder)",
@@ -406,16 +346,15 @@ pub(crate) fn run_study_with<C: StudyConfig>(
 fn start<C: StudyConfig>(
     ev: &Evidence,
     file: &StudyFile,
-    variants: &[Variant],
-    common: &[String],
+    checked: Checked,
     telemetry: &str,
     config: &C,
 ) -> Result<(Plan, Vec<VariantFiles>)> {
     let toml = ev.study_toml();
     crate::atomic_file::write_atomic(&toml, file.to_toml().as_bytes())
         .map_err(|e| super::evidence::EvidenceError::Write { path: toml, source: e })?;
-    let binaries = record_facts(ev, file, variants, common, false, telemetry)?;
-    let plan = config.plan(file, variants);
+    let binaries = record_facts(ev, file, checked, false, telemetry)?;
+    let plan = config.plan(file, checked.0);
     ev.write_plan(&plan)?;
     Ok((plan, binaries))
 }

@@ -324,6 +324,18 @@ impl Evidence {
         Ok(ev)
     }
 
+    /// Whether `root` can hold a new study ([`Evidence::create`]'s checks, made before anything
+    /// else so a bad `--root` is refused before any probe or server runs).
+    pub(crate) fn check_new(root: &Path) -> Result<(), EvidenceError> {
+        if root.exists() && !root.is_dir() {
+            return Err(EvidenceError::NotAFolder(root.into()));
+        }
+        match start_leftovers(root) {
+            Leftovers::Other => Err(EvidenceError::NotEmpty(root.into())),
+            _ => Ok(()),
+        }
+    }
+
     /// An existing study folder.
     pub(crate) fn open(root: &Path) -> Result<Evidence, EvidenceError> {
         if !study_toml_in(root).is_file() {

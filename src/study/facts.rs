@@ -199,7 +199,7 @@ pub(crate) fn host_facts(telemetry: Option<String>) -> HostFacts {
 }
 
 /// The variant's `--version`, with a one-line warning when the probe had to be ended.
-fn probe_version(v: &Variant) -> String {
+pub(crate) fn probe_version(v: &Variant) -> String {
     let version = binary_version(&v.binary, VERSION_PROBE_TIMEOUT);
     if version == VERSION_PROBE_TIMED_OUT {
         eprintln!(
@@ -213,12 +213,23 @@ fn probe_version(v: &Variant) -> String {
 }
 
 pub(crate) fn variant_facts(v: &Variant, default_model: &Path, common: &[String]) -> std::io::Result<VariantFacts> {
+    variant_facts_with(v, default_model, common, probe_version(v))
+}
+
+/// [`variant_facts`] with the binary's `--version` already asked (a study asks each binary once,
+/// before its folder exists: src/study/preflight.rs).
+pub(crate) fn variant_facts_with(
+    v: &Variant,
+    default_model: &Path,
+    common: &[String],
+    version: String,
+) -> std::io::Result<VariantFacts> {
     let artifact_version = v.artifact.as_ref().and_then(|a| std::fs::read_to_string(a.join("VERSION.txt")).ok());
     Ok(VariantFacts {
         label: v.label.clone(),
         spec: v.spec.clone(),
         binary: file_sha256(&v.binary)?,
-        version: probe_version(v),
+        version,
         artifact_version,
         model: file_sha256(v.model_or(default_model))?,
         server_args: v.server_args(default_model, common),

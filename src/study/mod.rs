@@ -14,6 +14,7 @@ pub(crate) mod observer;
 mod open;
 pub mod pi;
 mod port;
+mod preflight;
 mod quiet_host;
 pub(crate) mod roofline;
 pub(crate) mod run_folders;
@@ -26,9 +27,10 @@ pub(crate) mod trace_folder;
 
 pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
-pub(crate) use drive::{check_study, run_study_with, Outcome, StudyRun};
+pub(crate) use drive::{run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
 pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, StudyFolder};
+pub(crate) use preflight::check_study;
 pub(crate) use sweep::run_sweep;
 
 /// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks

@@ -171,6 +171,66 @@ pub fn ab_args(root: &Path, tokens: u32, samples: u32, variants: &[String]) -> V
     a
 }
 
+/// `args` (an `abprof ab` command line of [`ab_args`] or [`small_study`]) as the same study in a
+/// study file, written beside its `--root`: `ab --study FILE --root DIR` plus its output flags. A
+/// study file may plan fewer than 3 samples a side or one variant (a quick run of the machinery,
+/// no verdict), which the flags refuse (docs/commands.md). A flag it does not know stops the test.
+pub fn study_file_of(args: &[String]) -> Vec<String> {
+    assert_eq!(args.first().map(String::as_str), Some("ab"), "{args:?}");
+    let mut doc = toml::Table::new();
+    let (mut idle, mut isolation) = (toml::Table::new(), toml::Table::new());
+    let (mut variants, mut out) = (Vec::new(), vec!["ab".to_string()]);
+    let mut root = None;
+    let mut it = args[1..].iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().unwrap_or_else(|| panic!("{flag} without its value")).clone();
+        let int = |v: String| toml::Value::Integer(v.parse().unwrap());
+        match flag.as_str() {
+            "--root" => root = Some(value()),
+            "--model" => {
+                doc.insert("model".into(), value().into());
+            }
+            "--server-args" => {
+                doc.insert("server_args".into(), value().into());
+            }
+            "--prompt" => {
+                doc.insert("prompt".into(), value().into());
+            }
+            "--workload" => {
+                doc.insert("workload".into(), value().into());
+            }
+            "--tokens" => {
+                doc.insert("tokens".into(), int(value()));
+            }
+            "--samples" => {
+                doc.insert("samples".into(), int(value()));
+            }
+            "--ignore-eos" => {
+                doc.insert("ignore_eos".into(), true.into());
+            }
+            "--foreign-cpu-max" => {
+                idle.insert("foreign_cpu_max_pct".into(), value().parse::<f64>().unwrap().into());
+            }
+            "--variant" => variants.push(toml::Value::String(value())),
+            "--before" | "--after" | "--verify" => {
+                isolation.insert(flag[2..].into(), toml::Value::Array(vec![value().into()]));
+            }
+            "--json" => out.push(flag.clone()),
+            other => panic!("study_file_of does not know {other}: give the study file its key"),
+        }
+    }
+    doc.insert("variants".into(), toml::Value::Array(variants));
+    doc.insert("idle".into(), idle.into());
+    if !isolation.is_empty() {
+        doc.insert("isolation".into(), isolation.into());
+    }
+    let root = root.expect("--root");
+    let file = format!("{root}.study.toml");
+    std::fs::write(&file, toml::to_string(&doc).unwrap()).unwrap();
+    out.extend(["--study".into(), file, "--root".into(), root]);
+    out
+}
+
 /// [`ab_args`] plus hooks that append to `markers/{before,after,verify}`.
 pub fn small_study(root: &Path, markers: &Path, tokens: u32, samples: u32, variants: &[String]) -> Vec<String> {
     let mut a = ab_args(root, tokens, samples, variants);

@@ -2,9 +2,10 @@
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
 use super::chat::{AnotherBlock, ChatStudy};
-use super::drive::{check_study, run_study_with, Outcome};
+use super::drive::{run_study_with, Outcome};
 use super::evidence::{read_json, write_json, Evidence};
 use super::file::{AxisName, AxisValue, Point, StudyFile, SweepSection};
+use super::preflight::{check_servers, check_study, Probes};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -104,8 +105,14 @@ pub(crate) fn run_sweep(
     let points = section.points();
     // Every point is checked before anything is created: a bad value stops the sweep before its
     // first sample, not halfway.
+    if !resume {
+        Evidence::check_new(root).map_err(crate::refusal::Refusal::of)?;
+    }
+    let mut probes = Probes::default();
     for p in &points {
-        check_study(&file.at_point(p)).with_context(|| format!("sweep point {}", p.name()))?;
+        let point = file.at_point(p);
+        let (variants, common) = check_study(&point).with_context(|| format!("sweep point {}", p.name()))?;
+        check_servers(&point, &variants, &common, &mut probes).with_context(|| format!("sweep point {}", p.name()))?;
     }
     let ev = if resume { Evidence::open_sweep(root)? } else { Evidence::create(root)? }.lock()?;
     let mut record: SweepRecord = if resume {
