@@ -28,9 +28,18 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("ab");
     let vs = [variant("t2", "-t 2"), variant("t2b", "-t 2 --no-warmup")];
-    let s = summary(&abprof().args(ab_args(&root, 64, 3, &vs)).output().unwrap());
+    // As a CI job runs it (`2>log </dev/null | cat`): stderr and stdout pipes, an empty stdin.
+    let out = abprof().args(ab_args(&root, 64, 3, &vs)).write_stdin(Vec::<u8>::new()).output().unwrap();
+    let s = summary(&out);
     let order: Vec<&str> = s["order"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
     assert_eq!(order, ["t2", "t2b", "t2b", "t2", "t2", "t2b"]);
+    // One progress line per sample, in the order taken: which, how long, and how it was judged.
+    let progress: Vec<String> = stderr_lines(&out).into_iter().filter(|l| l.starts_with("abprof: sample ")).collect();
+    assert_eq!(progress.len(), 6, "{progress:#?}");
+    for (i, (line, label)) in progress.iter().zip(&order).enumerate() {
+        let head = format!("abprof: sample {}/6 ({label}, block {}): ", i + 1, i / 2 + 1);
+        assert!(line.starts_with(&head) && line.ends_with("; accepted"), "{line} (wanted {head}…; accepted)");
+    }
     assert_eq!(s["rejected"].as_array().unwrap().len(), 0, "{:#}", s["rejected"]);
     for v in s["variants"].as_array().unwrap() {
         assert_eq!(v["accepted"], 3);

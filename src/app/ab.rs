@@ -7,15 +7,15 @@ use crate::report::summary::emit_answer;
 use crate::study::file::StudyFile;
 use crate::study::run_ab;
 use crate::summary::gate::Gate;
-use crate::summary::next_block::another_block;
 use crate::summary::rules::Rule;
+use crate::summary::study_judge::summary_judge;
 use crate::summary::{judge, Summary};
 use anyhow::Result;
 use std::path::Path;
 
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
-    let run = run_ab(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
+    let run = run_ab(file, root, resume, Some(summary_judge()))?;
     let judged = judge(&run.evidence)?;
     let summary = &judged.summary;
     run.evidence.write_study_summary(summary)?;

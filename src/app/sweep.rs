@@ -6,14 +6,14 @@ use crate::report::emit;
 use crate::report::pages::{write_after_run, write_sweep};
 use crate::study::file::StudyFile;
 use crate::study::run_sweep;
-use crate::summary::next_block::another_block;
+use crate::summary::study_judge::summary_judge;
 use crate::summary::sweep::summarize_sweep;
 use anyhow::Result;
 use std::path::Path;
 
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
     let mut history = how.open_history()?;
-    let run = run_sweep(file, root, resume, Some(std::sync::Arc::new(another_block)))?;
+    let run = run_sweep(file, root, resume, Some(summary_judge()))?;
     let summary = summarize_sweep(&run.evidence, &StudyFile::load(&run.evidence.study_toml())?)?;
     let format = how.format;
     let mut ending = Ending::of(&run.outcome, run.restored);

@@ -8,12 +8,12 @@ use crate::study::file::StudyFile;
 use crate::study::trace_capture::TraceStudy;
 use crate::summary::capture::scale_traces;
 use crate::summary::judge;
-use crate::summary::next_block::another_block;
+use crate::summary::study_judge::summary_judge;
 use anyhow::Result;
 use std::path::Path;
 
 pub(super) fn finish(file: &StudyFile, root: &Path, resume: bool, how: Finishing) -> Result<i32> {
-    let mut config = TraceStudy::new(file, Some(std::sync::Arc::new(another_block)))?;
+    let mut config = TraceStudy::new(file, Some(summary_judge()))?;
     let mut history = how.open_history()?;
     let run = crate::study::run_study_with(file, root, resume, &mut config)?;
     let judged = judge(&run.evidence)?;

@@ -23,7 +23,7 @@ use crate::stop_signal::StopSignal;
 use crate::study::evidence::Evidence;
 use crate::study::file::StudyFile;
 use crate::study::run_folders::BisectFolder;
-use crate::study::{run_ab, AnotherBlock, NextBlock, Outcome};
+use crate::study::{run_ab, NextBlock, Outcome, StudyJudge};
 use crate::summary::stats::{PooledSpread, MIN_VALUES, PROBE_FIRST_BLOCKS};
 use crate::summary::{judge_with, summarize, Metric, TraceReading};
 use crate::variant::spec_with_fields;
@@ -198,7 +198,7 @@ fn measure(
         None => Reading::of(s, metric),
     };
     let shown = dir.display().to_string();
-    let rule: AnotherBlock = Arc::new(move |ev: &Evidence| {
+    let rule = move |ev: &Evidence| {
         let blocks = planned_blocks(ev)?;
         let summary = judge_with(ev, crate::study::StudyFacts::load(ev)?, TraceReading::Skip)?.summary;
         if blocks >= max || decided(&read(&summary), &judge::log_ratios(&summary, metric)) {
@@ -206,8 +206,8 @@ fn measure(
         }
         say(&format!("{shown}: undecided, growing to {} samples per variant", blocks + 1));
         Ok(Some(NextBlock::Adaptive))
-    });
-    let run = run_ab(&file, dir, resume, Some(rule))?;
+    };
+    let run = run_ab(&file, dir, resume, Some(Arc::new(StepJudge(rule))))?;
     let summary = summarize(&run.evidence)?;
     run.evidence.write_study_summary(&summary)?;
     if !run.restored {
@@ -525,4 +525,21 @@ fn drive(
         };
     }
     unreachable!("the loop returns")
+}
+
+/// A step's judge: its own rule for another block (Wald's test, docs/methodology.md §19), and
+/// the summary's per-sample rules for each sample's progress line.
+struct StepJudge<F>(F);
+
+impl<F> StudyJudge for StepJudge<F>
+where
+    F: Fn(&Evidence) -> Result<Option<NextBlock>> + Send + Sync,
+{
+    fn another_block(&self, ev: &Evidence) -> Result<Option<NextBlock>> {
+        (self.0)(ev)
+    }
+
+    fn rejections(&self, ev: &Evidence, sample_dir: &Path) -> Result<Vec<String>> {
+        crate::summary::study_judge::SummaryJudge.rejections(ev, sample_dir)
+    }
 }

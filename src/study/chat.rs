@@ -4,6 +4,7 @@
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{Evidence, NextBlock};
 use super::file::{LoadShape, StudyFile};
+use super::judge::Judge;
 use crate::client::calibrate::sidecar_path;
 use crate::client::ChatRequest;
 use crate::measure::calibrate::{prompt_or_calibrate, PromptSource};
@@ -11,19 +12,15 @@ use crate::measure::{soak, ChatLoad, SequenceKind};
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
 use anyhow::Result;
+use std::path::Path;
 use std::time::Duration;
-
-/// Whether a study needs another interleaved block, judged from its evidence after its planned
-/// samples: the `until_ci_pct` rule of the summary floor (docs/methodology.md §17), or a bisect
-/// step's "not decided yet" (§19), handed down so this floor imports nothing above it.
-pub type AnotherBlock = std::sync::Arc<dyn Fn(&Evidence) -> Result<Option<NextBlock>> + Send + Sync>;
 
 /// The prompt every sample sends, fixed once per run.
 #[derive(Default)]
 pub(crate) struct ChatStudy {
     prompt: String,
     expected_prompt_tokens: Option<u64>,
-    another_block: Option<AnotherBlock>,
+    judge: Option<Judge>,
 }
 
 /// The study's prompt: the copy in the evidence folder, else the study file's prompt file, else
@@ -65,9 +62,10 @@ async fn prompt_for(ctx: &StudyContext<'_>) -> Result<(String, Option<u64>)> {
 }
 
 impl ChatStudy {
-    /// An A/B study that asks `rule` for more blocks once its planned samples are taken.
-    pub(crate) fn with_another_block(rule: Option<AnotherBlock>) -> ChatStudy {
-        ChatStudy { another_block: rule, ..ChatStudy::default() }
+    /// An A/B study that asks `judge` for more blocks once its planned samples are taken, and
+    /// whether each sample is accepted.
+    pub(crate) fn judged_by(judge: Option<Judge>) -> ChatStudy {
+        ChatStudy { judge, ..ChatStudy::default() }
     }
 
     pub(crate) fn request(&self, file: &StudyFile) -> ChatRequest {
@@ -105,10 +103,14 @@ impl StudyConfig for ChatStudy {
     }
 
     fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
-        match &self.another_block {
-            Some(rule) => rule(ctx.evidence),
+        match &self.judge {
+            Some(judge) => judge.another_block(ctx.evidence),
             None => Ok(None),
         }
+    }
+
+    fn rejections(&self, ctx: &StudyContext<'_>, sample_dir: &Path) -> Option<Vec<String>> {
+        self.judge.as_ref().and_then(|judge| judge.rejections(ctx.evidence, sample_dir).ok())
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {

@@ -8,9 +8,10 @@ use super::evidence::{AttemptStatus, Evidence, OrderEntry, Plan, SampleLayout, T
 use super::facts::{host_facts, variant_facts_with, FileFacts, VariantFacts};
 use super::file::StudyFile;
 use super::isolation::Hooks;
-use super::observer::{open_gpu_source, PhaseSink, StudyObserver, TelemetrySlot};
+use super::observer::{open_gpu_source, StudyObserver, TelemetrySlot};
 use super::port::StudyPort;
 use super::preflight::{check_prompt_file, check_rate, check_servers, check_study, Probes};
+use super::progress::{SampleLine, StudyProgress};
 use super::run_record::{InFlight, RunFile};
 use super::sample_folder::SampleFolder;
 use crate::measure::{run_sample, save_record, Load, Sample, SampleError, SampleFiles, SamplePhase, SampleSpec};
@@ -117,28 +118,14 @@ pub(crate) trait StudyConfig {
     fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<Option<super::evidence::NextBlock>> {
         Ok(None)
     }
+    /// The rules that reject the sample just recorded in `sample_dir` (empty: accepted), for its progress line;
+    /// `None`: this kind of study judges its samples only in its summary.
+    fn rejections(&self, _ctx: &StudyContext<'_>, _sample_dir: &Path) -> Option<Vec<String>> {
+        None
+    }
     /// After each recorded sample; an error ends the study (restore hooks still run).
     fn after_sample(&mut self, _ctx: &StudyContext<'_>, _slot: &Slot, _sample: &Sample) -> Result<()> {
         Ok(())
-    }
-}
-
-/// Where progress goes: an indicatif bar on a terminal, nothing otherwise.
-struct Progress<'c, C: StudyConfig> {
-    bar: indicatif::ProgressBar,
-    config: &'c C,
-    traced: bool,
-}
-
-impl<C: StudyConfig> PhaseSink for Progress<'_, C> {
-    fn phase(&self, label: &str, phase: SamplePhase) {
-        self.bar.set_message(format!("{label}: {}", phase.name()));
-        self.config.phase(label, self.traced, phase);
-    }
-
-    fn note(&self, line: &str) {
-        // Above the bar on a terminal, and to stderr when there is none (a pipe, a log).
-        self.bar.suspend(|| eprintln!("abprof: {line}"));
     }
 }
 
@@ -300,6 +287,11 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     // The planned samples, then (adaptive studies) one more block at a time while the
     // configuration asks for it; the hooks, listener and restore guard span them all.
     let mut taken = 0;
+    // A resumed study's ETA starts from the samples it already took.
+    let earlier =
+        ev.order().iter().filter(|o| o.status == AttemptStatus::Ok).map(|o| o.timeline.total_ms / 1e3).collect();
+    let mut progress = StudyProgress::new(earlier);
+    let guards = Guards { hooks: &hooks, run_file: &run_file };
     let result = loop {
         let ctx = StudyContext {
             file,
@@ -310,7 +302,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
             port: &port,
             cancel: &cancel,
         };
-        match rt.block_on(drive(&ctx, config, &hooks, &mut telemetry, &run_file, &mut binaries, signal.clone())) {
+        match rt.block_on(drive(&ctx, config, &guards, &mut telemetry, &mut binaries, &mut progress, signal.clone())) {
             Ok(n) => taken += n,
             Err(e) => break Err(e),
         }
@@ -327,6 +319,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
             break Err(e.into());
         }
     };
+    progress.finish();
     let restored = restore.finish();
     result.map_err(|e| {
         on_full_disk(e, || {
@@ -401,13 +394,20 @@ fn relative(ev: &Evidence, dir: &Path) -> String {
     dir.strip_prefix(&ev.root).unwrap_or(dir).display().to_string()
 }
 
+/// What leaves the host as the study found it: the isolation hooks around every sample, and
+/// `run.json`, which names the server in flight for a run that is killed (docs/methodology.md §6).
+struct Guards<'g> {
+    hooks: &'g Hooks,
+    run_file: &'g std::sync::Mutex<RunFile>,
+}
+
 async fn drive<C: StudyConfig>(
     ctx: &StudyContext<'_>,
     config: &mut C,
-    hooks: &Hooks,
+    Guards { hooks, run_file }: &Guards<'_>,
     telemetry: &mut TelemetrySlot,
-    run_file: &std::sync::Mutex<RunFile>,
     binaries: &mut [VariantFiles],
+    progress: &mut StudyProgress,
     mut signal: tokio::sync::watch::Receiver<i32>,
 ) -> Result<usize> {
     let (ev, plan) = (ctx.evidence, ctx.plan);
@@ -435,15 +435,7 @@ async fn drive<C: StudyConfig>(
         _ = signal.changed() => return Ok(0),
     }
 
-    let bar = indicatif::ProgressBar::with_draw_target(
-        Some(plan.slots.len() as u64),
-        indicatif::ProgressDrawTarget::stderr(),
-    );
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:30} sample {pos}/{len} · {msg} · ETA {eta}")
-            .expect("valid template"),
-    );
-    bar.set_position((plan.slots.len() - todo.len()) as u64);
+    progress.block(plan.slots.len(), todo.len());
     let mut taken = 0;
     for (i, slot) in todo.iter().enumerate() {
         if ctx.cancelled() {
@@ -470,10 +462,12 @@ async fn drive<C: StudyConfig>(
         let files = SampleFolder::at(&dir).files();
         let spec = config.spec(ctx, slot, &files)?;
         let mut load = config.load(ctx, slot)?;
-        let progress = Progress { bar: bar.clone(), config: &*config, traced: plan.is_traced(slot) };
+        let traced = plan.is_traced(slot);
+        let on_phase = |label: &str, phase: SamplePhase| config.phase(label, traced, phase);
+        let sink = progress.sink(&on_phase);
         let in_flight = dir.clone();
         let devices = telemetry.devices_of(&spec.launch.args, &spec.launch.env).map_err(|e| anyhow!("{label}: {e}"))?;
-        let mut observer = StudyObserver::new(label, &ctx.file.idle, &progress, telemetry, dir.clone(), devices)
+        let mut observer = StudyObserver::new(label, &ctx.file.idle, &sink, telemetry, dir.clone(), devices)
             .on_spawn(move |pid| {
                 let server = InFlight { pid, pgid: pid, sample_dir: in_flight.clone() };
                 run_file.lock().unwrap().set_server(Some(server));
@@ -494,7 +488,6 @@ async fn drive<C: StudyConfig>(
             timeline: Timeline { hooks_ms, idle_gate_ms: observer.gate_ms, ..Timeline::default() },
         };
         drop(observer);
-        drop(progress);
         run_file.lock().unwrap().set_server(None);
         match outcome {
             None | Some(Err(SampleError::Interrupted)) => {
@@ -536,7 +529,16 @@ async fn drive<C: StudyConfig>(
                     bail!(c.describe(label));
                 }
                 taken += 1;
-                bar.inc(1);
+                let line = SampleLine {
+                    slot,
+                    label,
+                    planned: plan.slots.len(),
+                    seconds: entry.timeline.total_ms / 1e3,
+                    gate_seconds: entry.timeline.idle_gate_ms / 1e3,
+                    traced,
+                    rejections: config.rejections(ctx, &dir),
+                };
+                progress.taken(&line, todo.len() - i - 1);
                 config.after_sample(ctx, slot, &sample)?;
                 // Every file of the sample is written: its seal lets a later reader tell these
                 // files from edited ones (docs/methodology.md §7.21).
@@ -544,7 +546,6 @@ async fn drive<C: StudyConfig>(
             }
         }
     }
-    bar.finish_and_clear();
     Ok(taken)
 }
 

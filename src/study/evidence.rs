@@ -445,6 +445,11 @@ impl Evidence {
     }
 
     /// `host.json`: absent only in a folder whose start was cut short.
+    /// The record of the sample in `dir`, one of this study's sample folders.
+    pub(crate) fn read_sample(&self, dir: &Path) -> Result<crate::measure::Sample, EvidenceError> {
+        read_json(&SampleFolder::at(dir).record())
+    }
+
     pub(crate) fn read_host(&self) -> Result<HostFacts, EvidenceError> {
         read_json(&self.path(HOST_FILE))
     }

@@ -9,12 +9,14 @@ pub mod evidence;
 pub(crate) mod facts;
 pub mod file;
 pub(crate) mod isolation;
+mod judge;
 mod layout;
 pub(crate) mod observer;
 mod open;
 pub mod pi;
 mod port;
 mod preflight;
+mod progress;
 mod quiet_host;
 pub(crate) mod roofline;
 pub(crate) mod run_folders;
@@ -25,21 +27,22 @@ pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 pub(crate) mod trace_folder;
 
-pub use chat::AnotherBlock;
 pub(crate) use chat::ChatStudy;
 pub(crate) use drive::{run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
+pub use judge::{Judge, StudyJudge};
 pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, StudyFolder};
 pub(crate) use preflight::check_study;
 pub(crate) use sweep::run_sweep;
 
-/// Runs (or resumes) an A/B study, every sample one streamed chat request; an adaptive one asks
-/// `rule` for more blocks once its planned samples are taken (`until_ci_pct`, `until_decided`).
+/// Runs (or resumes) an A/B study, every sample one streamed chat request; `judge` says whether
+/// each sample is accepted (its progress line) and, once the planned samples are taken, whether
+/// to add a block (a retake; `until_ci_pct`, `until_decided`).
 pub fn run_ab(
     file: &file::StudyFile,
     root: &std::path::Path,
     resume: bool,
-    rule: Option<AnotherBlock>,
+    judge: Option<Judge>,
 ) -> anyhow::Result<StudyRun> {
-    run_study_with(file, root, resume, &mut ChatStudy::with_another_block(rule))
+    run_study_with(file, root, resume, &mut ChatStudy::judged_by(judge))
 }

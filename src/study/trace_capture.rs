@@ -10,11 +10,11 @@
 //! clean exit. A second signal would make llama-server `exit(1)` and a SIGKILL would lose the
 //! trace, so a tracer that outlives the finalize timeout is left running and reported, never
 //! killed.
-use super::chat::AnotherBlock;
 use super::chat::ChatStudy;
 use super::drive::{StudyConfig, StudyContext};
 use super::evidence::{NextBlock, Plan, SampleLayout};
 use super::file::{StudyFile, TracerCommand};
+use super::judge::Judge;
 use super::trace_folder::TraceFolder;
 use crate::measure::{AttachedLoad, ChatLoad, Sample, SampleFiles, SamplePhase, SampleSpec};
 use crate::schedule::{interleaved, Slot};
@@ -149,9 +149,9 @@ pub(crate) struct TraceStudy {
 }
 
 impl TraceStudy {
-    /// `another_block` retakes the untraced blocks a rule about the host spoiled
-    /// (docs/methodology.md §7.19), as in an A/B study.
-    pub(crate) fn new(file: &StudyFile, another_block: Option<AnotherBlock>) -> Result<TraceStudy> {
+    /// `judge` retakes the untraced blocks a rule about the host spoiled (docs/methodology.md
+    /// §7.19), as in an A/B study.
+    pub(crate) fn new(file: &StudyFile, judge: Option<Judge>) -> Result<TraceStudy> {
         let Some(t) = file.kind.trace() else {
             bail!(
                 "{} is not a trace study: `abprof {}` runs it",
@@ -160,7 +160,7 @@ impl TraceStudy {
             )
         };
         Ok(TraceStudy {
-            chat: ChatStudy::with_another_block(another_block),
+            chat: ChatStudy::judged_by(judge),
             tracer: t.tracer.clone(),
             finalize_timeout: Duration::from_secs(t.finalize_timeout_s),
             watch: RefCell::new(None),
@@ -367,6 +367,10 @@ impl StudyConfig for TraceStudy {
     /// the traces are scaled by the untraced samples, so they need their planned count.
     fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
         self.chat.another_block(ctx)
+    }
+
+    fn rejections(&self, ctx: &StudyContext<'_>, sample_dir: &Path) -> Option<Vec<String>> {
+        self.chat.rejections(ctx, sample_dir)
     }
 
     fn phase(&self, label: &str, traced: bool, phase: SamplePhase) {

@@ -17,7 +17,6 @@ pub(crate) mod gate;
 pub(crate) mod memory;
 mod metric;
 pub(crate) mod mtp_yardstick;
-pub(crate) mod next_block;
 pub(crate) mod noise;
 pub(crate) mod phases;
 pub(crate) mod pi;
@@ -29,6 +28,7 @@ pub(crate) mod simulate;
 pub(crate) mod soak;
 pub(crate) mod speed_bench;
 pub(crate) mod stats;
+pub(crate) mod study_judge;
 pub(crate) mod sweep;
 mod t_test;
 pub(crate) mod traces;
@@ -312,21 +312,25 @@ pub(crate) enum TraceReading {
     Skip,
 }
 
+/// What every sample of the study in `ev` is held to by the per-sample rules (rules.rs).
+pub(crate) fn expectations(ev: &Evidence, facts: &StudyFacts) -> Expectations {
+    let iso: Option<IsolationRecord> = ev.read_isolation().ok();
+    Expectations {
+        prompt_tokens: ev.expected_prompt_tokens(&facts.file),
+        locked_length: true,
+        timing_blocks: facts.file.timing_blocks(),
+        foreign_cpu_max_pct: Some(facts.file.idle.foreign_cpu_max_pct),
+        isolation_restored: iso.as_ref().and_then(|i| i.restored),
+        power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
+    }
+}
+
 /// [`judge`] of the study in `ev` whose facts the caller read (`study.toml` is read once per
 /// judgement, and passed down from there), reading the traces as `traces` says.
 pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading) -> anyhow::Result<Judged> {
     let (file, plan) = (&facts.file, &facts.plan);
-    let iso: Option<IsolationRecord> = ev.read_isolation().ok();
-    let restored = iso.as_ref().and_then(|i| i.restored);
-    let expected = ev.expected_prompt_tokens(file);
-    let exp = Expectations {
-        prompt_tokens: expected,
-        locked_length: true,
-        timing_blocks: file.timing_blocks(),
-        foreign_cpu_max_pct: Some(file.idle.foreign_cpu_max_pct),
-        isolation_restored: restored,
-        power_state: facts.host.as_ref().and_then(|h| h.power.clone()),
-    };
+    let exp = expectations(ev, &facts);
+    let (expected, restored) = (exp.prompt_tokens, exp.isolation_restored);
     let found = ev.samples(plan);
     let rel = |p: &std::path::Path| p.strip_prefix(&ev.root).unwrap_or(p).display().to_string();
     let Acceptance { accepted, rejected, missing } = accept(&found, plan, &exp, &rel);

@@ -1,10 +1,11 @@
 //! A sweep (docs/methodology.md §16): one whole interleaved study of every variant per point, each
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
-use super::chat::{AnotherBlock, ChatStudy};
+use super::chat::ChatStudy;
 use super::drive::{run_study_with, Outcome};
 use super::evidence::{read_json, write_json, Evidence};
 use super::file::{AxisName, AxisValue, Point, StudyFile, SweepSection};
+use super::judge::Judge;
 use super::preflight::{check_servers, check_study, Probes};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -93,14 +94,9 @@ fn point_study(ev: &Evidence, file: &StudyFile, record: &SweepRecord, point: &Po
     f
 }
 
-/// Runs (or resumes) the sweep `file` describes in `root`; `another_block` is the `until_ci_pct`
-/// rule every point's study asks after its planned samples.
-pub(crate) fn run_sweep(
-    file: &StudyFile,
-    root: &Path,
-    resume: bool,
-    another_block: Option<AnotherBlock>,
-) -> Result<SweepRun> {
+/// Runs (or resumes) the sweep `file` describes in `root`; `judge` is what every point's study
+/// asks of each sample and after its planned samples (a retake, the `until_ci_pct` rule).
+pub(crate) fn run_sweep(file: &StudyFile, root: &Path, resume: bool, judge: Option<Judge>) -> Result<SweepRun> {
     let section = file.sweep.as_ref().context("a sweep needs its [sweep] section")?;
     let points = section.points();
     // Every point is checked before anything is created: a bad value stops the sweep before its
@@ -148,7 +144,7 @@ pub(crate) fn run_sweep(
         record.points[i].state = PointState::Started;
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
-        let mut config = ChatStudy::with_another_block(another_block.clone());
+        let mut config = ChatStudy::judged_by(judge.clone());
         let run = run_study_with(&point_file, &dir, started, &mut config)
             .with_context(|| format!("sweep point {}", point.name()))?;
         restored &= run.restored;
