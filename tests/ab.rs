@@ -604,6 +604,28 @@ fn a_server_killed_mid_request_is_rejected_restored_and_resumable() {
     assert_eq!(lines(&markers.join("after")), 2, "a resumed study restores again");
 }
 
+/// A crashed sample is `incomplete`, which is never retaken (docs/methodology.md §7.19): a block
+/// the same run adds after it (here an adaptive one, as a retake block would) takes new slots
+/// only, and the crash stays in the rejected list as what it was, not as a superseded attempt.
+#[test]
+fn a_block_added_after_a_crash_does_not_measure_the_crashed_sample_again() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let (root, markers) = (d.path().join("crash"), d.path().to_path_buf());
+    let vs = [variant("a", "-t 1"), variant("b", "-t 1 --no-warmup")];
+    let mut args = small_study(&root, &markers, 1500, 2, &vs);
+    args.extend(["--until-decided".into(), "--max-samples".into(), "3".into()]);
+    let child = spawn_abprof(&study_file_of(&args));
+    let victim = server_mid_request(child.id(), &root, 2);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(victim as i32), nix::sys::signal::Signal::SIGKILL).unwrap();
+    let s = summary(&child.wait_with_output().unwrap());
+    let order: Vec<u64> = s["order"].as_array().unwrap().iter().map(|o| o["index"].as_u64().unwrap()).collect();
+    assert_eq!(order, [0, 1, 2, 3, 4, 5], "each slot taken once, the crashed one (1) included: {:#}", s["order"]);
+    let rejected = s["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 1, "{rejected:#?}");
+    assert_eq!((&rejected[0]["index"], &rejected[0]["reasons"][0]["rule"]), (&1.into(), &"incomplete".into()));
+}
+
 #[test]
 fn sigint_mid_study_restores_keeps_samples_and_resumes() {
     let _g = serial();

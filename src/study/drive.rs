@@ -291,7 +291,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
     let earlier =
         ev.order().iter().filter(|o| o.status == AttemptStatus::Ok).map(|o| o.timeline.total_ms / 1e3).collect();
     let mut progress = StudyProgress::new(earlier);
-    let guards = Guards { hooks: &hooks, run_file: &run_file };
+    let state = RunState { hooks: &hooks, run_file: &run_file, attempted: Default::default() };
     let result = loop {
         let ctx = StudyContext {
             file,
@@ -302,7 +302,7 @@ pub(crate) fn run_study_with<C: StudyConfig>(
             port: &port,
             cancel: &cancel,
         };
-        match rt.block_on(drive(&ctx, config, &guards, &mut telemetry, &mut binaries, &mut progress, signal.clone())) {
+        match rt.block_on(drive(&ctx, config, &state, &mut telemetry, &mut binaries, &mut progress, signal.clone())) {
             Ok(n) => taken += n,
             Err(e) => break Err(e),
         }
@@ -394,17 +394,22 @@ fn relative(ev: &Evidence, dir: &Path) -> String {
     dir.strip_prefix(&ev.root).unwrap_or(dir).display().to_string()
 }
 
-/// What leaves the host as the study found it: the isolation hooks around every sample, and
-/// `run.json`, which names the server in flight for a run that is killed (docs/methodology.md §6).
-struct Guards<'g> {
+/// What one run of the study keeps across its blocks: the isolation hooks around every sample and
+/// `run.json`, which names the server in flight for a run that is killed (docs/methodology.md §6),
+/// and the slots this run has attempted.
+struct RunState<'g> {
     hooks: &'g Hooks,
     run_file: &'g std::sync::Mutex<RunFile>,
+    /// An errored sample is measured again only by a later run (a resume, §5): within one run a
+    /// block added after it (a retake, an adaptive block) never re-measures it, or its crash would
+    /// be hidden as a superseded attempt (§7.19: `incomplete` is never retaken).
+    attempted: std::cell::RefCell<std::collections::HashSet<usize>>,
 }
 
 async fn drive<C: StudyConfig>(
     ctx: &StudyContext<'_>,
     config: &mut C,
-    Guards { hooks, run_file }: &Guards<'_>,
+    RunState { hooks, run_file, attempted }: &RunState<'_>,
     telemetry: &mut TelemetrySlot,
     binaries: &mut [VariantFiles],
     progress: &mut StudyProgress,
@@ -414,7 +419,7 @@ async fn drive<C: StudyConfig>(
     let todo: Vec<Slot> = ev
         .samples(plan)
         .into_iter()
-        .filter(|f| f.sample.as_ref().is_none_or(|s| s.error.is_some()))
+        .filter(|f| f.sample.as_ref().is_none_or(|s| s.error.is_some() && !attempted.borrow().contains(&f.slot.index)))
         .map(|f| f.slot)
         .collect();
     if todo.is_empty() {
@@ -453,6 +458,7 @@ async fn drive<C: StudyConfig>(
             before.map_err(|e| anyhow!(e))?;
         }
         let hooks_ms = t0.elapsed().as_secs_f64() * 1e3;
+        attempted.borrow_mut().insert(slot.index);
         binaries[slot.variant].check().map_err(|c| anyhow!(c.describe(label)))?;
         ctx.port.ensure_free().map_err(|e| anyhow!(e).context(format!("sample {} ({label})", slot.index + 1)))?;
         let dir = ev.sample_dir(plan, slot);

@@ -205,6 +205,12 @@ pub fn study_file_of(args: &[String]) -> Vec<String> {
             "--samples" => {
                 doc.insert("samples".into(), int(value()));
             }
+            "--until-decided" => {
+                doc.insert("until_decided".into(), true.into());
+            }
+            "--max-samples" => {
+                doc.insert("max_samples".into(), int(value()));
+            }
             "--ignore-eos" => {
                 doc.insert("ignore_eos".into(), true.into());
             }
