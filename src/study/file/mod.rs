@@ -482,7 +482,14 @@ impl StudyFile {
         let trace: Option<TraceSection> = table.remove("trace").map(read).transpose().map_err(in_key("[trace]"))?;
         let kind = StudyKind::from_keys(name, pi, trace)?;
         let f = StudyFile::deserialize(toml::de::Deserializer::from(document)).map_err(one_line)?;
-        Ok(StudyFile { kind, ..f })
+        // `tokens` or `workload` (docs/commands.md): a workload without `tokens` gives its own
+        // length, as `--workload` does, unless a sweep's `tokens` axis gives them.
+        let swept = f.sweep.as_ref().is_some_and(|s| !s.tokens.is_empty());
+        let tokens = match f.workload {
+            Some(w) if f.tokens == 0 && (w.fixes_tokens() || !swept) => w.tokens(),
+            _ => f.tokens,
+        };
+        Ok(StudyFile { kind, tokens, ..f })
     }
 
     /// The adaptive rule of an A/B study that adds blocks by one (docs/methodology.md §17).
@@ -968,6 +975,21 @@ mod mtp_yardstick_tests {
         assert!(e("pure_decode=true\n").contains("drop pure_decode"));
         let fixed = "model='m'\nsamples=1\nvariants=['a=b']\nworkload='screening'\ntokens=32\nprompt_tokens=5\n";
         assert!(StudyFile::parse(fixed).unwrap().check().unwrap_err().to_string().contains("128 output tokens"));
+    }
+
+    /// `tokens` or `workload`: a workload alone gives the study its length, as `--workload` does.
+    #[test]
+    fn a_workload_without_tokens_gives_its_own_length() {
+        let base = "model='m'\nsamples=3\nvariants=['a=b']\nprompt_tokens=300\n";
+        for (workload, tokens) in [("screening", 128), ("trace-matched", 512)] {
+            let f = StudyFile::parse(&format!("{base}workload='{workload}'\n")).unwrap();
+            assert_eq!(f.tokens, tokens, "{workload}");
+            f.check().unwrap();
+            assert_eq!(StudyFile::parse(&f.to_toml()).unwrap(), f, "{workload}: it round-trips for --resume");
+        }
+        let own = StudyFile::parse("model='m'\nsamples=3\nvariants=['a=b']\nworkload='mtp-yardstick'\n").unwrap();
+        assert_eq!(own.tokens, crate::measure::mtp_yardstick::TOKENS);
+        own.check().unwrap();
     }
 
     #[test]
