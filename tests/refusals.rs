@@ -382,6 +382,12 @@ fn every_refusal_of_ab_exits_2_in_one_line_and_creates_nothing() {
             ab.clone().variants(&[v("a", ""), v("b", "|extra=-dev CUDA3")]),
             "--device CUDA3 is not a device this llama-server sees".into(),
         ),
+        (
+            // Under it the binary refuses even --list-devices: the listing is taken without it.
+            "a device in env= LLAMA_ARG_DEVICE the binary does not list",
+            ab.clone().variants(&[v("a", ""), v("b", "|env=LLAMA_ARG_DEVICE=CUDA3")]),
+            "LLAMA_ARG_DEVICE=CUDA3 is not a device this llama-server sees".into(),
+        ),
         // The context each slot has.
         (
             "prompt and output over -c",

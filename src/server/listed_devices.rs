@@ -27,23 +27,48 @@ pub(crate) fn parse(out: &str) -> Option<Vec<String>> {
     Some(names)
 }
 
-/// The `--device`/`-dev` list of `argv` (its last, as llama.cpp keeps), else the variant's
-/// `LLAMA_ARG_DEVICE`; None where neither names a device (`none` names none).
-pub(crate) fn named(argv: &[String], env: &[(String, String)]) -> Option<Vec<String>> {
-    let flag = super::devices::value(argv, &["--device", "-dev"]).map(String::from);
-    let list = flag.or_else(|| env.iter().rev().find(|(k, _)| k == "LLAMA_ARG_DEVICE").map(|(_, v)| v.clone()))?;
-    let names: Vec<String> = super::devices::entries(&list).filter(|x| *x != "none").map(String::from).collect();
-    (!names.is_empty()).then_some(names)
+/// The devices a variant names, and where: its `--device`/`-dev` (the last, as llama.cpp keeps),
+/// else its `LLAMA_ARG_DEVICE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NamedDevices {
+    pub(crate) names: Vec<String>,
+    from_env: bool,
 }
 
-/// The first of `names` that `listed` does not hold, in one line naming the fix. llama.cpp
-/// matches device names without regard to case.
-pub(crate) fn missing(names: &[String], listed: &[String]) -> Option<String> {
-    let unknown = names.iter().find(|n| !listed.iter().any(|l| l.eq_ignore_ascii_case(n)))?;
+impl NamedDevices {
+    /// `name` as the variant gave it: `--device CUDA3`, or `LLAMA_ARG_DEVICE=CUDA3`.
+    fn given(&self, name: &str) -> String {
+        if self.from_env {
+            format!("{ENV}={name}")
+        } else {
+            format!("--device {name}")
+        }
+    }
+}
+
+/// The variable llama.cpp reads a `--device` from.
+pub(crate) const ENV: &str = "LLAMA_ARG_DEVICE";
+
+/// The devices `argv`, else the variant's environment `env`, names; None where neither names one
+/// (`none` names none).
+pub(crate) fn named(argv: &[String], env: &[(String, String)]) -> Option<NamedDevices> {
+    let flag = super::devices::value(argv, &["--device", "-dev"]).map(String::from);
+    let from_env = flag.is_none();
+    let list = flag.or_else(|| env.iter().rev().find(|(k, _)| k == ENV).map(|(_, v)| v.clone()))?;
+    let names: Vec<String> = super::devices::entries(&list).filter(|x| *x != "none").map(String::from).collect();
+    (!names.is_empty()).then_some(NamedDevices { names, from_env })
+}
+
+/// The first device `named` gives that `listed` does not hold, in one line naming the fix.
+/// llama.cpp matches device names without regard to case.
+pub(crate) fn missing(named: &NamedDevices, listed: &[String]) -> Option<String> {
+    let unknown = named.names.iter().find(|n| !listed.iter().any(|l| l.eq_ignore_ascii_case(n)))?;
     let seen =
         if listed.is_empty() { "none: a CPU-only build or no visible GPU".to_string() } else { listed.join(", ") };
+    let leave_out = if named.from_env { ENV } else { "--device" };
     Some(format!(
-        "--device {unknown} is not a device this llama-server sees (`llama-server --list-devices` lists {seen}): pass one it lists, or leave out --device"
+        "{} is not a device this llama-server sees (`llama-server --list-devices` lists {seen}): pass one it lists, or leave out {leave_out}",
+        named.given(unknown)
     ))
 }
 
@@ -75,9 +100,19 @@ mod tests {
         assert!(line.contains("--device CUDA3") && line.contains("lists CUDA0, CUDA1"), "{line}");
         let line = missing(&names, &[]).unwrap();
         assert!(line.contains("lists none: a CPU-only build"), "{line}");
-        assert_eq!(missing(&v(&["cuda1"]), &parse(TWO_GPUS).unwrap()), None, "case does not matter");
+        let cuda1 = named(&v(&["--device", "cuda1"]), &[]).unwrap();
+        assert_eq!(missing(&cuda1, &parse(TWO_GPUS).unwrap()), None, "case does not matter");
         assert_eq!(named(&v(&["--device", "none"]), &[]), None);
-        assert_eq!(named(&[], &[("LLAMA_ARG_DEVICE".into(), "ROCm0".into())]), Some(v(&["ROCm0"])));
-        assert_eq!(named(&v(&["-dev", "CUDA0", "--device", "CUDA1,CUDA2"]), &[]), Some(v(&["CUDA1", "CUDA2"])));
+        let env = named(&[], &[("LLAMA_ARG_DEVICE".into(), "ROCm0".into())]).unwrap();
+        assert_eq!(env.names, v(&["ROCm0"]));
+        let line = missing(&env, &parse(TWO_GPUS).unwrap()).unwrap();
+        assert!(
+            line.starts_with("LLAMA_ARG_DEVICE=ROCm0 is not a device") && line.ends_with("leave out LLAMA_ARG_DEVICE"),
+            "{line}"
+        );
+        assert_eq!(
+            named(&v(&["-dev", "CUDA0", "--device", "CUDA1,CUDA2"]), &[]).unwrap().names,
+            v(&["CUDA1", "CUDA2"])
+        );
     }
 }

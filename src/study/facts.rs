@@ -150,6 +150,10 @@ pub(crate) fn probe(
     let mut out = tempfile::tempfile()?;
     let mut cmd = Command::new(binary);
     cmd.arg(arg).envs(env.iter().copied()).stdin(Stdio::null()).stdout(out.try_clone()?).stderr(out.try_clone()?);
+    // What a build has and sees, whatever device a variant selects: under a device it does not
+    // see llama-server refuses even `--list-devices`, and the selection is what is checked
+    // against the listing (src/study/preflight.rs).
+    cmd.env_remove(crate::server::listed_devices::ENV);
     // abprof's own Ctrl-C before the study's signal listener exists ends abprof at once; the
     // probe, in a process group of its own, must not outlive it.
     // SAFETY: prctl is async-signal-safe and touches only the child's own state.
