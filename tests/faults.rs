@@ -1,7 +1,8 @@
 //! The fault matrix of issue #11 on the real test bed: for each fault, abprof's exit status, its
 //! one-line cause, hooks run exactly once, no process of the study left, finished samples intact,
 //! and `--resume` completing where the study is resumable. A decoy process named `llama-server`
-//! runs through all of it and must be untouched at the end.
+//! runs through each test and must be untouched at its end; the test then ends it, so no test
+//! leaves a process behind.
 //!
 //! Every study here is a study file that lifts the other-workload rule (`[idle]
 //! foreign_cpu_max_pct`): these tests are about faults, and other builds share the host. Faults are
@@ -14,31 +15,34 @@ use nix::unistd::Pid;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Tests in this file: the last one to finish checks the decoy and ends it.
-const TESTS: usize = 35;
-
+/// A process with llama-server's file name that no study started: every test must leave it be.
 struct Decoy {
-    pid: u32,
+    child: Child,
     _dir: tempfile::TempDir,
 }
 
-/// A process with llama-server's file name that no study started: every test must leave it be.
-fn decoy() -> &'static Decoy {
-    static DECOY: OnceLock<Decoy> = OnceLock::new();
-    DECOY.get_or_init(|| {
+impl Decoy {
+    fn start() -> Decoy {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("llama-server");
         std::fs::copy("/bin/sleep", &bin).unwrap();
-        // 600 s: gone by itself if a filtered run never reaches the last test.
+        // 600 s: gone by itself even if this test process is killed before its Drop.
         let child = Command::new(&bin).arg("600").spawn().unwrap();
-        let pid = child.id();
-        std::mem::forget(child);
-        Decoy { pid, _dir: dir }
-    })
+        Decoy { child, _dir: dir }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Decoy {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// A tmpfs of the test's own, unmounted when the test ends (however it ends).
@@ -72,9 +76,10 @@ impl Drop for Tmpfs {
     }
 }
 
-/// Held by every test: the study lock plus the decoy check at the end.
+/// Held by every test: the study lock, and the decoy checked and ended at the end.
 struct Fault {
     _serial: std::sync::MutexGuard<'static, ()>,
+    decoy: Decoy,
     root: PathBuf,
     /// Before `dir`: unmounted before the folder it lives in goes.
     disk: Option<Tmpfs>,
@@ -84,9 +89,9 @@ struct Fault {
 impl Fault {
     fn new() -> Fault {
         let serial = serial();
-        decoy();
+        let decoy = Decoy::start();
         let dir = tempfile::tempdir().unwrap();
-        Fault { _serial: serial, root: dir.path().join("study"), disk: None, dir }
+        Fault { _serial: serial, decoy, root: dir.path().join("study"), disk: None, dir }
     }
     /// The study's folder on a tmpfs of `size` (a disk that can fill up).
     fn on_tmpfs(size: &str) -> Fault {
@@ -121,14 +126,11 @@ impl Fault {
 
 impl Drop for Fault {
     fn drop(&mut self) {
-        static DONE: AtomicUsize = AtomicUsize::new(0);
-        let d = decoy();
-        let alive_now = alive(d.pid);
-        if DONE.fetch_add(1, Ordering::SeqCst) + 1 == TESTS {
-            let _ = kill(Pid::from_raw(d.pid as i32), Signal::SIGKILL);
-        }
+        // A decoy a study killed is a zombie of this process, which `alive` still sees: try_wait
+        // tells it apart.
+        let alive_now = alive(self.decoy.pid()) && self.decoy.child.try_wait().is_ok_and(|s| s.is_none());
         if !std::thread::panicking() {
-            assert!(alive_now, "the decoy llama-server (pid {}) was touched", d.pid);
+            assert!(alive_now, "the decoy llama-server (pid {}) was touched", self.decoy.pid());
             assert!(processes_naming(&self.root()).is_empty(), "a process of the study was left running");
         }
     }
@@ -507,6 +509,32 @@ fn a_corrupt_model_ends_the_study_with_its_load_line_and_resume_says_it_again() 
     assert_eq!(one_line(&again), line);
     assert_eq!(std::fs::read(root.join("samples/001-a/sample.json")).unwrap(), record);
     assert_eq!(f.hooks(), [3, 2, 2]);
+}
+
+/// `abprof calibrate` on a model that fails to load: its one line names the server's log, and the
+/// log is there to read (the server's temporary folder is kept when the calibration fails).
+#[test]
+fn a_calibration_whose_server_fails_to_load_names_a_log_that_exists() {
+    let f = Fault::new();
+    let corrupt = f.dir.path().join("corrupt.gguf");
+    let bytes = std::fs::read(&testbed().target).unwrap();
+    std::fs::write(&corrupt, &bytes[..300_000]).unwrap();
+    let out = abprof()
+        .args(["calibrate", "--server-bin"])
+        .arg(&testbed().server)
+        .arg("--model")
+        .arg(&corrupt)
+        .args(["--server-args", "-c 4096 -np 1", "--prompt-tokens", "300", "--out"])
+        .arg(f.dir.path().join("prompt.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", err(&out));
+    let line = one_line(&out);
+    assert!(line.contains("while loading") && line.contains("failed to read key-value pairs"), "{line}");
+    let log = PathBuf::from(line.rsplit("see ").next().unwrap().trim());
+    let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{line}: {} ({e})", log.display()));
+    assert!(text.contains("failed to read key-value pairs"), "{text}");
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
 }
 
 #[test]

@@ -43,7 +43,7 @@ pub(crate) fn calibrate(r: CalibrateRequest) -> Result<i32> {
                     .map_err(anyhow::Error::from)
             }
             CalibrationServer::Start { binary, model, common_args, port, health_timeout } => {
-                let dir = tempfile::tempdir()?;
+                let mut dir = tempfile::Builder::new().prefix("abprof-calibrate-").tempdir()?;
                 let (log_file, console_file) = crate::study::sample_folder::SampleFolder::at(dir.path()).server_logs();
                 let mut args = vec!["-m".to_string(), model.display().to_string()];
                 args.extend(common_args.iter().cloned());
@@ -58,7 +58,11 @@ pub(crate) fn calibrate(r: CalibrateRequest) -> Result<i32> {
                     signal_descendant: None,
                     cpus: None,
                 };
-                calibrate_on_fresh_server(&spec, *health_timeout, r.stall_timeout, &source, r.prompt_tokens).await
+                let result =
+                    calibrate_on_fresh_server(&spec, *health_timeout, r.stall_timeout, &source, r.prompt_tokens).await;
+                // A failure names the server's log and console output: they stay for the user to read.
+                dir.disable_cleanup(result.is_err());
+                result
             }
         }
     })?;
