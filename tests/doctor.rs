@@ -83,3 +83,62 @@ fn doctor_reads_a_crafted_sysfs_tree() {
     assert_eq!(get("cpu boost")["status"], "not-present");
     assert_eq!(out.status.code(), Some(3));
 }
+
+/// Every `abprof …` command a finding's fix prints runs as written on the host that printed it
+/// (its placeholders filled with the test bed's): on a fresh history the last-A/A finding says to
+/// run an A/A study; run as printed, it ends with a verdict, and the doctor then reads its interval.
+#[test]
+fn every_abprof_command_a_fix_prints_runs_as_written() {
+    let _g = serial();
+    let tb = testbed();
+    let d = tempfile::tempdir().unwrap();
+    let history = d.path().join("history.db");
+    let doctor = || {
+        let out = abprof()
+            .args(["doctor", "--json", "--history"])
+            .arg(&history)
+            .arg("--server-bin")
+            .arg(&tb.server)
+            .output()
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        json["findings"].as_array().unwrap().clone()
+    };
+    let commands: Vec<String> = doctor()
+        .iter()
+        .filter_map(|f| f["fix"].as_str())
+        .flat_map(|fix| fix.split('`').skip(1).step_by(2).map(str::to_string).collect::<Vec<_>>())
+        .filter(|c| c.starts_with("abprof "))
+        .collect();
+    assert!(!commands.is_empty(), "a fresh history's last-A/A finding prints a command");
+    let fill = |word: &str| -> String {
+        let server = tb.server.display();
+        match word {
+            "NAME=PATH/llama-server" => format!("base={server}"),
+            "GGUF" => tb.target.display().to_string(),
+            "DIR" => d.path().join("aa").display().to_string(),
+            w => {
+                assert!(!w.chars().any(|c| c.is_ascii_uppercase()), "a placeholder this test does not fill: {w}");
+                w.to_string()
+            }
+        }
+    };
+    for command in commands {
+        let words = shlex::split(&command).unwrap_or_else(|| panic!("{command}: not shell words"));
+        let args: Vec<String> = words[1..].iter().map(|w| fill(w)).collect();
+        // As printed, plus the history the doctor read and the other-workload allowance every
+        // test-bed study gets (the tests pass beside other work: common::SHARED_HOST).
+        let out = abprof()
+            .args(&args)
+            .arg("--history")
+            .arg(&history)
+            .args(["--foreign-cpu-max", SHARED_HOST])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "`{command}` as {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let after = doctor();
+    let last = after.iter().find(|f| f["name"] == "last A/A").unwrap();
+    assert_eq!(last["status"], "ok", "the A/A study the fix ran is this host's noise floor now: {last}");
+}

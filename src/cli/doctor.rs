@@ -30,6 +30,10 @@ pub(crate) struct DoctorArgs {
     pub(crate) sysfs_root: PathBuf,
     #[command(flatten)]
     pub(crate) db: HistoryDb,
+    /// Print each finding's detail below it (why each telemetry backend did not open, say); the
+    /// JSON always carries it.
+    #[arg(long, short)]
+    pub(crate) verbose: bool,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -82,5 +86,5 @@ pub(crate) fn run(a: DoctorArgs) -> Result<i32> {
         history,
         cpu_window: Duration::from_secs(1),
     };
-    crate::app::doctor(&plan, a.output.format())
+    crate::app::doctor(&plan, a.output.format(), a.verbose)
 }

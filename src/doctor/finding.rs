@@ -31,18 +31,26 @@ pub(crate) struct Finding {
     pub(crate) value: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) fix: Option<String>,
+    /// What a short value leaves out (each telemetry backend's reason, say): in the JSON, and in
+    /// the text under `--verbose`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) detail: Option<String>,
 }
 
 impl Finding {
     pub(crate) fn ok(name: &'static str, value: impl Into<String>) -> Finding {
-        Finding { name, status: Status::Ok, value: value.into(), fix: None }
+        Finding { name, status: Status::Ok, value: value.into(), fix: None, detail: None }
     }
 
     pub(crate) fn warn(name: &'static str, value: impl Into<String>, fix: impl Into<String>) -> Finding {
-        Finding { name, status: Status::Warn, value: value.into(), fix: Some(fix.into()) }
+        Finding { name, status: Status::Warn, value: value.into(), fix: Some(fix.into()), detail: None }
     }
 
     pub(crate) fn not_present(name: &'static str, value: impl Into<String>, fix: Option<String>) -> Finding {
-        Finding { name, status: Status::NotPresent, value: value.into(), fix }
+        Finding { name, status: Status::NotPresent, value: value.into(), fix, detail: None }
+    }
+
+    pub(crate) fn with_detail(self, detail: impl Into<String>) -> Finding {
+        Finding { detail: Some(detail.into()), ..self }
     }
 }

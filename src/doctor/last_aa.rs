@@ -9,7 +9,7 @@ const NAME: &str = "last A/A";
 /// The metric an A/A study's spread is told by, best first.
 const METRICS: [Metric; 2] = [Metric::ServerDecodeTps, Metric::ServerPrefillTps];
 
-const RUN_ONE: &str = "run one: `abprof ab --aa --variant NAME=PATH/llama-server --model GGUF --workload screening --prompt-tokens 512 --root DIR` (its interval is this host's noise floor)";
+const RUN_ONE: &str = "run one: `abprof ab --aa --variant NAME=PATH/llama-server --model GGUF --workload screening --prompt-tokens 512 --ignore-eos --root DIR` (its interval is this host's noise floor)";
 
 pub(crate) fn finding(location: Option<&HistoryLocation>, host: &str) -> Finding {
     let Some(location) = location else {
@@ -28,7 +28,11 @@ pub(crate) fn finding(location: Option<&HistoryLocation>, host: &str) -> Finding
     let filters = Filters { host: Some(host.to_string()), ..Filters::default() };
     let rows = list(&studies, location.to_string(), filters).rows;
     match rows.iter().rfind(|r| r.aa && r.position == 1) {
-        Some(r) => Finding::ok(NAME, spread(r)),
+        Some(r) => match spread(r) {
+            Ok(line) => Finding::ok(NAME, line),
+            // An A/A study with too few accepted samples gives no noise floor to read.
+            Err(line) => Finding::not_present(NAME, line, Some(RUN_ONE.into())),
+        },
         None => Finding::not_present(
             NAME,
             format!("no A/A study recorded for {host} in {location} yet"),
@@ -46,8 +50,8 @@ fn read_error(location: &HistoryLocation, e: &str) -> Finding {
 }
 
 /// "study #2 (started …): server-decode-tps −0.50%, 95% interval −1.50% to +1.20% (half-width
-/// 1.35%), 3 of 3 samples accepted".
-fn spread(r: &HistoryRow) -> String {
+/// 1.35%), 3 of 3 samples accepted"; the line saying it has no interval otherwise.
+fn spread(r: &HistoryRow) -> Result<String, String> {
     let when = r.started_at.as_deref().unwrap_or("start unknown");
     let head = format!("study #{} ({}, {when})", r.study, r.folder);
     let verdict = METRICS.iter().find_map(|m| {
@@ -56,12 +60,12 @@ fn spread(r: &HistoryRow) -> String {
     });
     let samples = format!("{} of {} samples accepted", r.accepted, r.planned);
     match verdict {
-        Some((metric, change, (lo, hi))) => format!(
+        Some((metric, change, (lo, hi))) => Ok(format!(
             "{head}: {metric} {}, 95% interval {lo:+.2}% to {hi:+.2}% (half-width {:.2}%), {samples}",
             change.map_or_else(|| "change ?".into(), |c| format!("{c:+.2}%")),
             (hi - lo) / 2.0
-        ),
-        None => format!("{head}: no interval recorded, {samples}"),
+        )),
+        None => Err(format!("the latest A/A, {head}, has no interval ({samples}): no noise floor to read")),
     }
 }
 
@@ -112,5 +116,15 @@ mod tests {
         assert!(f.value.starts_with("study #3 (/studies/aa-60, 2026-11-30T11:00:00+00:00)"), "{}", f.value);
         assert!(f.value.contains("-1.50% to +1.20% (half-width 1.35%)"), "{}", f.value);
         assert_eq!(finding(Some(&location), "another-host").status, Status::NotPresent);
+        // The latest A/A accepted too few samples for an interval: no floor, and the fix again.
+        let mut h = History::open(&location).unwrap();
+        let mut empty = aa_study(90, 0.0, 0.0);
+        empty.variants[1].verdicts.clear();
+        h.record(&empty).unwrap();
+        drop(h);
+        let f = finding(Some(&location), "vm");
+        assert_eq!(f.status, Status::NotPresent);
+        assert!(f.value.starts_with("the latest A/A, study #4") && f.value.contains("has no interval"), "{}", f.value);
+        assert!(f.fix.unwrap().contains("abprof ab --aa"));
     }
 }

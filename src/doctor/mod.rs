@@ -23,6 +23,9 @@ pub(crate) struct Checkup {
     /// No finding warns.
     pub(crate) ready: bool,
     pub(crate) findings: Vec<Finding>,
+    /// The text shows each finding's detail (`--verbose`); the JSON always carries it.
+    #[serde(skip)]
+    pub(crate) verbose: bool,
 }
 
 /// The exit status of a checkup with a warning: as `ab --fail-on` exits 3 when its check said
@@ -32,7 +35,7 @@ pub(crate) const EXIT_NOT_READY: i32 = 3;
 impl Checkup {
     pub(crate) fn of(host: String, findings: Vec<Finding>) -> Checkup {
         let ready = findings.iter().all(|f| f.status != Status::Warn);
-        Checkup { host, ready, findings }
+        Checkup { host, ready, findings, verbose: false }
     }
 
     pub(crate) fn exit_code(&self) -> i32 {

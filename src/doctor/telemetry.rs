@@ -17,12 +17,22 @@ pub(crate) fn finding(o: &OpenOptions) -> Finding {
             )
         }
     };
-    if opened.source.kind() == SourceKind::None {
+    if opened.source.kind() == SourceKind::None && o.kind == SourceKind::None {
         return Finding::not_present(
             NAME,
-            format!("no GPU telemetry: {}", opened.why),
-            Some("on a GPU host: the NVIDIA driver's NVML, AMD SMI, ROCm SMI or the amdgpu driver; a CPU-only study reads the server's CPU instead".into()),
+            "none, as --telemetry none asks (a study reads the server's CPU instead)",
+            None,
         );
+    }
+    if opened.source.kind() == SourceKind::None {
+        // One short line: a CPU-only host is common and normal; why each backend did not open is
+        // the detail (--verbose, --json).
+        return Finding::not_present(
+            NAME,
+            "no GPU telemetry on this host (a study reads the server's CPU instead)",
+            Some("on a GPU host: the NVIDIA driver's NVML, AMD SMI, ROCm SMI or the amdgpu driver (why each did not open: --verbose)".into()),
+        )
+        .with_detail(opened.why);
     }
     let described = format!("{} ({})", opened.source.describe(), opened.why);
     let refresh = match measure(opened.source.as_mut()) {
@@ -67,6 +77,15 @@ mod tests {
         let empty = tempfile::tempdir().unwrap();
         let none = OpenOptions { kind: SourceKind::None, sysfs_root: empty.path().into(), ..OpenOptions::default() };
         assert_eq!(finding(&none).status, Status::NotPresent);
+        // Auto on a host without a GPU: one short line, each backend's reason in the detail.
+        let auto = OpenOptions { kind: SourceKind::Auto, sysfs_root: empty.path().into(), ..OpenOptions::default() };
+        let f = finding(&auto);
+        assert_eq!(
+            (f.status, f.value.as_str()),
+            (Status::NotPresent, "no GPU telemetry on this host (a study reads the server's CPU instead)")
+        );
+        let detail = f.detail.unwrap();
+        assert!(detail.contains("amdgpu-sysfs") && detail.contains("nvml"), "{detail}");
         let sysfs =
             OpenOptions { kind: SourceKind::AmdgpuSysfs, sysfs_root: empty.path().into(), ..OpenOptions::default() };
         let f = finding(&sysfs);

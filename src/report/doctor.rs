@@ -14,6 +14,9 @@ impl Render for Checkup {
             if let Some(fix) = &f.fix {
                 t.push_text(vec![String::new(), String::new(), format!("fix: {fix}")]);
             }
+            if let Some(detail) = f.detail.as_ref().filter(|_| self.verbose) {
+                t.push_text(vec![String::new(), String::new(), format!("detail: {detail}")]);
+            }
         }
         let mut o = t.render(&Text::rows(&t, ""));
         let warned = self.findings.iter().filter(|f| f.status == crate::doctor::Status::Warn).count();
