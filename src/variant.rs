@@ -79,6 +79,11 @@ static FIELD_START: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A
 /// component, so `..` (the parent of --root) and hidden names are refused.
 static LABEL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$").unwrap());
 static ENV_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*$").unwrap());
+
+/// Whether `name` can name an environment variable (`env=NAME=VALUE`, a sweep's env axis).
+pub(crate) fn is_env_name(name: &str) -> bool {
+    ENV_NAME.is_match(name)
+}
 /// A `|` with spaces around it before a known key (`BIN | kv=q8_0`): not a field separator, so
 /// the field would silently become part of the value before it. An escaped `\|` is a literal.
 static SPACED_BAR: LazyLock<Regex> =
@@ -104,6 +109,13 @@ fn split_fields(s: &str) -> Vec<String> {
 /// Whether a spec sets `key=` (read without checking the rest, so before anything is on disk).
 pub(crate) fn spec_has_key(spec: &str, key: &str) -> bool {
     split_fields(spec).iter().skip(1).any(|f| f.split_once('=').is_some_and(|(k, _)| k == key))
+}
+
+/// Whether the spec sets the environment variable `name` (an `env=NAME=…` field).
+pub(crate) fn spec_sets_env(spec: &str, name: &str) -> bool {
+    split_fields(spec).iter().skip(1).any(|f| {
+        f.split_once('=').is_some_and(|(k, v)| k == "env" && v.split_once('=').is_some_and(|(n, _)| n == name))
+    })
 }
 
 /// The executable a variant names: a binary, or an artifact folder holding `bin/llama-server`

@@ -209,3 +209,73 @@ fn bad_sweeps_are_refused_before_anything_is_created() {
     assert_eq!(out.status.code(), Some(2), "a cap below 2 samples is a usage error");
     assert!(!root.exists(), "nothing was created");
 }
+
+/// `--sweep env=NAME=…` crossed with `--sweep kv=…` (the toolboxes' matrices): every point a
+/// study whose servers ran with the point's variable, the table with a column per axis.
+/// `LLAMA_ARG_THREADS` is llama-server's own `-t` (common/arg.cpp), so the server's log says
+/// which value reached it.
+#[test]
+fn an_env_axis_crossed_with_kv_gives_every_server_its_value() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("env");
+    let tb = testbed();
+    let server = tb.server.display();
+    let args: Vec<String> = [
+        "ab",
+        "--root",
+        root.to_str().unwrap(),
+        "--model",
+        tb.target.to_str().unwrap(),
+        "--server-args",
+        "-c 4096 -np 1",
+        "--tokens",
+        "8",
+        "--samples",
+        "3",
+        "--prompt-tokens",
+        "300",
+        "--ignore-eos",
+        "--foreign-cpu-max",
+        SHARED_HOST,
+        "--sweep",
+        "kv=f16,q8_0",
+        "--sweep",
+        "env=LLAMA_ARG_THREADS=1,2",
+        "--variant",
+        &format!("a={server}"),
+        "--variant",
+        &format!("b={server}|extra=--no-warmup"),
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec();
+    let s = json(&abprof().args(&args).output().unwrap());
+    let points: Vec<&str> = s["points"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        points,
+        [
+            "kv=f16,env.LLAMA_ARG_THREADS=1",
+            "kv=f16,env.LLAMA_ARG_THREADS=2",
+            "kv=q8_0,env.LLAMA_ARG_THREADS=1",
+            "kv=q8_0,env.LLAMA_ARG_THREADS=2"
+        ]
+    );
+    let decode = s["tables"].as_array().unwrap().iter().find(|t| t["metric"] == "server-decode-tps").unwrap();
+    assert_eq!(decode["family"]["comparisons"], 4, "4 points × 1 candidate: {decode:#}");
+    for p in s["points"].as_array().unwrap() {
+        let dir = root.join(p["dir"].as_str().unwrap());
+        let threads = if p["name"].as_str().unwrap().ends_with("=1") { 1 } else { 2 };
+        for sample in std::fs::read_dir(dir.join("samples")).unwrap().flatten() {
+            let log = std::fs::read_to_string(sample.path().join("server.log")).unwrap();
+            assert!(
+                log.contains(&format!("threadpool init, n_threads = {threads}\n")),
+                "{}: {log}",
+                sample.path().display()
+            );
+        }
+    }
+    let csv = abprof().arg("summarize").arg(&root).args(["--format", "csv"]).output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    assert!(csv.starts_with("metric,point,kv,env.LLAMA_ARG_THREADS,variant,"), "{csv}");
+}

@@ -2,7 +2,7 @@
 //! verdicts Holm-adjusted across each metric's family; then how each point's study went.
 use super::table::{Column, Text};
 use super::{ci_pct, num, p_value, signed_pct, Render, Table, NONE};
-use crate::study::file::AxisValue;
+use crate::study::file::{AxisName, AxisValue};
 use crate::summary::sweep::{MetricTable, SweepSummary};
 use serde_json::json;
 use std::fmt::Write;
@@ -117,9 +117,9 @@ impl Render for SweepSummary {
 
     /// One row per metric, point and variant.
     fn table(&self) -> Table {
-        let axes: Vec<&str> = self.axes.iter().map(|a| a.key()).collect();
+        let axes: Vec<String> = self.axes.iter().map(AxisName::key).collect();
         let mut columns = vec!["metric", "point"];
-        columns.extend(&axes);
+        columns.extend(axes.iter().map(String::as_str));
         columns.extend([
             "variant",
             "accepted",
@@ -145,7 +145,7 @@ impl Render for SweepSummary {
                     row.push(match v {
                         Some(AxisValue::PromptTokens(n)) => json!(n),
                         Some(AxisValue::Tokens(n)) => json!(n),
-                        Some(AxisValue::Kv(s) | AxisValue::Extra(s)) => json!(s),
+                        Some(AxisValue::Kv(s) | AxisValue::Extra(s) | AxisValue::Env { value: s, .. }) => json!(s),
                         None => serde_json::Value::Null,
                     });
                 }

@@ -6,7 +6,8 @@ use clap::Args;
 /// Sweep: the axes of `abprof ab --sweep`.
 #[derive(Args, Debug, Clone)]
 pub(crate) struct SweepArgs {
-    /// A sweep axis and its values: prompt-tokens=N,…, tokens=N,…, kv=TYPE,… or extra=ARGS,…
+    /// A sweep axis and its values: prompt-tokens=N,…, tokens=N,…, kv=TYPE,…, env=NAME=V,… (an
+    /// environment variable given to every variant; one flag per variable, crossed) or extra=ARGS,…
     /// (server arguments added to every variant; "" for none). Repeat for more axes: every
     /// combination is one whole interleaved study of every variant, in DIR/points/.
     #[arg(long = "sweep", value_name = "AXIS=V1,V2", value_parser = clap::value_parser!(SweepAxis))]

@@ -521,6 +521,9 @@ impl StudyFile {
                     f.workload = f.workload.filter(|w| !w.fixes_tokens());
                 }
                 AxisValue::Kv(kv) => f.variants = f.variants.iter().map(|s| format!("{s}|kv={kv}")).collect(),
+                AxisValue::Env { name, value } => {
+                    f.variants = f.variants.iter().map(|s| format!("{s}|env={name}={value}")).collect();
+                }
                 AxisValue::Extra(e) if e.trim().is_empty() => {}
                 AxisValue::Extra(e) if f.server_args.trim().is_empty() => f.server_args = e.clone(),
                 AxisValue::Extra(e) => f.server_args = format!("{} {e}", f.server_args),
@@ -545,6 +548,13 @@ impl StudyFile {
         }
         if !sweep.prompt_tokens.is_empty() && (self.prompt.is_some() || self.prompt_tokens.is_some()) {
             return bad("prompt_tokens are swept in [sweep]: drop the top-level prompt and prompt_tokens".into());
+        }
+        for name in sweep.env.keys() {
+            if let Some(spec) = self.variants.iter().find(|s| crate::variant::spec_sets_env(s, name)) {
+                return bad(format!(
+                    "the env axis {name} gives every variant its value, but variant {spec:?} sets env={name}= itself: drop one"
+                ));
+            }
         }
         if !sweep.kv.is_empty() {
             if let Some(spec) = self.variants.iter().find(|s| crate::variant::spec_has_key(s, "kv")) {
@@ -1109,6 +1119,60 @@ mod sweep_tests {
         f.check().unwrap();
         let p = f.at_point(&f.sweep.as_ref().unwrap().points()[1]);
         assert_eq!(p.variants, ["a=/b|kv=q4_0", "b=/c|extra=-t 1|kv=q4_0"]);
+    }
+
+    /// Each environment variable is an axis of its own, crossed with the others (the toolboxes'
+    /// matrices), given to every variant as env=; the file round-trips for --resume.
+    #[test]
+    fn env_axes_cross_with_kv_and_reach_every_variant() {
+        let mut f = base();
+        f.variants = vec!["a=/b".into(), "b=/c|env=OTHER=1".into()];
+        f.prompt_tokens = Some(300);
+        f.tokens = 8;
+        let axes: Vec<SweepAxis> = ["kv=f16,q8_0", "env=GGML_CUDA_DISABLE_GRAPHS=0,1", "env=ROCBLAS_USE_HIPBLASLT=1"]
+            .iter()
+            .map(|a| a.parse().unwrap())
+            .collect();
+        f.sweep = Some(SweepSection::from_axes(&axes).unwrap());
+        f.check().unwrap();
+        let points = f.sweep.as_ref().unwrap().points();
+        let names: Vec<String> = points.iter().map(Point::name).collect();
+        assert_eq!(
+            names,
+            [
+                "kv=f16,env.GGML_CUDA_DISABLE_GRAPHS=0,env.ROCBLAS_USE_HIPBLASLT=1",
+                "kv=f16,env.GGML_CUDA_DISABLE_GRAPHS=1,env.ROCBLAS_USE_HIPBLASLT=1",
+                "kv=q8_0,env.GGML_CUDA_DISABLE_GRAPHS=0,env.ROCBLAS_USE_HIPBLASLT=1",
+                "kv=q8_0,env.GGML_CUDA_DISABLE_GRAPHS=1,env.ROCBLAS_USE_HIPBLASLT=1",
+            ]
+        );
+        let p = f.at_point(&points[3]);
+        p.check().unwrap();
+        assert_eq!(
+            p.variants,
+            [
+                "a=/b|kv=q8_0|env=GGML_CUDA_DISABLE_GRAPHS=1|env=ROCBLAS_USE_HIPBLASLT=1",
+                "b=/c|env=OTHER=1|kv=q8_0|env=GGML_CUDA_DISABLE_GRAPHS=1|env=ROCBLAS_USE_HIPBLASLT=1",
+            ]
+        );
+        assert_eq!(p.sweep_family, Some(4), "4 points × 1 candidate");
+        let whole = StudyFile::parse(&f.to_toml()).unwrap();
+        assert_eq!(whole, f, "[sweep.env] round-trips");
+        assert!(f.to_toml().contains("[sweep.env]"), "{}", f.to_toml());
+        // As sweep.json keeps them (docs/formats.md).
+        let (axis, value) = (AxisName::Env("X".into()), AxisValue::Env { name: "X".into(), value: "1".into() });
+        assert_eq!(serde_json::to_string(&axis).unwrap(), r#"{"env":"X"}"#);
+        assert_eq!(serde_json::to_string(&AxisName::Kv).unwrap(), r#""kv""#);
+        assert_eq!(serde_json::to_string(&value).unwrap(), r#"{"axis":"env","value":{"name":"X","value":"1"}}"#);
+        // A variant that sets the swept variable itself contradicts the axis.
+        f.variants[1] = "b=/c|env=GGML_CUDA_DISABLE_GRAPHS=1".into();
+        let e = f.check().unwrap_err().to_string();
+        assert!(e.contains("sets env=GGML_CUDA_DISABLE_GRAPHS= itself"), "{e}");
+        let err = |s: &str| s.parse::<SweepAxis>().unwrap_err();
+        assert!(err("env=0,1").contains("env=NAME=V1,V2"), "{}", err("env=0,1"));
+        assert!(err("env=1BAD=0,1").contains("not an environment variable's name"));
+        let twice = ["env=A=0".parse().unwrap(), "env=A=1".parse().unwrap()];
+        assert!(SweepSection::from_axes(&twice).unwrap_err().contains("--sweep env=A=… is given twice"));
     }
 
     #[test]

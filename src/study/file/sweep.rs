@@ -3,11 +3,12 @@
 use super::error::StudyFileError;
 use crate::variant::KV_TYPES;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
 /// The axes of a sweep, each a list of values; every point is one combination, in this order
-/// (prompt tokens outermost, extra innermost).
+/// (prompt tokens outermost, then tokens, kv, each environment variable by name, extra innermost).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SweepSection {
@@ -21,30 +22,40 @@ pub struct SweepSection {
     /// KV cache types, given to every variant as `kv=`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) kv: Vec<String>,
+    /// Environment variables, each an axis of its own (`[sweep.env] NAME = ["0", "1"]`), given to
+    /// every variant as `env=NAME=VALUE`: llama.cpp's and the runtimes' switches
+    /// (`GGML_CUDA_DISABLE_GRAPHS`, `ROCBLAS_USE_HIPBLASLT`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) env: BTreeMap<String, Vec<String>>,
     /// Server arguments added to every variant's (after `server_args`, before a variant's own).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) extra: Vec<String>,
 }
 
 /// One axis of a sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum AxisName {
     PromptTokens,
     Tokens,
     Kv,
+    /// One environment variable, by name.
+    Env(String),
     Extra,
 }
 
 impl AxisName {
-    const ALL: [AxisName; 4] = [AxisName::PromptTokens, AxisName::Tokens, AxisName::Kv, AxisName::Extra];
+    /// The axes whose name is their own (an env axis is named by its variable).
+    const FIXED: [AxisName; 4] = [AxisName::PromptTokens, AxisName::Tokens, AxisName::Kv, AxisName::Extra];
 
-    pub(crate) fn key(self) -> &'static str {
+    /// The axis as `--sweep` names it and as tables head its column: `kv`, `env.NAME`.
+    pub(crate) fn key(&self) -> String {
         match self {
-            AxisName::PromptTokens => "prompt-tokens",
-            AxisName::Tokens => "tokens",
-            AxisName::Kv => "kv",
-            AxisName::Extra => "extra",
+            AxisName::PromptTokens => "prompt-tokens".into(),
+            AxisName::Tokens => "tokens".into(),
+            AxisName::Kv => "kv".into(),
+            AxisName::Env(name) => format!("env.{name}"),
+            AxisName::Extra => "extra".into(),
         }
     }
 }
@@ -56,6 +67,7 @@ pub(crate) enum AxisValue {
     PromptTokens(u64),
     Tokens(u32),
     Kv(String),
+    Env { name: String, value: String },
     Extra(String),
 }
 
@@ -65,6 +77,7 @@ impl AxisValue {
             AxisValue::PromptTokens(_) => AxisName::PromptTokens,
             AxisValue::Tokens(_) => AxisName::Tokens,
             AxisValue::Kv(_) => AxisName::Kv,
+            AxisValue::Env { name, .. } => AxisName::Env(name.clone()),
             AxisValue::Extra(_) => AxisName::Extra,
         }
     }
@@ -74,11 +87,11 @@ impl AxisValue {
         match self {
             AxisValue::PromptTokens(n) => n.to_string(),
             AxisValue::Tokens(n) => n.to_string(),
-            AxisValue::Kv(s) | AxisValue::Extra(s) => s.clone(),
+            AxisValue::Kv(s) | AxisValue::Extra(s) | AxisValue::Env { value: s, .. } => s.clone(),
         }
     }
 
-    fn parse(axis: AxisName, v: &str) -> Result<AxisValue, String> {
+    fn parse(axis: &AxisName, v: &str) -> Result<AxisValue, String> {
         let number = |min: u64| -> Result<u64, String> {
             v.trim()
                 .parse::<u64>()
@@ -92,6 +105,7 @@ impl AxisValue {
                 u32::try_from(number(2)?).map_err(|_| format!("sweep axis tokens: {v:?} is too large"))?,
             ),
             AxisName::Kv => AxisValue::Kv(v.trim().to_string()),
+            AxisName::Env(name) => AxisValue::Env { name: name.clone(), value: v.to_string() },
             AxisName::Extra => AxisValue::Extra(v.to_string()),
         })
     }
@@ -108,6 +122,12 @@ impl AxisValue {
             }
             AxisValue::Extra(e) if crate::variant::split_args(e).is_none() => {
                 Some(format!("sweep extra {e:?} cannot be split like a shell would (unbalanced quotes?)"))
+            }
+            AxisValue::Env { name, .. } if !crate::variant::is_env_name(name) => Some(format!(
+                "sweep env axis {name:?} is not an environment variable's name (letters, digits, _; not a digit first)"
+            )),
+            AxisValue::Env { name, value } if value.contains('\0') || value.contains('|') => {
+                Some(format!("sweep env {name}: {value:?} holds a '|' or a NUL, which a variant's env= cannot carry"))
             }
             _ => None,
         }
@@ -132,10 +152,20 @@ impl FromStr for SweepAxis {
     fn from_str(s: &str) -> Result<SweepAxis, String> {
         let (name, list) =
             s.split_once('=').ok_or_else(|| format!("{s:?} is not AXIS=V1,V2,… (e.g. prompt-tokens=500,2000)"))?;
-        let axis = AxisName::ALL.into_iter().find(|a| a.key() == name.trim()).ok_or_else(|| {
-            format!("unknown sweep axis {name:?}: use prompt-tokens, tokens, kv or extra (as AXIS=V1,V2,…)")
-        })?;
-        let values = list.split(',').map(|v| AxisValue::parse(axis, v)).collect::<Result<Vec<_>, _>>()?;
+        let (axis, list) = if name.trim() == "env" {
+            let (var, list) = list.split_once('=').ok_or_else(|| {
+                format!("{s:?}: an env axis is env=NAME=V1,V2,… (e.g. env=GGML_CUDA_DISABLE_GRAPHS=0,1)")
+            })?;
+            (AxisName::Env(var.trim().to_string()), list)
+        } else {
+            let axis = AxisName::FIXED.into_iter().find(|a| a.key() == name.trim()).ok_or_else(|| {
+                format!(
+                    "unknown sweep axis {name:?}: use prompt-tokens, tokens, kv, env=NAME or extra (as AXIS=V1,V2,…)"
+                )
+            })?;
+            (axis, list)
+        };
+        let values = list.split(',').map(|v| AxisValue::parse(&axis, v)).collect::<Result<Vec<_>, _>>()?;
         if let Some(p) = values.iter().find_map(AxisValue::problem) {
             return Err(p);
         }
@@ -175,14 +205,19 @@ impl SweepSection {
         for axis in axes {
             let Some(first) = axis.values.first() else { continue };
             let name = first.axis();
-            if !s.values(name).is_empty() {
-                return Err(format!("--sweep {}=… is given twice: put all its values in one flag", name.key()));
+            if !s.values(&name).is_empty() {
+                let flag = match &name {
+                    AxisName::Env(var) => format!("env={var}"),
+                    other => other.key(),
+                };
+                return Err(format!("--sweep {flag}=… is given twice: put all its values in one flag"));
             }
             for v in &axis.values {
                 match v {
                     AxisValue::PromptTokens(n) => s.prompt_tokens.push(*n),
                     AxisValue::Tokens(n) => s.tokens.push(*n),
                     AxisValue::Kv(k) => s.kv.push(k.clone()),
+                    AxisValue::Env { name, value } => s.env.entry(name.clone()).or_default().push(value.clone()),
                     AxisValue::Extra(e) => s.extra.push(e.clone()),
                 }
             }
@@ -190,18 +225,33 @@ impl SweepSection {
         Ok(s)
     }
 
-    fn values(&self, axis: AxisName) -> Vec<AxisValue> {
+    fn values(&self, axis: &AxisName) -> Vec<AxisValue> {
         match axis {
             AxisName::PromptTokens => self.prompt_tokens.iter().map(|n| AxisValue::PromptTokens(*n)).collect(),
             AxisName::Tokens => self.tokens.iter().map(|n| AxisValue::Tokens(*n)).collect(),
             AxisName::Kv => self.kv.iter().map(|k| AxisValue::Kv(k.clone())).collect(),
+            AxisName::Env(name) => self.env.get(name).map_or_else(Vec::new, |values| {
+                values.iter().map(|v| AxisValue::Env { name: name.clone(), value: v.clone() }).collect()
+            }),
             AxisName::Extra => self.extra.iter().map(|e| AxisValue::Extra(e.clone())).collect(),
         }
     }
 
-    /// The axes that have values, in point order.
+    /// The axes that have values, in point order: the environment variables (by name) before
+    /// extra, which stays innermost.
     pub(crate) fn axes(&self) -> Vec<(AxisName, Vec<AxisValue>)> {
-        AxisName::ALL.into_iter().map(|a| (a, self.values(a))).filter(|(_, v)| !v.is_empty()).collect()
+        let [prompt, tokens, kv, extra] = AxisName::FIXED;
+        let env = self.env.keys().map(|name| AxisName::Env(name.clone()));
+        [prompt, tokens, kv]
+            .into_iter()
+            .chain(env)
+            .chain([extra])
+            .map(|a| {
+                let values = self.values(&a);
+                (a, values)
+            })
+            .filter(|(_, v)| !v.is_empty())
+            .collect()
     }
 
     /// Every combination, the first axis outermost.
@@ -227,7 +277,9 @@ impl SweepSection {
     pub(crate) fn check_axes(&self) -> Result<(), StudyFileError> {
         let bad = |m: String| Err(StudyFileError::Contradiction(m));
         if self.axes().is_empty() {
-            return Err(StudyFileError::Missing("at least one axis in [sweep] (prompt_tokens, tokens, kv, extra)"));
+            return Err(StudyFileError::Missing(
+                "at least one axis in [sweep] (prompt_tokens, tokens, kv, env, extra)",
+            ));
         }
         for (axis, values) in self.axes() {
             if let Some(p) = values.iter().find_map(AxisValue::problem) {
