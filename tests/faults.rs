@@ -248,9 +248,9 @@ fn summary(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The one line abprof printed on stderr.
+/// The one line abprof printed on stderr beside its progress lines.
 fn one_line(out: &Output) -> String {
-    let lines = stderr_lines(out);
+    let lines = error_lines(out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     lines[0].clone()
 }
@@ -375,7 +375,7 @@ fn two_resumes_at_once_the_second_is_refused_and_nothing_is_measured_twice() {
     wait_for_run_of(&root, first.id());
     let second = resume(&root);
     assert_eq!(second.status.code(), Some(1));
-    let lines = stderr_lines(&second);
+    let lines = error_lines(&second);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains("in use by another abprof run"), "{}", lines[0]);
     let s = summary(&first.wait_with_output().unwrap());
@@ -395,7 +395,7 @@ fn two_new_studies_racing_for_one_root_one_wins_the_other_gets_one_line() {
     let (won, lost): (Vec<&Output>, Vec<&Output>) = outs.iter().partition(|o| o.status.success());
     assert_eq!((won.len(), lost.len()), (1, 1), "{} / {}", err(&outs[0]), err(&outs[1]));
     assert_eq!(lost[0].status.code(), Some(1));
-    let lines = stderr_lines(lost[0]);
+    let lines = error_lines(lost[0]);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
         lines[0].contains("already holds files") || lines[0].contains("in use by another abprof run"),
@@ -426,7 +426,7 @@ fn a_binary_rebuilt_mid_sample_rejects_it_and_stops_the_study() {
     std::fs::rename(&new, &bin).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
-    let lines = stderr_lines(&out);
+    let lines = error_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains("changed on disk") && lines[0].contains("variant a"), "{}", lines[0]);
     assert_eq!(f.hooks(), [1, 1, 1], "stopped after the first sample, restored once");
@@ -444,7 +444,7 @@ fn a_failed_verify_hook_exits_1_after_the_summary() {
     let args = Study::new(&f, 8, 1, &[variant("a", "")]).hook("verify", verify).args();
     let out = abprof().args(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
-    let lines = stderr_lines(&out);
+    let lines = error_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains("restore/verify hooks failed"), "{}", lines[0]);
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -459,7 +459,7 @@ fn a_variant_without_an_accepted_sample_exits_1_after_the_summary() {
     let vs = [variant("a", ""), format!("{}|expect=no such line in any log", variant("b", ""))];
     let out = abprof().args(Study::new(&f, 8, 1, &vs).args()).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
-    let lines = stderr_lines(&out);
+    let lines = error_lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].contains("variant b has no accepted sample"), "{}", lines[0]);
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -1243,7 +1243,7 @@ fn every_sample_rejected_other_workload_names_foreign_cpu_max_and_a_quiet_host()
     assert_eq!(out.status.code(), Some(1), "{}", err(&out));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["rejected"][0]["reasons"][0]["rule"], "other-workload", "{:#}", s["rejected"]);
-    let lines = stderr_lines(&out);
+    let lines = error_lines(&out);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].contains("variant a has no accepted sample"), "{}", lines[0]);
     assert!(lines[1].contains("--foreign-cpu-max") && lines[1].contains("quiet host"), "{}", lines[1]);

@@ -128,6 +128,21 @@ pub fn stderr_lines(out: &std::process::Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stderr).lines().map(String::from).collect()
 }
 
+/// A study's progress line on stderr — one per sample taken (`abprof: sample 3/6 (b, block 2):
+/// …`, docs/commands.md) and the idle gate's while it waits — never the error a test reads.
+pub fn is_progress(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("abprof: sample ") else { return false };
+    let taken = rest.split_once(' ').is_some_and(|(n, _)| {
+        n.split_once('/').is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())
+    });
+    taken || rest.contains(" waits for other processes to quiet down")
+}
+
+/// The stderr lines that are not [`is_progress`] lines: what went wrong, if anything.
+pub fn error_lines(out: &std::process::Output) -> Vec<String> {
+    stderr_lines(out).into_iter().filter(|l| !is_progress(l)).collect()
+}
+
 pub fn read_json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
