@@ -101,7 +101,7 @@ fn a_tracer_that_writes_nothing_is_a_clear_error() {
     let out =
         trace_cmd(&d.path().join("tr"), &lazy, &[format!("base={}", tb.server.display())], 8, 1).output().unwrap();
     assert!(!out.status.success());
-    let err = stderr_lines(&out);
+    let err = error_lines(&out);
     assert_eq!(err.len(), 1, "{err:?}");
     assert!(err[0].contains("wrote no trace"), "{}", err[0]);
 }
@@ -170,7 +170,7 @@ fn untraced_samples_run_under_the_study_conditions_and_rules() {
         .args(["--before", &hook("before"), "--after", &hook("after")])
         .output()
         .unwrap();
-    let err = stderr_lines(&out);
+    let err = error_lines(&out);
     assert_eq!(out.status.code(), Some(1), "{err:?}");
     assert_eq!(err.len(), 1, "{err:?}");
     assert!(err[0].contains("no accepted untraced sample of base") && err[0].contains("expect"), "{}", err[0]);
