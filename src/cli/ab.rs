@@ -187,18 +187,19 @@ pub(crate) fn run(a: AbArgs) -> Result<i32> {
     crate::app::study(&file, &root, resume, how)
 }
 
-/// The samples per variant a study plans at most: its cap when adaptive, else `samples`.
-fn planned(file: &StudyFile) -> u32 {
-    file.max_samples.unwrap_or(file.samples).max(file.samples)
+/// Where a study plans fewer than 3 samples per variant (its cap when adaptive, else `samples`):
+/// the flag that sets that count, and the count.
+fn too_few_planned(file: &StudyFile) -> Option<(&'static str, u32)> {
+    let n = file.max_samples.unwrap_or(file.samples).max(file.samples);
+    let flag = if file.max_samples.is_some() { "--max-samples" } else { "--samples" };
+    (n < crate::stats::MIN_VALUES as u32).then_some((flag, n))
 }
 
 /// Fewer than 3 values a side give no interval and no verdict (docs/methodology.md §8), so a
 /// study of `--samples 1` or 2 could only end "too few samples". A study file may still plan
 /// fewer (a quick run of the machinery, as the test bed's fault matrix does), but not gate it.
 fn enough_samples(file: &StudyFile) -> Result<()> {
-    let n = planned(file);
-    if n < 3 {
-        let flag = if file.max_samples.is_some() { "--max-samples" } else { "--samples" };
+    if let Some((flag, n)) = too_few_planned(file) {
         let values = if n == 1 { "1 value" } else { "2 values" };
         refuse!("{flag} {n} gives each variant {values}, and a verdict needs an interval of at least 3 a side (docs/methodology.md §8): pass {flag} 3 or more");
     }
@@ -212,9 +213,7 @@ fn gate_can_judge(file: &StudyFile) -> Result<()> {
     if file.variants.len() < 2 {
         refuse!("--fail-on judges candidates against the baseline, and this study has one variant: add a --variant to compare (or --aa for an A/A study)");
     }
-    let n = planned(file);
-    if n < 3 {
-        let flag = if file.max_samples.is_some() { "--max-samples" } else { "--samples" };
+    if let Some((flag, n)) = too_few_planned(file) {
         let samples = if n == 1 { "1 sample" } else { "2 samples" };
         refuse!("--fail-on needs an interval, which needs 3 accepted values a side (docs/methodology.md §8), and this study plans {samples} per variant: pass {flag} 3 or more (more leaves room for a rejected sample)");
     }
