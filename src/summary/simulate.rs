@@ -1071,7 +1071,7 @@ mod retake_simulation {
 
     /// An `until_decided` study of `file` (3 blocks first) whose samples are each rejected
     /// `other-workload` with chance `reject`, run as the study loop runs it
-    /// (`summary::next_block`): after each block, a retake when one is due, else the adaptive
+    /// (`summary::study_judge`): after each block, a retake when one is due, else the adaptive
     /// rule on the counted blocks. Values and rejections come from their own generators, so
     /// cells that differ only in `reject` or the limit share their values.
     fn adaptive_study(
