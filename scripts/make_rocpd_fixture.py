@@ -164,17 +164,44 @@ def mangle(display):
     return f"_Z{len(name)}{name}PKvPfi.kd"
 
 
-def create_schema(con, schema_dir, uuid):
+def create_schema(con, schema_dir, uuid, schema_version=None):
+    """Runs the DDL of one schema version. rocpd_tables.sql is required; the others run where the
+    folder has them (a versions/X/ folder of rocprofiler-sdk-rocpd holds what that version
+    changed, plus rocpd_metadata.sql from 3.0.2 on, whose `{{schema_version…}}` placeholders are
+    filled from `schema_version`)."""
     suffix = "_" + uuid.replace("-", "_")
-    for fname in SCHEMA_FILES:
+    if not os.path.exists(os.path.join(schema_dir, SCHEMA_FILES[0])):
+        sys.exit(f"make_rocpd_fixture: {os.path.join(schema_dir, SCHEMA_FILES[0])} not found: pass --schema-dir "
+                 "pointing at the rocprofiler-sdk-rocpd DDL folder (shared/reference/rocpd-schema)")
+    parts = (schema_version or "0.0.0").split(".") + ["0", "0"]
+    for fname in SCHEMA_FILES + ["rocpd_metadata.sql"]:
         path = os.path.join(schema_dir, fname)
         if not os.path.exists(path):
-            sys.exit(f"make_rocpd_fixture: {path} not found: pass --schema-dir pointing at the "
-                     "rocprofiler-sdk-rocpd DDL folder (shared/reference/rocpd-schema)")
+            continue
         with open(path) as f:
-            sql = f.read().replace("{{uuid}}", suffix).replace("{{guid}}", uuid)
+            sql = (f.read().replace("{{uuid}}", suffix).replace("{{guid}}", uuid)
+                   .replace("{{schema_version}}", schema_version or "")
+                   .replace("{{schema_version_major}}", parts[0])
+                   .replace("{{schema_version_minor}}", parts[1])
+                   .replace("{{schema_version_patch}}", parts[2]))
         con.executescript(sql)
     return suffix
+
+
+def insert(con, table, rows):
+    """Inserts dicts into `table`, each with the columns the table has (schema versions differ:
+    4.x moved a dispatch's nid/pid/tid/agent/queue/stream into rocpd_track and added track_id)."""
+    have = {r[1] for r in con.execute(f'PRAGMA table_info("{table}")')}
+    rows = list(rows)
+    if not rows:
+        return None
+    cols = [c for c in rows[0] if c in have]
+    sql = (f'INSERT INTO "{table}" (' + ", ".join(f'"{c}"' for c in cols) + ") VALUES ("
+           + ", ".join("?" for _ in cols) + ")")
+    cur = None
+    for r in rows:
+        cur = con.execute(sql, [r[c] for c in cols])
+    return cur
 
 
 class Writer:
@@ -184,23 +211,24 @@ class Writer:
         self.con, self.s, self.pid = con, suffix, pid
         self.tid = pid + 3
         s = suffix
-        con.execute(f'INSERT INTO "rocpd_info_node{s}" (id, hash, machine_id, system_name, hostname, release, '
-                    f'version, hardware_name, domain_name) VALUES (1, 7310925484190243723, '
-                    f'"2f1b7c0e9a8d4e55b3c6a1f0d2e4b6c8", "Linux", "strix", "6.17.0-rc3", '
-                    f'"#1 SMP PREEMPT_DYNAMIC", "x86_64", "(none)")')
-        con.execute(f'INSERT INTO "rocpd_info_process{s}" (id, nid, ppid, pid, init, fini, start, "end", '
-                    f'command) VALUES (?, 1, 4021, ?, 0, 0, 0, 0, "llama-server")', (pid, pid))
+        insert(con, f"rocpd_info_node{s}", [dict(
+            id=1, hash=7310925484190243723, machine_id="2f1b7c0e9a8d4e55b3c6a1f0d2e4b6c8", system_name="Linux",
+            hostname="strix", release="6.17.0-rc3", version="#1 SMP PREEMPT_DYNAMIC", hardware_name="x86_64",
+            domain_name="(none)", name="strix")])
+        insert(con, f"rocpd_info_process{s}", [dict(
+            id=pid, nid=1, ppid=4021, pid=pid, init=0, fini=0, start=0, end=0, command="llama-server",
+            name="llama-server")])
         for tid, name in ((pid, "llama-server"), (self.tid, "llama-server")):
             con.execute(f'INSERT INTO "rocpd_info_thread{s}" (id, nid, ppid, pid, tid, name, start, "end") '
                         f'VALUES (?, 1, 4021, ?, ?, ?, 0, 0)', (tid, pid, tid, name))
-        con.execute(f'INSERT INTO "rocpd_info_agent{s}" (id, nid, pid, type, absolute_index, logical_index, '
-                    f'type_index, uuid, name, model_name, vendor_name, product_name, user_name, extdata) VALUES '
-                    f'(0, 1, ?, "CPU", 0, 0, 0, 0, "AMD RYZEN AI MAX+ 395", "", "CPU", '
-                    f'"AMD RYZEN AI MAX+ 395 w/ Radeon 8060S", "", \'{{"cpu_cores_count": 32}}\')', (pid,))
-        con.execute(f'INSERT INTO "rocpd_info_agent{s}" (id, nid, pid, type, absolute_index, logical_index, '
-                    f'type_index, uuid, name, model_name, vendor_name, product_name, user_name, extdata) VALUES '
-                    f'(1, 1, ?, "GPU", 1, 1, 0, 0, "gfx1151", "", "AMD", "AMD Radeon 8060S Graphics", '
-                    f'"", \'{{"cu_count": 40, "gfx_target_version": 110501}}\')', (pid,))
+        agent = dict(nid=1, pid=pid, uuid=0, model_name="", user_name="", generic_name="")
+        insert(con, f"rocpd_info_agent{s}", [
+            dict(agent, id=0, type="CPU", absolute_index=0, logical_index=0, type_index=0,
+                 name="AMD RYZEN AI MAX+ 395", vendor_name="CPU", product_name="AMD RYZEN AI MAX+ 395 w/ Radeon 8060S",
+                 extdata='{"cpu_cores_count": 32}'),
+            dict(agent, id=1, type="GPU", absolute_index=1, logical_index=1, type_index=0, name="gfx1151",
+                 vendor_name="AMD", product_name="AMD Radeon 8060S Graphics",
+                 extdata='{"cu_count": 40, "gfx_target_version": 110501}')])
         con.execute(f'INSERT INTO "rocpd_info_queue{s}" (id, nid, pid, name) VALUES (1, 1, ?, "Queue 1")', (pid,))
         con.execute(f'INSERT INTO "rocpd_info_stream{s}" (id, nid, pid, name) VALUES (0, 1, ?, "Stream 0")', (pid,))
         con.execute(f'INSERT INTO "rocpd_info_code_object{s}" (id, nid, pid, agent_id, uri, load_base, '
@@ -222,6 +250,11 @@ class Writer:
                         (i, pid, mangle(display), display, 140233010000000 + 64 * i,
                          json.dumps({"formatted_kernel_name": display})))
             self.kernel_id[key] = i
+        # 4.x: a dispatch's process, thread, agent, queue and stream are one rocpd_track row.
+        self.has_track = any(r[1] == "track_id" for r in con.execute(f'PRAGMA table_info("rocpd_kernel_dispatch{s}")'))
+        if self.has_track:
+            insert(con, f"rocpd_track{s}", [dict(id=1, nid=1, ppid=4021, pid=pid, tid=self.tid, agent_id=1,
+                                                 queue_id=1, stream_id=0)])
         self.next_dispatch = 1
         self.rows = []
 
@@ -237,13 +270,12 @@ class Writer:
         self.con.executemany(
             f'INSERT INTO "rocpd_event{s}" (id, category_id, stack_id, parent_stack_id, correlation_id) '
             f'VALUES (?, ?, ?, 0, 0)', [(d, self.category_id, d) for d, _, _, _ in self.rows])
-        self.con.executemany(
-            f'INSERT INTO "rocpd_kernel_dispatch{s}" (id, nid, pid, tid, agent_id, kernel_id, dispatch_id, '
-            f'queue_id, stream_id, start, "end", private_segment_size, group_segment_size, workgroup_size_x, '
-            f'workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, '
-            f'event_id) VALUES (?, 1, ?, ?, 1, ?, ?, 1, 0, ?, ?, 0, 4096, 256, 1, 1, 65536, 1, 1, ?, ?)',
-            [(d, self.pid, self.tid, self.kernel_id[k], d, st, en, self.region_id, d)
-             for d, k, st, en in self.rows])
+        insert(self.con, f"rocpd_kernel_dispatch{s}", (
+            dict(id=d, nid=1, pid=self.pid, tid=self.tid, agent_id=1, track_id=1, kernel_id=self.kernel_id[k],
+                 dispatch_id=d, queue_id=1, stream_id=0, start=st, end=en, private_segment_size=0,
+                 group_segment_size=4096, workgroup_size_x=256, workgroup_size_y=1, workgroup_size_z=1,
+                 grid_size_x=65536, grid_size_y=1, grid_size_z=1, region_name_id=self.region_id, event_id=d)
+            for d, k, st, en in self.rows))
         self.rows = []
 
 
@@ -322,7 +354,7 @@ def make_trace(args):
     if os.path.exists(db):
         os.remove(db)
     con = sqlite3.connect(db)
-    suffix = create_schema(con, args.schema_dir, uuid)
+    suffix = create_schema(con, args.schema_dir, uuid, args.schema_version)
     w = Writer(con, suffix, 4_107_233, used_keys(args.layers, args.kv))
     phases = {p: {"categories": {}, "kernels": {}} for p in ("before_prefill", "prefill", "decode", "after_decode")}
 
@@ -387,7 +419,7 @@ def make_bench(args):
     if os.path.exists(tmp):
         os.remove(tmp)
     con = sqlite3.connect(tmp)
-    suffix = create_schema(con, args.schema_dir, uuid)
+    suffix = create_schema(con, args.schema_dir, uuid, args.schema_version)
     # The DDL turns foreign keys on; checking them on millions of inserts only slows generation.
     con.execute("PRAGMA foreign_keys = OFF")
     con.execute("PRAGMA journal_mode = OFF")
@@ -451,6 +483,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--kind", choices=["trace", "bench", "legacy-rpd", "corrupt"], default="trace")
     ap.add_argument("--schema-dir", help="folder with the official rocpd DDL (rocpd_tables.sql, ...)")
+    ap.add_argument("--schema-version", help="the version the DDL folder is (3.0.2, 4.1.0): fills "
+                    "rocpd_metadata.sql's placeholders where the folder has that file")
     ap.add_argument("--out", required=True, help="output folder (trace) or file (other kinds)")
     ap.add_argument("--kv", choices=["f16", "q8_0"], default="f16", help="KV cache type of the synthetic run")
     ap.add_argument("--label", help="manifest label (default kv-<type>)")

@@ -8,7 +8,7 @@
 //! `history`, `bisect`, `timeline` → `summary` → `exactness` → `study` (THE study loop, and its A/B,
 //! Pi and trace configurations) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and
 //! memory bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact` → `client`,
-//! `child`, `atomic_file`, `cache_dir` → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`,
+//! `child`, `atomic_file`, `cache_dir`, `runtime_libraries` (what a process mapped) → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`,
 //! `bounds`, `stop_signal`, `refusal` (the one error kind that exits 2).
 pub(crate) mod app;
 pub(crate) mod artifact;
@@ -30,6 +30,7 @@ pub(crate) mod measure;
 pub(crate) mod refusal;
 pub(crate) mod report;
 pub(crate) mod roofline;
+pub(crate) mod runtime_libraries;
 pub(crate) mod schedule;
 pub(crate) mod schema;
 pub mod server;

@@ -76,6 +76,12 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
         let rec = read_json(&dir.join("sample.json"));
         assert_eq!(rec["usage"]["prompt_tokens"], 300);
         assert_eq!(rec["usage"]["completion_tokens"], 64);
+        // The runtime the server mapped (methodology §2.2): the static CPU build maps OpenMP's.
+        let libs = rec["extra"]["runtime"]["libraries"].as_array().unwrap_or_else(|| panic!("{:#}", rec["extra"]));
+        assert!(
+            libs.iter().any(|l| l["role"] == "OpenMP runtime" && l["path"].as_str().unwrap().contains("libgomp.so")),
+            "{libs:#?}"
+        );
         assert!(dir.join("response.sse").is_file() && dir.join("server.log").is_file());
     }
     // The study file in the evidence re-runs the study exactly.
@@ -103,6 +109,34 @@ fn two_variants_three_samples_interleaved_with_exact_counts() {
     // How to attribute: the study's own folder is what compare-traces reads its ms/token from (the
     // summary no longer prints `--variant t2=<trace_dir>:MS` strings for another parser).
     assert!(text.contains("server decode TPS") && text.contains("compare-traces --study"), "{text}");
+    assert!(text.contains("runtime (every variant's server loaded): OpenMP runtime libgomp.so.1"), "{text}");
+}
+
+/// §7.20 by a presence: `-bs` servers run at `-lv 4` (abprof adds it), a chain ending `+dist`
+/// counts, and DRY's chain, which the device cannot run and which warns nowhere, is rejected
+/// `backend-sampling-not-engaged` naming the chain.
+#[test]
+fn backend_sampling_counts_only_where_the_chain_ended_on_the_device() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("ab");
+    let vs = [variant("bs", "-t 2 -bs"), variant("dry", "-t 2 -bs --dry-multiplier 0.8")];
+    let out = abprof().args(ab_args(&root, 16, 3, &vs)).output().unwrap();
+    let s: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(s["variants"][0]["accepted"], 3, "{:#}", s["rejected"]);
+    assert_eq!(s["variants"][1]["accepted"], 0, "{:#}", s["rejected"]);
+    let rejected = s["rejected"].as_array().unwrap();
+    assert_eq!(rejected.len(), 3, "{rejected:#?}");
+    for r in rejected {
+        assert_eq!(r["label"], "dry");
+        let reason = &r["reasons"][0];
+        assert_eq!(reason["rule"], "backend-sampling-not-engaged", "{r:#}");
+        assert!(reason["reason"].as_str().unwrap().contains("-> dry ->"), "{r:#}");
+        let rec = read_json(&root.join(r["dir"].as_str().unwrap()).join("sample.json"));
+        let argv: Vec<&str> = rec["server_argv"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+        assert!(argv.windows(2).any(|w| w == ["-lv", "4"]), "{argv:?}");
+    }
 }
 
 /// An A/A study's 95% interval excludes 0 in 5% of studies by design (docs/methodology.md §8), so

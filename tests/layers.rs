@@ -211,7 +211,7 @@ const FLOORS: &[&[&str]] = &[
     &["measure"],
     &["roofline"],
     &["trace", "telemetry", "server", "artifact"],
-    &["client", "child", "atomic_file", "cache_dir"],
+    &["client", "child", "atomic_file", "cache_dir", "runtime_libraries"],
     &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal", "refusal"],
 ];
 

@@ -171,8 +171,9 @@ fn a_torn_table_is_rejected_per_reading_and_counted() {
     assert_eq!(s.torn_reads(), 3);
 }
 
-/// Every power value names whose power it is: on an APU the socket includes the CPU and the v3_0
-/// table's averages went through a 10 ms filter (the fixture's time_filter_alphavalue, µs).
+/// Every power value names whose power it is: on an APU the socket includes the CPU, and hwmon's
+/// power1_input is the firmware's filtered socket power, with the table's time constant (the
+/// synthetic fixture's 10 ms; a real Strix Halo table's 1 s, tests/fixtures/gpu_metrics/README.md).
 #[test]
 fn an_apus_power_fields_say_socket_or_gfx_and_the_filter() {
     use abprof::telemetry::power_field::{PowerKind, PowerScope};
@@ -180,11 +181,34 @@ fn an_apus_power_fields_say_socket_or_gfx_and_the_filter() {
     let fields = s.power_fields();
     let by = |f: Field| fields.iter().find(|p| p.field == f).unwrap_or_else(|| panic!("{f:?} in {fields:?}"));
     assert_eq!(by(Field::PowerW).scope, PowerScope::ApuSocket);
-    assert_eq!(by(Field::PowerW).kind, PowerKind::Instant);
+    assert_eq!(by(Field::PowerW).kind, PowerKind::Average);
+    assert_eq!(by(Field::PowerW).filter_ms, Some(10.0));
     assert_eq!(by(Field::GfxPowerW).scope, PowerScope::Gfx);
     assert_eq!(by(Field::GfxPowerW).filter_ms, Some(10.0));
     let d = AmdgpuSysfs::open(&sysfs("dgpu-v1_3"), 0).unwrap();
     assert!(d.power_fields().iter().all(|p| p.scope == PowerScope::GpuSocket), "{:?}", d.power_fields());
+    assert_eq!(
+        d.power_fields().iter().find(|p| p.field == Field::PowerW).map(|p| p.kind),
+        Some(PowerKind::Instant),
+        "a discrete GPU's power1_input stays instantaneous"
+    );
+
+    // The real Strix Halo table in the APU tree: a 1 s filter on the socket and the gfx power, and
+    // its throttle counters in every reading.
+    let dir = tempfile::tempdir().unwrap();
+    let copied =
+        std::process::Command::new("cp").arg("-r").arg(sysfs("apu-v3_0").join("class")).arg(dir.path()).status();
+    assert!(copied.unwrap().success());
+    std::fs::write(dir.path().join("class/drm/card1/device/gpu_metrics"), blob("v3_0_strix_halo_amdtop.bin")).unwrap();
+    let mut real = AmdgpuSysfs::open(dir.path(), 0).unwrap();
+    let fields = real.power_fields();
+    let by = |f: Field| fields.iter().find(|p| p.field == f).unwrap_or_else(|| panic!("{f:?} in {fields:?}"));
+    assert_eq!((by(Field::PowerW).kind, by(Field::PowerW).filter_ms), (PowerKind::Average, Some(1000.0)));
+    assert!(by(Field::PowerW).origin.contains("firmware's filtered socket power"), "{:?}", by(Field::PowerW));
+    assert_eq!(by(Field::GfxPowerW).filter_ms, Some(1000.0));
+    let r = real.read().unwrap();
+    assert_eq!((r.throttle_fppt, r.throttle_sppt, r.throttle_thm_core), (Some(461_257.0), Some(134_744.0), Some(95.0)));
+    assert_eq!((r.throttle_prochot, r.throttle_thm_gfx), (Some(0.0), Some(0.0)));
 }
 
 #[test]

@@ -96,6 +96,20 @@ fn check_rocpd_fixture(folder: &str, expected_file: &str) {
     assert_eq!(unmatched, ["greedy_sampler_fused<256>"]);
 }
 
+/// The same runs written by rocpd schema 3.0.2 (graph columns on the dispatch) and 4.1.0 (its
+/// context folded into rocpd_track, a track_id on each dispatch), from AMD's versioned DDL
+/// (traces/README.md): the same known totals to the nanosecond, and the version named.
+#[test]
+fn rocpd_schema_3_0_2_and_4_1_0_fixtures_match_their_known_totals_exactly() {
+    check_rocpd_fixture("rocpd-3.0.2-kv-f16", "rocpd-kv-f16.expected.json");
+    check_rocpd_fixture("rocpd-4.1.0-kv-q8_0", "rocpd-kv-q8_0.expected.json");
+    for (folder, version) in [("rocpd-3.0.2-kv-f16", "3.0.2"), ("rocpd-4.1.0-kv-q8_0", "4.1.0")] {
+        let got = json(&["attribute", &format!("traces/{folder}"), "--json"]);
+        let format = got["format"].as_str().unwrap_or_default().to_string();
+        assert!(format.contains(&format!("schema {version}")), "{folder}: {got:#}");
+    }
+}
+
 #[test]
 fn generated_rocpd_fixtures_match_their_known_totals_exactly() {
     check_rocpd_fixture("rocpd-kv-f16", "rocpd-kv-f16.expected.json");

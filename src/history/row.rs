@@ -412,6 +412,7 @@ fn phase_of(r: &dyn Columns) -> Result<(String, PhaseFigures), HistoryError> {
             energy_j: r.real("energy_j")?,
             j_per_token: r.real("j_per_token")?,
             energy_from: r.text("energy_from")?,
+            throttle: Vec::new(),
         },
     ))
 }

@@ -205,6 +205,10 @@ pub(crate) struct SampleExtra {
     /// The SPEED-Bench-shaped workload's requests, one per category (docs/methodology.md §4.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speed_bench: Option<super::speed_bench::SpeedBenchRun>,
+    /// The GPU runtime libraries the server's process mapped (docs/methodology.md §2.2): a
+    /// change between samples of a variant is `runtime-changed` (§7.23).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime: Option<crate::runtime_libraries::LoadedRuntime>,
     /// The power state read right after the request (docs/methodology.md §7.17
     /// "power-state-changed").
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -218,6 +218,8 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     if run.is_some() {
         let placement = crate::server::placement::ServerPlacement::read(server.pid(), launch.cpus.clone());
         sample.extra.placement = (!placement.threads.is_empty()).then_some(placement);
+        let runtime = crate::runtime_libraries::LoadedRuntime::of_process_tree(server.pid());
+        sample.extra.runtime = (!runtime.is_empty()).then_some(runtime);
     }
     // The server's own draft counters, while it runs (§7.18): one GET after the timed work.
     let metrics = if run.is_some() && crate::variant::speculation_requested(&launch.args).is_some() {

@@ -39,7 +39,17 @@ fn label(field: Field) -> Option<&'static str> {
         Field::VramUsedBytes => "vram",
         Field::GttUsedBytes => "gtt",
         Field::CpuPct => "cpu",
-        Field::GpuStampNs | Field::MetricsGfxActivityRaw | Field::MetricsTempRaw => return None,
+        // Cumulative counters: their rise per phase is what the summary shows (§9.5).
+        Field::GpuStampNs
+        | Field::MetricsGfxActivityRaw
+        | Field::MetricsTempRaw
+        | Field::ThrottleProchot
+        | Field::ThrottleSpl
+        | Field::ThrottleFppt
+        | Field::ThrottleSppt
+        | Field::ThrottleThmCore
+        | Field::ThrottleThmGfx
+        | Field::ThrottleThmSoc => return None,
     })
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod log;
 pub(crate) mod placement;
 mod process;
 
+pub(crate) use process::asks_backend_sampling;
 pub(crate) use process::check_owned_args;
 pub(crate) use process::check_port_free;
 pub use process::{LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};

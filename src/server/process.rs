@@ -64,10 +64,15 @@ impl LaunchSpec {
         }
     }
 
-    /// The full argv: abprof owns host, port and log file, so it appends them last.
+    /// The full argv: abprof owns host, port and log file, so it appends them last; a server asked
+    /// for `--backend-sampling` that sets no verbosity runs at `-lv 4`, where each request's
+    /// sampler chain is printed, the proof that the device sampled (docs/methodology.md §7.20).
     pub(crate) fn argv(&self) -> Vec<String> {
         let mut v = vec![self.program.display().to_string()];
         v.extend(self.args.iter().cloned());
+        if asks_backend_sampling(&self.args) && !sets_verbosity(&self.args) {
+            v.extend(["-lv".into(), "4".into()]);
+        }
         v.extend([
             "--host".into(),
             self.host.clone(),
@@ -128,6 +133,17 @@ pub struct RunningServer {
     pub(crate) spec: LaunchSpec,
     pub(crate) pid: u32,
     pub(crate) started: Stamp,
+}
+
+/// Whether server arguments ask for backend sampling (llama.cpp's `-bs` / `--backend-sampling`).
+pub(crate) fn asks_backend_sampling(args: &[String]) -> bool {
+    args.iter().any(|a| a == "--backend-sampling" || a == "-bs")
+}
+
+/// Whether server arguments set the log's verbosity themselves.
+fn sets_verbosity(args: &[String]) -> bool {
+    const FLAGS: [&str; 6] = ["-lv", "--verbosity", "--log-verbosity", "-v", "--verbose", "--log-verbose"];
+    args.iter().any(|a| FLAGS.contains(&a.as_str()) || a.starts_with("--log-verbosity=") || a.starts_with("-lv="))
 }
 
 fn describe(status: &ExitStatus) -> String {

@@ -253,6 +253,7 @@ impl TraceStudy {
             // The host's power state (host.json) names the driver and runtime; a sample's reads
             // only the conditions that may change between samples.
             runtime: ctx.evidence.read_host().ok().and_then(|h| h.power).and_then(|p| p.runtime()),
+            runtime_libraries: sample.extra.runtime.clone(),
         };
         capture.write_manifest(&manifest)?;
         Ok(())

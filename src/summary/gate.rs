@@ -207,6 +207,7 @@ mod tests {
             prefill: None,
             decode: None,
             throttled: vec![],
+            throttled_by: vec![],
             decode_windows: vec![],
             caveats: vec![],
             devices: vec![],

@@ -24,6 +24,8 @@ pub(crate) enum Metric {
     DecodeTokensPerJ,
     /// Decode tokens per joule in the decode's least efficient tenth of windows.
     DecodeP10WindowTokensPerJ,
+    /// Decode gfx-only energy per output token, J, where the source reads gfx power (an APU, §9.6).
+    DecodeGfxJPerToken,
 }
 
 /// What a metric is computed from: one sample's record and its telemetry series (empty where the
@@ -100,7 +102,7 @@ fn prefill_phase(i: MetricInput) -> Option<PhaseStats> {
 
 impl Metric {
     /// Every metric, in the order every table lists them.
-    pub(crate) const EVERY: [Metric; 9] = [
+    pub(crate) const EVERY: [Metric; 10] = [
         Metric::ServerDecodeTps,
         Metric::ServerPrefillTps,
         Metric::StrictStreamedTps,
@@ -110,6 +112,7 @@ impl Metric {
         Metric::DecodeMeanPowerW,
         Metric::DecodeTokensPerJ,
         Metric::DecodeP10WindowTokensPerJ,
+        Metric::DecodeGfxJPerToken,
     ];
 
     pub(crate) fn spec(self) -> &'static Spec {
@@ -263,6 +266,28 @@ impl Metric {
                     per_j.sort_by(f64::total_cmp);
                     let rank = (per_j.len() as f64 * 0.1).ceil() as usize;
                     (per_j.len() >= 2).then(|| per_j[rank.max(1) - 1])
+                },
+            },
+            // The gfx-only power's integral: on an APU the socket's power holds the CPU cores and
+            // the SoC, which a GPU change does not move; its own energy basis is named in §9.6.
+            Metric::DecodeGfxJPerToken => &Spec {
+                stored: "decode-gfx-j-per-token",
+                title: "decode gfx energy (J/token)",
+                short_title: "decode gfx energy",
+                unit: "J/token",
+                decimals: 4,
+                higher_is_better: false,
+                family: Family::Energy,
+                flag: Some((
+                    "gfx-j-per-token",
+                    "Decode gfx-only energy per output token on an APU (worse: more joules); needs a source that reads gfx power",
+                )),
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |i| {
+                    let d = decode_phase(i)?;
+                    d.gfx_energy_j.filter(|_| d.tokens > 0).map(|e| e / d.tokens as f64)
                 },
             },
         }

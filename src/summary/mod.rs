@@ -133,8 +133,12 @@ pub(crate) struct VariantSummary {
     /// Telemetry per phase (GPU, or the server's CPU on GPU-less hosts).
     pub(crate) prefill: Option<phases::PhaseFigures>,
     pub(crate) decode: Option<phases::PhaseFigures>,
-    /// Accepted samples (1-based study index) whose GPU clock sagged > 10% during decode.
+    /// Accepted samples (1-based study index) throttled during decode (docs/methodology.md §9.5).
     pub(crate) throttled: Vec<usize>,
+    /// The same samples with what throttled each: the firmware's limits where the source counts
+    /// their residency ("fast PPT"), else "gfx clock" (a sag > 10% below the study's median).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) throttled_by: Vec<(usize, Vec<String>)>,
     /// Each accepted sample's decode rate per 32-token window, its sag and throttle signals
     /// (docs/methodology.md §9.8); samples of fewer than 33 tokens have none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -217,6 +221,33 @@ pub(crate) struct Summary {
     /// Each candidate's one-line answer (docs/methodology.md §8 "The answer").
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) answer: Vec<answer::Answer>,
+    /// The runtime libraries each variant's servers loaded (docs/methodology.md §2.2), from its
+    /// first sample that recorded them; empty where no sample did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) runtimes: Vec<VariantRuntime>,
+}
+
+/// A variant's runtime libraries, one line each (`HIP runtime libamdhip64.so.7.1.25424 (ROCm 7.1.0)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct VariantRuntime {
+    pub(crate) label: String,
+    pub(crate) libraries: Vec<String>,
+}
+
+/// Each variant's runtime, as its first sample (by run order) that recorded one loaded it.
+fn variant_runtimes(found: &[crate::study::evidence::FoundSample], labels: &[String]) -> Vec<VariantRuntime> {
+    labels
+        .iter()
+        .enumerate()
+        .filter_map(|(v, label)| {
+            let first = found
+                .iter()
+                .filter(|f| f.slot.variant == v)
+                .filter_map(|f| Some((f.slot.index, f.sample.as_ref()?.extra.runtime.as_ref()?)))
+                .min_by_key(|(index, _)| *index)?;
+            Some(VariantRuntime { label: label.clone(), libraries: first.1.lines() })
+        })
+        .collect()
 }
 
 /// The one type a study's `summary.json` holds.
@@ -384,6 +415,7 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
             found.iter().filter_map(|f| f.sample.as_ref()?.extra.telemetry.as_ref()).map(|t| t.torn_reads).sum(),
         ),
         power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
+        runtimes: variant_runtimes(&found, &plan.labels),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
@@ -503,6 +535,31 @@ fn accept(
             rejected.push(RejectedSample { index: f.slot.index, label: f.label.clone(), dir: rel(&f.dir), reasons });
         }
     }
+    // Every sample of a variant ran the runtime its first sample loaded (§7.26).
+    for (v, list) in accepted.iter_mut().enumerate() {
+        let first = found
+            .iter()
+            .filter(|f| f.slot.variant == v && !plan.is_traced(&f.slot))
+            .filter_map(|f| Some((f.slot.index, f.sample.as_ref()?.extra.runtime.as_ref()?)))
+            .min_by_key(|(index, _)| *index)
+            .map(|(_, r)| r);
+        let Some(first) = first else { continue };
+        list.retain(|&fi| {
+            let f = &found[fi];
+            let Some(why) =
+                f.sample.as_ref().and_then(|s| s.extra.runtime.as_ref()).and_then(|r| rules::runtime_changed(r, first))
+            else {
+                return true;
+            };
+            rejected.push(RejectedSample {
+                index: f.slot.index,
+                label: f.label.clone(),
+                dir: rel(&f.dir),
+                reasons: vec![why],
+            });
+            false
+        });
+    }
     // Prompt lengths must agree across variants even when no calibrated count is known.
     if exp.prompt_tokens.is_none() {
         let sample_of = |fi: usize| found[fi].sample.as_ref().expect("accepted samples exist");
@@ -614,8 +671,9 @@ impl<'a> AcceptedSamples<'a> {
         self.measured(vi, m).iter().map(|x| x.value).collect()
     }
 
-    fn throttled(&self, fi: usize) -> bool {
-        self.phases[fi].as_ref().is_some_and(|p| phases::throttled(&p[1], self.clock))
+    /// What throttled sample `fi`'s decode (§9.5): the firmware's limits, or the clock's sag.
+    fn throttled_by(&self, fi: usize) -> Vec<String> {
+        self.phases[fi].as_ref().map_or_else(Vec::new, |p| phases::throttled_by(&p[1], self.clock))
     }
 
     /// Each metric's runs, centre, spread and, for a candidate, its change against the baseline
@@ -668,7 +726,8 @@ impl<'a> AcceptedSamples<'a> {
                     return None;
                 }
                 let w = windows::decode_windows(&s.token_mono_ns, &self.series[fi]);
-                (!w.is_empty()).then(|| windows::sample_windows(self.found[fi].slot.index + 1, w, self.throttled(fi)))
+                (!w.is_empty())
+                    .then(|| windows::sample_windows(self.found[fi].slot.index + 1, w, self.throttled_by(fi)))
             })
             .collect()
     }
@@ -714,8 +773,13 @@ impl<'a> AcceptedSamples<'a> {
             decode: phases::figures(&sample_phases.iter().map(|p| &p[1]).collect::<Vec<_>>()),
             throttled: self.accepted[vi]
                 .iter()
-                .filter(|&&fi| self.throttled(fi))
+                .filter(|&&fi| !self.throttled_by(fi).is_empty())
                 .map(|&fi| self.found[fi].slot.index + 1)
+                .collect(),
+            throttled_by: self.accepted[vi]
+                .iter()
+                .map(|&fi| (self.found[fi].slot.index + 1, self.throttled_by(fi)))
+                .filter(|(_, by)| !by.is_empty())
                 .collect(),
             decode_windows: self.decode_windows(vi),
             devices: devices::device_figures(&samples),
@@ -859,6 +923,60 @@ fn judged_samples(
 
 #[cfg(test)]
 mod acceptance_tests {
+    /// §7.26 through `accept`: the sample whose server loaded another HIP runtime than its
+    /// variant's first is rejected `runtime-changed`, naming both paths; the other variant's
+    /// samples, whose runtime never changed, all count, and a sample of an earlier release
+    /// (no record) is not judged.
+    #[test]
+    fn a_sample_that_loaded_another_runtime_than_its_variants_first_is_rejected() {
+        use crate::runtime_libraries::{LoadedRuntime, RuntimeLibrary};
+        let lib = |path: &str| RuntimeLibrary {
+            role: "HIP runtime".into(),
+            path: path.into(),
+            version: None,
+            rocm_release: None,
+            size: Some(1),
+            mtime_ns: Some(1),
+        };
+        let rt = |path: &str| Some(LoadedRuntime { libraries: vec![lib(path)] });
+        let (old, new) = ("/opt/rocm-7.1.0/lib/libamdhip64.so.7", "/opt/rocm-7.2.0/lib/libamdhip64.so.7");
+        let runtimes = [rt(old), rt(old), rt(old), rt(new), rt(old), None];
+        let dir = tempfile::tempdir().unwrap();
+        let found: Vec<crate::study::evidence::FoundSample> = runtimes
+            .iter()
+            .enumerate()
+            .map(|(index, runtime)| {
+                let mut sample = super::rules::tests::sample(Default::default());
+                sample.extra.runtime = runtime.clone();
+                crate::study::evidence::FoundSample {
+                    slot: crate::schedule::Slot { index, variant: index % 2, repeat: index / 2 },
+                    label: ["a", "b"][index % 2].into(),
+                    dir: dir.path().join(format!("{index:03}")),
+                    sample: Some(sample),
+                    corrupt: None,
+                    earlier_attempts: Vec::new(),
+                }
+            })
+            .collect();
+        let plan = crate::study::evidence::Plan {
+            labels: vec!["a".into(), "b".into()],
+            order_seed: None,
+            slots: found.iter().map(|f| f.slot).collect(),
+            layout: Default::default(),
+            traced: Vec::new(),
+            retakes: 0,
+        };
+        let exp = super::Expectations { prompt_tokens: Some(300), locked_length: true, ..Default::default() };
+        let got = super::accept(&found, &plan, &exp, &|p| p.display().to_string());
+        assert_eq!(got.accepted, vec![vec![0, 2, 4], vec![1, 5]]);
+        assert_eq!(got.rejected.len(), 1);
+        let r = &got.rejected[0];
+        assert_eq!((r.index, r.label.as_str(), r.reasons[0].rule.as_str()), (3, "b", "runtime-changed"));
+        assert!(r.reasons[0].reason.contains(&format!("{old} → {new}")), "{}", r.reasons[0].reason);
+        let runtimes = super::variant_runtimes(&found, &plan.labels);
+        assert_eq!(runtimes[1].libraries, vec!["HIP runtime libamdhip64.so.7"], "the first sample's, by run order");
+    }
+
     #[test]
     fn the_acceptance_interval_is_a_t_interval_of_the_mean_clipped_to_0_1() {
         assert_eq!(super::mtp_yardstick::acceptance_interval(&[1.0, 1.0]), None, "below 3 samples no interval");

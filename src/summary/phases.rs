@@ -2,7 +2,7 @@
 //! (first → last token) power, busy, temperature, clocks and energy per token, and the samples
 //! whose GPU clock sagged during decode ("throttled").
 use crate::measure::Sample;
-use crate::telemetry::phases::{EnergyBasis, EnergyFrom, PhaseStats};
+use crate::telemetry::phases::{EnergyBasis, EnergyFrom, PhaseStats, ThrottleResidency};
 use serde::{Deserialize, Serialize};
 
 use super::stats::median;
@@ -24,6 +24,10 @@ pub(crate) struct PhaseFigures {
     pub(crate) j_per_token: Option<f64>,
     /// Where the energy came from (the energy counter, or the integral of power).
     pub(crate) energy_from: Option<String>,
+    /// Each firmware throttle limit's median residency over the phase, in its ticks, where the
+    /// source counts them (docs/methodology.md §9.5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) throttle: Vec<ThrottleResidency>,
 }
 
 /// The [prefill, decode] phase stats a sample's telemetry recorded.
@@ -56,15 +60,39 @@ pub(crate) fn figures(phases: &[&PhaseStats]) -> Option<PhaseFigures> {
         energy_j: med(it().map(|p| p.energy_j)),
         j_per_token: med(it().map(|p| p.j_per_token)),
         energy_from: phases.first().map(|p| format!("{:?}", p.energy_from)),
+        throttle: throttle_medians(phases),
     })
 }
 
-/// True when this decode's lowest gfx clock is more than [`THROTTLE_DROP`] below `study_median`.
-pub(crate) fn throttled(decode: &PhaseStats, study_median_mhz: Option<f64>) -> bool {
-    match (decode.gfx_clock_min_mhz, study_median_mhz) {
-        (Some(min), Some(m)) => min < (1.0 - THROTTLE_DROP) * m,
-        _ => false,
+/// What throttled this decode (docs/methodology.md §9.5): on a source with the firmware's
+/// throttle-residency counters, each limit whose residency rose ("fast PPT", "gfx thermal");
+/// elsewhere "gfx clock" when the lowest gfx clock is more than [`THROTTLE_DROP`] below
+/// `study_median`. Empty: not throttled.
+pub(crate) fn throttled_by(decode: &PhaseStats, study_median_mhz: Option<f64>) -> Vec<String> {
+    if let Some(limits) = decode.throttling_limits() {
+        return limits;
     }
+    match (decode.gfx_clock_min_mhz, study_median_mhz) {
+        (Some(min), Some(m)) if min < (1.0 - THROTTLE_DROP) * m => vec!["gfx clock".to_string()],
+        _ => Vec::new(),
+    }
+}
+
+/// Each throttle limit's median residency over the phases, where their source counts them.
+fn throttle_medians(phases: &[&PhaseStats]) -> Vec<ThrottleResidency> {
+    let mut limits: Vec<&str> = Vec::new();
+    for t in phases.iter().flat_map(|p| p.throttle.iter()) {
+        if !limits.contains(&t.limit.as_str()) {
+            limits.push(&t.limit);
+        }
+    }
+    limits
+        .into_iter()
+        .filter_map(|limit| {
+            let ticks = med(phases.iter().map(|p| p.throttle.iter().find(|t| t.limit == limit).map(|t| t.ticks)))?;
+            Some(ThrottleResidency { limit: limit.to_string(), ticks })
+        })
+        .collect()
 }
 
 /// What an energy metric's values came from, in words: one source, or each source with its count

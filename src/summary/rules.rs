@@ -49,6 +49,7 @@ pub(crate) enum Rule {
     SupersededAttempt,
     /// A Pi sample's own checks, as the history records them.
     PiSampleCheck,
+    RuntimeChanged,
     /// A rule this abprof does not know (a newer one's summary, a history row): kept by name.
     #[serde(untagged)]
     Other(String),
@@ -56,7 +57,7 @@ pub(crate) enum Rule {
 
 impl Rule {
     /// Every rule this abprof applies.
-    pub(crate) const ALL: [Rule; 22] = [
+    pub(crate) const ALL: [Rule; 23] = [
         Rule::Incomplete,
         Rule::OneRequestPerLog,
         Rule::CalibratedPromptTokens,
@@ -79,6 +80,7 @@ impl Rule {
         Rule::EvidenceChanged,
         Rule::SupersededAttempt,
         Rule::PiSampleCheck,
+        Rule::RuntimeChanged,
     ];
 
     /// The rule's name (its serde name).
@@ -106,6 +108,7 @@ impl Rule {
             Rule::EvidenceChanged => "evidence-changed",
             Rule::SupersededAttempt => "superseded-attempt",
             Rule::PiSampleCheck => "pi-sample-check",
+            Rule::RuntimeChanged => "runtime-changed",
             Rule::Other(name) => name,
         }
     }
@@ -229,10 +232,7 @@ fn engaged_rules(s: &Sample, out: &mut Vec<Rejection>) {
     if let Some(p) = s.extra.backend_sampling.as_ref().filter(|p| !p.engaged) {
         out.push(reject(
             Rule::BackendSamplingNotEngaged,
-            format!(
-                "--backend-sampling was asked for but the server sampled on the CPU: {}",
-                p.fallback.as_deref().unwrap_or("a fallback line in server.log")
-            ),
+            format!("--backend-sampling was asked for but not proven engaged: {}", p.reason()),
         ));
     }
 }
@@ -381,6 +381,24 @@ pub(crate) fn evidence_changed(what: &[String]) -> Rejection {
         Rule::EvidenceChanged,
         format!("{} since abprof wrote it (its SHA256SUMS says otherwise): left out of every figure; restore the files from a copy of the evidence folder", what.join(", ")),
     )
+}
+
+/// A sample whose server loaded other runtime libraries than its variant's first sample did
+/// (docs/methodology.md §7.26): another HIP, CUDA or ggml build ran under the same label.
+pub(crate) fn runtime_changed(
+    got: &crate::runtime_libraries::LoadedRuntime,
+    first: &crate::runtime_libraries::LoadedRuntime,
+) -> Option<Rejection> {
+    let changes = got.changes_from(first);
+    (!changes.is_empty()).then(|| {
+        reject(
+            Rule::RuntimeChanged,
+            format!(
+                "the server loaded other runtime libraries than the variant's first sample: {}; which runtime ran is not one",
+                changes.join("; ")
+            ),
+        )
+    })
 }
 
 /// Without a calibrated count, every variant's prompt must still match the baseline's.

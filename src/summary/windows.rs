@@ -43,7 +43,8 @@ pub(crate) struct SampleWindows {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) clock_change_pct: Option<f64>,
     /// The signals that showed a throttle: "decode rate" (sag below −[`SAG_THROTTLED_PCT`]%),
-    /// "gfx clock" (the decode clock's minimum more than 10% below the study's median, §9.5).
+    /// "gfx clock" (the decode clock's minimum more than 10% below the study's median, §9.5), or
+    /// the firmware's limits whose throttle residency rose during decode ("fast PPT", §9.5).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) throttled_by: Vec<String>,
 }
@@ -84,9 +85,9 @@ pub(crate) fn decode_windows(tokens: &[u64], series: &[TelemetrySample]) -> Vec<
         .collect()
 }
 
-/// A sample's windows with the sag and the throttle signals; `clock_throttled` is §9.5's verdict
-/// on its decode clock.
-pub(crate) fn sample_windows(index: usize, windows: Vec<DecodeWindow>, clock_throttled: bool) -> SampleWindows {
+/// A sample's windows with the sag and the throttle signals; `throttled_by` is §9.5's verdict on
+/// its decode (the firmware's limits, or "gfx clock").
+pub(crate) fn sample_windows(index: usize, windows: Vec<DecodeWindow>, throttled_by: Vec<String>) -> SampleWindows {
     let change = |f: fn(&DecodeWindow) -> Option<f64>| match (windows.first(), windows.last()) {
         (Some(a), Some(b)) if windows.len() >= 2 => {
             f(a).zip(f(b)).filter(|(x, _)| *x > 0.0).map(|(x, y)| super::stats::pct_change(x, y))
@@ -95,13 +96,12 @@ pub(crate) fn sample_windows(index: usize, windows: Vec<DecodeWindow>, clock_thr
     };
     let sag_pct = change(|w| Some(w.tokens_per_s));
     let clock_change_pct = change(|w| w.gfx_clock_mhz);
-    let mut throttled_by = Vec::new();
+    let mut signals = Vec::new();
     if sag_pct.is_some_and(|s| s < -SAG_THROTTLED_PCT) {
-        throttled_by.push("decode rate".to_string());
+        signals.push("decode rate".to_string());
     }
-    if clock_throttled {
-        throttled_by.push("gfx clock".to_string());
-    }
+    signals.extend(throttled_by);
+    let throttled_by = signals;
     SampleWindows { index, windows, sag_pct, clock_change_pct, throttled_by }
 }
 
@@ -142,7 +142,7 @@ mod tests {
         assert!((w[0].tokens_per_s - 100.0).abs() < 1e-9 && (w[2].tokens_per_s - 80.0).abs() < 1e-9, "{w:?}");
         assert_eq!((w[0].gfx_clock_mhz, w[2].gfx_clock_mhz), (Some(2000.0), Some(1600.0)));
         assert_eq!(w[1].power_w, Some(300.0));
-        let s = sample_windows(4, w, false);
+        let s = sample_windows(4, w, Vec::new());
         assert!((s.sag_pct.unwrap() + 20.0).abs() < 1e-9);
         assert!((s.clock_change_pct.unwrap() + 20.0).abs() < 1e-9);
         assert_eq!(s.throttled_by, ["decode rate"]);
@@ -153,11 +153,11 @@ mod tests {
         let w = decode_windows(&tokens(), &[]);
         assert_eq!(w.len(), 3);
         assert!(w.iter().all(|x| x.gfx_clock_mhz.is_none() && x.power_w.is_none()));
-        let s = sample_windows(1, w, true);
+        let s = sample_windows(1, w, vec!["gfx clock".into()]);
         assert_eq!(s.clock_change_pct, None);
         assert_eq!(s.throttled_by, ["decode rate", "gfx clock"]);
         assert!(decode_windows(&tokens()[..32], &[]).is_empty(), "31 gaps make no window");
-        let one = sample_windows(1, decode_windows(&tokens()[..40], &[]), false);
+        let one = sample_windows(1, decode_windows(&tokens()[..40], &[]), Vec::new());
         assert_eq!((one.windows.len(), one.sag_pct), (1, None));
     }
 }

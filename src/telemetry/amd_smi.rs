@@ -39,6 +39,59 @@ const THREAD_SAFE_FROM: (u32, u32) = (26, 2);
 /// Serializes every call of a library older than [`THREAD_SAFE_FROM`].
 static CALLS: Mutex<()> = Mutex::new(());
 
+/// Bytes handed to `amdsmi_get_gpu_metrics_info`: more than either known layout of
+/// `amdsmi_gpu_metrics_t` (26.x 4,720, 27.x 4,736), so a library whose table grew writes into
+/// abprof's buffer, never past it.
+const TABLE_BUFFER_BYTES: usize = 8192;
+const _: () = assert!(std::mem::size_of::<sys::amdsmi_gpu_metrics_t>() <= TABLE_BUFFER_BYTES);
+
+/// The buffer the library fills, aligned as the struct is.
+#[repr(C, align(8))]
+struct TableBuffer([u8; TABLE_BUFFER_BYTES]);
+
+/// Where a library of `major` keeps the `apu_metrics` pointer in `amdsmi_gpu_metrics_t`
+/// (docs/methodology.md §9.2): AMD SMI 27 widened five accumulators to 64 bits, which moved it
+/// from 4,712 (26.x: AMD's header at 26.5.0, tests/fixtures/amdsmi/layout-amdsmi-26.5.0.json) to
+/// 4,728 (27.x: the bindings in sys/, 27.1.0). Everything abprof reads of a discrete GPU's table
+/// lies before offset 80, where both agree. `None`: a major whose layout abprof does not know.
+fn apu_pointer_offset(major: u32) -> Option<usize> {
+    match major {
+        26 => Some(APU_POINTER_OFFSET_26),
+        27 => Some(std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, apu_metrics)),
+        _ => None,
+    }
+}
+
+const APU_POINTER_OFFSET_26: usize = 4712;
+
+/// The gpu_metrics format revisions of an APU's table (v2_x, v3_x); a discrete GPU's is v1_x.
+fn is_apu_table(m: &sys::amdsmi_gpu_metrics_t) -> bool {
+    matches!(m.common_header.format_revision, 2 | 3)
+}
+
+/// The unified table in `buf` as a library of `major` laid it out, and a copy of its APU part
+/// where the library filled one and abprof knows where its pointer sits.
+///
+/// # Safety
+/// A non-null pointer at the major's offset must point at a live `amdsmi_apu_metrics_t` (the
+/// library's thread-local copy, valid until the thread's next call).
+unsafe fn place_table(
+    buf: &TableBuffer,
+    major: Option<u32>,
+) -> (sys::amdsmi_gpu_metrics_t, Option<sys::amdsmi_apu_metrics_t>) {
+    // SAFETY: the buffer is larger than the struct and aligned as it is; every bit pattern is a
+    // valid value of its integer and array fields, and the pointer field is reset below.
+    let mut m: sys::amdsmi_gpu_metrics_t = unsafe { std::ptr::read(buf.0.as_ptr().cast()) };
+    m.apu_metrics = std::ptr::null_mut();
+    let apu = major.and_then(apu_pointer_offset).and_then(|at| {
+        // SAFETY: `at` + 8 lies inside the buffer; read_unaligned asks nothing of its alignment.
+        let ptr: *const sys::amdsmi_apu_metrics_t = unsafe { std::ptr::read_unaligned(buf.0.as_ptr().add(at).cast()) };
+        // SAFETY: the caller's promise.
+        (!ptr.is_null()).then(|| unsafe { *ptr })
+    });
+    (m, apu)
+}
+
 /// The library, loaded but not initialised: enough for its version and its status names.
 pub struct AmdSmiLibrary {
     lib: sys::AmdSmiLib,
@@ -204,11 +257,22 @@ impl AmdSmiLibrary {
         smi.on_host = count;
         smi.name = smi.market_name().unwrap_or_else(|| "AMD GPU".into());
         // The first table says whether this is an APU and which filter its averages went through.
-        if let Ok((m, Some(a))) = smi.metrics() {
-            smi.apu = Some(ApuFilter {
-                revision: (m.common_header.format_revision, m.common_header.content_revision),
-                filter_us: (a.time_filter_alphavalue != u32::MAX).then_some(a.time_filter_alphavalue),
-            });
+        match smi.metrics() {
+            Ok((m, Some(a))) => {
+                smi.apu = Some(ApuFilter {
+                    revision: (m.common_header.format_revision, m.common_header.content_revision),
+                    filter_us: (a.time_filter_alphavalue != u32::MAX).then_some(a.time_filter_alphavalue),
+                });
+            }
+            // An APU's table without its APU part would read as a discrete GPU's: its socket power
+            // (CPU included) taken for the GPU's, no gfx power, no filter.
+            Ok((m, None)) if is_apu_table(&m) => {
+                return Err(TelemetryError::ApuTableUnplaced {
+                    version: smi.version.map_or("of unknown version".into(), |(a, b, c)| format!("{a}.{b}.{c}")),
+                    revision: format!("v{}_{}", m.common_header.format_revision, m.common_header.content_revision),
+                })
+            }
+            _ => {}
         }
         Ok(smi)
     }
@@ -319,15 +383,14 @@ impl AmdSmi {
     /// copy lives in thread-local storage that the next call overwrites).
     fn metrics(&self) -> Result<(sys::amdsmi_gpu_metrics_t, Option<sys::amdsmi_apu_metrics_t>), TelemetryError> {
         let _held = self.lock();
-        // SAFETY: all-zero is a valid amdsmi_gpu_metrics_t (integers, arrays, a null pointer).
-        let mut m: sys::amdsmi_gpu_metrics_t = unsafe { std::mem::zeroed() };
-        // SAFETY: m is a valid out-pointer; the symbol was checked at init.
-        let code = unsafe { self.lib.amdsmi_get_gpu_metrics_info(self.handle, &mut m) };
+        let mut buf = TableBuffer([0; TABLE_BUFFER_BYTES]);
+        // SAFETY: the buffer holds more than any known layout of the struct, aligned as it is;
+        // the symbol was checked at init.
+        let code = unsafe { self.lib.amdsmi_get_gpu_metrics_info(self.handle, buf.0.as_mut_ptr().cast()) };
         amdsmi_try(&self.lib, "amdsmi_get_gpu_metrics_info", code)?;
-        // SAFETY: non-null only when the library filled its APU storage during this call.
-        let apu = (!m.apu_metrics.is_null()).then(|| unsafe { *m.apu_metrics });
-        m.apu_metrics = std::ptr::null_mut();
-        Ok((m, apu))
+        // SAFETY: the pointer is non-null only where the library filled its APU storage during
+        // this call (a library writes no further than its own layout; the rest stays zero).
+        Ok(unsafe { place_table(&buf, self.version.map(|v| v.0)) })
     }
 
     /// Runs one call unless it was found unsupported before; `None` where the symbol is missing.
@@ -394,8 +457,8 @@ impl AmdSmi {
     /// The table in abprof's units. dGPU (v1_x): °C, %, W, MHz as the library converts them.
     /// APU (v2_4/v3_0): the APU part as the firmware gives it: centi-°C, centi-%, mW. Only fields
     /// before the v1.1 accumulators are read: AMD SMI 27 widened those to 64 bits and moved all
-    /// that follow (tests/telemetry.rs checks against AMD's own 7.0.2 layout), so this reads the
-    /// table of a 24–26 library too; such a library leaves `apu_metrics` null.
+    /// that follow (tests/telemetry.rs checks against AMD's own 7.0.2 and 26.5.0 layouts), so this
+    /// reads the table of a 24–26 library too; the APU part is placed by [`place_table`].
     fn table_reading(m: &sys::amdsmi_gpu_metrics_t, apu: Option<&sys::amdsmi_apu_metrics_t>) -> Reading {
         let mut r = Reading { gpu_stamp_ns: qword(m.system_clock_counter), ..Reading::default() };
         match apu {
@@ -420,6 +483,13 @@ impl AmdSmi {
                 r.mem_clock_mhz = word(a.current_uclk).or(word(a.average_uclk_frequency));
                 r.metrics_gfx_activity_raw = word(a.average_gfx_activity);
                 r.metrics_temp_raw = word(a.temperature_gfx);
+                r.throttle_prochot = dword(a.throttle_residency_prochot);
+                r.throttle_spl = dword(a.throttle_residency_spl);
+                r.throttle_fppt = dword(a.throttle_residency_fppt);
+                r.throttle_sppt = dword(a.throttle_residency_sppt);
+                r.throttle_thm_core = dword(a.throttle_residency_thm_core);
+                r.throttle_thm_gfx = dword(a.throttle_residency_thm_gfx);
+                r.throttle_thm_soc = dword(a.throttle_residency_thm_soc);
             }
         }
         r
@@ -581,6 +651,13 @@ mod tests {
                 a.average_gfxclk_frequency = w(t.average_gfxclk_frequency);
                 a.average_uclk_frequency = w(t.average_uclk_frequency);
                 a.time_filter_alphavalue = d(t.time_filter_alphavalue);
+                a.throttle_residency_prochot = d(t.throttle_residency_prochot);
+                a.throttle_residency_spl = d(t.throttle_residency_spl);
+                a.throttle_residency_fppt = d(t.throttle_residency_fppt);
+                a.throttle_residency_sppt = d(t.throttle_residency_sppt);
+                a.throttle_residency_thm_core = d(t.throttle_residency_thm_core);
+                a.throttle_residency_thm_gfx = d(t.throttle_residency_thm_gfx);
+                a.throttle_residency_thm_soc = d(t.throttle_residency_thm_soc);
                 (m, Some(a))
             }
         }
@@ -603,12 +680,109 @@ mod tests {
                 Field::GfxClockMhz,
                 Field::MemClockMhz,
                 Field::GpuStampNs,
+                Field::ThrottleFppt,
+                Field::ThrottleThmGfx,
             ] {
                 assert_eq!(ours.get(f), kernel.get(f), "{name} {}", f.name());
             }
         }
         let (_, apu) = as_the_library_fills_it(&recorded("v3_0.bin"));
         assert_eq!(apu.unwrap().time_filter_alphavalue, 10_000, "the v3_0 table's filter, µs");
+    }
+
+    /// The buffer a library of `major` fills for `table`: the unified part at the start, its APU
+    /// part in `storage` (the library's thread-local copy), its pointer at `pointer_at`.
+    fn filled_by(
+        table: &GpuMetrics,
+        pointer_at: usize,
+        storage: &mut Option<sys::amdsmi_apu_metrics_t>,
+    ) -> TableBuffer {
+        let (m, apu) = as_the_library_fills_it(table);
+        *storage = apu;
+        let mut buf = TableBuffer([0; TABLE_BUFFER_BYTES]);
+        // SAFETY: the struct is plain data and the buffer larger than it.
+        let bytes = unsafe {
+            std::slice::from_raw_parts((&m as *const sys::amdsmi_gpu_metrics_t).cast::<u8>(), std::mem::size_of_val(&m))
+        };
+        buf.0[..bytes.len()].copy_from_slice(bytes);
+        // A 26.x library's struct ends at its pointer: nothing of the 27.x tail is written.
+        buf.0[pointer_at + 8..bytes.len()].fill(0);
+        buf.0[std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, apu_metrics)..][..8].fill(0);
+        let ptr = storage.as_ref().map_or(std::ptr::null(), |a| a as *const sys::amdsmi_apu_metrics_t);
+        buf.0[pointer_at..pointer_at + 8].copy_from_slice(&(ptr as usize).to_ne_bytes());
+        buf
+    }
+
+    /// The 26.x layout from AMD's header at 26.5.0 (compiled offsets in the fixture) and the 27.x
+    /// one from sys/: the APU pointer where each puts it, and the struct abprof reads agreeing
+    /// with 26.5.0 on every field before the widened accumulators.
+    #[test]
+    fn the_apu_pointer_sits_where_each_major_puts_it() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/amdsmi/layout-amdsmi-26.5.0.json");
+        let fixture: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        assert!(fixture["source"].as_str().unwrap().contains("019df164d850f1333bf093d3a6d80f46b7281a36"));
+        let at = |field: &str| fixture["structs"]["amdsmi_gpu_metrics_t"]["offsets"][field].as_u64().unwrap() as usize;
+        assert_eq!(apu_pointer_offset(26), Some(at("apu_metrics")));
+        assert_eq!(apu_pointer_offset(27), Some(4728));
+        assert_eq!(apu_pointer_offset(25), None);
+        for field in ["temperature_edge", "average_gfx_activity", "average_socket_power", "system_clock_counter"] {
+            let ours = match field {
+                "temperature_edge" => std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, temperature_edge),
+                "average_gfx_activity" => std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, average_gfx_activity),
+                "average_socket_power" => std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, average_socket_power),
+                _ => std::mem::offset_of!(sys::amdsmi_gpu_metrics_t, system_clock_counter),
+            };
+            assert_eq!(ours, at(field), "{field}");
+        }
+        let apu = &fixture["structs"]["amdsmi_apu_metrics_t"];
+        assert_eq!(apu["size"].as_u64().unwrap() as usize, std::mem::size_of::<sys::amdsmi_apu_metrics_t>());
+        let apu_at = |field: &str| apu["offsets"][field].as_u64().unwrap() as usize;
+        assert_eq!(
+            std::mem::offset_of!(sys::amdsmi_apu_metrics_t, average_socket_power),
+            apu_at("average_socket_power")
+        );
+        assert_eq!(std::mem::offset_of!(sys::amdsmi_apu_metrics_t, average_gfx_power), apu_at("average_gfx_power"));
+        assert_eq!(
+            std::mem::offset_of!(sys::amdsmi_apu_metrics_t, time_filter_alphavalue),
+            apu_at("time_filter_alphavalue")
+        );
+        assert_eq!(
+            std::mem::offset_of!(sys::amdsmi_apu_metrics_t, throttle_residency_fppt),
+            apu_at("throttle_residency_fppt")
+        );
+    }
+
+    /// A real Strix Halo table (tests/fixtures/gpu_metrics/README.md) as a 26.5 and as a 27.x
+    /// library would hand it over: read through `place_table` with the library's major, both give
+    /// the APU's socket and gfx power, its 1 s filter and its throttle counters; read with the
+    /// other major's offset (what abprof did before), the 26.x table loses its APU part.
+    #[test]
+    fn a_26_and_a_27_library_s_apu_table_read_the_same() {
+        let table = recorded("v3_0_strix_halo_amdtop.bin");
+        for (major, at) in [(26, APU_POINTER_OFFSET_26), (27, 4728)] {
+            let mut storage = None;
+            let buf = filled_by(&table, at, &mut storage);
+            // SAFETY: the pointer in the buffer points at `storage`, alive here.
+            let (m, apu) = unsafe { place_table(&buf, Some(major)) };
+            let a = apu.unwrap_or_else(|| panic!("{major}: no APU part"));
+            assert!(is_apu_table(&m), "{major}");
+            let r = AmdSmi::table_reading(&m, Some(&a));
+            assert_eq!(r.power_avg_w, Some(12.976), "{major}: socket power (mW in the table)");
+            assert_eq!(r.gfx_power_w, Some(0.0), "{major}: the idle table's gfx power, 0 mW as it says");
+            assert_eq!(a.time_filter_alphavalue, 1_000_000, "{major}: 1 s");
+            assert_eq!(r.throttle_fppt, Some(461_257.0), "{major}");
+            assert_eq!(r.throttle_sppt, Some(134_744.0), "{major}");
+            assert_eq!(r.throttle_thm_core, Some(95.0), "{major}");
+        }
+        let mut storage = None;
+        let buf = filled_by(&table, APU_POINTER_OFFSET_26, &mut storage);
+        // SAFETY: as above; the 27 offset holds zero in a 26.x buffer.
+        let (m, apu) = unsafe { place_table(&buf, Some(27)) };
+        assert!(apu.is_none() && is_apu_table(&m), "a 26.x table read with 27's offset: the misread of #44");
+        // SAFETY: as above.
+        let (_, apu) = unsafe { place_table(&buf, Some(28)) };
+        assert!(apu.is_none(), "an unknown major's pointer is never followed");
     }
 
     #[test]

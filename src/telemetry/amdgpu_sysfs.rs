@@ -282,7 +282,19 @@ impl TelemetrySource for AmdgpuSysfs {
         let filter_ms = self.table.and_then(|t| t.filter_us).map(|us| us as f64 / 1000.0);
         let mut out = Vec::new();
         if self.power_input.is_some() {
-            out.push(PowerField::new(Field::PowerW, "hwmon power1_input", socket, PowerKind::Instant, None));
+            // On an APU the SMU's socket power behind power1_input is itself the firmware's
+            // filtered average (docs/methodology.md §9.7), with the table's time constant.
+            out.push(if apu {
+                PowerField::new(
+                    Field::PowerW,
+                    "hwmon power1_input (the firmware's filtered socket power)",
+                    socket,
+                    PowerKind::Average,
+                    filter_ms,
+                )
+            } else {
+                PowerField::new(Field::PowerW, "hwmon power1_input", socket, PowerKind::Instant, None)
+            });
         }
         if self.power_average.is_some() {
             out.push(PowerField::new(Field::PowerAvgW, "hwmon power1_average", socket, PowerKind::Average, None));

@@ -21,6 +21,9 @@ pub enum TelemetryError {
     #[error("{wanted} not opened: {loaded} is already loaded in this process, and AMD SMI sees no device while ROCm SMI shares its process (docs/methodology.md §9.2); use --telemetry {flag} or amdgpu-sysfs")]
     OtherSmiLoaded { wanted: &'static str, loaded: &'static str, flag: &'static str },
 
+    #[error("AMD SMI {version} gives this APU's gpu_metrics table ({revision}) without its APU part (a library before 26.x's apu_metrics, or a layout abprof does not know: it reads 26.x and 27.x), so its socket power would pass for the GPU's: read amdgpu sysfs instead (--telemetry amdgpu-sysfs; auto falls to it)")]
+    ApuTableUnplaced { version: String, revision: String },
+
     #[error("no NVIDIA GPU found by NVML ({detail}); on a host without the NVIDIA driver use --telemetry amd-smi, amdgpu-sysfs, rocm-smi, cpu or none")]
     NoNvidiaDevice { detail: String },
 

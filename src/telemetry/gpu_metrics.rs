@@ -339,6 +339,14 @@ impl GpuMetrics {
                 r.gpu_stamp_ns = m.system_clock_counter.map(|c| c as f64);
                 r.metrics_gfx_activity_raw = f(m.average_gfx_activity);
                 r.metrics_temp_raw = f(m.temperature_gfx);
+                let n = |v: Option<u32>| v.map(f64::from);
+                r.throttle_prochot = n(m.throttle_residency_prochot);
+                r.throttle_spl = n(m.throttle_residency_spl);
+                r.throttle_fppt = n(m.throttle_residency_fppt);
+                r.throttle_sppt = n(m.throttle_residency_sppt);
+                r.throttle_thm_core = n(m.throttle_residency_thm_core);
+                r.throttle_thm_gfx = n(m.throttle_residency_thm_gfx);
+                r.throttle_thm_soc = n(m.throttle_residency_thm_soc);
             }
         }
         r

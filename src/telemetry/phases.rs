@@ -84,6 +84,50 @@ pub(crate) struct PhaseStats {
     /// still holds much of what came before it (docs/methodology.md §9.7).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) shorter_than_filter: bool,
+    /// Each firmware throttle-residency counter's rise over the phase, where the source has them
+    /// (an APU's gpu_metrics v3_0, docs/methodology.md §9.5); a limit that held the clocks down
+    /// rose above 0. Empty elsewhere and in records of earlier releases.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) throttle: Vec<ThrottleResidency>,
+    /// The integral of the gfx-only power over the phase, where the source reads it (an APU's
+    /// `average_gfx_power`, docs/methodology.md §9.6): the socket's energy less the CPU cores'
+    /// and the rest of the SoC's. Absent elsewhere and in records of earlier releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) gfx_energy_j: Option<f64>,
+}
+
+/// One throttle limit's residency over a phase: the rise of its counter, in the firmware's ticks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct ThrottleResidency {
+    /// The limit, as a reader says it ("fast PPT", "gfx thermal").
+    pub(crate) limit: String,
+    pub(crate) ticks: f64,
+}
+
+impl PhaseStats {
+    /// The limits whose residency rose over the phase; None where the source has no counters.
+    pub(crate) fn throttling_limits(&self) -> Option<Vec<String>> {
+        (!self.throttle.is_empty())
+            .then(|| self.throttle.iter().filter(|t| t.ticks > 0.0).map(|t| t.limit.clone()).collect())
+    }
+}
+
+/// Each throttle counter's rise from its last reading at or before `t0` (its first in the phase
+/// where none came before) to its last at or before `t1`; a counter that fell (a reset, a wrap)
+/// counts its last value alone.
+fn throttle_residency(samples: &[TelemetrySample], t0: u64, t1: u64) -> Vec<ThrottleResidency> {
+    let mut out = Vec::new();
+    for (field, limit) in super::reading::THROTTLE_LIMITS {
+        let points: Vec<(u64, f64)> =
+            samples.iter().filter_map(|s| s.reading.get(field).map(|v| (s.at.mono_ns, v))).collect();
+        let before = points.iter().rev().find(|p| p.0 <= t0).or_else(|| points.iter().find(|p| p.0 <= t1));
+        let end = points.iter().rev().find(|p| p.0 <= t1);
+        if let (Some(&(_, a)), Some(&(_, b))) = (before, end) {
+            let ticks = if b >= a { b - a } else { b };
+            out.push(ThrottleResidency { limit: limit.to_string(), ticks });
+        }
+    }
+    out
 }
 
 /// What an energy figure is: its source, the power it integrates where it is an integral, and
@@ -250,7 +294,21 @@ fn combine<'a>(phase: Phase, parts: impl Iterator<Item = &'a PhaseStats> + Clone
         j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
         power_field: parts.clone().find_map(|p| p.power_field.clone()),
         shorter_than_filter: parts.clone().any(|p| p.shorter_than_filter),
+        throttle: summed_throttle(parts.clone()),
+        gfx_energy_j: parts.clone().map(|p| p.gfx_energy_j).sum(),
     }
+}
+
+/// Each limit's residency summed over parts (requests of a sequence, devices of a server).
+fn summed_throttle<'a>(parts: impl Iterator<Item = &'a PhaseStats>) -> Vec<ThrottleResidency> {
+    let mut out: Vec<ThrottleResidency> = Vec::new();
+    for t in parts.flat_map(|p| p.throttle.iter()) {
+        match out.iter_mut().find(|o| o.limit == t.limit) {
+            Some(o) => o.ticks += t.ticks,
+            None => out.push(t.clone()),
+        }
+    }
+    out
 }
 
 /// One request's phases on several devices (a server on several GPUs, docs/methodology.md
@@ -281,6 +339,8 @@ pub(crate) fn summed(devices: &[[PhaseStats; 2]]) -> Option<[PhaseStats; 2]> {
                 None => EnergyFrom::Unavailable,
             },
             j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
+            throttle: summed_throttle(all()),
+            gfx_energy_j: sum(|p| p.gfx_energy_j),
             ..first[i].clone()
         }
     }))
@@ -356,6 +416,12 @@ fn phase_stats(
         j_per_token: energy_j.filter(|_| tokens > 0).map(|e| e / tokens as f64),
         power_field: None,
         shorter_than_filter: false,
+        throttle: throttle_residency(samples, t0, t1),
+        gfx_energy_j: if duration_s > 0.0 {
+            integral_j(&series_points(|s| s.reading.gfx_power_w), t0, t1)
+        } else {
+            None
+        },
     }
 }
 
@@ -539,6 +605,54 @@ mod tests {
         assert_eq!(decode.energy_from, EnergyFrom::DriverPowerIntegral);
         assert!((decode.energy_j.unwrap() - 500.0).abs() < 1e-9);
         assert_eq!(decode.mean_power_w, Some(250.0));
+    }
+
+    /// A real Strix Halo table (tests/fixtures/gpu_metrics/README.md) read every 100 ms, its fast
+    /// PPT counter rising by 40 ticks a reading from 2.5 s on: the decode (2–4 s) sees fast PPT
+    /// and nothing else throttle, the prefill (1–2 s) none; its socket power is the firmware's
+    /// 1 s average, so a 1 s prefill is not "shorter than the filter" and a 0.5 s one is.
+    #[test]
+    fn throttle_residency_rises_per_phase_and_names_the_limit_on_a_real_table() {
+        use crate::telemetry::power_field::{PowerKind, PowerScope};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/gpu_metrics/v3_0_strix_halo_amdtop.bin");
+        let table = super::super::gpu_metrics::GpuMetrics::decode(&std::fs::read(path).unwrap()).unwrap();
+        let real = table.to_reading(table.default_interpretation());
+        assert_eq!((real.throttle_fppt, real.throttle_sppt), (Some(461_257.0), Some(134_744.0)));
+        let series: Vec<TelemetrySample> = (0..=50u64)
+            .map(|i| {
+                let mut r = real;
+                r.power_w = r.power_avg_w;
+                r.throttle_fppt = r.throttle_fppt.map(|t| t + 40.0 * i.saturating_sub(25) as f64);
+                sample(i * 100, r)
+            })
+            .collect();
+        let [prefill, decode] = split(&series, &[], &marks());
+        let ticks = |p: &PhaseStats, limit: &str| p.throttle.iter().find(|t| t.limit == limit).map(|t| t.ticks);
+        assert_eq!(ticks(&decode, "fast PPT"), Some(600.0), "15 readings × 40 from 2.5 s to 4 s: {decode:?}");
+        assert_eq!(ticks(&decode, "slow PPT"), Some(0.0));
+        assert_eq!(decode.throttle.len(), 7, "every counter the table has, zero or not");
+        assert_eq!(decode.throttling_limits(), Some(vec!["fast PPT".to_string()]));
+        assert_eq!(prefill.throttling_limits(), Some(Vec::new()), "counted, and nothing rose");
+        // The same sample's label: the firmware's filter read from the table.
+        let fields = [PowerField::new(
+            Field::PowerW,
+            "hwmon power1_input (the firmware's filtered socket power)",
+            PowerScope::ApuSocket,
+            PowerKind::Average,
+            table.filter_us().map(|us| us as f64 / 1000.0),
+        )];
+        assert_eq!(fields[0].filter_ms, Some(1000.0));
+        assert!(!name_power(prefill, &fields).shorter_than_filter, "1 s is not shorter than 1 s");
+        let half = RequestMarks { first_token: at(1500), ..marks() };
+        let [short, _] = split(&series, &[], &half).map(|p| name_power(p, &fields));
+        assert!(short.shorter_than_filter, "0.5 s < the 1 s filter");
+        // A source without the counters records none, and says nothing of throttling.
+        let plain: Vec<TelemetrySample> = series
+            .iter()
+            .map(|s| sample(s.at.mono_ns / MS, Reading { power_w: Some(50.0), ..Default::default() }))
+            .collect();
+        assert_eq!(split(&plain, &[], &marks())[1].throttling_limits(), None);
     }
 
     /// An APU: only the table's filtered socket average, a 10 ms filter, and a 5 ms prefill.

@@ -241,9 +241,10 @@ impl PowerState {
             }
             let metrics = std::fs::read(device.join("gpu_metrics")).ok();
             let metrics = metrics.and_then(|b| crate::telemetry::gpu_metrics::GpuMetrics::decode(&b).ok());
-            // The APU's STAPM limit, in units of 10 mW (scripts/make_gpu_metrics_fixtures.py
-            // writes 120 W as 120_00).
-            // The current limit is what STAPM enforces now (it falls as the skin heats).
+            // The APU's STAPM limit, in mW as the kernel's header says (kgd_pp_interface.h: "[mW]",
+            // a u16, so at most 65.5 W); the current limit is what STAPM enforces now (it falls as
+            // the skin heats). smu_v14_0_0 (Strix Point, Strix Halo) never fills either field: both
+            // real tables of tests/fixtures/gpu_metrics/ hold 0xFFFF, which reads as absent.
             let stapm = match metrics {
                 Some(crate::telemetry::gpu_metrics::GpuMetrics::V3(m)) => [
                     ("stapm_power_limit", m.stapm_power_limit),
@@ -255,7 +256,7 @@ impl PowerState {
                 if let Some(cw) = cw {
                     self.power_limits.push(PowerLimit {
                         source: format!("amdgpu {card} gpu_metrics {name}"),
-                        watts: cw as f64 / 100.0,
+                        watts: cw as f64 / 1000.0,
                     });
                 }
             }
@@ -435,7 +436,7 @@ mod tests {
         assert_eq!(st.ttm_pages_limit.as_deref(), Some("27648000"));
         assert!(st.kernel_cmdline.as_deref().unwrap().contains("ttm.pages_limit=27648000"));
         assert_eq!(st.linux_firmware.as_deref(), Some("20250509-1 (dpkg-query firmware-amd-graphics)"));
-        assert!(st.power_limits.iter().any(|l| l.source.ends_with("current_stapm_power_limit") && l.watts == 120.0));
+        assert!(st.power_limits.iter().any(|l| l.source.ends_with("current_stapm_power_limit") && l.watts == 12.0));
         let line = st.line();
         assert!(line.contains("platform_profile balanced") && line.contains("pp_power_profile_mode=COMPUTE"), "{line}");
 
@@ -494,8 +495,8 @@ mod tests {
         assert_eq!(
             st.power_limits,
             [
-                PowerLimit { source: "amdgpu card1 gpu_metrics stapm_power_limit".into(), watts: 120.0 },
-                PowerLimit { source: "amdgpu card1 gpu_metrics current_stapm_power_limit".into(), watts: 120.0 }
+                PowerLimit { source: "amdgpu card1 gpu_metrics stapm_power_limit".into(), watts: 12.0 },
+                PowerLimit { source: "amdgpu card1 gpu_metrics current_stapm_power_limit".into(), watts: 12.0 }
             ]
         );
 

@@ -84,7 +84,35 @@ reading_fields! {
     MetricsGfxActivityRaw metrics_gfx_activity_raw "raw",
     /// gpu_metrics temperature_gfx (v2/v3) or temperature_edge (v1) exactly as the blob holds it.
     MetricsTempRaw metrics_temp_raw "raw",
+    /// An APU's firmware throttle-residency counters (gpu_metrics v3_0 `throttle_residency_*`, AMD
+    /// SMI's `apu_metrics`): each rises by the firmware's timer ticks on every table update while
+    /// its limit holds the clocks down, cumulative since boot; only differences mean anything
+    /// (docs/methodology.md §9.5). PROCHOT.
+    ThrottleProchot throttle_prochot "ticks",
+    /// The sustained power limit (SPL, the STAPM limit).
+    ThrottleSpl throttle_spl "ticks",
+    /// The fast package power tracking limit (fPPT).
+    ThrottleFppt throttle_fppt "ticks",
+    /// The slow package power tracking limit (sPPT).
+    ThrottleSppt throttle_sppt "ticks",
+    /// The CPU cores' thermal limit.
+    ThrottleThmCore throttle_thm_core "ticks",
+    /// The gfx thermal limit.
+    ThrottleThmGfx throttle_thm_gfx "ticks",
+    /// The SoC thermal limit.
+    ThrottleThmSoc throttle_thm_soc "ticks",
 }
+
+/// The throttle-residency counters with the limit each one names, as a reader says it.
+pub(crate) const THROTTLE_LIMITS: [(Field, &str); 7] = [
+    (Field::ThrottleProchot, "PROCHOT"),
+    (Field::ThrottleSpl, "sustained power (SPL/STAPM)"),
+    (Field::ThrottleFppt, "fast PPT"),
+    (Field::ThrottleSppt, "slow PPT"),
+    (Field::ThrottleThmCore, "CPU-core thermal"),
+    (Field::ThrottleThmGfx, "gfx thermal"),
+    (Field::ThrottleThmSoc, "SoC thermal"),
+];
 
 impl Reading {
     /// Every field this reading holds, in `Field::ALL` order.

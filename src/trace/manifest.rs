@@ -123,6 +123,10 @@ pub(crate) struct TraceManifest {
     /// as the study's power state (host.json) read it: what a refused trace names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime: Option<String>,
+    /// The runtime libraries the traced server mapped (docs/methodology.md §2.2). Absent in
+    /// manifests of earlier releases and where the server mapped none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime_libraries: Option<crate::runtime_libraries::LoadedRuntime>,
 }
 
 /// One more traced sample of the same variant: its trace and windows, as for the first.
@@ -222,6 +226,7 @@ mod tests {
             speculation: None,
             model_layers: None,
             runtime: None,
+            runtime_libraries: None,
         }
     }
 

@@ -40,6 +40,24 @@ fn object_type(path: &Path, conn: &Connection, name: &str) -> Result<Option<Stri
     Ok(rows.next().map_err(|e| TraceError::sqlite(path, e))?.map(|r| r.get_unwrap(0)))
 }
 
+/// How a dispatch table of `dispatch` gives its start and end (CLOCK_BOOTTIME ns), as SQL
+/// expressions over its rows: its own `start` and `end` columns (schema 3.x and 4.1.0), or, in the
+/// 4.0 design (ROCm/rocm-systems#4762, #5347), `start_id` and `end_id` into the writer's
+/// `rocpd_timestamp` table. None when it has neither.
+fn timestamps(dispatch: &str, names: &HashSet<String>, has: &dyn Fn(&str) -> bool) -> Option<(String, String)> {
+    if has("start") && has("end") {
+        return Some(("start".into(), "\"end\"".into()));
+    }
+    let stamps = match dispatch.strip_prefix(DISPATCH) {
+        Some(suffix) => format!("rocpd_timestamp{suffix}"),
+        None => "rocpd_timestamp".into(),
+    };
+    (has("start_id") && has("end_id") && names.contains(&stamps)).then(|| {
+        let of = |id: &str| format!("(SELECT value FROM {} WHERE id = {id})", quote_ident(&stamps));
+        (of("start_id"), of("end_id"))
+    })
+}
+
 impl RocpdTrace {
     pub(crate) fn open(path: &Path, conn: &Connection, names: &HashSet<String>) -> Result<RocpdTrace, TraceError> {
         let mut suffixes: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("rocpd_kernel_dispatch_")).collect();
@@ -63,11 +81,21 @@ impl RocpdTrace {
                 return Err(TraceError::MissingTable { path: path.into(), table: symbols });
             }
             let cols = sqlite_scan::columns(path, conn, &dispatch)?;
-            for need in ["kernel_id", "start", "end"] {
-                if !cols.iter().any(|c| c == need) {
-                    return Err(TraceError::MissingColumn { path: path.into(), table: dispatch, column: need.into() });
-                }
+            let has = |c: &str| cols.iter().any(|x| x == c);
+            if !has("kernel_id") {
+                return Err(TraceError::MissingColumn {
+                    path: path.into(),
+                    table: dispatch,
+                    column: "kernel_id".into(),
+                });
             }
+            let (start, end) = match timestamps(&dispatch, names, &has) {
+                Some(pair) => pair,
+                None => {
+                    let column = if has("start_id") { "end_id".into() } else { "start".into() };
+                    return Err(TraceError::MissingColumn { path: path.into(), table: dispatch, column });
+                }
+            };
             let sym_cols = sqlite_scan::columns(path, conn, &symbols)?;
             let symbol_name_columns: Vec<&'static str> =
                 ["display_name", "kernel_name"].into_iter().filter(|c| sym_cols.iter().any(|s| s == c)).collect();
@@ -83,8 +111,8 @@ impl RocpdTrace {
                 dispatch: KernelTable {
                     table: quote_ident(&dispatch),
                     key: "kernel_id".into(),
-                    start: "start".into(),
-                    end: "\"end\"".into(),
+                    start,
+                    end,
                     // rocpd 4.x drafts fold agent, queue and stream into track_id.
                     lane: sqlite_scan::Lane::of(&cols, &["agent_id"], &["stream_id", "queue_id", "track_id"]),
                     is_table,
@@ -283,6 +311,41 @@ mod tests {
                 ("soft_max_f32".to_string(), 2, 40),
             ]
         );
+    }
+
+    /// The rocpd 4.0 design: a dispatch's start and end are ids into the writer's
+    /// `rocpd_timestamp` table (ROCm/rocm-systems#4762, #5347), its context a `track_id`. Read
+    /// through the join, the totals are the inline ones; a table with `start_id` and no
+    /// `end_id` is named in one line.
+    #[test]
+    fn a_4_0_dispatch_table_reads_its_timestamps_through_rocpd_timestamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v4.db");
+        let conn = Connection::open(&path).unwrap();
+        let s = "_0198a1b2_0000_7000_8000_000000000004";
+        conn.execute_batch(&format!(
+            "CREATE TABLE rocpd_metadata{s} (tag TEXT, value TEXT);
+             INSERT INTO rocpd_metadata{s} VALUES ('schema_version', '4.0.0');
+             CREATE VIEW rocpd_metadata AS SELECT * FROM rocpd_metadata{s};
+             CREATE TABLE rocpd_timestamp{s} (id INTEGER PRIMARY KEY, guid TEXT, value BIGINT NOT NULL, phase INTEGER, track_id INTEGER);
+             CREATE TABLE rocpd_kernel_dispatch{s} (id INTEGER PRIMARY KEY, track_id INTEGER NOT NULL, kernel_id INTEGER NOT NULL,
+                 start_id INTEGER NOT NULL, end_id INTEGER NOT NULL);
+             CREATE TABLE rocpd_info_kernel_symbol{s} (id INTEGER PRIMARY KEY, kernel_name TEXT, display_name TEXT);
+             INSERT INTO rocpd_info_kernel_symbol{s} VALUES (1, 'm', 'rope_neox'), (2, 'm', 'soft_max_f32');
+             INSERT INTO rocpd_timestamp{s} (id, value) VALUES (1, 100), (2, 150), (3, 200), (4, 210), (5, 300), (6, 333);
+             INSERT INTO rocpd_kernel_dispatch{s} (track_id, kernel_id, start_id, end_id) VALUES (1, 1, 1, 2), (1, 2, 3, 4), (2, 2, 5, 6);"
+        ))
+        .unwrap();
+        drop(conn);
+        let src = open_trace(&path).unwrap();
+        assert!(src.describe().contains("schema 4.0.0"), "{}", src.describe());
+        assert_eq!(totals(src.as_ref()), vec![("rope_neox".to_string(), 1, 50), ("soft_max_f32".to_string(), 2, 43)]);
+
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(&format!("ALTER TABLE rocpd_kernel_dispatch{s} DROP COLUMN end_id;")).unwrap();
+        drop(conn);
+        let e = open_trace(&path).err().unwrap();
+        assert!(matches!(&e, TraceError::MissingColumn { column, .. } if column == "end_id"), "{e}");
     }
 
     #[test]

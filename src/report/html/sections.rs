@@ -127,7 +127,7 @@ mod tests {
             }
         }
         assert!(tables >= 6, "the verdicts of four metrics, per variant and per phase: {tables}");
-        for note in ["q8_0: a caveat under its row", "throttled (decode gfx clock > 10% below the study median): #1"] {
+        for note in ["q8_0: a caveat under its row", "throttled during decode (the firmware's limit, or a gfx clock > 10% below the study median): #1 (gfx clock)"] {
             assert!(txt.contains(note) && md.contains(note) && html.contains(&esc(note)), "{note}");
         }
         assert!(txt.contains("  ! q8_0: a caveat under its row\n"), "under its row in text:\n{txt}");

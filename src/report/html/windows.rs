@@ -136,7 +136,7 @@ mod tests {
                 temp_c: telemetry.then_some(60.0 + k as f64),
             })
             .collect();
-        crate::summary::windows::sample_windows(index, windows, false)
+        crate::summary::windows::sample_windows(index, windows, Vec::new())
     }
 
     /// The data lines of `colour` (stroke width 2; the mesh and axes are 1 px).

@@ -28,11 +28,26 @@ pub(crate) fn covariate(s: &Summary) -> Vec<Section> {
     vec![Section::new(title).notes(adjusted)]
 }
 
-/// The host's power state, the noise hint, and why no energy was measured: a line each.
+/// The runtime libraries the servers loaded (docs/methodology.md §2.2): one line where every
+/// variant loaded the same, else one per variant.
+fn runtime_line(s: &Summary) -> Option<String> {
+    let first = s.runtimes.first()?;
+    if s.runtimes.len() == s.variants.len() && s.runtimes.iter().all(|r| r.libraries == first.libraries) {
+        return Some(format!("runtime (every variant's server loaded): {}", first.libraries.join(", ")));
+    }
+    let each: Vec<String> = s.runtimes.iter().map(|r| format!("{}: {}", r.label, r.libraries.join(", "))).collect();
+    Some(format!("runtime (the servers loaded): {}", each.join("; ")))
+}
+
+/// The host's power state, the runtime the servers loaded, the noise hint, and why no energy was
+/// measured: a line each.
 pub(crate) fn lines(s: &Summary) -> Vec<Section> {
     let mut out = Vec::new();
     if let Some(p) = &s.power_state {
         out.push(Section::line(format!("power state (host.json): {p}")));
+    }
+    if let Some(line) = runtime_line(s) {
+        out.push(Section::line(line));
     }
     if let Some(hint) = &s.noise_hint {
         out.push(Section::line(format!("noise: {hint}")));

@@ -37,14 +37,34 @@ pub(crate) fn sections(s: &Summary) -> Vec<Section> {
                 p.energy_from.clone().unwrap_or_else(|| NONE.into()),
             ]);
         }
-        let throttled = (!v.throttled.is_empty()).then(|| {
-            let list = v.throttled.iter().map(|i| format!("#{i}")).collect::<Vec<_>>().join(" ");
-            format!("{}: throttled (decode gfx clock > 10% below the study median): {list}", v.label)
+        let throttled = (!v.throttled.is_empty()).then(|| throttled_note(v));
+        let residency = v.decode.as_ref().filter(|d| !d.throttle.is_empty()).map(|d| {
+            let each: Vec<String> = d.throttle.iter().map(|t| format!("{} {:.0}", t.limit, t.ticks)).collect();
+            format!(
+                "{}: decode throttle residency (the firmware's ticks, median per sample): {}",
+                v.label,
+                each.join(", ")
+            )
         });
-        groups.push(Group { rows: t.rows.len() - first, notes: throttled.into_iter().collect() });
+        groups.push(Group { rows: t.rows.len() - first, notes: throttled.into_iter().chain(residency).collect() });
     }
     let source = s.telemetry.as_deref().unwrap_or(NONE);
     vec![Section::new(format!("per phase (medians over accepted samples; telemetry: {source})"))
         .id("phases")
         .grouped(t, groups)]
+}
+
+/// The throttled samples and what throttled each (docs/methodology.md §9.5): the firmware's
+/// limits where the source counts their residency, else the clock's sag.
+fn throttled_note(v: &crate::summary::VariantSummary) -> String {
+    let each: Vec<String> = if v.throttled_by.is_empty() {
+        v.throttled.iter().map(|i| format!("#{i} (gfx clock)")).collect()
+    } else {
+        v.throttled_by.iter().map(|(i, by)| format!("#{i} ({})", by.join(", "))).collect()
+    };
+    format!(
+        "{}: throttled during decode (the firmware's limit, or a gfx clock > 10% below the study median): {}",
+        v.label,
+        each.join(" ")
+    )
 }
