@@ -32,7 +32,7 @@ pub(crate) struct TraceArgs {
     pub(crate) root: Option<PathBuf>,
     /// Finish an interrupted capture in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "root", conflicts_with_all = STUDY_FLAGS)]
-    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "attach", "untraced", "traced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout"])]
+    #[arg(conflicts_with_all = ["tokens", "tracer", "tracer_bin", "tracer_cmd", "attach", "untraced", "traced", "prompt", "prompt_tokens", "ignore_eos", "finalize_timeout", "dispatch_reference"])]
     pub(crate) resume: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) variants: VariantArgs,
@@ -63,6 +63,11 @@ pub(crate) struct TraceArgs {
     pub(crate) prompt: PromptArgs,
     #[arg(long)]
     pub(crate) ignore_eos: bool,
+    /// A variant traced with its graphs off (e.g. `env=GGML_CUDA_DISABLE_GRAPHS=1`) whose decode
+    /// dispatches per token are the reference: every other variant's trace must hold at least 90%
+    /// of them, or it is refused as one that lost kernels (methodology §10 "complete traces").
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) dispatch_reference: Option<String>,
     /// Seconds to wait for the tracer to write its output after the one SIGTERM (never killed).
     #[arg(long, default_value_t = 1800, value_name = "SECS", value_parser = crate::bounds::u64_flag(1, crate::bounds::MAX_TIMEOUT_S))]
     pub(crate) finalize_timeout: u64,
@@ -125,9 +130,23 @@ fn study_from_flags(a: &TraceArgs) -> Result<StudyFile> {
             tracer: tracer(a)?,
             finalize_timeout_s: a.finalize_timeout,
             traced: a.traced,
+            dispatch_reference: a.dispatch_reference.clone(),
         }),
         ..study_file(v, &a.conditions, model.clone(), a.tokens, a.untraced)
     };
+    if let Some(label) = &a.dispatch_reference {
+        let labels: Vec<String> =
+            crate::variant::parse_variants(&file.variants)?.into_iter().map(|v| v.label).collect();
+        if !labels.contains(label) {
+            refuse!(
+                "--dispatch-reference {label}: no variant is labelled so (the variants: {}); name the one traced with its graphs off",
+                labels.join(", ")
+            );
+        }
+        if labels.len() < 2 {
+            refuse!("--dispatch-reference {label}: a reference needs another variant to check; add the variant to trace beside it");
+        }
+    }
     Ok(file.with_paths_from(&std::env::current_dir()?))
 }
 

@@ -539,6 +539,18 @@ impl Render for crate::summary::capture::CapturedTraces {
                 t.untraced_median_ms_per_token.map_or("—".into(), |v| format!("{v:.3}")),
                 t.tokens
             );
+            if let (Some(n), Some(r)) = (t.dispatches_per_token, &t.reference) {
+                let _ = writeln!(
+                    o,
+                    "  decode dispatches per token: {n:.1}, {:.1}% of the reference's {:.1} ({}; a complete trace holds at least {:.0}%)",
+                    100.0 * n / r.per_token,
+                    r.per_token,
+                    r.from,
+                    100.0 * crate::trace::complete::REFERENCE_RATIO
+                );
+            } else if let Some(n) = t.dispatches_per_token {
+                let _ = writeln!(o, "  decode dispatches per token: {n:.1} (the reference)");
+            }
             line.push_str(&format!(" --variant {}={}", t.label, t.folder.display()));
         }
         let _ = writeln!(o, "compare with: abprof compare-traces{line}");

@@ -254,6 +254,7 @@ impl TraceStudy {
             // only the conditions that may change between samples.
             runtime: ctx.evidence.read_host().ok().and_then(|h| h.power).and_then(|p| p.runtime()),
             runtime_libraries: sample.extra.runtime.clone(),
+            dispatch_reference: None,
         };
         capture.write_manifest(&manifest)?;
         Ok(())

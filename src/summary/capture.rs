@@ -4,7 +4,7 @@ use super::traces::{compared, TraceComparison};
 use super::{Metric, Summary};
 use crate::study::evidence::Evidence;
 use crate::study::trace_capture::attach_untraced;
-use crate::study::trace_folder::trace_inputs;
+use crate::study::trace_folder::{trace_inputs, TraceFolder};
 use crate::trace::compare::{compare_specs, VariantSpec};
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -19,6 +19,12 @@ pub(crate) struct CapturedTrace {
     pub(crate) decode_window: bool,
     pub(crate) untraced_median_ms_per_token: Option<f64>,
     pub(crate) tokens: u32,
+    /// Its first trace's decode dispatches per generated token, where the study names a
+    /// reference (`--dispatch-reference`), and that share of the reference's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dispatches_per_token: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) reference: Option<crate::trace::manifest::DispatchReference>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -58,20 +64,71 @@ pub(crate) fn scale_traces(ev: &Evidence, summary: &Summary, tokens: u32) -> Res
     }
     let labels: Vec<String> = summary.variants.iter().map(|v| v.label.clone()).collect();
     let mut traces = Vec::new();
-    let attached = attach_untraced(&ev.root, &labels, tokens, &per_variant)?;
+    let mut attached = attach_untraced(&ev.root, &labels, tokens, &per_variant)?;
+    let reference = reference_label(ev)?;
+    let counts = match &reference {
+        Some(label) => attach_reference(&mut attached, label)?,
+        None => vec![None; attached.len()],
+    };
     let comparison = (attached.len() >= 2 && attached.iter().any(|(_, m)| !m.more_traces.is_empty()))
         .then(|| compare_captured(&attached));
-    for (folder, m) in attached {
+    for ((folder, m), dispatches_per_token) in attached.into_iter().zip(counts) {
         traces.push(CapturedTrace {
             label: m.label.clone(),
             trace: folder.join(&m.trace_file),
             decode_window: m.decode_window.is_some(),
             untraced_median_ms_per_token: m.untraced.as_ref().map(|u| u.median_ms_per_token),
             tokens,
+            dispatches_per_token,
+            reference: m.dispatch_reference.clone(),
             folder,
         });
     }
     Ok(CapturedTraces { traces, comparison })
+}
+
+/// The study's `--dispatch-reference` label, if it named one.
+fn reference_label(ev: &Evidence) -> Result<Option<String>> {
+    let facts = crate::study::StudyFacts::load(ev)?;
+    Ok(facts.file.kind.trace().and_then(|t| t.dispatch_reference.clone()))
+}
+
+/// Counts each variant's first trace's decode dispatches per token, and writes the reference
+/// variant's count (docs/methodology.md §10 "complete traces") into every other variant's
+/// manifest, where the comparison checks it. The reference's own trace must pass the layer
+/// floor; a variant whose trace cannot be read keeps no count (the comparison names why).
+fn attach_reference(attached: &mut [(PathBuf, crate::trace::TraceManifest)], label: &str) -> Result<Vec<Option<f64>>> {
+    let rules = crate::trace::Rules::builtin();
+    let count = |folder: &PathBuf, m: &crate::trace::TraceManifest| -> Result<f64> {
+        let input = crate::trace::TraceInput { trace_path: folder.join(&m.trace_file), manifest: Some(m.clone()) };
+        let a = crate::trace::analyze_with(&input, &rules, None, false)?;
+        crate::trace::complete::dispatches_per_token(&a)
+            .ok_or_else(|| anyhow::anyhow!("{}: no decode window to count dispatches in", input.trace_path.display()))
+    };
+    let Some((folder, m)) = attached.iter().find(|(_, m)| m.label == label) else {
+        bail!("--dispatch-reference {label}: no traced variant is labelled so");
+    };
+    let per_token = count(folder, m)?;
+    let env: Vec<String> = crate::variant::Variant::parse(&m.variant)
+        .map(|v| v.env.iter().map(|(k, v)| format!("{k}={v}")).collect())
+        .unwrap_or_default();
+    let from = if env.is_empty() {
+        format!("the traced samples of {label}")
+    } else {
+        format!("the traced samples of {label} (env {})", env.join(" "))
+    };
+    let reference = crate::trace::manifest::DispatchReference { per_token, from };
+    let mut counts = Vec::new();
+    for (folder, m) in attached.iter_mut() {
+        if m.label != label {
+            m.dispatch_reference = Some(reference.clone());
+            TraceFolder::at(folder).write_manifest(m)?;
+        }
+        let mut unchecked = m.clone();
+        unchecked.dispatch_reference = None;
+        counts.push(count(folder, &unchecked).ok());
+    }
+    Ok(counts)
 }
 
 /// The captured folders compared with the builtin rules, each scaled by its untraced samples.

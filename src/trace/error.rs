@@ -87,6 +87,9 @@ pub(crate) enum TraceError {
     )]
     Incomplete { path: PathBuf, per_token: f64, floor: u32, layers: u32, cause: &'static str, runtime: String },
 
+    #[error("{0}")]
+    PartialLoss(Box<PartialLoss>),
+
     #[error(transparent)]
     Manifest(#[from] super::manifest::ManifestError),
 
@@ -106,5 +109,38 @@ impl TraceError {
             }
         }
         TraceError::Sqlite { path: path.to_path_buf(), source: e }
+    }
+}
+
+/// A trace that holds less than the least share (`least`) of its reference's decode
+/// dispatches per token (docs/methodology.md §10 "complete traces"), boxed: the error's other
+/// kinds are small.
+#[derive(Debug)]
+pub struct PartialLoss {
+    pub(crate) path: PathBuf,
+    pub(crate) per_token: f64,
+    pub(crate) reference: f64,
+    pub(crate) from: String,
+    pub(crate) ratio: f64,
+    /// The least share a complete trace holds.
+    pub(crate) least: f64,
+    pub(crate) cause: &'static str,
+    pub(crate) runtime: String,
+}
+
+impl std::fmt::Display for PartialLoss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {:.1} kernel dispatches per generated token in the decode, {:.1}% of the {:.1} of {} (a complete trace holds at least {:.0}%): the trace lost kernels; {}; runtime: {}",
+            self.path.display(),
+            self.per_token,
+            100.0 * self.ratio,
+            self.reference,
+            self.from,
+            100.0 * self.least,
+            self.cause,
+            self.runtime
+        )
     }
 }

@@ -127,6 +127,20 @@ pub(crate) struct TraceManifest {
     /// manifests of earlier releases and where the server mapped none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) runtime_libraries: Option<crate::runtime_libraries::LoadedRuntime>,
+    /// The decode dispatches per generated token of a complete trace of the same model (the
+    /// reference variant's, traced with the graphs off: `abprof trace --dispatch-reference`):
+    /// a trace below [`super::complete::REFERENCE_RATIO`] of it lost kernels (docs/methodology.md
+    /// §10 "complete traces"). Absent without a reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dispatch_reference: Option<DispatchReference>,
+}
+
+/// A reference count of decode dispatches per generated token, and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct DispatchReference {
+    pub(crate) per_token: f64,
+    /// What it was counted in, e.g. "the traced samples of off (env GGML_CUDA_DISABLE_GRAPHS=1)".
+    pub(crate) from: String,
 }
 
 /// One more traced sample of the same variant: its trace and windows, as for the first.
@@ -227,6 +241,7 @@ mod tests {
             model_layers: None,
             runtime: None,
             runtime_libraries: None,
+            dispatch_reference: None,
         }
     }
 

@@ -16,7 +16,7 @@
 pub(crate) mod attribute;
 pub(crate) mod categories;
 pub(crate) mod compare;
-mod complete;
+pub(crate) mod complete;
 pub(crate) mod detect;
 mod error;
 pub(crate) mod exclusive_sweep;
@@ -147,6 +147,63 @@ mod tests {
         m.speculation = speculation.map(String::from);
         m.runtime = Some("ROCm 7.2.0-43 (HIP 7.2.25342)".into());
         input
+    }
+
+    /// The committed trace against a reference of its own count passes; a copy that lost every
+    /// other decode dispatch (half its decode kernels, as a tracer dropping graph-replayed
+    /// kernels would) is refused naming the ratio, the reference and the runtime, though it
+    /// still holds more dispatches a token than the model has layers.
+    #[test]
+    fn a_trace_cut_to_half_its_decode_kernels_is_refused_against_its_reference() {
+        let rules = Rules::builtin();
+        let whole = analyze_with(&input(Some(4), None), &rules, None, false).unwrap();
+        let per_token = complete::dispatches_per_token(&whole).unwrap();
+        let reference = manifest::DispatchReference {
+            per_token,
+            from: "the traced samples of off (env GGML_CUDA_DISABLE_GRAPHS=1)".into(),
+        };
+        let mut full = input(Some(4), None);
+        full.manifest.as_mut().unwrap().dispatch_reference = Some(reference.clone());
+        assert!(analyze_with(&full, &rules, None, false).is_ok(), "a trace at its reference's count");
+
+        let dir = tempfile::tempdir().unwrap();
+        let cut = dir.path().join("trace.db");
+        std::fs::copy(&full.trace_path, &cut).unwrap();
+        let window = full.manifest.as_ref().unwrap().decode_window.unwrap();
+        let conn = rusqlite::Connection::open(&cut).unwrap();
+        let table: String = conn
+            .query_row(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_kernel_dispatch_%'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        let gone = conn
+            .execute(
+                &format!("DELETE FROM \"{table}\" WHERE id % 2 = 0 AND start BETWEEN ?1 AND ?2"),
+                rusqlite::params![window.start_ns as i64, window.end_ns as i64],
+            )
+            .unwrap();
+        drop(conn);
+        assert!(gone > 0);
+        let mut half = full.clone();
+        half.trace_path = cut;
+        let e = analyze_with(&half, &rules, None, false).unwrap_err();
+        let line = e.to_string();
+        assert!(matches!(&e, TraceError::PartialLoss(p) if (0.4..0.6).contains(&p.ratio)), "{line}");
+        for part in [
+            "kernel dispatches per generated token in the decode",
+            "of the traced samples of off (env GGML_CUDA_DISABLE_GRAPHS=1)",
+            "at least 90%",
+            "ROCm 7.2.0-43",
+        ] {
+            assert!(line.contains(part), "{part}: {line}");
+        }
+        assert!(!line.contains('\n'), "one line: {line}");
+        // The layer floor alone would have let it through: 4 layers, many more dispatches a token.
+        let mut floor_only = half.clone();
+        floor_only.manifest.as_mut().unwrap().dispatch_reference = None;
+        assert!(analyze_with(&floor_only, &rules, None, false).is_ok());
     }
 
     #[test]

@@ -15,6 +15,11 @@ pub struct TraceSection {
     /// study files of earlier releases, which took one.
     #[serde(default = "one_traced", skip_serializing_if = "is_one_traced")]
     pub(crate) traced: u32,
+    /// The variant whose traces count a complete decode's dispatches per token (one traced with
+    /// its graphs off, `--dispatch-reference LABEL`): every other variant's trace must hold at
+    /// least 90% of it (docs/methodology.md §10 "complete traces"). Absent: the layer floor alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) dispatch_reference: Option<String>,
 }
 
 fn one_traced() -> u32 {
