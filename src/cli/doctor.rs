@@ -15,6 +15,10 @@ pub(crate) struct DoctorArgs {
     /// and whether it offers --spec-type draft-mtp and --backend-sampling.
     #[arg(long, value_name = "BIN", value_parser = existing_server)]
     pub(crate) server_bin: Option<PathBuf>,
+    /// The model a study would load: on an APU, whether it fits what the GPU may map (GTT and
+    /// TTM's page limit) with room for its KV cache.
+    #[arg(long, value_name = "GGUF", value_parser = existing_file)]
+    pub(crate) model: Option<PathBuf>,
     /// Where a study's evidence would go: its free disk is measured (or that of the nearest
     /// folder above it that exists).
     #[arg(long, value_name = "DIR", default_value = ".", value_parser = folder_or_new)]
@@ -58,6 +62,14 @@ fn existing_folder(s: &str) -> Result<PathBuf, String> {
     Err(format!("{s}: no such folder: pass a sysfs tree (the default /sys, or a fixture copy of one)"))
 }
 
+fn existing_file(s: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(s);
+    if p.is_file() {
+        return Ok(p);
+    }
+    Err(format!("{s}: no such file: pass the GGUF model a study would load"))
+}
+
 fn folder_or_new(s: &str) -> Result<PathBuf, String> {
     let p = PathBuf::from(s);
     if p.exists() && !p.is_dir() {
@@ -85,6 +97,7 @@ pub(crate) fn run(a: DoctorArgs) -> Result<i32> {
         port: a.port,
         history,
         cpu_window: Duration::from_secs(1),
+        model: a.model,
     };
     crate::app::doctor(&plan, a.output.format(), a.verbose)
 }

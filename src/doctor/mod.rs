@@ -1,5 +1,6 @@
 //! `abprof doctor`: whether this host is ready to measure and what would add noise, each a
 //! [`Finding`] with its fix (docs/methodology.md §21). It reads and probes; it changes nothing.
+mod apu;
 mod finding;
 mod gpu_processes;
 mod host_cpu;
@@ -62,12 +63,15 @@ pub(crate) struct DoctorPlan {
     pub(crate) history: Option<HistoryLocation>,
     /// How long the CPU load is measured.
     pub(crate) cpu_window: Duration,
+    /// The model a study would load: on an APU, checked against what the GPU may map.
+    pub(crate) model: Option<PathBuf>,
 }
 
 /// Every finding about this host, in a fixed order.
 pub(crate) fn examine(plan: &DoctorPlan) -> Checkup {
     let host = nix::unistd::gethostname().map(|h| h.to_string_lossy().to_string()).unwrap_or_default();
     let sys = plan.sysfs.as_path();
+    let cmdline = std::fs::read_to_string("/proc/cmdline").unwrap_or_default();
     let findings = vec![
         telemetry::finding(&plan.telemetry),
         host_cpu::power_state(&crate::telemetry::power_state::PowerState::of_host()),
@@ -78,6 +82,9 @@ pub(crate) fn examine(plan: &DoctorPlan) -> Checkup {
         room::port(plan.port),
         room::disk(&plan.root),
         server_binary::finding(plan.server.as_deref()),
+        apu::memory(sys, &cmdline, plan.model.as_deref()),
+        apu::platform_profile(sys),
+        apu::iommu(sys, &cmdline),
         last_aa::finding(plan.history.as_ref(), &host),
     ];
     Checkup::of(host, findings)
