@@ -59,6 +59,36 @@ pub(crate) struct PowerState {
     /// The installed linux-firmware package (the GPU's firmware blobs), by the package manager.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) linux_firmware: Option<String>,
+    /// Per amdgpu card, the firmware the driver loaded: `vbios_version` and each
+    /// `fw_version/*_fw_version` (SMU's `smc`, `mes`, PSP's `sos`, …), as the driver reports them.
+    /// The package above is what is installed; these are what runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) loaded_firmware: Vec<String>,
+}
+
+/// `amdgpu card1 firmware vbios=113-… smc=0x0b5d0400 mes=0x… sos=0x…`: the VBIOS and every
+/// `fw_version/NAME_fw_version` the driver exposes for `device`, sorted by name; None where it
+/// exposes none.
+fn loaded_firmware(card: &str, device: &Path) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    if let Some(v) = read_trimmed(&device.join("vbios_version")).filter(|v| !v.is_empty()) {
+        parts.push(format!("vbios={v}"));
+    }
+    let mut blobs: Vec<(String, String)> = std::fs::read_dir(device.join("fw_version"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().strip_suffix("_fw_version")?.to_string();
+                    let v = read_trimmed(&e.path())?;
+                    // 0x00000000: a block this ASIC does not have.
+                    (!v.trim_start_matches("0x").chars().all(|c| c == '0')).then_some((name, v))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    blobs.sort();
+    parts.extend(blobs.into_iter().map(|(n, v)| format!("{n}={v}")));
+    (!parts.is_empty()).then(|| format!("amdgpu {card} firmware {}", parts.join(" ")))
 }
 
 /// What a host without a value says in its place.
@@ -236,6 +266,9 @@ impl PowerState {
                     self.power_limits.push(PowerLimit { source: format!("amdgpu {card} power1_cap"), watts: uw / 1e6 });
                 }
             }
+            if let Some(fw) = loaded_firmware(&card, &device) {
+                self.loaded_firmware.push(fw);
+            }
             if let Some(level) = read_trimmed(&device.join("power_dpm_force_performance_level")) {
                 self.clocks_policy.push(format!("amdgpu {card} power_dpm_force_performance_level={level}"));
             }
@@ -326,6 +359,7 @@ impl PowerState {
         parts.extend(self.clocks_policy.iter().cloned());
         parts.extend(field("platform_profile", &self.platform_profile));
         parts.extend(self.cards.iter().cloned());
+        parts.extend(self.loaded_firmware.iter().cloned());
         parts.extend(
             [
                 field("ttm pages_limit", &self.ttm_pages_limit),
@@ -459,6 +493,27 @@ mod tests {
         );
         assert_eq!(active_power_profile("  0 BOOTUP_DEFAULT\n  5 COMPUTE *\n").as_deref(), Some("COMPUTE"));
         assert_eq!(active_power_profile(" 0 BOOTUP_DEFAULT :\n"), None);
+    }
+
+    /// The loaded firmware as amdgpu exposes it (the Strix Point snapshot's smc_fw_version,
+    /// tests/fixtures/gpu_metrics/README.md): the VBIOS and each block's version, blocks the ASIC
+    /// lacks (all zero) left out, kept in host.json's state but not among a sample's conditions.
+    #[test]
+    fn the_loaded_firmware_is_read_per_card() {
+        let d = tempfile::tempdir().unwrap();
+        let dev = d.path().join("class/drm/card1/device");
+        std::fs::create_dir_all(dev.join("fw_version")).unwrap();
+        std::fs::write(dev.join("gpu_busy_percent"), "3\n").unwrap();
+        std::fs::write(dev.join("vbios_version"), "113-STRXLGEN-001\n").unwrap();
+        for (name, v) in [("smc", "0x0b5d0400"), ("mes", "0x00000080"), ("sos", "0x00340012"), ("vce", "0x00000000")] {
+            std::fs::write(dev.join(format!("fw_version/{name}_fw_version")), format!("{v}\n")).unwrap();
+        }
+        let fw = loaded_firmware("card1", &dev).unwrap();
+        assert_eq!(fw, "amdgpu card1 firmware vbios=113-STRXLGEN-001 mes=0x00000080 smc=0x0b5d0400 sos=0x00340012");
+        let none = tempfile::tempdir().unwrap();
+        assert_eq!(loaded_firmware("card0", none.path()), None);
+        let st = PowerState { loaded_firmware: vec![fw.clone()], ..PowerState::default() };
+        assert!(st.conditions().loaded_firmware.is_empty(), "a version, not a condition");
     }
 
     #[test]
