@@ -7,7 +7,8 @@
 //! bisect, exactness) → `report` → `doctor` (is this host ready to measure) →
 //! `history`, `bisect`, `timeline` → `summary` → `exactness` → `study` (THE study loop, and its A/B,
 //! Pi and trace configurations) → `measure` (THE sample lifecycle) → `roofline` (decode bytes and
-//! memory bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact` → `client`,
+//! memory bandwidth) → `trace` (pure trace analysis), `telemetry`, `server`, `artifact`, `llama_bench`
+//! (llama-bench's outputs read) → `client`,
 //! `child`, `atomic_file`, `cache_dir`, `runtime_libraries` (what a process mapped) → `variant`, `schedule`, `clock`, `stats`, `schema`, `dylib`,
 //! `bounds`, `stop_signal`, `refusal` (the one error kind that exits 2).
 pub(crate) mod app;
@@ -26,6 +27,7 @@ pub(crate) mod exactness;
 #[doc(hidden)] // The fuzz harness's entry points (benches/fuzz.rs), not an API.
 pub mod fuzzing;
 pub(crate) mod history;
+pub(crate) mod llama_bench;
 pub(crate) mod measure;
 pub(crate) mod refusal;
 pub(crate) mod report;

@@ -210,7 +210,7 @@ const FLOORS: &[&[&str]] = &[
     &["study"],
     &["measure"],
     &["roofline"],
-    &["trace", "telemetry", "server", "artifact"],
+    &["trace", "telemetry", "server", "artifact", "llama_bench"],
     &["client", "child", "atomic_file", "cache_dir", "runtime_libraries"],
     &["variant", "schedule", "clock", "stats", "schema", "dylib", "bounds", "stop_signal", "refusal"],
 ];

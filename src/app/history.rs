@@ -18,6 +18,11 @@ pub(crate) enum HistoryRequest {
         location: HistoryLocation,
         dirs: Vec<PathBuf>,
     },
+    /// llama-bench output files, each test recorded as a result of its own kind.
+    ImportLlamaBench {
+        location: HistoryLocation,
+        files: Vec<PathBuf>,
+    },
     /// The outbox (`outbox`, else the location's own) into the PostgreSQL history it waits for.
     Push {
         location: HistoryLocation,
@@ -38,7 +43,10 @@ pub(crate) fn history(r: HistoryRequest, format: Format) -> Result<i32> {
                         crate::history::Regressions { history: path, filters, series: vec![], not_compared: vec![] };
                     emit(&empty, format);
                 } else {
-                    emit(&HistoryList { history: path, filters, studies_total: 0, rows: vec![] }, format);
+                    emit(
+                        &HistoryList { history: path, filters, studies_total: 0, rows: vec![], llama_bench: vec![] },
+                        format,
+                    );
                 }
                 return Ok(0);
             };
@@ -46,7 +54,8 @@ pub(crate) fn history(r: HistoryRequest, format: Format) -> Result<i32> {
             if moves {
                 emit(&regressions(&studies, path, filters), format);
             } else {
-                emit(&list(&studies, path, filters), format);
+                let bench = history.bench_results()?;
+                emit(&list(&studies, bench, path, filters), format);
             }
         }
         HistoryRequest::Import { location, dirs } => {
@@ -60,6 +69,24 @@ pub(crate) fn history(r: HistoryRequest, format: Format) -> Result<i32> {
                 folders.push(import_folder(&mut history, &dir, &rs)?);
             }
             emit(&ImportReport { history: location.to_string(), folders }, format);
+        }
+        HistoryRequest::ImportLlamaBench { location, files } => {
+            // Every file read before anything is written: one that is not llama-bench's is refused.
+            let host = nix::unistd::gethostname().ok().map(|h| h.to_string_lossy().into_owned());
+            let mut parsed = Vec::new();
+            for f in &files {
+                match crate::history::results_in(f, host.clone()) {
+                    Ok(r) => parsed.push((f.clone(), r)),
+                    Err(why) => refuse!("{why}"),
+                }
+            }
+            let mut history = History::open(&location)?;
+            let mut imported = Vec::new();
+            for (file, results) in parsed {
+                let new = history.record_bench(&results)?;
+                imported.push(crate::report::history::BenchFile::of(file, &results, new));
+            }
+            emit(&crate::report::history::BenchImportReport { history: location.to_string(), files: imported }, format);
         }
         HistoryRequest::Push { location, outbox } => {
             let target = match &location {

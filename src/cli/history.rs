@@ -32,6 +32,10 @@ pub(crate) enum HistoryAction {
     /// Load existing evidence folders (ab, trace, pi, exactness, bench) into the history; a study
     /// already there is recognized and not added twice.
     Import(ImportArgs),
+    /// Load llama-bench outputs (-o json, jsonl, csv or sql; any llama.cpp version) into the
+    /// history: each test a result of its own kind, listed beside abprof's studies of the same
+    /// build and model, never judged with them; a result already there is not added twice.
+    ImportLlamaBench(ImportLlamaBenchArgs),
     /// Send the studies kept while the PostgreSQL history could not be reached (its own outbox,
     /// $XDG_DATA_HOME/abprof/pending/USER@HOST_PORT_DB-HASH.db) to it; a study it already holds is
     /// not added twice.
@@ -46,6 +50,17 @@ pub(crate) struct PushArgs {
     /// abprof, which kept one outbox for every database).
     #[arg(long, value_name = "FILE")]
     pub(crate) outbox: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ImportLlamaBenchArgs {
+    /// Files llama-bench wrote (`llama-bench -o json > FILE`, or jsonl, csv, sql).
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) db: HistoryDb,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
@@ -138,6 +153,9 @@ pub(crate) fn run(a: HistoryCommandArgs) -> Result<i32> {
     let (request, format) = match a.action {
         Some(HistoryAction::Import(i)) => {
             (HistoryRequest::Import { location: i.db.location()?, dirs: i.dirs }, i.output.format())
+        }
+        Some(HistoryAction::ImportLlamaBench(i)) => {
+            (HistoryRequest::ImportLlamaBench { location: i.db.location()?, files: i.files }, i.output.format())
         }
         Some(HistoryAction::Push(p)) => {
             (HistoryRequest::Push { location: p.db.location()?, outbox: p.outbox }, p.output.format())

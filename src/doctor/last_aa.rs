@@ -26,7 +26,7 @@ pub(crate) fn finding(location: Option<&HistoryLocation>, host: &str) -> Finding
         None => Vec::new(),
     };
     let filters = Filters { host: Some(host.to_string()), ..Filters::default() };
-    let rows = list(&studies, location.to_string(), filters).rows;
+    let rows = list(&studies, Vec::new(), location.to_string(), filters).rows;
     match rows.iter().rfind(|r| r.aa && r.position == 1) {
         Some(r) => match spread(r) {
             Ok(line) => Finding::ok(NAME, line),

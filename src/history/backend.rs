@@ -93,6 +93,29 @@ impl History {
         Ok(Recording::Pending { pending, cause })
     }
 
+    /// Records llama-bench results, each once; how many were new.
+    pub(crate) fn record_bench(
+        &mut self,
+        results: &[super::bench_results::BenchResult],
+    ) -> Result<usize, HistoryError> {
+        let location = self.location.to_string();
+        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
+            url: location.clone(),
+            detail: self.unreachable.clone().unwrap_or_default(),
+        })?;
+        store.record_bench(results).map_err(|e| e.at(&location))
+    }
+
+    /// Every recorded llama-bench result, in the order imported.
+    pub(crate) fn bench_results(&mut self) -> Result<Vec<super::bench_results::BenchResult>, HistoryError> {
+        let location = self.location.to_string();
+        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
+            url: location.clone(),
+            detail: self.unreachable.clone().unwrap_or_default(),
+        })?;
+        store.bench_results().map_err(|e| e.at(&location))
+    }
+
     /// Every recorded study, oldest first.
     pub(crate) fn studies(&mut self) -> Result<Vec<StoredStudy>, HistoryError> {
         let location = self.location.to_string();

@@ -5,6 +5,8 @@
 mod backend;
 #[cfg(test)]
 mod backend_bench;
+mod bench_results;
+mod bench_rows;
 mod comparable;
 mod error;
 mod import;
@@ -21,6 +23,7 @@ mod sqlite;
 mod tls;
 
 pub(crate) use backend::{History, Recording};
+pub(crate) use bench_results::{results_in, BenchResult};
 pub(crate) use import::{import_folder, records_in, Imported};
 pub(crate) use location::{default_path, pending_path, BadLocation, HistoryLocation};
 pub(crate) use outbox::{push, Pushed};

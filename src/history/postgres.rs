@@ -254,6 +254,21 @@ impl Store for PgStore {
         tx.commit().map_err(sql_err)?;
         Ok(out)
     }
+
+    fn record_bench(&mut self, results: &[super::bench_results::BenchResult]) -> Result<usize, HistoryError> {
+        let tx = self.client.transaction().map_err(sql_err)?;
+        let mut tx = Tx { tx };
+        let new = super::bench_rows::write_results(&mut tx, results)?;
+        tx.tx.commit().map_err(sql_err)?;
+        Ok(new)
+    }
+
+    fn bench_results(&mut self) -> Result<Vec<super::bench_results::BenchResult>, HistoryError> {
+        let mut tx = self.client.build_transaction().read_only(true).start().map_err(sql_err)?;
+        let out = super::bench_rows::read_results(&mut Reader(&mut tx))?;
+        tx.commit().map_err(sql_err)?;
+        Ok(out)
+    }
 }
 
 /// The real server the tests start (tests/common/pg_cluster.rs, shared with the integration
@@ -310,8 +325,8 @@ mod tests {
         let old = target(&pg.database("previous"));
         let v1 = PgStore::connect_at(&old, LATEST - 1).unwrap();
         drop(v1);
-        let mei =
-            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'studies' AND column_name = 'mei_pct'";
+        // The latest step: the llama-bench results' table (V5).
+        let mei = "SELECT count(*) FROM information_schema.tables WHERE table_name = 'llama_bench_results'";
         assert_eq!(pg.query("previous", mei), "0");
         pg.query(
             "previous",
@@ -347,6 +362,25 @@ mod tests {
         let e = PgStore::connect(&foreign).err().unwrap().to_string();
         assert!(e.contains("not an abprof history"), "{e}");
         assert_eq!(pg.query("other_program", "SELECT count(*) FROM pg_tables WHERE tablename = 'variants'"), "0");
+    }
+
+    /// llama-bench results on a real server: each once by identity, read back as written, the
+    /// same rows as the SQLite backend reads.
+    #[test]
+    fn postgres_keeps_llama_bench_results_once_and_reads_them_back() {
+        let Some(pg) = PgCluster::start() else { return };
+        let t = target(&pg.database("bench"));
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/llama-bench/llamacpp-readme-b5163-cuda-rtx4080.jsonl");
+        let results = super::super::results_in(&path, Some("h".into())).unwrap();
+        let mut store = PgStore::connect(&t).unwrap();
+        assert_eq!(store.record_bench(&results).unwrap(), results.len());
+        assert_eq!(store.record_bench(&results).unwrap(), 0);
+        assert_eq!(store.bench_results().unwrap(), results);
+        let d = tempfile::tempdir().unwrap();
+        let mut lite = super::super::sqlite::SqliteStore::open(&d.path().join("h.db")).unwrap();
+        lite.record_bench(&results).unwrap();
+        assert_eq!(lite.bench_results().unwrap(), store.bench_results().unwrap());
     }
 
     /// Two hosts recording the same study at the same moment: it lands once, both are told its id.

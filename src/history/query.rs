@@ -181,9 +181,31 @@ pub(crate) struct HistoryList {
     /// Studies in the whole history.
     pub(crate) studies_total: usize,
     pub(crate) rows: Vec<HistoryRow>,
+    /// The imported llama-bench results the filters keep: runs of their own kind, listed beside
+    /// the studies and never judged with them (docs/methodology.md §15 "llama-bench results").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) llama_bench: Vec<super::BenchResult>,
 }
 
-pub(crate) fn list(studies: &[StoredStudy], history: String, filters: Filters) -> HistoryList {
+pub(crate) fn list(
+    studies: &[StoredStudy],
+    bench: Vec<super::BenchResult>,
+    history: String,
+    filters: Filters,
+) -> HistoryList {
     let rows = rows(studies).into_iter().filter(|r| filters.matches(r)).collect();
-    HistoryList { history, filters, studies_total: studies.len(), rows }
+    let llama_bench = bench.into_iter().filter(|b| filters.matches_bench(b)).collect();
+    HistoryList { history, filters, studies_total: studies.len(), rows, llama_bench }
+}
+
+impl Filters {
+    /// Whether an imported llama-bench result is of the build (`--commit`, a prefix), model
+    /// (`--model`, part of its file name) and host the filters keep; the filters of a study's
+    /// variants (label, binary, workload, GPU, dates) do not apply to it.
+    pub(crate) fn matches_bench(&self, b: &super::BenchResult) -> bool {
+        let commit = self.commit.as_deref().is_none_or(|c| b.row.build_commit.starts_with(c));
+        let model = self.model.as_deref().is_none_or(|m| b.row.model_filename.contains(m));
+        let host = self.host.as_deref().is_none_or(|h| b.host.as_deref() == Some(h));
+        commit && model && host
+    }
 }

@@ -504,4 +504,8 @@ pub(crate) trait Store {
     fn record(&mut self, study: &StudyRecord) -> Result<(i64, bool), HistoryError>;
     /// Every recorded study, oldest first.
     fn studies(&mut self) -> Result<Vec<StoredStudy>, HistoryError>;
+    /// Writes llama-bench results in one transaction, each once (by identity); how many were new.
+    fn record_bench(&mut self, results: &[super::bench_results::BenchResult]) -> Result<usize, HistoryError>;
+    /// Every recorded llama-bench result, in the order imported.
+    fn bench_results(&mut self) -> Result<Vec<super::bench_results::BenchResult>, HistoryError>;
 }

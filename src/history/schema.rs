@@ -7,7 +7,7 @@
 pub(crate) const APPLICATION_ID: i32 = 0x6162_7048;
 
 /// The SQL that takes a database from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The version this abprof writes.
 pub(crate) const LATEST: u32 = MIGRATIONS.len() as u32;
@@ -142,4 +142,33 @@ CREATE TABLE sample_energy (
 /// was recorded before this version).
 const V4: &str = r#"
 ALTER TABLE studies ADD COLUMN mei_pct REAL;
+"#;
+
+/// llama-bench's results, imported beside the studies as runs of their own kind (docs/methodology.md
+/// §15 "llama-bench results"): one row per test, never mixed into a study's statistics.
+const V5: &str = r#"
+CREATE TABLE llama_bench_results (
+    id                  INTEGER PRIMARY KEY,
+    -- sha256 of the row as imported: a file imported twice adds nothing
+    identity            TEXT NOT NULL UNIQUE,
+    imported_at         TEXT NOT NULL,
+    source              TEXT NOT NULL,
+    format              TEXT NOT NULL,
+    host                TEXT,
+    build_commit        TEXT NOT NULL,
+    build_number        INTEGER,
+    model_filename      TEXT NOT NULL,
+    model_type          TEXT,
+    backends            TEXT,
+    gpu_info            TEXT,
+    test                TEXT NOT NULL,
+    n_prompt            INTEGER NOT NULL,
+    n_gen               INTEGER NOT NULL,
+    n_depth             INTEGER NOT NULL,
+    avg_ts              REAL NOT NULL,
+    stddev_ts           REAL NOT NULL,
+    samples_ts          TEXT,
+    test_time           TEXT,
+    settings            TEXT NOT NULL
+);
 "#;

@@ -113,6 +113,20 @@ impl Store for SqliteStore {
         tx.commit()?;
         Ok(out)
     }
+
+    fn record_bench(&mut self, results: &[super::bench_results::BenchResult]) -> Result<usize, HistoryError> {
+        let mut tx = Tx(self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?);
+        let new = super::bench_rows::write_results(&mut tx, results)?;
+        tx.0.commit()?;
+        Ok(new)
+    }
+
+    fn bench_results(&mut self) -> Result<Vec<super::bench_results::BenchResult>, HistoryError> {
+        let tx = self.conn.transaction()?;
+        let out = super::bench_rows::read_results(&mut Reader(&tx))?;
+        tx.commit()?;
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

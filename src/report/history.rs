@@ -93,6 +93,14 @@ impl Render for HistoryList {
             let t = variants_table(&study);
             o.push_str(&t.render(&Text::rows(&t, "  ")));
         }
+        if !self.llama_bench.is_empty() {
+            let _ = writeln!(
+                o,
+                "\nllama-bench results (imported: llama-bench's own runs, mean ± sd of its repetitions; never judged with the studies):"
+            );
+            let t = bench_table(&self.llama_bench);
+            o.push_str(&t.render(&Text::rows(&t, "  ")));
+        }
         o
     }
 
@@ -492,10 +500,108 @@ mod tests {
             verdict: Some(Verdict::Same.word().into()),
         }];
         let stored = StoredStudy { id: 1, record: s, variant_ids: vec![1, 2] };
-        let list = crate::history::list(&[stored], "h.db".into(), Default::default());
+        let list = crate::history::list(&[stored], Vec::new(), "h.db".into(), Default::default());
         let text = list.text();
         assert!(text.contains("same within the margin ±2%"), "{text}");
         let json = serde_json::to_value(&list.rows[1]).unwrap();
         assert_eq!(json["mei_pct"], 2.0);
+    }
+}
+
+/// The imported llama-bench results, one row a test.
+fn bench_table(results: &[crate::history::BenchResult]) -> Table {
+    let heads = ["build", "model", "backends", "test", "t/s", "sd", "n", "host", "file"];
+    let mut t = Table::new(heads.iter().map(|h| Column::text(h)).collect());
+    for b in results {
+        let r = &b.row;
+        let build = match r.build_number {
+            Some(n) => format!("{} ({n})", short(Some(&r.build_commit))),
+            None => short(Some(&r.build_commit)),
+        };
+        t.push_text(vec![
+            build,
+            r.model_filename.rsplit('/').next().unwrap_or(&r.model_filename).to_string(),
+            r.backends.clone(),
+            r.test(),
+            format!("{:.2}", r.avg_ts),
+            format!("{:.2}", r.stddev_ts),
+            if r.samples_ts.is_empty() { "?".into() } else { r.samples_ts.len().to_string() },
+            b.host.clone().unwrap_or_else(|| "?".into()),
+            b.source.clone(),
+        ]);
+    }
+    t
+}
+
+/// One llama-bench file imported: its format, tests and builds, and how many were new.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct BenchFile {
+    pub(crate) file: std::path::PathBuf,
+    pub(crate) format: String,
+    pub(crate) tests: usize,
+    pub(crate) new: usize,
+    pub(crate) builds: Vec<String>,
+}
+
+impl BenchFile {
+    pub(crate) fn of(file: std::path::PathBuf, results: &[crate::history::BenchResult], new: usize) -> BenchFile {
+        let mut builds: Vec<String> = Vec::new();
+        for r in results {
+            let b = match r.row.build_number {
+                Some(n) => format!("{} ({n})", r.row.build_commit),
+                None => r.row.build_commit.clone(),
+            };
+            if !builds.contains(&b) {
+                builds.push(b);
+            }
+        }
+        BenchFile {
+            file,
+            format: results.first().map_or(String::new(), |r| r.format.clone()),
+            tests: results.len(),
+            new,
+            builds,
+        }
+    }
+}
+
+/// `abprof history import-llama-bench`: what each file held and what was new.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct BenchImportReport {
+    pub(crate) history: String,
+    pub(crate) files: Vec<BenchFile>,
+}
+
+impl Render for BenchImportReport {
+    fn text(&self) -> String {
+        let mut o = String::new();
+        for f in &self.files {
+            let _ = writeln!(
+                o,
+                "imported {}: llama-bench {} output of build {}, {} tests, {} new ({} already in the history)",
+                f.file.display(),
+                f.format,
+                f.builds.join(", "),
+                f.tests,
+                f.new,
+                f.tests - f.new
+            );
+        }
+        let _ = writeln!(o, "history: {}", self.history);
+        o
+    }
+
+    fn table(&self) -> Table {
+        let mut t = Table::named(&["file", "format", "builds", "tests", "new"]);
+        for f in &self.files {
+            t.push_text(vec![
+                f.file.display().to_string(),
+                f.format.clone(),
+                f.builds.join(" "),
+                f.tests.to_string(),
+                f.new.to_string(),
+            ]);
+        }
+        t
     }
 }
