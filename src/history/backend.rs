@@ -65,10 +65,7 @@ impl History {
     /// is not written twice).
     pub(crate) fn record(&mut self, study: &StudyRecord) -> Result<RecordedStudy, HistoryError> {
         let t0 = Instant::now();
-        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
-            url: self.location.to_string(),
-            detail: self.unreachable.clone().unwrap_or_default(),
-        })?;
+        let store = self.store()?;
         let (id, new) = store.record(study).map_err(|e| e.at(&self.location.to_string()))?;
         Ok(RecordedStudy::of(study, id, new, t0))
     }
@@ -99,30 +96,29 @@ impl History {
         results: &[super::bench_results::BenchResult],
     ) -> Result<usize, HistoryError> {
         let location = self.location.to_string();
-        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
-            url: location.clone(),
-            detail: self.unreachable.clone().unwrap_or_default(),
-        })?;
+        let store = self.store()?;
         store.record_bench(results).map_err(|e| e.at(&location))
     }
 
     /// Every recorded llama-bench result, in the order imported.
     pub(crate) fn bench_results(&mut self) -> Result<Vec<super::bench_results::BenchResult>, HistoryError> {
         let location = self.location.to_string();
-        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
-            url: location.clone(),
-            detail: self.unreachable.clone().unwrap_or_default(),
-        })?;
+        let store = self.store()?;
         store.bench_results().map_err(|e| e.at(&location))
+    }
+
+    /// The open store, or why there is none (a PostgreSQL history that could not be reached).
+    fn store(&mut self) -> Result<&mut Box<dyn Store>, HistoryError> {
+        self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
+            url: self.location.to_string(),
+            detail: self.unreachable.clone().unwrap_or_default(),
+        })
     }
 
     /// Every recorded study, oldest first.
     pub(crate) fn studies(&mut self) -> Result<Vec<StoredStudy>, HistoryError> {
         let location = self.location.to_string();
-        let store = self.store.as_mut().ok_or_else(|| HistoryError::Unreachable {
-            url: location.clone(),
-            detail: self.unreachable.clone().unwrap_or_default(),
-        })?;
+        let store = self.store()?;
         store.studies().map_err(|e| e.at(&location))
     }
 }
