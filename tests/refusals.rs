@@ -491,3 +491,28 @@ fn every_refusal_of_ab_exits_2_in_one_line_and_creates_nothing() {
     drop(held);
     assert!(failed.is_empty(), "{} of {} refusals failed:\n{}", failed.len(), cases.len() + 2, failed.join("\n"));
 }
+
+/// `trace --dispatch-reference` names a variant that is not there, or stands alone: both refused
+/// in one line before the folder exists (methodology §10 "complete traces").
+#[test]
+fn trace_refuses_a_dispatch_reference_it_cannot_use() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("t");
+    let tb = testbed();
+    let args = |variants: &[&str], reference: &str| -> Vec<String> {
+        let mut a: Vec<String> = ["trace", "--root"].iter().map(|s| s.to_string()).collect();
+        a.push(root.display().to_string());
+        a.extend(["--tracer-cmd".into(), "env {out}".into(), "--prompt-tokens".into(), "100".into()]);
+        a.extend(["--model".into(), tb.target.display().to_string()]);
+        for v in variants {
+            a.extend(["--variant".into(), format!("{v}={}", tb.server.display())]);
+        }
+        a.extend(["--dispatch-reference".into(), reference.into()]);
+        a
+    };
+    let mut failed = Vec::new();
+    failed.extend(refused("no such label", &args(&["on", "off"], "nope"), "no variant is labelled so").err());
+    failed.extend(refused("alone", &args(&["off"], "off"), "needs another variant").err());
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+    assert!(!root.exists(), "nothing created");
+}
