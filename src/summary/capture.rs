@@ -120,13 +120,17 @@ fn attach_reference(attached: &mut [(PathBuf, crate::trace::TraceManifest)], lab
     let reference = crate::trace::manifest::DispatchReference { per_token, from };
     let mut counts = Vec::new();
     for (folder, m) in attached.iter_mut() {
-        if m.label != label {
-            m.dispatch_reference = Some(reference.clone());
-            TraceFolder::at(folder).write_manifest(m)?;
+        // The reference's trace was scanned above; each other one once, before its manifest
+        // names the reference (the comparison checks it against that).
+        if m.label == label {
+            counts.push(Some(per_token));
+            continue;
         }
-        let mut unchecked = m.clone();
-        unchecked.dispatch_reference = None;
-        counts.push(count(folder, &unchecked).ok());
+        // A manifest written by an earlier summary already names a reference: counted without it.
+        m.dispatch_reference = None;
+        counts.push(count(folder, m).ok());
+        m.dispatch_reference = Some(reference.clone());
+        TraceFolder::at(folder).write_manifest(m)?;
     }
     Ok(counts)
 }

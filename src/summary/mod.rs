@@ -234,20 +234,34 @@ pub(crate) struct VariantRuntime {
     pub(crate) libraries: Vec<String>,
 }
 
-/// Each variant's runtime, as its first sample (by run order) that recorded one loaded it.
-fn variant_runtimes(found: &[crate::study::evidence::FoundSample], labels: &[String]) -> Vec<VariantRuntime> {
+/// Each variant's runtime, as its first untraced sample (by run order) that recorded one loaded it.
+fn variant_runtimes(
+    found: &[crate::study::evidence::FoundSample],
+    plan: &crate::study::evidence::Plan,
+) -> Vec<VariantRuntime> {
+    let labels = plan.labels.iter().enumerate();
     labels
-        .iter()
-        .enumerate()
         .filter_map(|(v, label)| {
-            let first = found
-                .iter()
-                .filter(|f| f.slot.variant == v)
-                .filter_map(|f| Some((f.slot.index, f.sample.as_ref()?.extra.runtime.as_ref()?)))
-                .min_by_key(|(index, _)| *index)?;
-            Some(VariantRuntime { label: label.clone(), libraries: first.1.lines() })
+            let first = first_runtime(found, plan, v)?;
+            Some(VariantRuntime { label: label.clone(), libraries: first.lines() })
         })
         .collect()
+}
+
+/// The runtime variant `v`'s first untraced sample (by run order) recorded (§2.2): the reference
+/// of `runtime-changed` (§7.26) and what the summary prints. A traced sample runs under a tracer
+/// that maps libraries of its own, so it is never the reference.
+fn first_runtime<'a>(
+    found: &'a [crate::study::evidence::FoundSample],
+    plan: &crate::study::evidence::Plan,
+    v: usize,
+) -> Option<&'a crate::runtime_libraries::LoadedRuntime> {
+    found
+        .iter()
+        .filter(|f| f.slot.variant == v && !plan.is_traced(&f.slot))
+        .filter_map(|f| Some((f.slot.index, f.sample.as_ref()?.extra.runtime.as_ref()?)))
+        .min_by_key(|(index, _)| *index)
+        .map(|(_, r)| r)
 }
 
 /// The one type a study's `summary.json` holds.
@@ -415,7 +429,7 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
             found.iter().filter_map(|f| f.sample.as_ref()?.extra.telemetry.as_ref()).map(|t| t.torn_reads).sum(),
         ),
         power_state: facts.host.as_ref().and_then(|h| h.power.as_ref()).map(|p| p.line()),
-        runtimes: variant_runtimes(&found, &plan.labels),
+        runtimes: variant_runtimes(&found, plan),
         dead_time_ms_median: dead_med,
         dead_time_ms_max: dead_max,
         traces,
@@ -537,13 +551,7 @@ fn accept(
     }
     // Every sample of a variant ran the runtime its first sample loaded (§7.26).
     for (v, list) in accepted.iter_mut().enumerate() {
-        let first = found
-            .iter()
-            .filter(|f| f.slot.variant == v && !plan.is_traced(&f.slot))
-            .filter_map(|f| Some((f.slot.index, f.sample.as_ref()?.extra.runtime.as_ref()?)))
-            .min_by_key(|(index, _)| *index)
-            .map(|(_, r)| r);
-        let Some(first) = first else { continue };
+        let Some(first) = first_runtime(found, plan, v) else { continue };
         list.retain(|&fi| {
             let f = &found[fi];
             let Some(why) =
@@ -973,7 +981,7 @@ mod acceptance_tests {
         let r = &got.rejected[0];
         assert_eq!((r.index, r.label.as_str(), r.reasons[0].rule.as_str()), (3, "b", "runtime-changed"));
         assert!(r.reasons[0].reason.contains(&format!("{old} → {new}")), "{}", r.reasons[0].reason);
-        let runtimes = super::variant_runtimes(&found, &plan.labels);
+        let runtimes = super::variant_runtimes(&found, &plan);
         assert_eq!(runtimes[1].libraries, vec!["HIP runtime libamdhip64.so.7"], "the first sample's, by run order");
     }
 
