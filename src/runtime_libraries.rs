@@ -153,9 +153,9 @@ fn mtime_ns(m: &std::fs::Metadata) -> i128 {
     m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128
 }
 
-/// `pid` and every live descendant (a few passes over /proc reach grandchildren whatever the
-/// pid order).
-fn process_tree(pid: u32) -> Vec<u32> {
+/// `pid` first, then every live descendant (one read of /proc; repeated passes over it reach
+/// grandchildren whatever the pid order). Also how a wrapper's server is found to signal it.
+pub(crate) fn process_tree(pid: u32) -> Vec<u32> {
     let mut family = vec![pid];
     let Ok(entries) = std::fs::read_dir("/proc") else { return family };
     let parents: Vec<(u32, u32)> = entries

@@ -264,23 +264,11 @@ impl RunningServer {
     /// The pid of a live descendant of the spawned process named `name` (its `comm`).
     fn descendant_named(&self, name: &str) -> Option<i32> {
         let comm: String = name.chars().take(15).collect();
-        let mut family = vec![self.pid as i32];
-        // A few passes over /proc reach grandchildren whatever the pid order.
-        for _ in 0..4 {
-            for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-                let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-                let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
-                let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-                let ppid: i32 = stat[close + 1..].split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
-                if family.contains(&ppid) && !family.contains(&pid) {
-                    if stat[open + 1..close] == comm {
-                        return Some(pid);
-                    }
-                    family.push(pid);
-                }
-            }
-        }
-        None
+        crate::runtime_libraries::process_tree(self.pid).into_iter().skip(1).find_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+            (stat[open + 1..close] == comm).then_some(pid as i32)
+        })
     }
 
     /// Has the server exited? Reaps it if so.
