@@ -49,8 +49,9 @@ reading_fields! {
     BusyPct busy_pct "%",
     /// Memory-controller busy (NVML utilization.memory, amdgpu `mem_busy_percent`).
     MemBusyPct mem_busy_pct "%",
-    /// Power now: NVML instant field 186, hwmon `power1_input`, ROCm SMI current socket power.
-    /// Phases use this one.
+    /// Power now: NVML instant field 186, hwmon `power1_input` (on an APU the firmware's filtered
+    /// socket power, its power field says so: docs/methodology.md §9.7), ROCm SMI current socket
+    /// power. Phases use this one.
     PowerW power_w "W",
     /// Power averaged by the device: NVML `GetPowerUsage` (1 s on Ampere+), hwmon
     /// `power1_average`, gpu_metrics average_socket_power. A cross-check, too smooth for phases.
