@@ -52,6 +52,7 @@ fn main() {
         retakes: None,
         max_samples: None,
         sweep: None,
+        llama_bench: None,
     };
     let root = dir.path().join("study");
     let run = run_ab(&file, &root, false, None).expect("study");

@@ -46,6 +46,7 @@ fn main() {
             console_file: dir.path().join(format!("s{i}.console")),
             signal_descendant: None,
             cpus: None,
+            engine: Default::default(),
         };
         let truth = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));

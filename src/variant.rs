@@ -255,6 +255,24 @@ impl Variant {
         a
     }
 
+    /// The llama-bench a variant names: its binary when that is a llama-bench, else the llama-bench
+    /// built beside its llama-server; one line naming both places where there is none.
+    pub(crate) fn llama_bench(&self) -> Result<PathBuf, String> {
+        let named = self.binary.file_name().is_some_and(|n| n.to_string_lossy().starts_with("llama-bench"));
+        if named {
+            return Ok(self.binary.clone());
+        }
+        let beside = self.binary.with_file_name("llama-bench");
+        if beside.is_file() {
+            return Ok(beside);
+        }
+        Err(format!(
+            "variant {}: a llama-bench study runs the llama-bench of the variant's build, and there is none at {}: build it beside llama-server (cmake --build build --target llama-bench), or give its path as the variant's binary",
+            self.label,
+            beside.display()
+        ))
+    }
+
     /// The model this variant runs.
     pub(crate) fn model_or<'a>(&'a self, default_model: &'a Path) -> &'a Path {
         self.model.as_deref().unwrap_or(default_model)

@@ -50,6 +50,7 @@ pub(crate) fn bench(r: &BenchRequest, how: Finishing) -> Result<i32> {
         console_file: files.console_log(),
         signal_descendant: None,
         cpus: None,
+        engine: Default::default(),
     };
     let spec =
         SampleSpec { expected_prompt_tokens: r.expected_prompt_tokens, ..SampleSpec::new(launch, r.health_timeout) };

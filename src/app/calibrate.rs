@@ -57,6 +57,7 @@ pub(crate) fn calibrate(r: CalibrateRequest) -> Result<i32> {
                     console_file,
                     signal_descendant: None,
                     cpus: None,
+                    engine: Default::default(),
                 };
                 let result =
                     calibrate_on_fresh_server(&spec, *health_timeout, r.stall_timeout, &source, r.prompt_tokens).await;

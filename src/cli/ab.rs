@@ -40,6 +40,13 @@ pub(crate) struct AbArgs {
     pub(crate) workload: WorkloadArgs,
     #[command(flatten)]
     pub(crate) prompt: PromptArgs,
+    /// Every sample one cold llama-bench run of the variant's build (the llama-bench beside its
+    /// llama-server, or the variant's binary when it is one) instead of a llama-server: ARGS are
+    /// llama-bench's, its tests as it takes them (`-p 512 -n 128 -d 0,4096`, `-pg 512,128`), each
+    /// judged on its own; abprof adds -m, -r 1 and -o jsonl (docs/methodology.md §4.4).
+    #[arg(long, value_name = "ARGS", allow_hyphen_values = true)]
+    #[arg(conflicts_with_all = ["study", "resume", "tokens", "workload", "prompt", "prompt_tokens", "ignore_eos", "pure_decode"])]
+    pub(crate) llama_bench: Option<String>,
     /// Run the (single) variant against itself to measure the noise floor.
     #[arg(long)]
     pub(crate) aa: bool,
@@ -89,7 +96,9 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
     let Some(model) = &v.model else { refuse!("--model is required (or pass --study FILE)") };
     let sweep = a.sweep.section()?;
     let swept = |f: fn(&crate::study::file::SweepSection) -> bool| sweep.as_ref().is_some_and(f);
+    let bench = a.llama_bench.as_ref().map(|args| crate::study::file::LlamaBenchSection { args: args.clone() });
     let tokens = match (a.workload.tokens, a.workload.workload) {
+        _ if bench.is_some() => 0,
         (None, Some(w)) if !w.fixes_tokens() && swept(|s| !s.tokens.is_empty()) => 0,
         (Some(_), _) | (_, Some(_)) if swept(|s| !s.tokens.is_empty()) => {
             refuse!("--sweep tokens=… gives the output tokens: drop --tokens and --workload")
@@ -122,7 +131,8 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         let copy = crate::variant::aa_copy(&variants[0]).expect("a parsed spec has its '='");
         variants.push(copy);
     }
-    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !own_prompts {
+    if a.prompt.prompt.is_none() && a.prompt.prompt_tokens.is_none() && !prompt_swept && !own_prompts && bench.is_none()
+    {
         refuse!("give --prompt FILE (from `abprof calibrate`) or --prompt-tokens N (calibrated once on the baseline)");
     }
     if variants.len() == 1 {
@@ -137,6 +147,7 @@ fn study_from_flags(a: &AbArgs) -> Result<StudyFile> {
         mei_pct: a.adaptive.mei,
         retakes: a.adaptive.retakes,
         variants,
+        llama_bench: bench,
         ..chat_study_file(v, &a.workload, &a.prompt, &a.conditions, model.clone(), tokens)
     };
     let file = file.with_paths_from(&std::env::current_dir()?);

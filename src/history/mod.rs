@@ -29,8 +29,8 @@ pub(crate) use location::{default_path, pending_path, BadLocation, HistoryLocati
 pub(crate) use outbox::{push, Pushed};
 pub(crate) use query::{list, Filters, HistoryList, HistoryRow};
 #[cfg(test)]
-pub(crate) use record::{testing, VerdictRow};
-pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord, VerdictOn};
+pub(crate) use record::testing;
+pub(crate) use record::{RecordKind, RecordedStudy, StudyRecord, VerdictOn, VerdictRow};
 pub(crate) use regressions::{regressions, Move, NotCompared, Regressions, Series, SeriesFloor};
 #[cfg(test)]
 pub(crate) use row::StoredStudy;

@@ -19,6 +19,9 @@ pub(crate) struct SampleFiles {
     /// The Python a Pi answer held, and what running it printed.
     pub(crate) answer_code: PathBuf,
     pub(crate) answer_output: PathBuf,
+    /// A llama-bench sample's stdout (its JSONL results) and stderr.
+    pub(crate) bench_output: PathBuf,
+    pub(crate) bench_stderr: PathBuf,
 }
 
 impl SampleFiles {
@@ -62,6 +65,8 @@ impl SampleFiles {
             pi_settings: at("pi-settings.json"),
             answer_code: at("answer.py"),
             answer_output: at("answer.out"),
+            bench_output: at("llama-bench.jsonl"),
+            bench_stderr: at("llama-bench.stderr"),
             dir,
         }
     }

@@ -40,6 +40,11 @@ pub(crate) trait Load {
     fn timed_blocks<'b>(&self, blocks: &'b [TimingBlock]) -> &'b [TimingBlock] {
         &blocks[blocks.len().saturating_sub(1)..]
     }
+    /// The process ends by itself once its work is done (llama-bench), so its exit during the
+    /// load is no failure.
+    fn ends_itself(&self) -> bool {
+        false
+    }
     /// After the stop and the log parse: the load's own facts into the record.
     fn finish(&mut self, sample: &mut Sample, files: &SampleFiles);
 }

@@ -3,6 +3,8 @@
 //! at any step loses nothing that was already measured.
 mod attach;
 pub(crate) mod backend_sampling;
+pub(crate) mod bench_load;
+pub(crate) mod bench_run;
 pub(crate) mod calibrate;
 mod chat;
 mod files;
@@ -22,6 +24,7 @@ pub(crate) mod spec_metrics;
 pub(crate) mod speed_bench;
 
 pub(crate) use attach::{AttachSpec, AttachedLoad, ATTACH_ENV};
+pub(crate) use bench_load::BenchLoad;
 pub(crate) use chat::{ChatLoad, SequenceKind};
 pub(crate) use files::SampleFiles;
 pub(crate) use load::Load;

@@ -205,6 +205,9 @@ pub(crate) struct SampleExtra {
     /// The SPEED-Bench-shaped workload's requests, one per category (docs/methodology.md §4.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speed_bench: Option<super::speed_bench::SpeedBenchRun>,
+    /// A llama-bench sample's tests as it printed them (docs/methodology.md §4.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) llama_bench: Option<super::bench_run::BenchRun>,
     /// The GPU runtime libraries the server's process mapped (docs/methodology.md §2.2): a
     /// change between samples of a variant is `runtime-changed` (§7.23).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -11,7 +11,7 @@ use super::record::{ExpectOutcome, Sample, SampleSteps, ServerTiming, StreamMetr
 use crate::client::{Client, StreamRecord};
 use crate::clock::{Span, Stamp};
 use crate::server::log::{timing_blocks, LogError, TimingBlock};
-use crate::server::{LaunchSpec, ServerError};
+use crate::server::{Engine, LaunchSpec, ServerError};
 use std::path::PathBuf;
 use std::time::Duration;
 use thiserror::Error;
@@ -166,8 +166,10 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     let evidence = |e| SampleError::Evidence { path: files.dir.clone(), source: e };
     std::fs::create_dir_all(&files.dir).map_err(evidence)?;
     let mut spec = spec.clone();
-    spec.launch.log_file = files.server_log();
-    spec.launch.console_file = files.console_log();
+    (spec.launch.log_file, spec.launch.console_file) = match spec.launch.engine {
+        Engine::Server => (files.server_log(), files.console_log()),
+        Engine::LlamaBench => (files.bench_output.clone(), files.bench_stderr.clone()),
+    };
     let (spec, launch) = (&spec, &spec.launch);
     load.prepare(files, &launch.base_url()).map_err(evidence)?;
 
@@ -257,17 +259,24 @@ pub(crate) async fn run_sample_with<S: Launcher, L: Load>(
     if interrupted {
         return Err(SampleError::Interrupted);
     }
-    if let (Some(status), None) = (exited_early, &sample.error) {
+    if let (Some(status), None, false) = (exited_early, &sample.error, load.ends_itself()) {
         sample.error = Some(format!("the server ended during the request ({status})"));
     }
 
-    let log = crate::server::log::read_lossy(&files.server_log()).unwrap_or_default();
+    // llama-bench prints what it loaded and engaged to stderr; its stdout is its results.
+    let log = match launch.engine {
+        Engine::Server => files.server_log(),
+        Engine::LlamaBench => files.bench_stderr.clone(),
+    };
+    let log = crate::server::log::read_lossy(&log).unwrap_or_default();
     if let Some(re) = &spec.expect {
         sample.extra.expect = Some(ExpectOutcome { regex: re.as_str().into(), matched: re.is_match(&log) });
     }
-    sample.extra.backend_sampling = super::backend_sampling::prove(&spec.launch.args, &log);
-    let blocks = read_log(&mut sample, &log, load);
-    sample.extra.spec_metrics = metrics.and_then(|m| super::spec_metrics::of(&m, &blocks));
+    if launch.engine == Engine::Server {
+        sample.extra.backend_sampling = super::backend_sampling::prove(&spec.launch.args, &log);
+        let blocks = read_log(&mut sample, &log, load);
+        sample.extra.spec_metrics = metrics.and_then(|m| super::spec_metrics::of(&m, &blocks));
+    }
     load.finish(&mut sample, files);
     save_record(files, &sample)?;
     Ok(sample)

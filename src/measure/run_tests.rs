@@ -152,6 +152,7 @@ fn run(case: Case) -> (Result<Sample, SampleError>, Vec<String>, SampleFiles, te
             console_file: PathBuf::new(),
             signal_descendant: None,
             cpus: None,
+            engine: Default::default(),
         },
         expected_prompt_tokens: Some(300),
         health_timeout: Duration::from_secs(1),

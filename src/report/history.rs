@@ -56,10 +56,58 @@ fn variants_table(rows: &[&HistoryRow]) -> Table {
             format!("commit {}", r.commit.as_deref().unwrap_or("?")),
             format!("kv {}", r.kv.as_deref().unwrap_or("—")),
             format!("accepted {}/{}", r.accepted, r.planned),
-            format!("decode {} tok/s{change}", num(d.and_then(|d| d.median), 2)),
+            match tests_of(r).len() {
+                0 => format!("decode {} tok/s{change}", num(d.and_then(|d| d.median), 2)),
+                n => format!("llama-bench, {n} tests (below)"),
+            },
         ]);
     }
     t
+}
+
+/// The tests a variant's stored verdicts judge, in the order stored: a llama-bench study's
+/// (docs/methodology.md §4.4); empty for a server study.
+fn tests_of(r: &HistoryRow) -> Vec<Metric> {
+    let tests = r.verdicts.iter().filter_map(|v| match v.metric {
+        VerdictOn::Metric(m) if m.llama_bench_test().is_some() => Some(m),
+        _ => None,
+    });
+    tests.collect()
+}
+
+/// A llama-bench study's tests in compare-llama-bench.py's shape, a row per candidate and test
+/// against the baseline (the study's first row); None for a server study.
+fn llama_bench_tests(study: &[&HistoryRow]) -> Option<Table> {
+    let (base, candidates) = study.split_first()?;
+    let tests = tests_of(base);
+    if tests.is_empty() || candidates.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        ["candidate", "Test", "t/s baseline", "t/s candidate", "Speedup", "change", "95% CI", "verdict"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| if (2..=6).contains(&i) { Column::number(h) } else { Column::text(h) })
+            .collect(),
+    );
+    for c in candidates {
+        for &m in &tests {
+            let (b, x) = (base.verdict(VerdictOn::Metric(m)), c.verdict(VerdictOn::Metric(m)));
+            let mean = |v: Option<&crate::history::VerdictRow>| v.and_then(|v| v.mean);
+            let speedup = mean(x).zip(mean(b)).filter(|(_, b)| *b > 0.0).map(|(x, b)| x / b);
+            t.push_text(vec![
+                c.label.clone(),
+                m.short_title().into(),
+                num(mean(b), 2),
+                num(mean(x), 2),
+                num(speedup, 2),
+                signed_pct(x.and_then(|v| v.change_pct)),
+                x.and_then(|v| v.ci).map_or_else(|| "—".into(), |c| format!("[{:+.2}%, {:+.2}%]", c.lo_pct, c.hi_pct)),
+                x.and_then(|v| v.verdict.clone()).unwrap_or_default(),
+            ]);
+        }
+    }
+    Some(t)
 }
 
 impl Render for HistoryList {
@@ -92,6 +140,13 @@ impl Render for HistoryList {
             at += study.len();
             let t = variants_table(&study);
             o.push_str(&t.render(&Text::rows(&t, "  ")));
+            if let Some(t) = llama_bench_tests(&study) {
+                let _ = writeln!(
+                    o,
+                    "  llama-bench tests (compare-llama-bench.py's table, t/s the means of the accepted samples; the study's change, 95% CI and verdict):"
+                );
+                o.push_str(&t.render(&Text::of(&t, "    ", true)));
+            }
         }
         if !self.llama_bench.is_empty() {
             let _ = writeln!(

@@ -10,7 +10,8 @@ mod process;
 pub(crate) use process::asks_backend_sampling;
 pub(crate) use process::check_owned_args;
 pub(crate) use process::check_port_free;
-pub use process::{LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};
+pub(crate) use process::process_state;
+pub use process::{Engine, LaunchSpec, RunningServer, ServerError, StopReport, HEALTH_POLL};
 
 /// A port on `host` that nothing listens on right now (the OS picks it), for an isolated server.
 pub fn free_port(host: &str) -> std::io::Result<u16> {

@@ -38,7 +38,33 @@ pub struct LaunchSpec {
     /// the kernel puts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<super::placement::CpuList>,
+    /// What `program` is: a server abprof talks to, or llama-bench, which measures by itself.
+    #[serde(default, skip_serializing_if = "Engine::is_server")]
+    pub engine: Engine,
 }
+
+/// What a sample's process is (docs/methodology.md §4.4): a llama-server, started, asked for
+/// `/health` and sent the load; or a llama-bench run, held at its start until the idle gate
+/// passes, then left to measure its tests and exit. `log_file` is then llama-bench's stdout (its
+/// JSONL results) and `console_file` its stderr.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Engine {
+    #[default]
+    Server,
+    LlamaBench,
+}
+
+impl Engine {
+    fn is_server(&self) -> bool {
+        *self == Engine::Server
+    }
+}
+
+/// How a llama-bench process waits for the idle gate: the shell stops itself, and once continued
+/// (SIGCONT) becomes llama-bench by `exec`, with the same pid and process group, so the gate,
+/// the quiet-host wait and the death signal all see the one process.
+const HELD_AT_START: &str = "kill -STOP $$ && exec \"$@\"";
 
 impl LaunchSpec {
     /// A variant's own server on loopback `port`, its log file and console output at `logs`
@@ -61,6 +87,7 @@ impl LaunchSpec {
             console_file,
             signal_descendant: None,
             cpus: None,
+            engine: Engine::Server,
         }
     }
 
@@ -70,6 +97,9 @@ impl LaunchSpec {
     pub(crate) fn argv(&self) -> Vec<String> {
         let mut v = vec![self.program.display().to_string()];
         v.extend(self.args.iter().cloned());
+        if self.engine == Engine::LlamaBench {
+            return v;
+        }
         if asks_backend_sampling(&self.args) && !sets_verbosity(&self.args) {
             v.extend(["-lv".into(), "4".into()]);
         }
@@ -133,6 +163,13 @@ pub struct RunningServer {
     pub(crate) spec: LaunchSpec,
     pub(crate) pid: u32,
     pub(crate) started: Stamp,
+}
+
+/// A process's state letter in `/proc/PID/stat` (`R`, `S`, `T` stopped, `Z` exited and not yet
+/// reaped); None once it is gone.
+pub(crate) fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat[stat.rfind(')')? + 1..].trim_start().chars().next()
 }
 
 /// Whether server arguments ask for backend sampling (llama.cpp's `-bs` / `--backend-sampling`).
@@ -211,8 +248,10 @@ impl RunningServer {
         on_abprof_death: Signal,
     ) -> Result<RunningServer, ServerError> {
         check_binary(&spec.program)?;
-        check_owned_args(&spec.args)?;
-        check_port_free(&spec.host, spec.port)?;
+        if spec.engine == Engine::Server {
+            check_owned_args(&spec.args)?;
+            check_port_free(&spec.host, spec.port)?;
+        }
         for p in [&spec.log_file, &spec.console_file] {
             if let Some(dir) = p.parent() {
                 std::fs::create_dir_all(dir).map_err(|e| ServerError::Output { path: dir.into(), source: e })?;
@@ -222,15 +261,24 @@ impl RunningServer {
         let _ = std::fs::remove_file(&spec.log_file);
         let console = File::create(&spec.console_file)
             .map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
-        let console2 =
-            console.try_clone().map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?;
-        let argv = spec.argv();
+        let (stdout, argv) = match spec.engine {
+            Engine::Server => {
+                let copy = console.try_clone();
+                (copy.map_err(|e| ServerError::Output { path: spec.console_file.clone(), source: e })?, spec.argv())
+            }
+            Engine::LlamaBench => {
+                let out = File::create(&spec.log_file)
+                    .map_err(|e| ServerError::Output { path: spec.log_file.clone(), source: e })?;
+                let held = ["/bin/sh", "-c", HELD_AT_START, "llama-bench"].map(String::from);
+                (out, held.into_iter().chain(spec.argv()).collect())
+            }
+        };
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
-            .stdout(console)
-            .stderr(console2)
+            .stdout(stdout)
+            .stderr(console)
             .process_group(0);
         let abprof = std::process::id() as i32;
         let affinity = spec.cpus.as_ref().and_then(super::placement::ChildAffinity::of);
@@ -293,6 +341,9 @@ impl RunningServer {
     /// Polls `/health` every [`HEALTH_POLL`] until it answers 200, failing fast when the process
     /// exits. Returns the moment health was first seen.
     pub async fn wait_healthy(&mut self, client: &Client, timeout: Duration) -> Result<Stamp, ServerError> {
+        if self.spec.engine == Engine::LlamaBench {
+            return self.wait_held(timeout).await;
+        }
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tick = tokio::time::interval(HEALTH_POLL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -307,6 +358,26 @@ impl RunningServer {
             if tokio::time::Instant::now() >= deadline {
                 return Err(ServerError::HealthTimeout { secs: timeout.as_secs(), log: self.spec.log_file.clone() });
             }
+        }
+    }
+
+    /// A llama-bench process is ready once its shell has stopped itself, before llama-bench runs.
+    async fn wait_held(&mut self, timeout: Duration) -> Result<Stamp, ServerError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.exited() {
+                return Err(self.load_failure(&status));
+            }
+            if process_state(self.pid) == Some('T') {
+                return Ok(Stamp::now());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ServerError::HealthTimeout {
+                    secs: timeout.as_secs(),
+                    log: self.spec.console_file.clone(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
 
@@ -397,6 +468,7 @@ mod tests {
             console_file: dir.join("console.log"),
             signal_descendant: None,
             cpus: None,
+            engine: Engine::Server,
         }
     }
 

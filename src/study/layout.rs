@@ -74,6 +74,9 @@ pub(super) const POINTS_DIR: &str = "points";
 pub(super) const SERVER_LOG: &str = "server.log";
 /// The server's stdout and stderr together.
 pub(super) const SERVER_CONSOLE: &str = "server.console.log";
+/// A llama-bench sample's stdout, its JSONL results, and its stderr (docs/methodology.md §4.4).
+pub(super) const BENCH_OUTPUT: &str = "llama-bench.jsonl";
+pub(super) const BENCH_STDERR: &str = "llama-bench.stderr";
 /// The request as sent.
 pub(super) const REQUEST_FILE: &str = "request.json";
 /// The streamed response as received.

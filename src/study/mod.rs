@@ -11,6 +11,7 @@ pub mod file;
 pub(crate) mod isolation;
 mod judge;
 mod layout;
+mod llama_bench;
 pub(crate) mod observer;
 mod open;
 pub mod pi;
@@ -35,7 +36,8 @@ pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, Study
 pub(crate) use preflight::check_study;
 pub(crate) use sweep::run_sweep;
 
-/// Runs (or resumes) an A/B study, every sample one streamed chat request; `judge` says whether
+/// Runs (or resumes) an A/B study, every sample one streamed chat request (or, with
+/// `[llama_bench]`, one llama-bench run); `judge` says whether
 /// each sample is accepted (its progress line) and, once the planned samples are taken, whether
 /// to add a block (a retake; `until_ci_pct`, `until_decided`).
 pub fn run_ab(
@@ -44,5 +46,8 @@ pub fn run_ab(
     resume: bool,
     judge: Option<Judge>,
 ) -> anyhow::Result<StudyRun> {
-    run_study_with(file, root, resume, &mut ChatStudy::judged_by(judge))
+    match &file.llama_bench {
+        Some(section) => run_study_with(file, root, resume, &mut llama_bench::LlamaBenchStudy::new(section, judge)?),
+        None => run_study_with(file, root, resume, &mut ChatStudy::judged_by(judge)),
+    }
 }

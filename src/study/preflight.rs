@@ -21,7 +21,14 @@ fn refused(line: String) -> anyhow::Error {
 /// disk (`bisect` checks its study here with stand-in binaries: the builds do not exist yet).
 pub(crate) fn check_study(file: &StudyFile) -> Result<(Vec<Variant>, Vec<String>)> {
     file.check().map_err(Refusal::of)?;
-    let variants = parse_variants(&file.variants).map_err(Refusal::of)?;
+    let mut variants = parse_variants(&file.variants).map_err(Refusal::of)?;
+    // A llama-bench study's binary is the llama-bench of each variant's build (§4.4): hashed,
+    // watched and run from here on.
+    if file.llama_bench.is_some() {
+        for v in &mut variants {
+            v.binary = v.llama_bench().map_err(refused)?;
+        }
+    }
     let Some(common) = split_args(&file.server_args) else {
         return Err(refused(format!(
             "cannot split server_args {:?} like a shell would: check its quotes",
@@ -182,6 +189,17 @@ pub(crate) fn check_servers(
         }
         versions.push(probes.version(v));
         let Help::Printed { text, table } = probes.help(v)? else { continue };
+        if file.llama_bench.is_some() {
+            if !text.contains("--n-prompt") {
+                return Err(refused(format!(
+                    "variant {}: `{} --help` printed {}, where llama-bench lists its tests (--n-prompt among them): pass a llama-bench, or the llama-server it was built beside",
+                    v.label,
+                    v.binary.display(),
+                    what_it_printed(text)
+                )));
+            }
+            continue;
+        }
         if !names_port(text) {
             return Err(refused(format!(
                 "variant {}: `{} --help` printed {}, where a llama-server lists its flags (--port among them): pass the llama-server binary (build/bin/llama-server) or an `abprof build` folder",

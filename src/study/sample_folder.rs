@@ -2,8 +2,9 @@
 //! `measure/` as [`SampleFiles`] so that the floor that writes them names none, and its telemetry
 //! series read back by the summary, the report and `abprof timeline`.
 use super::layout::{
-    device_telemetry_csv, ANSWER_CODE, ANSWER_OUTPUT, PI_MODELS, PI_SAMPLE_VIEW, PI_SETTINGS, PI_STDERR, PI_TRANSCRIPT,
-    REQUEST_FILE, SAMPLE_RECORD, SERVER_CONSOLE, SERVER_LOG, SSE_FILE, TELEMETRY_CSV,
+    device_telemetry_csv, ANSWER_CODE, ANSWER_OUTPUT, BENCH_OUTPUT, BENCH_STDERR, PI_MODELS, PI_SAMPLE_VIEW,
+    PI_SETTINGS, PI_STDERR, PI_TRANSCRIPT, REQUEST_FILE, SAMPLE_RECORD, SERVER_CONSOLE, SERVER_LOG, SSE_FILE,
+    TELEMETRY_CSV,
 };
 use crate::measure::{Sample, SampleFiles};
 use crate::telemetry::record::TelemetryRecord;
@@ -38,6 +39,8 @@ impl SampleFolder {
             pi_settings: at(PI_SETTINGS),
             answer_code: at(ANSWER_CODE),
             answer_output: at(ANSWER_OUTPUT),
+            bench_output: at(BENCH_OUTPUT),
+            bench_stderr: at(BENCH_STDERR),
         }
     }
 

@@ -2,7 +2,6 @@
 //! primary metric's change against the baseline, its interval and verdict, the blocks it rests
 //! on and the study's wall time. The last lines `ab`, `trace` and `summarize` print, the first of
 //! report.md and the page, and `answer` in summary.json.
-use super::adaptive::PRIMARY;
 use super::metric::Metric;
 use super::stats::{ChangeCi, Verdict, MIN_VALUES};
 use crate::study::evidence::OrderEntry;
@@ -32,6 +31,8 @@ pub(crate) struct Answer {
 /// One variant's primary metric, as the answer reads it.
 pub(crate) struct Primary<'a> {
     pub(crate) label: &'a str,
+    /// The metric answered: server decode, or a llama-bench study's test.
+    pub(crate) metric: Metric,
     /// Accepted values of the metric.
     pub(crate) accepted: usize,
     pub(crate) change_pct: Option<f64>,
@@ -50,7 +51,7 @@ pub(crate) fn answers(variants: &[Primary<'_>], order: &[OrderEntry], margin_pct
             let mut a = Answer {
                 candidate: c.label.to_string(),
                 baseline: base.label.to_string(),
-                metric: PRIMARY,
+                metric: c.metric,
                 change_pct: c.change_pct,
                 ci_lo_pct: c.ci.map(|x| x.lo_pct),
                 ci_hi_pct: c.ci.map(|x| x.hi_pct),
@@ -112,6 +113,7 @@ fn duration(s: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::adaptive::PRIMARY;
     use super::*;
 
     fn answer(ci: Option<(f64, f64)>, pairs: Option<usize>, verdict: Verdict) -> Answer {

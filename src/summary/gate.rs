@@ -83,20 +83,35 @@ impl Gate {
     /// Candidates the gate cannot judge: too few accepted samples for an interval. A gate that
     /// passed them would pass a build nothing was measured of.
     pub(crate) fn unjudged(&self, s: &Summary) -> Vec<String> {
-        let m = self.metric;
+        let metrics = self.metrics(s);
         s.variants
             .iter()
             .skip(1)
-            .filter(|v| v.metric(m).is_none_or(|x| x.ci.is_none()))
+            .filter(|v| metrics.iter().any(|&m| v.metric(m).is_none_or(|x| x.ci.is_none())))
             .map(|v| v.label.clone())
             .collect()
+    }
+
+    /// The metrics the gate judges: its `--metric`, or every test of a llama-bench study, which
+    /// has no server metric (docs/methodology.md §4.4).
+    fn metrics(&self, s: &Summary) -> Vec<Metric> {
+        let judged = s.judged_metrics();
+        if judged.iter().any(|m| m.llama_bench_test().is_some()) {
+            judged
+        } else {
+            vec![self.metric]
+        }
     }
 
     /// Why the gate cannot judge `unjudged` (from [`Gate::unjudged`]), in one line naming the
     /// cause and the fix: an interval needs 3 accepted values a side (docs/methodology.md §8), and
     /// this study has fewer, whether too few were planned or some were rejected.
     pub(crate) fn unjudged_line(&self, s: &Summary, unjudged: &[String]) -> String {
-        let m = self.metric;
+        let m = self
+            .metrics(s)
+            .into_iter()
+            .find(|&m| s.variants.iter().skip(1).any(|v| v.metric(m).is_none_or(|x| x.ci.is_none())))
+            .unwrap_or(self.metric);
         if let (true, Some(why)) = (m.is_energy(), &s.energy_not_measured) {
             return format!(
                 "the gate cannot judge {} by {}: {why}; judge it on a host whose telemetry reads power or energy (--telemetry nvml, amd-smi, amdgpu-sysfs or rocm-smi)",
@@ -124,11 +139,12 @@ impl Gate {
 
     /// Every non-baseline variant the gate fails: see [`fails`].
     pub(crate) fn failures(&self, s: &Summary) -> Vec<GateFailure> {
-        let m = self.metric;
+        let metrics = self.metrics(s);
         s.variants
             .iter()
             .skip(1)
-            .filter_map(|v| {
+            .flat_map(|v| metrics.iter().map(move |&m| (v, m)))
+            .filter_map(|(v, m)| {
                 let x = v.metric(m)?;
                 let ci = x.ci.as_ref()?;
                 self.fails(ci, m.higher_is_better()).then(|| GateFailure {
@@ -200,6 +216,7 @@ mod tests {
             mtp_yardstick: None,
             soak: None,
             speed_bench: None,
+            llama_bench: None,
             mean_acceptance_length_median: None,
             output_tokens: vec![],
             prompt_tokens: vec![],

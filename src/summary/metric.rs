@@ -4,6 +4,7 @@
 //! [`Metric`] and its row in [`Metric::spec`].
 use super::phases;
 use super::stats::Verdict;
+use crate::llama_bench::BenchTest;
 use crate::measure::Sample;
 use crate::telemetry::phases::{EnergyBasis, PhaseStats};
 use crate::telemetry::sampler::TelemetrySample;
@@ -26,6 +27,13 @@ pub(crate) enum Metric {
     DecodeP10WindowTokensPerJ,
     /// Decode gfx-only energy per output token, J, where the source reads gfx power (an APU, §9.6).
     DecodeGfxJPerToken,
+    /// A llama-bench test's tokens per second, as llama-bench measured it in a sample of one
+    /// repetition (docs/methodology.md §4.4).
+    LlamaBenchTps(BenchTest),
+    /// A llama-bench test's energy per token, J, over the test's own window (its result line's
+    /// moment less its measured time), where the telemetry read power or energy at least twice
+    /// inside it (docs/methodology.md §4.4, §9.6).
+    LlamaBenchJPerToken(BenchTest),
 }
 
 /// What a metric is computed from: one sample's record and its telemetry series (empty where the
@@ -116,6 +124,9 @@ impl Metric {
     ];
 
     pub(crate) fn spec(self) -> &'static Spec {
+        if matches!(self, Metric::LlamaBenchTps(_) | Metric::LlamaBenchJPerToken(_)) {
+            return llama_bench_spec(self);
+        }
         const PREFILL_CAVEAT: &str =
             "pure decode: the one-token re-prefill of a cached prompt, not a prefill of the prompt";
         match self {
@@ -290,6 +301,7 @@ impl Metric {
                     d.gfx_energy_j.filter(|_| d.tokens > 0).map(|e| e / d.tokens as f64)
                 },
             },
+            Metric::LlamaBenchTps(_) | Metric::LlamaBenchJPerToken(_) => unreachable!("answered above"),
         }
     }
 
@@ -314,7 +326,24 @@ impl Metric {
     /// The metric stored under `name`; None for a name that is no metric (`pi-wall-ms`,
     /// `exactness`, or a later abprof's).
     pub(crate) fn named(name: &str) -> Option<Metric> {
-        Metric::every().find(|m| m.stored_name() == name)
+        Metric::every().find(|m| m.stored_name() == name).or_else(|| {
+            let rest = name.strip_prefix(LLAMA_BENCH_PREFIX)?;
+            match rest.strip_suffix(LLAMA_BENCH_SUFFIX) {
+                Some(slug) => BenchTest::from_slug(slug).map(Metric::LlamaBenchTps),
+                None => {
+                    BenchTest::from_slug(rest.strip_suffix(LLAMA_BENCH_ENERGY_SUFFIX)?).map(Metric::LlamaBenchJPerToken)
+                }
+            }
+        })
+    }
+
+    /// The llama-bench test whose rate this metric is, if it is one: what a llama-bench study
+    /// judges (its answer, adaptive rule and gate) and tabulates as compare-llama-bench.py does.
+    pub(crate) fn llama_bench_test(self) -> Option<BenchTest> {
+        match self {
+            Metric::LlamaBenchTps(t) => Some(t),
+            _ => None,
+        }
     }
 
     pub(crate) fn stored_name(self) -> &'static str {
@@ -373,12 +402,22 @@ impl Metric {
 
     /// The metric's value of one sample, where it has a finite one.
     pub(crate) fn of(self, input: MetricInput) -> Option<f64> {
-        (self.spec().value)(input).filter(|x| x.is_finite())
+        let value = match self {
+            Metric::LlamaBenchTps(test) => input.sample.extra.llama_bench.as_ref().and_then(|r| r.tps(test)),
+            Metric::LlamaBenchJPerToken(test) => llama_bench_window(input, test).and_then(|w| w.j_per_token),
+            _ => (self.spec().value)(input),
+        };
+        value.filter(|x| x.is_finite())
     }
 
-    /// Every metric's value of one sample, in [`Metric::EVERY`]'s order.
+    /// Every metric's value of one sample, in [`Metric::EVERY`]'s order, then a llama-bench
+    /// sample's tests in the order it asked them.
     pub(crate) fn values(input: MetricInput) -> Vec<(Metric, f64)> {
-        Metric::every().filter_map(|m| m.of(input).map(|v| (m, v))).collect()
+        let tests = input.sample.extra.llama_bench.iter().flat_map(|r| {
+            let asked = r.asked.iter().copied();
+            asked.clone().map(Metric::LlamaBenchTps).chain(asked.map(Metric::LlamaBenchJPerToken))
+        });
+        Metric::every().chain(tests).filter_map(|m| m.of(input).map(|v| (m, v))).collect()
     }
 
     /// Where an energy metric's value of `s` came from: the energy counter or an integral of
@@ -391,6 +430,68 @@ impl Metric {
             Phase::Decode => Some(d.energy_basis()),
         }
     }
+}
+
+/// A llama-bench test's metrics are stored as `llama-bench-SLUG-tps` (`llama-bench-tg128@d4096-tps`)
+/// and `llama-bench-SLUG-j-per-token`.
+const LLAMA_BENCH_PREFIX: &str = "llama-bench-";
+const LLAMA_BENCH_SUFFIX: &str = "-tps";
+const LLAMA_BENCH_ENERGY_SUFFIX: &str = "-j-per-token";
+
+/// The telemetry of a llama-bench test's own window: from its result line's moment back by the
+/// time it measured (`avg_ns` of its one repetition), over its tokens; none where fewer than two
+/// readings fall inside it (a window shorter than the telemetry's refresh).
+fn llama_bench_window(i: MetricInput, test: BenchTest) -> Option<PhaseStats> {
+    let result = i.sample.extra.llama_bench.as_ref()?.results.iter().find(|r| r.row.test_id() == test)?;
+    let end = result.seen_mono_ns?;
+    let took: u64 = result.row.settings.get("avg_ns")?.parse().ok()?;
+    let tokens = u64::from(test.n_prompt) + u64::from(test.n_gen);
+    let stats = crate::telemetry::phases::window_stats(i.series, end.checked_sub(took)?, end, tokens);
+    (stats.samples >= 2).then_some(stats)
+}
+
+/// A llama-bench test's spec, made once per metric a process meets and kept for its life (a
+/// study names a handful of tests), so that every reader takes it as it takes a built-in one's.
+fn llama_bench_spec(metric: Metric) -> &'static Spec {
+    use std::collections::HashMap;
+    use std::sync::{LazyLock, Mutex};
+    static SPECS: LazyLock<Mutex<HashMap<Metric, &'static Spec>>> = LazyLock::new(Default::default);
+    let mut specs = SPECS.lock().unwrap_or_else(|e| e.into_inner());
+    specs.entry(metric).or_insert_with(|| {
+        let text = |s: String| -> &'static str { Box::leak(s.into_boxed_str()) };
+        let spec = match metric {
+            Metric::LlamaBenchJPerToken(test) => Spec {
+                stored: text(format!("{LLAMA_BENCH_PREFIX}{}{LLAMA_BENCH_ENERGY_SUFFIX}", test.slug())),
+                title: text(format!("{} energy (J/token)", test.name())),
+                short_title: text(format!("{} energy", test.name())),
+                unit: "J/token",
+                decimals: 4,
+                higher_is_better: false,
+                family: Family::Energy,
+                flag: None,
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |_| None,
+            },
+            Metric::LlamaBenchTps(test) => Spec {
+                stored: text(format!("{LLAMA_BENCH_PREFIX}{}{LLAMA_BENCH_SUFFIX}", test.slug())),
+                title: text(format!("{} (t/s)", test.name())),
+                short_title: text(test.name()),
+                unit: "t/s",
+                decimals: 2,
+                higher_is_better: true,
+                family: Family::Speed,
+                flag: None,
+                charted: true,
+                pure_decode_caveat: None,
+                energy_phase: None,
+                value: |_| None,
+            },
+            _ => unreachable!("a llama-bench metric"),
+        };
+        Box::leak(Box::new(spec))
+    })
 }
 
 /// Stored by its [`Spec::stored`] name.
@@ -457,5 +558,22 @@ mod tests {
         use clap::ValueEnum;
         assert_eq!(Metric::from_str("decode", false), Ok(Metric::ServerDecodeTps));
         assert!(Metric::from_str("strict-streamed-tps", false).is_err(), "no judgement reads it");
+    }
+
+    #[test]
+    fn a_llama_bench_test_is_a_metric_stored_by_its_name() {
+        let tg = Metric::LlamaBenchTps(BenchTest { n_prompt: 0, n_gen: 128, n_depth: 4096 });
+        assert_eq!(tg.stored_name(), "llama-bench-tg128@d4096-tps");
+        assert_eq!(tg.title(), "tg128 @ d4096 (t/s)");
+        assert_eq!(tg.short_title(), "tg128 @ d4096");
+        assert!(tg.higher_is_better() && !tg.is_energy());
+        assert_eq!(Metric::named("llama-bench-tg128@d4096-tps"), Some(tg));
+        assert_eq!(serde_json::from_value::<Metric>(serde_json::to_value(tg).unwrap()).unwrap(), tg);
+        assert!(std::ptr::eq(tg.spec(), tg.spec()), "one spec per test");
+        assert_eq!(Metric::named("llama-bench-tg0-tps"), None);
+        let energy = Metric::LlamaBenchJPerToken(BenchTest { n_prompt: 512, n_gen: 0, n_depth: 0 });
+        assert_eq!(energy.stored_name(), "llama-bench-pp512-j-per-token");
+        assert_eq!(Metric::named(energy.stored_name()), Some(energy));
+        assert!(energy.is_energy() && !energy.higher_is_better() && energy.llama_bench_test().is_none());
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod fingerprint;
 pub(crate) mod floor;
 pub(crate) mod folder_traces;
 pub(crate) mod gate;
+pub(crate) mod llama_bench;
 pub(crate) mod memory;
 mod metric;
 pub(crate) mod mtp_yardstick;
@@ -127,6 +128,10 @@ pub(crate) struct VariantSummary {
     /// (docs/methodology.md §4.3); none for other workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) speed_bench: Option<speed_bench::SpeedBenchFigures>,
+    /// A llama-bench study's build and model as llama-bench printed them (docs/methodology.md
+    /// §4.4); none for a server study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) llama_bench: Option<llama_bench::LlamaBenchBuild>,
     pub(crate) output_tokens: Vec<u64>,
     pub(crate) prompt_tokens: Vec<u64>,
     pub(crate) idle_gate_ms_median: Option<f64>,
@@ -174,6 +179,10 @@ pub(crate) struct Summary {
     pub(crate) root: String,
     pub(crate) name: Option<String>,
     pub(crate) tokens: u32,
+    /// A llama-bench study's arguments (`[llama_bench] args`, docs/methodology.md §4.4); none
+    /// for a server study.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) llama_bench_args: Option<String>,
     pub(crate) samples_per_variant: u32,
     pub(crate) pure_decode: bool,
     pub(crate) expected_prompt_tokens: Option<u64>,
@@ -225,6 +234,35 @@ pub(crate) struct Summary {
     /// first sample that recorded them; empty where no sample did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) runtimes: Vec<VariantRuntime>,
+}
+
+impl Summary {
+    /// The metrics this summary holds, in the order every table lists them: [`Metric::EVERY`]'s
+    /// (an energy metric only where measured), or a llama-bench study's tests.
+    pub(crate) fn metrics(&self) -> Vec<Metric> {
+        let mut out: Vec<Metric> = Vec::new();
+        for m in self.variants.iter().flat_map(|v| v.metrics.iter().map(|m| m.metric)) {
+            if !out.contains(&m) {
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    /// The metrics a study's answer, adaptive rule and gate judge: server decode (§8 "The
+    /// answer"), or each test of a llama-bench study (§4.4).
+    pub(crate) fn judged_metrics(&self) -> Vec<Metric> {
+        let tests: Vec<Metric> = self
+            .variants
+            .first()
+            .map(|v| v.metrics.iter().map(|m| m.metric).filter(|m| m.llama_bench_test().is_some()).collect())
+            .unwrap_or_default();
+        if tests.is_empty() {
+            vec![adaptive::PRIMARY]
+        } else {
+            tests
+        }
+    }
 }
 
 /// A variant's runtime libraries, one line each (`HIP runtime libamdhip64.so.7.1.25424 (ROCm 7.1.0)`).
@@ -309,12 +347,19 @@ fn per_position_medians(samples: &[&Sample]) -> Option<Vec<f64>> {
 /// (docs/methodology.md §17).
 fn adaptive_rule_of(file: &StudyFile, blocks: usize, s: &Summary) -> Option<adaptive::Adaptive> {
     let rule = file.adaptive_rule()?;
+    let judged = s.judged_metrics();
     let candidates = s
         .variants
         .iter()
         .skip(1)
-        .map(|v| {
-            adaptive::CandidatePrecision::of(&v.label, v.metric(adaptive::PRIMARY).and_then(|m| m.ci.as_ref()), &rule)
+        .flat_map(|v| {
+            judged.iter().map(move |&m| {
+                let label = match m.llama_bench_test() {
+                    Some(t) => format!("{} {}", v.label, t.name()),
+                    None => v.label.clone(),
+                };
+                adaptive::CandidatePrecision::of(&label, v.metric(m).and_then(|x| x.ci.as_ref()), &rule)
+            })
         })
         .collect();
     Some(adaptive::judge(rule, blocks, candidates))
@@ -413,6 +458,7 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
         root: ev.root.display().to_string(),
         name: file.name.clone(),
         tokens: file.tokens,
+        llama_bench_args: file.llama_bench.as_ref().map(|b| b.args.clone()),
         samples_per_variant: file.samples,
         pure_decode: file.pure_decode,
         expected_prompt_tokens: expected,
@@ -449,20 +495,28 @@ pub(crate) fn judge_with(ev: &Evidence, facts: StudyFacts, traces: TraceReading)
     summary.adaptive = adaptive_rule_of(file, plan.counted_blocks(), &summary);
     summary.retakes = retake::Retakes::of(file, plan, summary.rejected.iter().map(|r| (r.index, r.reasons.as_slice())));
     summary.changed_limits = file.changed_limits();
-    let primary: Option<Vec<answer::Primary>> = summary
-        .variants
-        .iter()
-        .map(|v| {
-            v.metric(adaptive::PRIMARY).map(|m| answer::Primary {
-                label: &v.label,
-                accepted: m.runs.len(),
-                change_pct: m.change_pct,
-                ci: m.ci,
-                verdict: m.verdict,
+    let mut answers = Vec::new();
+    for metric in summary.judged_metrics() {
+        let primary: Option<Vec<answer::Primary>> = summary
+            .variants
+            .iter()
+            .map(|v| {
+                v.metric(metric).map(|m| answer::Primary {
+                    label: &v.label,
+                    metric,
+                    accepted: m.runs.len(),
+                    change_pct: m.change_pct,
+                    ci: m.ci,
+                    verdict: m.verdict,
+                })
             })
-        })
-        .collect();
-    summary.answer = answer::answers(&primary.unwrap_or_default(), &summary.order, file.margin_pct());
+            .collect();
+        answers.extend(answer::answers(&primary.unwrap_or_default(), &summary.order, file.margin_pct()));
+    }
+    // Each candidate's lines together, its metrics in the study's order.
+    let position = |label: &str| summary.variants.iter().position(|v| v.label == label);
+    answers.sort_by_key(|a| position(&a.candidate));
+    summary.answer = answers;
     Ok(Judged { summary, samples: judged, facts })
 }
 
@@ -591,6 +645,20 @@ fn accept(
     Acceptance { accepted, rejected, missing }
 }
 
+/// The tests a llama-bench study's samples asked for, in the order they asked them; empty for a
+/// study of server samples.
+fn llama_bench_tests(found: &[crate::study::evidence::FoundSample]) -> Vec<crate::llama_bench::BenchTest> {
+    let mut tests = Vec::new();
+    for run in found.iter().filter_map(|f| f.sample.as_ref()?.extra.llama_bench.as_ref()) {
+        for t in &run.asked {
+            if !tests.contains(t) {
+                tests.push(*t);
+            }
+        }
+    }
+    tests
+}
+
 /// The accepted samples of a study with what every section reads from them, each read once:
 /// their telemetry phases and series, the study's decode clock, the look levels of its
 /// sequential rule and the metrics some sample measured.
@@ -640,9 +708,19 @@ impl<'a> AcceptedSamples<'a> {
             metrics: Vec::new(),
             roofline,
         };
-        study.metrics = Metric::every()
-            .filter(|m| !m.is_energy() || (0..accepted.len()).any(|vi| !study.values(vi, *m).is_empty()))
-            .collect();
+        // A llama-bench study's metrics are its tests (docs/methodology.md §4.4); a server's
+        // speed metrics always, its energy metrics where some accepted sample measured them.
+        let tests = llama_bench_tests(found);
+        study.metrics = if tests.is_empty() {
+            Metric::every()
+                .filter(|m| !m.is_energy() || (0..accepted.len()).any(|vi| !study.values(vi, *m).is_empty()))
+                .collect()
+        } else {
+            let energy = tests.iter().map(|&t| Metric::LlamaBenchJPerToken(t));
+            let measured: Vec<Metric> =
+                energy.filter(|m| (0..accepted.len()).any(|vi| !study.values(vi, *m).is_empty())).collect();
+            tests.into_iter().map(Metric::LlamaBenchTps).chain(measured).collect()
+        };
         study
     }
 
@@ -773,6 +851,7 @@ impl<'a> AcceptedSamples<'a> {
                 (vi > 0).then(|| self.speed_bench_runs(0)).as_deref(),
                 self.levels.map(|l| l.difference),
             ),
+            llama_bench: llama_bench::build(&samples),
             acceptance,
             output_tokens: samples.iter().filter_map(|s| s.completion_tokens()).collect(),
             prompt_tokens: samples.iter().filter_map(|s| s.prompt_tokens()).collect(),

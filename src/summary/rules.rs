@@ -50,6 +50,8 @@ pub(crate) enum Rule {
     /// A Pi sample's own checks, as the history records them.
     PiSampleCheck,
     RuntimeChanged,
+    LlamaBenchNoResult,
+    LlamaBenchTestMismatch,
     /// A rule this abprof does not know (a newer one's summary, a history row): kept by name.
     #[serde(untagged)]
     Other(String),
@@ -57,7 +59,7 @@ pub(crate) enum Rule {
 
 impl Rule {
     /// Every rule this abprof applies.
-    pub(crate) const ALL: [Rule; 23] = [
+    pub(crate) const ALL: [Rule; 25] = [
         Rule::Incomplete,
         Rule::OneRequestPerLog,
         Rule::CalibratedPromptTokens,
@@ -81,6 +83,8 @@ impl Rule {
         Rule::SupersededAttempt,
         Rule::PiSampleCheck,
         Rule::RuntimeChanged,
+        Rule::LlamaBenchNoResult,
+        Rule::LlamaBenchTestMismatch,
     ];
 
     /// The rule's name (its serde name).
@@ -109,6 +113,8 @@ impl Rule {
             Rule::SupersededAttempt => "superseded-attempt",
             Rule::PiSampleCheck => "pi-sample-check",
             Rule::RuntimeChanged => "runtime-changed",
+            Rule::LlamaBenchNoResult => "llama-bench-no-result",
+            Rule::LlamaBenchTestMismatch => "llama-bench-test-mismatch",
             Rule::Other(name) => name,
         }
     }
@@ -152,13 +158,36 @@ fn reject(rule: Rule, reason: String) -> Rejection {
 /// caveat rather than a rejection, acceptance differing materially (the study summary).
 pub(crate) fn sample_rejections(s: &Sample, exp: &Expectations) -> Vec<Rejection> {
     let mut out = Vec::new();
-    request_rules(s, exp, &mut out);
+    match &s.extra.llama_bench {
+        Some(run) => llama_bench_rules(s, run, &mut out),
+        None => request_rules(s, exp, &mut out),
+    }
     engaged_rules(s, &mut out);
     host_rules(s, exp, &mut out);
     pi_rules(s, &mut out);
     condition_rules(s, exp, &mut out);
     artifact_rules(s, &mut out);
     out
+}
+
+/// A llama-bench sample's run (docs/methodology.md §4.4): complete, something printed, and what
+/// it printed the tests asked, once each, of one repetition, at the asked KV cache type.
+fn llama_bench_rules(s: &Sample, run: &crate::measure::bench_run::BenchRun, out: &mut Vec<Rejection>) {
+    if let Some(e) = &s.error {
+        out.push(reject(Rule::Incomplete, e.clone()));
+    }
+    if run.results.is_empty() {
+        let why = match &run.unreadable {
+            Some(e) => format!("llama-bench's output is not its JSONL ({e})"),
+            None => "llama-bench printed no result (see llama-bench.stderr)".into(),
+        };
+        out.push(reject(Rule::LlamaBenchNoResult, why));
+        return;
+    }
+    let mismatches = run.mismatches();
+    if !mismatches.is_empty() {
+        out.push(reject(Rule::LlamaBenchTestMismatch, mismatches.join("; ")));
+    }
 }
 
 /// The request itself: complete, one per log, the calibrated prompt, the locked output length.
@@ -450,6 +479,39 @@ pub(crate) mod tests {
             steps: Default::default(),
             extra,
         }
+    }
+
+    /// A llama-bench sample's rules: a run that printed nothing, or not what it asked, is
+    /// rejected by name; a run of its tests once each is judged by none of a request's rules.
+    #[test]
+    fn a_llama_bench_sample_is_rejected_for_no_result_and_for_tests_not_asked() {
+        use crate::llama_bench::BenchTest;
+        use crate::measure::bench_run::{BenchResult, BenchRun};
+        let row = |n_prompt: u64, n_gen: u64| {
+            let line = format!(
+                r#"{{"build_commit": "0c1e570", "model_filename": "m", "model_type": "x", "n_prompt": {n_prompt}, "n_gen": {n_gen}, "n_depth": 0, "type_k": "f16", "avg_ts": 10.0, "samples_ts": [ 10.0 ]}}"#
+            );
+            BenchResult { row: crate::llama_bench::parse(&line).unwrap().1.remove(0), seen_mono_ns: None }
+        };
+        let asked =
+            vec![BenchTest { n_prompt: 64, n_gen: 0, n_depth: 0 }, BenchTest { n_prompt: 0, n_gen: 16, n_depth: 0 }];
+        let bench = |results: Vec<BenchResult>, unreadable: Option<&str>| {
+            let run =
+                BenchRun { asked: asked.clone(), cache_type: None, results, unreadable: unreadable.map(String::from) };
+            let mut s = sample(SampleExtra { llama_bench: Some(run), ..Default::default() });
+            (s.usage, s.finish_reason, s.timing_blocks) = (None, None, 0);
+            s
+        };
+        let exp = Expectations { locked_length: true, timing_blocks: 1, ..Default::default() };
+        assert!(rules_of(&bench(vec![row(64, 0), row(0, 16)], None), &exp).is_empty());
+        let mut none = bench(Vec::new(), None);
+        none.error = Some("llama-bench exited with status 1".into());
+        assert_eq!(rules_of(&none, &exp), ["incomplete", "llama-bench-no-result"]);
+        assert_eq!(rules_of(&bench(Vec::new(), Some("not JSONL")), &exp), ["llama-bench-no-result"]);
+        let other = sample_rejections(&bench(vec![row(64, 0), row(0, 8)], None), &exp);
+        assert_eq!(other.len(), 1, "{other:?}");
+        assert_eq!(other[0].rule, Rule::LlamaBenchTestMismatch);
+        assert_eq!(other[0].reason, "tg16 asked, not printed; tg8 printed, not asked");
     }
 
     #[test]

@@ -183,6 +183,12 @@ pub(crate) fn split(
     ]
 }
 
+/// One window's statistics over a series' readings, `tokens` done in it: a llama-bench test's
+/// (docs/methodology.md §4.4).
+pub(crate) fn window_stats(samples: &[TelemetrySample], t0: u64, t1: u64, tokens: u64) -> PhaseStats {
+    phase_stats(Phase::Decode, samples, &[], t0, t1, tokens)
+}
+
 /// `split` over a sampler's series (its samples and the driver's power samples), each phase's
 /// power named by the fields the source said it fills.
 pub(crate) fn split_series(series: &Series, marks: &RequestMarks) -> [PhaseStats; 2] {

@@ -16,7 +16,6 @@ mod windows;
 use super::sections::{groups, Source};
 use super::study::StudyTitle;
 use crate::summary::view::{StudyView, TIMELINE_FIELDS};
-use crate::summary::Metric;
 use chart::variant_css;
 use markup::{esc, figure};
 
@@ -67,7 +66,7 @@ fn samples_section(o: &mut String, v: &StudyView) {
         variant_key(v.summary.variants.iter().map(|x| x.label.as_str()))
     );
     // The metrics the page charts (strict streamed TPS only in the tables).
-    for m in Metric::every().filter(|m| m.spec().charted) {
+    for m in v.summary.metrics().into_iter().filter(|m| m.spec().charted) {
         if let Some(drawn) = dots::chart(v, m) {
             figure(o, drawn, "");
         }

@@ -10,6 +10,7 @@ mod evidence;
 mod exactness;
 mod floor;
 mod kernels;
+mod llama_bench;
 mod nothing_accepted;
 mod outcome;
 mod per_variant;
@@ -55,9 +56,10 @@ pub(crate) struct Group {
 }
 
 /// The report, in the order shown, each entry with the page's group it belongs to.
-const ORDER: [(&str, &str, Depth, Sections); 24] = [
+const ORDER: [(&str, &str, Depth, Sections); 25] = [
     ("answer", "Answer", A, answer::sections),
     ("verdict", "Verdict", A, nothing_accepted::sections),
+    ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, llama_bench::sections)),
     ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, verdicts::sections)),
     ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speculation::yardstick_sections)),
     ("verdict", "Verdict", A, |s| s.verdicts().map_or_else(Vec::new, speed_bench::sections)),

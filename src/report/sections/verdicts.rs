@@ -60,10 +60,10 @@ pub(crate) struct VerdictLine<'a> {
 }
 
 /// The verdict table's rows: every metric × variant that has the metric, metrics in
-/// [`Metric::every`]'s order (an energy metric only where it was measured).
+/// the summary's order ([`Summary::metrics`]).
 pub(crate) fn verdict_lines(s: &Summary) -> Vec<VerdictLine<'_>> {
     let mut lines = Vec::new();
-    for m in Metric::every() {
+    for m in s.metrics() {
         for v in &s.variants {
             let Some(ms) = v.metric(m) else { continue };
             lines.push(VerdictLine {
@@ -136,13 +136,13 @@ fn high_cv_line(variant: &str, cv: Option<f64>) -> String {
     )
 }
 
-/// One section per metric the study has (an energy metric only where measured), in
-/// [`Metric::every`]'s order.
+/// One section per metric the study has ([`Summary::metrics`]: an energy metric only where
+/// measured, a llama-bench study's tests).
 pub(crate) fn sections(s: &Summary) -> Vec<Section> {
     let base = s.variants.first().map_or("baseline", |v| v.label.as_str());
     let lines = verdict_lines(s);
     let mut out = Vec::new();
-    for m in Metric::every() {
+    for m in s.metrics() {
         let rows: Vec<&VerdictLine> = lines.iter().filter(|l| l.metric == m).collect();
         if m.is_energy() && rows.is_empty() {
             continue;

@@ -14,6 +14,10 @@ impl StudyTitle {
             Some(n) => format!("abprof study {n}: {}", labels.join(" vs ")),
             None => format!("abprof study: {}", labels.join(" vs ")),
         };
+        if let Some(args) = &s.llama_bench_args {
+            let detail = format!("llama-bench {args}, one repetition a sample · {} · {}", plan(s), s.root);
+            return StudyTitle { heading, detail };
+        }
         let detail = format!(
             "{} output tokens{} · {} · prompt {} · {}",
             s.tokens,
@@ -30,8 +34,11 @@ impl StudyTitle {
 fn plan(s: &Summary) -> String {
     match &s.adaptive {
         Some(a) if a.until_ci_pct > 0.0 => format!(
-            "{} samples per variant, then blocks until decode CI ±{}% (at most {})",
-            s.samples_per_variant, a.until_ci_pct, a.max_samples
+            "{} samples per variant, then blocks until {} CI ±{}% (at most {})",
+            s.samples_per_variant,
+            if s.llama_bench_args.is_some() { "every test's" } else { "decode" },
+            a.until_ci_pct,
+            a.max_samples
         ),
         Some(a) => format!(
             "{} samples per variant, then blocks until decided{} (at most {})",

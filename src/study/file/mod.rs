@@ -6,6 +6,7 @@ mod error;
 mod kind;
 /// Imports this file (the study file's limits read its keys), never the other way.
 pub(crate) mod limits;
+mod llama_bench;
 mod pi;
 mod sweep;
 mod trace;
@@ -13,6 +14,7 @@ mod trace;
 pub(crate) use error::StudyFileError;
 pub(crate) use kind::AdaptiveRule;
 pub use kind::{KindName, StudyKind};
+pub use llama_bench::LlamaBenchSection;
 pub use pi::PiSection;
 pub use sweep::SweepSection;
 pub(crate) use sweep::{AxisName, AxisValue, Point, SweepAxis};
@@ -360,6 +362,10 @@ pub struct StudyFile {
     /// A sweep: one whole study per combination of these values (docs/methodology.md §16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSection>,
+    /// Every sample one cold llama-bench run of the variant's build, with these arguments
+    /// (docs/methodology.md §4.4); absent: every sample a llama-server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llama_bench: Option<LlamaBenchSection>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -439,6 +445,7 @@ impl StudyFile {
             idle: IdleGate::default(),
             isolation: Isolation::default(),
             sweep: None,
+            llama_bench: None,
         }
     }
 
@@ -534,6 +541,37 @@ impl StudyFile {
             None => point.name(),
         });
         f
+    }
+
+    /// A llama-bench study holds none of a server study's request keys, and its arguments ask for
+    /// tests llama-bench can run as one configuration.
+    fn check_llama_bench(&self, section: &LlamaBenchSection) -> Result<(), StudyFileError> {
+        let bad = |m: String| Err(StudyFileError::Contradiction(m));
+        if self.kind != StudyKind::Ab {
+            return bad(format!(
+                "[llama_bench] makes an A/B study of llama-bench samples: {} cannot hold it",
+                self.kind.name().a_study()
+            ));
+        }
+        let request_keys = [
+            ("tokens", self.tokens != 0),
+            ("workload", self.workload.is_some()),
+            ("prompt", self.prompt.is_some()),
+            ("prompt_tokens", self.prompt_tokens.is_some()),
+            ("pure_decode", self.pure_decode),
+            ("ignore_eos", self.ignore_eos),
+            ("soak_requests", self.soak_requests.is_some()),
+        ];
+        if let Some((key, _)) = request_keys.iter().find(|(_, set)| *set) {
+            return bad(format!(
+                "{key} shapes a request to llama-server, and a llama-bench study sends none: its tests are llama-bench's (-p, -n, -pg, -d in [llama_bench] args, --llama-bench); drop {key}"
+            ));
+        }
+        if let Some(s) = self.sweep.as_ref().filter(|s| !s.tokens.is_empty() || !s.prompt_tokens.is_empty()) {
+            let axis = if s.tokens.is_empty() { "prompt-tokens" } else { "tokens" };
+            return bad(format!("a llama-bench study's lengths are its tests (-p, -n, -d): drop the {axis} axis and give the lengths in its arguments"));
+        }
+        section.tests().map(|_| ()).map_err(StudyFileError::Refused)
     }
 
     /// The `[sweep]` section is whole and agrees with the rest of the file.
@@ -787,7 +825,11 @@ impl StudyFile {
         if let Some(sweep) = sweep {
             self.check_sweep(sweep)?;
         }
-        if self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
+        if let Some(section) = &self.llama_bench {
+            self.check_llama_bench(section)?;
+        }
+        let requests = self.llama_bench.is_none();
+        if requests && self.tokens < 2 && sweep.is_none_or(|s| s.tokens.is_empty()) {
             return Err(StudyFileError::Missing("tokens >= 2 (decode TPS needs two output tokens)"));
         }
         if let Some((w, count)) = self.workload.and_then(|w| w.own_prompts().map(|c| (w, c))) {
@@ -795,7 +837,8 @@ impl StudyFile {
         }
         self.check_soak()?;
         // A Pi agent writes its own prompt, and the MTP yardstick and SPEED-Bench send their own.
-        if !matches!(self.kind, StudyKind::Pi(_))
+        if requests
+            && !matches!(self.kind, StudyKind::Pi(_))
             && self.workload.and_then(Workload::own_prompts).is_none()
             && self.prompt.is_none()
             && self.prompt_tokens.is_none()

@@ -4,8 +4,11 @@
 //! fields (`test::get_fields()` in llama-bench.cpp: more of them in newer builds, `n_depth` since
 //! mid-2025), so a row keeps the ones it knows by name and the rest as text (docs/methodology.md
 //! §15 "llama-bench results").
+mod tests_asked;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+pub(crate) use tests_asked::{tests_asked, BenchTest};
 
 /// Which of llama-bench's outputs a file is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,16 +59,13 @@ impl BenchRow {
     /// The test as llama-bench's table and compare-llama-bench.py name it: `pp512`, `tg128`,
     /// `pp512+tg128`, with ` @ d4096` at a depth.
     pub(crate) fn test(&self) -> String {
-        let base = match (self.n_prompt, self.n_gen) {
-            (p, 0) => format!("pp{p}"),
-            (0, g) => format!("tg{g}"),
-            (p, g) => format!("pp{p}+tg{g}"),
-        };
-        if self.n_depth > 0 {
-            format!("{base} @ d{}", self.n_depth)
-        } else {
-            base
-        }
+        self.test_id().name()
+    }
+
+    /// The test this row measured.
+    pub(crate) fn test_id(&self) -> BenchTest {
+        let count = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        BenchTest { n_prompt: count(self.n_prompt), n_gen: count(self.n_gen), n_depth: count(self.n_depth) }
     }
 }
 
