@@ -560,6 +560,44 @@ mod tests {
         assert!(Metric::from_str("strict-streamed-tps", false).is_err(), "no judgement reads it");
     }
 
+    /// A test's energy is its own window's: the result line's moment less the time the test
+    /// measured, over its tokens; a window the telemetry read fewer than twice has none.
+    #[test]
+    fn a_llama_bench_tests_energy_is_its_windows_over_its_tokens() {
+        use crate::measure::bench_run::{BenchResult, BenchRun};
+        use crate::telemetry::Reading;
+        const S: u64 = 1_000_000_000;
+        let tg = BenchTest { n_prompt: 0, n_gen: 100, n_depth: 0 };
+        // Seen at 5 s after 2 s of measuring: the window is [3 s, 5 s].
+        let line = r#"{"build_commit": "c", "model_filename": "m", "model_type": "x", "n_prompt": 0, "n_gen": 100, "avg_ns": 2000000000, "avg_ts": 50.0, "samples_ts": [ 50.0 ]}"#;
+        let row = crate::llama_bench::parse(line).unwrap().1.remove(0);
+        let run = BenchRun {
+            asked: vec![tg],
+            cache_type: None,
+            results: vec![BenchResult { row, seen_mono_ns: Some(5 * S) }],
+            unreadable: None,
+        };
+        let sample = crate::summary::rules::tests::sample(crate::measure::SampleExtra {
+            llama_bench: Some(run),
+            ..Default::default()
+        });
+        // 100 W before and after the window, 300 W inside it, read every 100 ms.
+        let series: Vec<TelemetrySample> = (0..=80)
+            .map(|i| {
+                let at = i * S / 10;
+                let power_w = if (3 * S..=5 * S).contains(&at) { 300.0 } else { 100.0 };
+                let reading = Reading { power_w: Some(power_w), ..Default::default() };
+                TelemetrySample { at: crate::clock::Stamp { mono_ns: at, boot_ns: at }, late_ns: 0, reading }
+            })
+            .collect();
+        let input = MetricInput { sample: &sample, series: &series };
+        assert_eq!(Metric::LlamaBenchTps(tg).of(input), Some(50.0));
+        let j = Metric::LlamaBenchJPerToken(tg).of(input).unwrap();
+        assert!((j - 6.0).abs() < 0.05, "300 W for 2 s over 100 tokens is 6 J/token, got {j}");
+        let sparse: Vec<TelemetrySample> = series.iter().step_by(30).cloned().collect();
+        assert_eq!(Metric::LlamaBenchJPerToken(tg).of(MetricInput { sample: &sample, series: &sparse }), None);
+    }
+
     #[test]
     fn a_llama_bench_test_is_a_metric_stored_by_its_name() {
         let tg = Metric::LlamaBenchTps(BenchTest { n_prompt: 0, n_gen: 128, n_depth: 4096 });

@@ -554,8 +554,9 @@ impl StudyFile {
             ));
         }
         let request_keys = [
-            ("tokens", self.tokens != 0),
+            // The workload first: a workload gives `tokens` its length when the file has none.
             ("workload", self.workload.is_some()),
+            ("tokens", self.tokens != 0),
             ("prompt", self.prompt.is_some()),
             ("prompt_tokens", self.prompt_tokens.is_some()),
             ("pure_decode", self.pure_decode),
@@ -915,6 +916,32 @@ power_max_w = 15.0
         assert_eq!(f.telemetry, crate::telemetry::SourceKind::Auto);
         let again = StudyFile::parse(&f.to_toml()).unwrap();
         assert_eq!(again, f);
+    }
+
+    /// A llama-bench study (docs/methodology.md §4.4) round-trips with its section and holds none
+    /// of a request's keys.
+    #[test]
+    fn a_llama_bench_study_keeps_its_arguments_and_refuses_a_requests_keys() {
+        let base = "model = '/m.gguf'\nsamples = 3\nvariants = ['a=/bin/a', 'b=/bin/b|kv=q8_0']\n";
+        let f = StudyFile::parse(&format!("{base}[llama_bench]\nargs = '-p 512 -n 128 -d 0,4096'\n")).unwrap();
+        f.check().unwrap();
+        assert_eq!(f.llama_bench.as_ref().unwrap().tests().unwrap().len(), 4);
+        assert_eq!(StudyFile::parse(&f.to_toml()).unwrap(), f);
+        for (extra, says) in [
+            ("tokens = 128\n", "drop tokens"),
+            ("prompt_tokens = 2000\n", "drop prompt_tokens"),
+            ("workload = 'sustained'\n", "drop workload"),
+            ("pure_decode = true\n", "drop pure_decode"),
+        ] {
+            let text = format!("{base}{extra}[llama_bench]\nargs = '-p 512'\n");
+            let e = StudyFile::parse(&text).unwrap().check().unwrap_err().to_string();
+            assert!(e.contains(says) && !e.contains('\n'), "{extra}: {e}");
+        }
+        let e = StudyFile::parse(&format!("{base}[llama_bench]\nargs = '-fa 0,1'\n")).unwrap().check().unwrap_err();
+        assert!(e.to_string().contains("a variant is one configuration"), "{e}");
+        let swept = format!("{base}[llama_bench]\nargs = '-p 512'\n[sweep]\ntokens = [128, 512]\n");
+        let e = StudyFile::parse(&swept).unwrap().check().unwrap_err().to_string();
+        assert!(e.contains("drop the tokens axis"), "{e}");
     }
 
     #[test]
