@@ -195,3 +195,34 @@ fn a_llama_bench_study_refuses_what_it_cannot_run_before_the_folder_exists() {
         assert!(!root.exists(), "nothing created");
     }
 }
+
+/// A sweep of llama-bench studies: an environment axis crossed with the KV axis, each point a
+/// whole study of llama-bench samples, the sweep's tables its tests.
+#[test]
+fn a_sweep_of_llama_bench_studies_crosses_an_env_axis_with_kv_and_tabulates_each_test() {
+    let _g = serial();
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("sweep");
+    let vs = [variant("a", ""), variant("b", "|extra=-ub 256")];
+    let mut args = bench_args(&root, "-p 32 -n 4 -t 1", 3, &vs);
+    args.extend(["--sweep", "kv=f16,q8_0", "--sweep", "env=OMP_WAIT_POLICY=active,passive"].map(String::from));
+    let out = abprof().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("pp32 (t/s) — Holm family of 4 comparisons"), "{text}");
+    assert!(text.contains("tg4 (t/s) — Holm family of 4 comparisons"), "{text}");
+    assert!(!text.contains("server decode"), "a llama-bench sweep has no server metric: {text}");
+    let points: Vec<PathBuf> = std::fs::read_dir(root.join("points")).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(points.len(), 4);
+    // Each point's samples ran at its KV type and environment.
+    for p in &points {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        let kv = if name.contains("kv=q8_0") { "q8_0" } else { "f16" };
+        let env = if name.contains("passive") { "passive" } else { "active" };
+        let sample = std::fs::read_dir(p.join("samples")).unwrap().flatten().next().unwrap().path();
+        let rec = read_json(&sample.join("sample.json"));
+        assert_eq!(rec["extra"]["llama_bench"]["results"][0]["row"]["settings"]["type_k"], kv, "{name}");
+        let variants = read_json(&p.join("variants.json"));
+        assert!(variants.to_string().contains(&format!("OMP_WAIT_POLICY\",\"{env}")), "{name}: {variants}");
+    }
+}

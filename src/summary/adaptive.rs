@@ -71,6 +71,10 @@ pub(crate) struct Adaptive {
     pub(crate) candidates: Vec<CandidatePrecision>,
     /// None: the rule asks for another block (an interrupted study stopped before it).
     pub(crate) stopped: Option<StopReason>,
+    /// What the judged intervals are of, where not server decode: `test` in a llama-bench study,
+    /// whose every test is judged (docs/methodology.md §4.4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) judged: Option<String>,
 }
 
 /// Whether each interval is precise enough (or decided), and whether the study may stop.
@@ -95,6 +99,7 @@ pub(crate) fn judge(rule: AdaptiveRule, blocks: usize, candidates: Vec<Candidate
         blocks,
         candidates,
         stopped,
+        judged: None,
     }
 }
 
@@ -137,19 +142,20 @@ impl Adaptive {
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let of = self.judged.as_deref().unwrap_or("decode");
         let why = match self.stopped {
             Some(StopReason::Decided) => {
-                "stopped decided: every decode interval excludes 0 or lies inside the margin".into()
+                format!("stopped decided: every {of} interval excludes 0 or lies inside the margin")
             }
             Some(StopReason::Precision) => {
-                format!("stopped on precision: every decode interval is narrower than ±{}%", self.until_ci_pct)
+                format!("stopped on precision: every {of} interval is narrower than ±{}%", self.until_ci_pct)
             }
             Some(StopReason::MaxSamples) if self.until_ci_pct > 0.0 => format!(
-                "stopped at max_samples {}: not every decode interval is narrower than ±{}%",
+                "stopped at max_samples {}: not every {of} interval is narrower than ±{}%",
                 self.max_samples, self.until_ci_pct
             ),
             Some(StopReason::MaxSamples) => {
-                format!("stopped at max_samples {}: not every decode interval is decided", self.max_samples)
+                format!("stopped at max_samples {}: not every {of} interval is decided", self.max_samples)
             }
             None => format!("not finished: another block is due (at most {} samples)", self.max_samples),
         };

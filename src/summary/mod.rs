@@ -362,7 +362,8 @@ fn adaptive_rule_of(file: &StudyFile, blocks: usize, s: &Summary) -> Option<adap
             })
         })
         .collect();
-    Some(adaptive::judge(rule, blocks, candidates))
+    let judged = judged.iter().any(|m| m.llama_bench_test().is_some()).then(|| "test".to_string());
+    Some(adaptive::Adaptive { judged, ..adaptive::judge(rule, blocks, candidates) })
 }
 
 /// What scales each variant's trace: its median ms/token and its samples' decode rates.
@@ -881,7 +882,9 @@ impl<'a> AcceptedSamples<'a> {
             floor: self
                 .roofline
                 .as_ref()
-                .filter(|_| file.load_shape() == crate::study::file::LoadShape::OneRequest)
+                .filter(|_| {
+                    file.load_shape() == crate::study::file::LoadShape::OneRequest && file.llama_bench.is_none()
+                })
                 .and_then(|r| r.variants.iter().find(|x| x.label == *label))
                 .map(|inputs| floor::decode_floor(inputs, &samples, n_minus_1_med)),
         }

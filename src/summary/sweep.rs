@@ -131,8 +131,17 @@ pub(crate) fn summarize_sweep(ev: &Evidence, file: &StudyFile) -> anyhow::Result
     let labels: Vec<String> = crate::variant::parse_variants(&file.variants)
         .map(|vs| vs.into_iter().map(|v| v.label).collect())
         .unwrap_or_default();
-    // An energy metric's table only where some point measured it (docs/methodology.md §9.6).
-    let tables = Metric::every()
+    // An energy metric's table only where some point measured it (docs/methodology.md §9.6); a
+    // sweep of llama-bench studies tabulates their tests (§4.4).
+    let mut metrics: Vec<Metric> = Vec::new();
+    for m in summaries.iter().flatten().flat_map(Summary::metrics) {
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    let llama_bench = metrics.iter().any(|m| m.llama_bench_test().is_some());
+    let tables = (if llama_bench { metrics } else { Metric::every().collect() })
+        .into_iter()
         .map(|m| table(m, &record, &summaries))
         .filter(|t| !t.metric.is_energy() || !t.rows.is_empty())
         .collect();

@@ -1,8 +1,7 @@
 //! A sweep (docs/methodology.md §16): one whole interleaved study of every variant per point, each
 //! run by the one study driver into its own folder under `points/`, recorded in `sweep.json` so
 //! `abprof ab --resume` keeps the finished points, resumes the interrupted one and starts the rest.
-use super::chat::ChatStudy;
-use super::drive::{run_study_with, Outcome};
+use super::drive::Outcome;
 use super::evidence::{read_json, write_json, Evidence};
 use super::file::{AxisName, AxisValue, Point, StudyFile, SweepSection};
 use super::judge::Judge;
@@ -144,8 +143,8 @@ pub(crate) fn run_sweep(file: &StudyFile, root: &Path, resume: bool, judge: Opti
         record.points[i].state = PointState::Started;
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
-        let mut config = ChatStudy::judged_by(judge.clone());
-        let run = run_study_with(&point_file, &dir, started, &mut config)
+        // Each point a study of the sweep's kind: server samples, or llama-bench's (§4.4).
+        let run = crate::study::run_ab(&point_file, &dir, started, judge.clone())
             .with_context(|| format!("sweep point {}", point.name()))?;
         restored &= run.restored;
         taken += run.samples_taken;
