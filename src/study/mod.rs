@@ -1,6 +1,7 @@
 //! THE study driver: a study file, the interleaved order, isolation hooks on every exit path, the
 //! idle gate and telemetry around every sample, an evidence folder written after every sample,
 //! and resume. `ab`, `pi` and `trace` are configurations of it.
+mod ab;
 mod binary_watch;
 mod chat;
 pub(crate) mod documents;
@@ -28,26 +29,10 @@ pub(crate) mod sweep;
 pub(crate) mod trace_capture;
 pub(crate) mod trace_folder;
 
-pub(crate) use chat::ChatStudy;
+pub use ab::run_ab;
 pub(crate) use drive::{run_study_with, Outcome, StudyRun};
 pub use evidence::NextBlock;
 pub use judge::{Judge, StudyJudge};
 pub(crate) use open::{load_study_file, open, OpenError, Shape, StudyFacts, StudyFolder};
 pub(crate) use preflight::check_study;
 pub(crate) use sweep::run_sweep;
-
-/// Runs (or resumes) an A/B study, every sample one streamed chat request (or, with
-/// `[llama_bench]`, one llama-bench run); `judge` says whether
-/// each sample is accepted (its progress line) and, once the planned samples are taken, whether
-/// to add a block (a retake; `until_ci_pct`, `until_decided`).
-pub fn run_ab(
-    file: &file::StudyFile,
-    root: &std::path::Path,
-    resume: bool,
-    judge: Option<Judge>,
-) -> anyhow::Result<StudyRun> {
-    match &file.llama_bench {
-        Some(section) => run_study_with(file, root, resume, &mut llama_bench::LlamaBenchStudy::new(section, judge)?),
-        None => run_study_with(file, root, resume, &mut ChatStudy::judged_by(judge)),
-    }
-}

@@ -144,7 +144,7 @@ pub(crate) fn run_sweep(file: &StudyFile, root: &Path, resume: bool, judge: Opti
         write_json(&ev.sweep_record(), &record)?;
         eprintln!("abprof: sweep point {}/{}: {}", i + 1, points.len(), point.name());
         // Each point a study of the sweep's kind: server samples, or llama-bench's (§4.4).
-        let run = crate::study::run_ab(&point_file, &dir, started, judge.clone())
+        let run = super::ab::run_ab(&point_file, &dir, started, judge.clone())
             .with_context(|| format!("sweep point {}", point.name()))?;
         restored &= run.restored;
         taken += run.samples_taken;
