@@ -199,6 +199,17 @@ fn flags_the_commands_own_code_refuses_exit_2_before_anything_is_created() {
         "model",
     );
     assert!(line.contains("/nonexistent/m.gguf does not exist"), "{line}");
+    // Bisect builds llama-server alone: a study of llama-bench samples is refused in one line.
+    let study = d.path().join("lb.toml");
+    std::fs::write(
+        &study,
+        format!("model = {m:?}\nsamples = 3\nvariants = ['build=']\n[llama_bench]\nargs = '-p 64'\n"),
+    )
+    .unwrap();
+    let s = study.to_str().unwrap();
+    let args = ["bisect", "--root", r, "--repo", r, "--good", "a", "--bad", "b", "--study", s];
+    let line = usage_error(&args, "[llama_bench]");
+    assert!(line.contains("bisect builds llama-server alone"), "{line}");
     assert!(!root.exists(), "nothing created");
 }
 

@@ -88,6 +88,9 @@ fn study(a: &BisectArgs) -> Result<(StudyFile, String)> {
     if let Some(w) = file.workload.filter(|w| w.own_prompts().is_some()) {
         refuse!("{}", own_prompts_refused(w))
     }
+    if file.llama_bench.is_some() {
+        refuse!("bisect builds llama-server alone at each step, and this study's samples are llama-bench's ([llama_bench], docs/methodology.md §4.4): bisect it as a server study (--prompt-tokens and --tokens), or compare two builds' llama-bench with abprof ab --llama-bench");
+    }
     let [template] = file.variants.as_slice() else {
         refuse!(
             "a bisect compares each build with the good one: give at most one variant, its fields only (build=|kv=q8_0), not {}",
