@@ -80,6 +80,8 @@ fn a_kv_study_of_llama_bench_samples_ends_with_a_verdict_per_test_and_the_compar
         assert!(head.contains(col), "{head}");
     }
     assert!(text.contains("llama-bench -p 64 -n 16 -t 1, one repetition a sample"), "{text}");
+    let per_variant = text.lines().find(|l| l.contains("llama-bench build")).unwrap_or_else(|| panic!("{text}"));
+    assert!(per_variant.contains("backends") && !per_variant.contains("ms/token"), "{per_variant}");
     let md = std::fs::read_to_string(root.join("report.md")).unwrap();
     assert!(md.contains("| Model | Test | t/s f16 | t/s q8 | Speedup | Change | 95% CI | Verdict |"), "{md}");
     let row = md.lines().find(|l| l.contains("| tg16 |")).unwrap_or_else(|| panic!("{md}"));

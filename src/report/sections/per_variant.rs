@@ -6,6 +6,9 @@ use crate::report::{num, NONE};
 use crate::summary::Summary;
 
 pub(crate) fn sections(s: &Summary) -> Vec<Section> {
+    if s.llama_bench_args.is_some() {
+        return llama_bench(s);
+    }
     // A speculative study also shows each variant's acceptance interval and tokens per decode
     // step (§7.11); a study without drafts keeps the table it always had.
     let drafted = s.variants.iter().any(|v| !v.acceptance.is_empty());
@@ -42,6 +45,31 @@ pub(crate) fn sections(s: &Summary) -> Vec<Section> {
             row.insert(5, num(v.mean_acceptance_length_median, 2));
         }
         t.push_text(row);
+        groups.push(Group { rows: 1, notes: v.caveats.iter().map(|c| format!("{}: {c}", v.label)).collect() });
+    }
+    vec![Section::new("per variant").grouped(t, groups)]
+}
+
+/// A llama-bench study's variants (docs/methodology.md §4.4): the build and backends llama-bench
+/// printed, the idle gate's wait and the accepted count; a server's columns would all be empty.
+fn llama_bench(s: &Summary) -> Vec<Section> {
+    let mut t = Table::new(vec![
+        Column::text("variant"),
+        Column::text("llama-bench build"),
+        Column::text("backends"),
+        Column::number("idle gate"),
+        Column::text("accepted"),
+    ]);
+    let mut groups = Vec::new();
+    for v in &s.variants {
+        let build = v.llama_bench.as_ref();
+        t.push_text(vec![
+            v.label.clone(),
+            build.map_or(NONE.into(), |b| b.build_commit.clone()),
+            build.map_or(NONE.into(), |b| b.backends.clone()),
+            v.idle_gate_ms_median.map_or(NONE.into(), |g| format!("{g:.0} ms")),
+            format!("{}/{}", v.accepted, v.planned),
+        ]);
         groups.push(Group { rows: 1, notes: v.caveats.iter().map(|c| format!("{}: {c}", v.label)).collect() });
     }
     vec![Section::new("per variant").grouped(t, groups)]
