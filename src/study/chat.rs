@@ -2,7 +2,7 @@
 //! study's calibrated prompt (docs/methodology.md §3, §4), or a workload's own prompts: the MTP
 //! yardstick's nine (§4.1), SPEED-Bench's eleven (§4.3).
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::{Evidence, NextBlock};
+use super::evidence::Evidence;
 use super::file::{LoadShape, StudyFile};
 use super::judge::Judge;
 use crate::client::calibrate::sidecar_path;
@@ -12,7 +12,6 @@ use crate::measure::{soak, ChatLoad, SequenceKind};
 use crate::schedule::Slot;
 use crate::server::LaunchSpec;
 use anyhow::Result;
-use std::path::Path;
 use std::time::Duration;
 
 /// The prompt every sample sends, fixed once per run.
@@ -102,15 +101,8 @@ impl StudyConfig for ChatStudy {
         self.expected_prompt_tokens
     }
 
-    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
-        match &self.judge {
-            Some(judge) => judge.another_block(ctx.evidence),
-            None => Ok(None),
-        }
-    }
-
-    fn rejections(&self, ctx: &StudyContext<'_>, sample_dir: &Path) -> Option<Vec<String>> {
-        self.judge.as_ref().and_then(|judge| judge.rejections(ctx.evidence, sample_dir).ok())
+    fn judge(&self) -> Option<&Judge> {
+        self.judge.as_ref()
     }
 
     fn load(&self, ctx: &StudyContext<'_>, _slot: &Slot) -> Result<ChatLoad> {

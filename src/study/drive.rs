@@ -112,16 +112,21 @@ pub(crate) trait StudyConfig {
     fn load(&self, ctx: &StudyContext<'_>, slot: &Slot) -> Result<Self::Load>;
     /// Shown beside the progress display (a tracer's finalize wait, say).
     fn phase(&self, _label: &str, _traced: bool, _phase: SamplePhase) {}
+    /// The judge the configuration was handed (none: no more blocks, and progress lines without
+    /// an acceptance), which the two methods below ask.
+    fn judge(&self) -> Option<&super::judge::Judge> {
+        None
+    }
     /// Once every planned sample is taken (and nothing interrupted the study): whether to plan
     /// one more interleaved block, and why (`until_ci_pct`, docs/methodology.md §17; a retake,
-    /// §7.19). The default plans no more.
-    fn another_block(&mut self, _ctx: &StudyContext<'_>) -> Result<Option<super::evidence::NextBlock>> {
-        Ok(None)
+    /// §7.19), as the judge says; without one, no more.
+    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<super::evidence::NextBlock>> {
+        self.judge().map_or(Ok(None), |judge| judge.another_block(ctx.evidence))
     }
     /// The rules that reject the sample just recorded in `sample_dir` (empty: accepted), for its progress line;
     /// `None`: this kind of study judges its samples only in its summary.
-    fn rejections(&self, _ctx: &StudyContext<'_>, _sample_dir: &Path) -> Option<Vec<String>> {
-        None
+    fn rejections(&self, ctx: &StudyContext<'_>, sample_dir: &Path) -> Option<Vec<String>> {
+        self.judge().and_then(|judge| judge.rejections(ctx.evidence, sample_dir).ok())
     }
     /// After each recorded sample; an error ends the study (restore hooks still run).
     fn after_sample(&mut self, _ctx: &StudyContext<'_>, _slot: &Slot, _sample: &Sample) -> Result<()> {

@@ -3,14 +3,12 @@
 //! only the sample's process is one cold llama-bench run of the variant's build (its tests at one
 //! repetition, JSONL out), held at its start until the gate passes (`measure::BenchLoad`).
 use super::drive::{StudyConfig, StudyContext};
-use super::evidence::NextBlock;
 use super::judge::Judge;
 use crate::llama_bench::BenchTest;
 use crate::measure::{BenchLoad, SampleFiles, SampleSpec};
 use crate::schedule::Slot;
 use crate::server::{Engine, LaunchSpec};
 use anyhow::Result;
-use std::path::Path;
 use std::time::Duration;
 
 /// What abprof sets on every llama-bench sample: one repetition of each test, its results as
@@ -64,14 +62,7 @@ impl StudyConfig for LlamaBenchStudy {
         Ok(BenchLoad::new(self.tests.clone(), ctx.variants[slot.variant].kv.clone()))
     }
 
-    fn another_block(&mut self, ctx: &StudyContext<'_>) -> Result<Option<NextBlock>> {
-        match &self.judge {
-            Some(judge) => judge.another_block(ctx.evidence),
-            None => Ok(None),
-        }
-    }
-
-    fn rejections(&self, ctx: &StudyContext<'_>, sample_dir: &Path) -> Option<Vec<String>> {
-        self.judge.as_ref().and_then(|judge| judge.rejections(ctx.evidence, sample_dir).ok())
+    fn judge(&self) -> Option<&Judge> {
+        self.judge.as_ref()
     }
 }
